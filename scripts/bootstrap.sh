@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Idempotent set-up: the Debian package Open3D needs, a virtualenv at .venv, and the project installed
+# into it in editable mode with every extra the tests use. Re-running it when nothing changed is a no-op.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+need_apt=()
+dpkg -s libusb-1.0-0 >/dev/null 2>&1 || need_apt+=(libusb-1.0-0)
+dpkg -s libgl1 >/dev/null 2>&1 || need_apt+=(libgl1)
+dpkg -s libgomp1 >/dev/null 2>&1 || need_apt+=(libgomp1)
+if [ "${SPATIALCLAW_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  need_apt+=(chromium)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  echo "[bootstrap] installing Debian packages: ${need_apt[*]}"
+  $sudo_cmd apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "[bootstrap] creating .venv"
+  "$python" -m venv .venv
+fi
+
+stamp=".venv/.spatialclaw-installed"
+want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "[bootstrap] installing spatialclaw and its dependencies into .venv (first run takes a few minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
+  # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[perception,data,ray,dev]"
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,32 @@
+"""spatialclaw: spatial reasoning with vision-language models, with code as the action interface.
+
+Importing the package is cheap: the public names below are resolved on first use, so that the kernel
+side (``spatialclaw.primitives``) can be imported without loading the host side.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_PUBLIC = {
+    "Kernel": "spatialclaw.kernel",
+    "KernelDied": "spatialclaw.kernel",
+    "KernelPool": "spatialclaw.pool",
+    "CellResult": "spatialclaw.cell",
+    "CellError": "spatialclaw.cell",
+    "CellImage": "spatialclaw.cell",
+    "Task": "spatialclaw.task",
+    "FrameSpec": "spatialclaw.task",
+}
+
+__all__ = ["__version__", *sorted(_PUBLIC)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'spatialclaw' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

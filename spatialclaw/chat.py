@@ -1,0 +1,126 @@
+"""The provider-neutral message model that every backend maps to its own wire format.
+
+A conversation is a list of :class:`Message`; a message's content is a list of parts, either
+:class:`TextPart` or :class:`ImagePart` (PNG bytes). Trajectories store messages with images replaced
+by their content hash (see :mod:`spatialclaw.trajectory`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+__all__ = ["ImagePart", "Message", "ModelReply", "Part", "TextPart", "Usage"]
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image as PNG bytes; ``width``/``height`` in pixels; ``label`` is shown to no model, it is for logs."""
+
+    png: bytes
+    width: int = 0
+    height: int = 0
+    label: str | None = None
+    type: Literal["image"] = "image"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.png).hexdigest()
+
+    def data_url(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+    def base64(self) -> str:
+        return base64.b64encode(self.png).decode("ascii")
+
+    @classmethod
+    def from_pil(cls, image: Any, label: str | None = None) -> ImagePart:
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="PNG", compress_level=1)
+        return cls(png=buffer.getvalue(), width=image.width, height=image.height, label=label)
+
+
+Part = Union[TextPart, ImagePart]
+
+
+@dataclass
+class Message:
+    role: Role
+    content: list[Part] = field(default_factory=list)
+
+    @classmethod
+    def text(cls, role: Role, text: str) -> Message:
+        return cls(role=role, content=[TextPart(text)])
+
+    @property
+    def text_content(self) -> str:
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+
+    @property
+    def images(self) -> list[ImagePart]:
+        return [p for p in self.content if isinstance(p, ImagePart)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with images as ``{"type": "image", "sha256": ..., "width", "height", "label"}``."""
+        parts: list[dict[str, Any]] = []
+        for p in self.content:
+            if isinstance(p, TextPart):
+                parts.append({"type": "text", "text": p.text})
+            else:
+                parts.append({"type": "image", "sha256": p.sha256, "width": p.width, "height": p.height, "label": p.label})
+        return {"role": self.role, "content": parts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], load_image: Any = None) -> Message:
+        """Inverse of :meth:`to_dict`; ``load_image(sha256) -> bytes`` supplies image bytes."""
+        parts: list[Part] = []
+        for p in data["content"]:
+            if p["type"] == "text":
+                parts.append(TextPart(p["text"]))
+            else:
+                png = load_image(p["sha256"]) if load_image else b""
+                parts.append(ImagePart(png=png, width=p.get("width", 0), height=p.get("height", 0), label=p.get("label")))
+        return cls(role=data["role"], content=parts)
+
+
+@dataclass
+class Usage:
+    """Token counts of one model call; ``reasoning_tokens`` are part of ``completion_tokens`` where the provider says so."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+
+@dataclass
+class ModelReply:
+    """What a backend returns: the text, any separate reasoning/thinking text, usage, cost in US dollars,
+    latency in seconds, and the provider's raw response body (JSON-compatible) for the trajectory."""
+
+    text: str
+    reasoning: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    raw: Any = None
+    finish_reason: str | None = None

@@ -1,0 +1,107 @@
+"""A spatial question about one or more image sets or videos."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["AnswerType", "FrameSpec", "Task"]
+
+AnswerType = Literal["multiple_choice", "number", "text", "yes_no"]
+
+
+@dataclass
+class FrameSpec:
+    """Where one input's frames come from.
+
+    ``kind="images"``: ``paths`` are image files, frame ``i`` has index ``i`` (or the indices given).
+    ``kind="video"``: ``paths[0]`` is a video; ``fps`` samples at that rate (frames per second of video
+    time), ``count`` samples that many frames evenly; with neither, every frame is kept. Indices are
+    the video's absolute frame numbers.
+    """
+
+    kind: Literal["images", "video"]
+    paths: list[str]
+    fps: float | None = None
+    count: int | None = None
+    indices: list[int] | None = None
+
+    @classmethod
+    def images(cls, paths: list[str | Path], indices: list[int] | None = None) -> FrameSpec:
+        return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices)
+
+    @classmethod
+    def video(cls, path: str | Path, fps: float | None = None, count: int | None = None) -> FrameSpec:
+        return cls(kind="video", paths=[str(Path(path).resolve())], fps=fps, count=count)
+
+    @classmethod
+    def coerce(cls, value: Any) -> FrameSpec:
+        """Accept a FrameSpec, its dict form, a video path, or a list of image paths."""
+        if isinstance(value, FrameSpec):
+            return value
+        if isinstance(value, dict):
+            return cls(**value)
+        if isinstance(value, (str, Path)):
+            suffix = Path(value).suffix.lower()
+            if suffix in VIDEO_SUFFIXES:
+                return cls.video(value)
+            return cls.images([value])
+        if isinstance(value, (list, tuple)) and all(isinstance(v, (str, Path)) for v in value):
+            return cls.images(list(value))
+        raise TypeError(
+            f"cannot use {type(value).__name__} as frames: give a FrameSpec, a video path or a list of image paths"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}
+
+
+@dataclass
+class Task:
+    """One question for the agent.
+
+    ``inputs`` holds one :class:`FrameSpec` per image set or video; the first becomes ``frames`` in the
+    kernel and all of them ``videos``. ``choices`` are option texts for multiple choice (answers are
+    letters ``A``, ``B``, ... in this order). ``ground_truth`` is optional and never shown to the model.
+    """
+
+    question: str
+    inputs: list[FrameSpec] = field(default_factory=list)
+    choices: list[str] | None = None
+    answer_type: AnswerType = "text"
+    ground_truth: Any = None
+    task_id: str = "task"
+    benchmark: str | None = None
+    category: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.inputs = [FrameSpec.coerce(i) for i in self.inputs]
+        if self.choices and self.answer_type == "text":
+            self.answer_type = "multiple_choice"
+
+    def kernel_meta(self) -> dict[str, Any]:
+        """The ``meta`` the kernel sees: everything except the ground truth."""
+        return {
+            "task_id": self.task_id,
+            "question": self.question,
+            "choices": list(self.choices) if self.choices else None,
+            "answer_type": self.answer_type,
+            "benchmark": self.benchmark,
+            "category": self.category,
+            **{k: v for k, v in self.meta.items() if k not in {"ground_truth"}},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["inputs"] = [i.to_dict() for i in self.inputs]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
