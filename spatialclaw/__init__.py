@@ -30,3 +30,10 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'spatialclaw' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext spatialclaw``: register the notebook magics (see :mod:`spatialclaw.notebook`)."""
+    from spatialclaw.notebook import load_ipython_extension as load
+
+    load(ipython)
