@@ -1,0 +1,57 @@
+"""OpenAI chat fine-tuning JSONL: one ``{"messages": [...]}`` object per line and episode.
+
+System and assistant contents are strings; user contents are lists of ``{"type": "text"}`` and
+``{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}`` parts, images inline where
+they were. Assistant turns carry ``weight`` (0 or 1, see :mod:`spatialclaw.export.conversation`).
+Images are only allowed in user turns by the fine-tuning API, which is where observations put them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from spatialclaw.chat import ImagePart
+from spatialclaw.export.conversation import Conversation, Turn
+from spatialclaw.export.runner import ExportStats
+
+__all__ = ["conversation_record", "write"]
+
+
+def _message(turn: Turn) -> dict[str, Any]:
+    if turn.role == "user":
+        content: Any = [
+            {"type": "image_url", "image_url": {"url": part.data_url()}}
+            if isinstance(part, ImagePart)
+            else {"type": "text", "text": part.text}
+            for part in turn.parts
+        ]
+    else:
+        if turn.images:
+            raise ValueError(f"a {turn.role} turn holds an image, which OpenAI fine-tuning does not accept")
+        content = turn.text
+    message: dict[str, Any] = {"role": turn.role, "content": content}
+    if turn.role == "assistant":
+        message["weight"] = turn.weight
+    return message
+
+
+def conversation_record(conversation: Conversation) -> dict[str, Any]:
+    """The JSON object for one episode."""
+    return {"messages": [_message(turn) for turn in conversation.turns]}
+
+
+def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
+    """Write one JSON line per conversation to the file ``out`` (parents created; overwritten)."""
+    stats = ExportStats(paths=[out])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as file:
+        for conversation in conversations:
+            file.write(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n")
+            stats.records += 1
+            stats.turns += len(conversation.turns)
+            stats.images += len(conversation.images)
+    tmp.replace(out)
+    return stats

@@ -1,0 +1,90 @@
+"""LLaMA-Factory multimodal ShareGPT: ``OUT/NAME.json`` plus ``OUT/dataset_info.json`` and ``OUT/images/``.
+
+Each record is ``{"conversations": [{"from": "human"|"gpt", "value": ...}], "system": ..., "images":
+["images/<sha256>.png", ...]}``. Images are replaced in the text by ``<image>`` tokens at their place,
+so the number of ``<image>`` tokens always equals the number of image paths. LLaMA-Factory requires
+strictly alternating human/gpt turns starting with human, so consecutive same-role turns are merged.
+Image paths are relative to ``OUT``: train with ``dataset_dir: OUT`` and ``dataset: NAME``. The
+``dataset_info.json`` already in ``OUT`` keeps its other entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from spatialclaw.chat import ImagePart
+from spatialclaw.export.conversation import Conversation, merge_consecutive
+from spatialclaw.export.runner import ExportStats
+
+__all__ = ["IMAGE_TOKEN", "conversation_record", "dataset_info_entry", "write"]
+
+IMAGE_TOKEN = "<image>"
+ROLE_TAGS = {"user": "human", "assistant": "gpt"}
+
+
+def dataset_info_entry(file_name: str) -> dict[str, Any]:
+    """The ``dataset_info.json`` entry describing the data file ``file_name``."""
+    return {
+        "file_name": file_name,
+        "formatting": "sharegpt",
+        "columns": {"messages": "conversations", "system": "system", "images": "images"},
+        "tags": {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt"},
+    }
+
+
+def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str, Any]:
+    """One record; writes each image once to ``image_dir`` (content-addressed)."""
+    turns = [t for t in conversation.turns if t.role != "system"]
+    if not turns or turns[0].role != "user":
+        raise ValueError(f"{conversation.episode.directory}: the conversation does not start with a user turn")
+    paths: list[str] = []
+    messages = []
+    for turn in merge_consecutive(turns):
+        pieces = []
+        for part in turn.parts:
+            if isinstance(part, ImagePart):
+                target = image_dir / f"{part.sha256}.png"
+                if not target.exists():
+                    target.write_bytes(part.png)
+                paths.append(f"{image_dir.name}/{target.name}")
+                pieces.append(IMAGE_TOKEN)
+            else:
+                if IMAGE_TOKEN in part.text:
+                    raise ValueError(
+                        f"{conversation.episode.directory}: a {turn.role} turn's text contains the literal "
+                        f"{IMAGE_TOKEN!r}, which LLaMA-Factory would count as an image"
+                    )
+                pieces.append(part.text)
+        messages.append({"from": ROLE_TAGS[turn.role], "value": "".join(pieces)})
+    return {"conversations": messages, "system": conversation.system or "", "images": paths}
+
+
+def write(conversations: Iterable[Conversation], out: Path, name: str = "spatialclaw") -> ExportStats:
+    """Write ``out/NAME.json`` (a JSON list), the images and the ``dataset_info.json`` entry ``NAME``."""
+    image_dir = out / "images"
+    image_dir.mkdir(parents=True, exist_ok=True)
+    data_path = out / f"{name}.json"
+    stats = ExportStats(paths=[data_path, out / "dataset_info.json", image_dir])
+    tmp = data_path.with_name(data_path.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as file:
+        file.write("[")
+        for conversation in conversations:
+            try:
+                record = conversation_record(conversation, image_dir)
+            except ValueError:
+                stats.skipped["not expressible in ShareGPT"] += 1
+                continue
+            file.write(("\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+            stats.records += 1
+            stats.turns += len(record["conversations"])
+            stats.images += len(record["images"])
+        file.write("\n]\n")
+    os.replace(tmp, data_path)
+    info_path = out / "dataset_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
+    info[name] = dataset_info_entry(data_path.name)
+    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return stats
