@@ -8,14 +8,35 @@ Conventions (everywhere in this module):
   the ground, +X its right.
 - Poses are (4, 4) camera-to-world matrices: ``world = R @ camera + t``.
 - Point sets are (N, 3) float arrays in metres; angles are degrees.
+- Directions ("left of", "behind", "above") are read in an observer camera's gravity-aligned frame:
+  forward = the camera's viewing axis projected onto the ground, right = forward x up, up = +Z;
+  "behind X" = farther from the observer than X along that forward.
+
+Functions: backproject, project, transform, invert_pose; distance (centroid | closest), closest_points,
+angle_between, direction, observer_axes; fit_plane (RANSAC), find_floor, gravity_alignment;
+oriented_box (upright yaw-only, or PCA); rectify_plane (metric top view from four image points).
 """
 
 from __future__ import annotations
 
+from .geom_box import OrientedBox, oriented_box
 from .geom_camera import backproject, invert_pose, project, transform
-from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, gravity_alignment
+from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
+from .geom_rectify import Rectified, homography_from_points, rectify_plane
+from .geom_relate import (
+    Direction,
+    angle_between,
+    closest_points,
+    direction,
+    distance,
+    format_metres,
+    observer_axes,
+)
 
 __all__ = [
     "backproject", "project", "transform", "invert_pose",
-    "Plane", "fit_plane", "find_floor", "gravity_alignment", "camera_up_vectors",
+    "distance", "closest_points", "angle_between", "Direction", "direction", "observer_axes", "format_metres",
+    "Plane", "fit_plane", "find_floor", "gravity_alignment", "frame_from_up", "camera_up_vectors",
+    "OrientedBox", "oriented_box",
+    "Rectified", "rectify_plane", "homography_from_points",
 ]

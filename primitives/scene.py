@@ -1,0 +1,436 @@
+"""Scene memory: named 3D instances that persist across cells, with plain-language spatial readouts.
+
+The kernel creates one ``scene = Scene()`` per episode. All coordinates are metres in the episode's
+world frame, which should be the design world frame (``reconstruct`` returns it; otherwise use
+``geom.gravity_alignment``): right-handed, +Z up, origin at the first camera, +Y its forward on the ground.
+
+What "left / right / in front / behind / above / below, seen from camera k" means: the offset between
+the two instances' centroids is expressed in camera k's *gravity-aligned* frame: forward = camera k's
+viewing direction (+z of its pose) projected onto the ground plane and normalised; right = forward x up
+(the viewer's right, horizontal); up = world +Z. "A is 1.3 m left of B" = A's centroid is 1.3 m further
+to the viewer's left than B's; "A is behind B" = A is farther from the viewer than B along forward.
+Camera pitch and roll never change these words. Camera k is the camera of absolute frame index k
+(``scene.cameras``), not the k-th list position.
+
+Distances in readouts: "centroids" = centre-to-centre; "closest points" = the gap between the two point
+sets (KD-tree nearest pair; 0 when they touch).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from . import geom
+from .geom_box import OrientedBox
+from .geom_camera import as_points, as_pose
+from .geom_relate import Direction, format_metres
+
+__all__ = ["Scene", "Instance", "Relation", "Readout"]
+
+MAX_PAIRS_IN_DESCRIPTION = 45
+
+
+class Readout(str):
+    """A plain-language readout; displays as its text (no quotes) in a notebook."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _frame_index(frame: Any) -> int:
+    index = getattr(frame, "index", frame)
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+        raise ValueError(f"a frame must be an absolute frame index (int) or a Frame with .index, got {frame!r}")
+    return int(index)
+
+
+@dataclass
+class Instance:
+    """One named thing in the scene.
+
+    Attributes:
+        name: unique key, used in readouts as "the <name>".
+        label: category (e.g. "chair"); defaults to the name.
+        points: (N, 3) world points in metres.
+        frames: absolute frame indices it was observed in.
+    """
+
+    name: str
+    label: str
+    points: np.ndarray = field(repr=False)
+    frames: tuple[int, ...] = ()
+
+    @property
+    def centroid(self) -> np.ndarray:
+        """(3,) mean of the points, metres."""
+        return self.points.mean(axis=0)
+
+    @property
+    def box(self) -> OrientedBox:
+        """Upright (yaw-only, +Z up) oriented box; ``box.size`` = (length, width, height) in metres."""
+        return geom.oriented_box(self.points, upright=True)
+
+    @property
+    def extent(self) -> np.ndarray:
+        """(2, 3) axis-aligned bounds [[xmin, ymin, zmin], [xmax, ymax, zmax]], metres."""
+        return np.stack([self.points.min(axis=0), self.points.max(axis=0)])
+
+    @property
+    def size(self) -> np.ndarray:
+        """(3,) (length, width, height) of the upright box, metres."""
+        return self.box.size
+
+    def summary(self) -> str:
+        """One line: name, label, size, centre, height range, frames, point count."""
+        length, width, height = self.size
+        c = self.centroid
+        z_lo, z_hi = self.extent[:, 2]
+        label = f" ({self.label})" if self.label != self.name else ""
+        frames = f", seen in frames {list(self.frames)}" if self.frames else ""
+        return (f"{self.name}{label}: {format_metres(length)} long x {format_metres(width)} wide x "
+                f"{format_metres(height)} tall, centroid ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m, "
+                f"from z={z_lo:.2f} to {z_hi:.2f} m{frames}, {len(self.points)} points")
+
+    def __repr__(self) -> str:
+        return f"Instance({self.summary()})"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How instance ``a`` sits relative to instance ``b`` as seen by an observer (metres).
+
+    Attributes:
+        a, b: instance names. observer: who sees it, e.g. "camera 0".
+        direction: ``geom.Direction`` of a's centroid relative to b's (right/forward(=behind)/up, metres).
+        centroid_distance_m: centre-to-centre distance. horizontal_distance_m: the same on the ground plane.
+        closest_distance_m: gap between the point sets; closest_points: ((3,), (3,)) the nearest pair (a, b).
+        text: the full readout.
+    """
+
+    a: str
+    b: str
+    observer: str
+    direction: Direction
+    centroid_distance_m: float
+    horizontal_distance_m: float
+    closest_distance_m: float
+    closest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
+
+    @property
+    def text(self) -> Readout:
+        """E.g. "the chair is 1.3 m left of and 0.40 m behind the table (same height within 0.05 m), seen
+        from camera 0. Centroids 1.37 m apart (1.36 m on the ground); closest points 0.52 m apart." """
+        return Readout(
+            f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}. "
+            f"Centroids {format_metres(self.centroid_distance_m)} apart "
+            f"({format_metres(self.horizontal_distance_m)} on the ground); "
+            f"closest points {format_metres(self.closest_distance_m)} apart."
+        )
+
+    def __str__(self) -> str:
+        return str(self.text)
+
+    def __repr__(self) -> str:
+        return str(self.text)
+
+
+class Scene:
+    """Memory of named 3D instances and cameras for one episode (persists across cells).
+
+    Typical use::
+
+        rec = reconstruct(frames)
+        scene.set_cameras(rec)                      # camera k = pose of frame index k
+        m = segment(frames[0], text="chair")[0].mask
+        scene.add_from_mask("chair", m, rec.depth[0], rec.intrinsics[0], rec.poses[0], frame=frames[0])
+        scene.add("table", points=table_points, frames=[0, 3])
+        scene.relation("chair", "table", observer=0)   # numbers + .text
+        scene.describe(); show(scene.bev())
+    """
+
+    def __init__(self) -> None:
+        self.instances: dict[str, Instance] = {}
+        self.cameras: dict[int, np.ndarray] = {}
+
+    # ---- cameras -------------------------------------------------------------------------------
+    def set_cameras(self, poses: Any, frame_indices: Sequence[int] | None = None) -> None:
+        """Register camera poses (replacing earlier ones).
+
+        Args:
+            poses: (N, 4, 4) camera-to-world poses in the world frame, or an object with ``.poses`` and
+                ``.frame_indices`` (a ``Reconstruction``).
+            frame_indices: absolute frame index of each pose; default ``poses.frame_indices`` or 0..N-1.
+        """
+        if frame_indices is None:
+            frame_indices = getattr(poses, "frame_indices", None)
+        poses = np.asarray(getattr(poses, "poses", poses), dtype=np.float64)
+        if poses.ndim != 3 or poses.shape[1:] != (4, 4):
+            raise ValueError(f"poses must be (N, 4, 4) camera-to-world matrices, got shape {poses.shape}")
+        indices = list(range(len(poses))) if frame_indices is None else [_frame_index(i) for i in frame_indices]
+        if len(indices) != len(poses):
+            raise ValueError(f"got {len(poses)} poses but {len(indices)} frame indices")
+        self.cameras = {i: as_pose(p, name=f"pose of frame {i}") for i, p in zip(indices, poses)}
+
+    def add_camera(self, frame: Any, pose: Any) -> None:
+        """Register (or replace) the (4, 4) camera-to-world pose of one absolute frame index."""
+        self.cameras[_frame_index(frame)] = as_pose(pose)
+
+    # ---- instances -----------------------------------------------------------------------------
+    def add(
+        self,
+        name: str,
+        points: Any,
+        frames: Sequence[Any] | Any = (),
+        label: str | None = None,
+        merge: bool = False,
+    ) -> Instance:
+        """Store (or replace) an instance from its 3D points.
+
+        Args:
+            name: unique key ("chair", "chair_2"); an existing instance of that name is replaced,
+                or extended with ``merge=True`` (points and frames appended).
+            points: (N, 3) world points in metres (non-finite rows are an error).
+            frames: absolute frame indices (or Frames) it was seen in.
+            label: category; defaults to ``name``.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        pts = as_points(points, name=f"points of {name!r}")
+        frame_list = [frames] if not isinstance(frames, (list, tuple, np.ndarray, range)) else list(frames)
+        indices = tuple(_frame_index(f) for f in frame_list)
+        if merge and name in self.instances:
+            old = self.instances[name]
+            pts = np.concatenate([old.points, pts])
+            indices = tuple(sorted(set(old.frames) | set(indices)))
+            label = label or old.label
+        instance = Instance(name=name, label=label or name, points=pts, frames=tuple(sorted(set(indices))))
+        self.instances[name] = instance
+        return instance
+
+    def add_from_mask(
+        self,
+        name: str,
+        mask: Any,
+        depth: Any,
+        K: Any = None,
+        pose: Any = None,
+        frame: Any = None,
+        label: str | None = None,
+        merge: bool = False,
+        erode_px: int = 2,
+        reject_outliers: bool = True,
+        stride: int = 1,
+    ) -> Instance:
+        """Store an instance from an image mask and the frame's metric depth.
+
+        Args:
+            mask: (H, W) bool mask (or an object with ``.mask``) of the instance in the frame.
+            depth: (H, W) depth in metres, or a depth result with ``.depth`` (and ``.intrinsics``/``.K``).
+            K: (3, 3) intrinsics in pixels (taken from ``depth`` when omitted).
+            pose: (4, 4) camera-to-world pose; default the registered camera of ``frame``.
+            frame: absolute frame index (or Frame) the mask comes from; recorded, and used to look up the pose.
+            erode_px: shrink the mask by this many pixels first (mask edges hold mixed foreground/background depth).
+            reject_outliers: drop points whose depth is further than max(0.1 m, 4 x 1.4826 x MAD) from the
+                median depth inside the mask (flying pixels, background leaking through the mask).
+        """
+        mask_array = np.asarray(getattr(mask, "mask", mask)).astype(bool)
+        if K is None:
+            K = getattr(depth, "intrinsics", getattr(depth, "K", None))
+            if K is None:
+                raise ValueError("add_from_mask needs intrinsics: pass K=(3, 3) or a depth result with .intrinsics")
+        depth_map = np.asarray(getattr(depth, "depth", depth), dtype=np.float64)
+        index = None if frame is None else _frame_index(frame)
+        if pose is None:
+            if index is None or index not in self.cameras:
+                known = sorted(self.cameras)
+                raise ValueError(
+                    f"add_from_mask needs a camera pose: pass pose=(4, 4), or frame=<index> of a registered camera "
+                    f"(registered frames: {known}; register with scene.set_cameras(rec))"
+                )
+            pose = self.cameras[index]
+        elif index is not None and index not in self.cameras:
+            self.add_camera(index, pose)
+        if mask_array.shape != depth_map.shape:
+            raise ValueError(f"mask shape {mask_array.shape} differs from depth shape {depth_map.shape}; resize the mask to the depth map")
+        if erode_px > 0:
+            from scipy.ndimage import binary_erosion
+
+            eroded = binary_erosion(mask_array, iterations=int(erode_px))
+            mask_array = eroded if eroded.any() else mask_array
+        valid = mask_array & np.isfinite(depth_map) & (depth_map > 0)
+        if not valid.any():
+            raise ValueError(f"the mask of {name!r} covers no pixel with valid depth; check the mask and depth map")
+        if reject_outliers:
+            z = depth_map[valid]
+            median = np.median(z)
+            spread = max(0.1, 4.0 * 1.4826 * np.median(np.abs(z - median)))
+            valid &= np.abs(depth_map - median) <= spread
+        points = geom.backproject(depth_map, K, pose=pose, mask=valid, stride=stride)
+        return self.add(name, points, frames=() if index is None else [index], label=label, merge=merge)
+
+    def remove(self, name: str) -> None:
+        """Forget an instance."""
+        self._get(name)
+        del self.instances[name]
+
+    def clear(self) -> None:
+        """Forget all instances and cameras."""
+        self.instances.clear()
+        self.cameras.clear()
+
+    def _get(self, name: str) -> Instance:
+        if name not in self.instances:
+            raise KeyError(f"no instance named {name!r} in the scene; known: {sorted(self.instances)} (add with scene.add)")
+        return self.instances[name]
+
+    def __getitem__(self, name: str) -> Instance:
+        return self._get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.instances
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return iter(self.instances.values())
+
+    @property
+    def names(self) -> list[str]:
+        """Instance names in insertion order."""
+        return list(self.instances)
+
+    # ---- readouts ------------------------------------------------------------------------------
+    def _observer(self, observer: Any) -> tuple[np.ndarray, str]:
+        if observer is None:
+            if self.cameras:
+                first = min(self.cameras)
+                return self.cameras[first], f"camera {first}"
+            world_view = np.eye(4)
+            world_view[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+            return world_view, "the world origin facing +Y"
+        if isinstance(observer, (int, np.integer)) and not isinstance(observer, (bool, np.bool_)):
+            if int(observer) not in self.cameras:
+                raise ValueError(
+                    f"no camera for frame {int(observer)}; registered frames: {sorted(self.cameras)} "
+                    f"(register with scene.set_cameras(rec) or scene.add_camera(frame, pose))"
+                )
+            return self.cameras[int(observer)], f"camera {int(observer)}"
+        return as_pose(observer, name="observer"), "the given viewpoint"
+
+    def relation(self, a: str, b: str, observer: Any = None, tolerance: float = 0.05) -> Relation:
+        """Where instance ``a`` is relative to instance ``b``.
+
+        Args:
+            a, b: instance names.
+            observer: an absolute frame index k (camera k), a (4, 4) camera-to-world pose, or None
+                (the first registered camera; the world axes, facing +Y, when no camera is registered).
+            tolerance: offsets below this many metres are not worded (reported as "same ... within").
+
+        Returns:
+            A ``Relation``: signed offsets (``.direction.right_m/forward_m/up_m``), centroid, horizontal
+            and closest-point distances in metres, and ``.text``. See the module docstring for what
+            left/right/front/behind mean.
+        """
+        ia, ib = self._get(a), self._get(b)
+        pose, who = self._observer(observer)
+        offset_direction = geom.direction(ia.points, ib.points, pose, tolerance=tolerance)
+        pa, pb, gap = geom.closest_points(ia.points, ib.points)
+        delta = ia.centroid - ib.centroid
+        return Relation(
+            a=a, b=b, observer=who, direction=offset_direction,
+            centroid_distance_m=float(np.linalg.norm(delta)),
+            horizontal_distance_m=float(np.hypot(delta[0], delta[1])),
+            closest_distance_m=gap, closest_points=(pa, pb),
+        )
+
+    def describe(self, observer: Any = None, tolerance: float = 0.05) -> Readout:
+        """All instances (sizes, positions) and their pairwise relations, in plain language.
+
+        Pairs are listed in insertion order, at most 45 of them (the count left out is stated);
+        ``observer`` and ``tolerance`` are as in ``relation``.
+        """
+        if not self.instances:
+            return Readout("The scene is empty: add instances with scene.add(name, points=...) or scene.add_from_mask(...).")
+        _, who = self._observer(observer)
+        cams = f"{len(self.cameras)} camera{'s' if len(self.cameras) != 1 else ''} (frames {sorted(self.cameras)})" if self.cameras else "no cameras registered"
+        count = f"{len(self.instances)} instance{'s' if len(self.instances) != 1 else ''}"
+        lines = [f"Scene: {count}, {cams}. World frame: metres, +Z up. "
+                 f"Directions seen from {who} (its forward projected onto the ground)."]
+        lines += [f"- {instance.summary()}" for instance in self.instances.values()]
+        pairs = list(combinations(self.instances, 2))
+        if pairs:
+            lines.append("Relations:")
+            for a, b in pairs[:MAX_PAIRS_IN_DESCRIPTION]:
+                lines.append(f"- {self.relation(a, b, observer=observer, tolerance=tolerance).text}")
+            if len(pairs) > MAX_PAIRS_IN_DESCRIPTION:
+                lines.append(f"({len(pairs) - MAX_PAIRS_IN_DESCRIPTION} more pairs not listed; ask with scene.relation(a, b))")
+        return Readout("\n".join(lines))
+
+    def __repr__(self) -> str:
+        return f"Scene({len(self.instances)} instances: {self.names}; cameras at frames {sorted(self.cameras)})"
+
+    # ---- bird's-eye view -----------------------------------------------------------------------
+    def bev(self, size_px: int = 800, max_points: int = 4000, title: str | None = None) -> "Image.Image":
+        """Top-down view of the world XY plane (+Y up the page, +X to the right), metres on the axes.
+
+        Draws each instance's points, its upright box footprint and its name; each camera as a dot with an
+        arrow along its forward direction on the ground, labelled "cam k". Returns a PIL RGB image about
+        ``size_px`` pixels across.
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        from PIL import Image
+
+        if not self.instances and not self.cameras:
+            raise ValueError("nothing to draw: the scene has no instances and no cameras")
+        dpi = 100
+        figure = Figure(figsize=(size_px / dpi, size_px / dpi), dpi=dpi)
+        FigureCanvasAgg(figure)
+        ax = figure.add_subplot(1, 1, 1)
+        colours = [figure_colour(i) for i in range(max(1, len(self.instances)))]
+        rng = np.random.default_rng(0)
+        spans = []
+        for colour, instance in zip(colours, self.instances.values()):
+            pts = instance.points
+            if len(pts) > max_points:
+                pts = pts[rng.choice(len(pts), max_points, replace=False)]
+            ax.scatter(pts[:, 0], pts[:, 1], s=2, color=colour, alpha=0.35, linewidths=0)
+            footprint = np.vstack([instance.box.footprint, instance.box.footprint[:1]])
+            ax.plot(footprint[:, 0], footprint[:, 1], color=colour, linewidth=1.5)
+            c = instance.centroid
+            ax.annotate(instance.name, (c[0], c[1]), ha="center", va="center", fontsize=9, weight="bold",
+                        bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85))
+            spans.append(instance.extent[:, :2])
+        arrow = 0.3
+        if spans or self.cameras:
+            allxy = np.vstack(spans + [p[:3, 3][None, :2] for p in self.cameras.values()])
+            arrow = max(0.1, 0.08 * float(np.max(np.ptp(allxy, axis=0))) if len(allxy) > 1 else 0.3)
+        for index, pose in sorted(self.cameras.items()):
+            right, forward, _ = geom.observer_axes(pose)
+            x, y = pose[0, 3], pose[1, 3]
+            ax.plot([x], [y], marker="o", color="black", markersize=5)
+            ax.arrow(x, y, forward[0] * arrow, forward[1] * arrow, color="black", width=arrow * 0.04,
+                     length_includes_head=True)
+            ax.annotate(f"cam {index}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xlabel("X (m)")
+        ax.set_ylabel("Y (m)")
+        ax.grid(True, alpha=0.3)
+        ax.set_title(title or "Bird's-eye view: world XY, +Z up (out of the page)")
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=dpi)
+        buffer.seek(0)
+        return Image.open(buffer).convert("RGB")
+
+
+def figure_colour(i: int) -> tuple[float, float, float]:
+    """The i-th colour of matplotlib's tab10 cycle as an RGB tuple in [0, 1]."""
+    from matplotlib import colormaps
+
+    return tuple(colormaps["tab10"](i % 10)[:3])
