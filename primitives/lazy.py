@@ -1,0 +1,109 @@
+"""Lazy stand-ins for namespace entries, so that a kernel starts in about a second and heavy modules
+(SciPy submodules, matplotlib, torch, Open3D, models) load only when a cell first uses them."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+
+class LazyModule:
+    """A module imported on first attribute access (``plt.plot`` imports ``matplotlib.pyplot``)."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_lazy_name", name)
+        object.__setattr__(self, "_lazy_module", None)
+
+    def _load(self) -> Any:
+        module = object.__getattribute__(self, "_lazy_module")
+        if module is None:
+            module = importlib.import_module(object.__getattribute__(self, "_lazy_name"))
+            object.__setattr__(self, "_lazy_module", module)
+        return module
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._load(), attribute)
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        setattr(self._load(), attribute, value)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._load())
+
+    def __repr__(self) -> str:
+        return f"<module {object.__getattribute__(self, '_lazy_name')!r} (loaded on first use)>"
+
+    def __reduce__(self) -> Any:
+        return (importlib.import_module, (object.__getattribute__(self, "_lazy_name"),))
+
+
+class LazyCallable:
+    """A function imported from ``module:attribute`` on first call; ``help()`` shows the real docstring."""
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self._module = module
+        self._attribute = attribute
+        self._target: Callable[..., Any] | None = None
+
+    def _load(self) -> Callable[..., Any]:
+        if self._target is None:
+            self._target = getattr(importlib.import_module(self._module), self._attribute)
+        return self._target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._load()(*args, **kwargs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_lazy") or attribute in {"_module", "_attribute", "_target"}:
+            raise AttributeError(attribute)
+        return getattr(self._load(), attribute)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._load().__doc__
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any]:
+        return self._load()
+
+    def __repr__(self) -> str:
+        return f"<function {self._attribute} from {self._module}>"
+
+
+class LazyInstance:
+    """An object built by ``factory()`` on first attribute access (``scene.add(...)`` creates the Scene)."""
+
+    def __init__(self, factory: Callable[[], Any], description: str) -> None:
+        object.__setattr__(self, "_lazy_factory", factory)
+        object.__setattr__(self, "_lazy_description", description)
+        object.__setattr__(self, "_lazy_object", None)
+
+    def _load(self) -> Any:
+        target = object.__getattribute__(self, "_lazy_object")
+        if target is None:
+            target = object.__getattribute__(self, "_lazy_factory")()
+            object.__setattr__(self, "_lazy_object", target)
+        return target
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._load(), attribute)
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        setattr(self._load(), attribute, value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._load()(*args, **kwargs)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._load())
+
+    def __repr__(self) -> str:
+        target = object.__getattribute__(self, "_lazy_object")
+        return repr(target) if target is not None else f"<{object.__getattribute__(self, '_lazy_description')} (created on first use)>"
+
+    def __reduce__(self) -> Any:
+        return (_identity, (self._load(),))
+
+
+def _identity(value: Any) -> Any:
+    return value

@@ -1,0 +1,141 @@
+"""Collects the IOPub messages of one execute request into a :class:`~spatialclaw.cell.CellResult`.
+
+Messages are Jupyter protocol dicts, read exactly as the protocol defines them. Output streams are kept
+within a cap (head and tail) so that a cell printing gigabytes cannot exhaust the host's memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from typing import Any
+
+from spatialclaw.cell import CellError, CellImage, CellResult, VariableInfo
+from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY, STATE_MIME
+
+__all__ = ["CellCollector", "StreamBuffer", "strip_ansi"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+class StreamBuffer:
+    """Text that keeps its first and last ``cap // 2`` characters and counts what was dropped between."""
+
+    def __init__(self, cap: int = 1_000_000) -> None:
+        self.half = cap // 2
+        self.head = ""
+        self.tail = ""
+        self.dropped = 0
+
+    def write(self, text: str) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text = text[room:]
+        if not text:
+            return
+        self.tail += text
+        if len(self.tail) > self.half:
+            excess = len(self.tail) - self.half
+            self.dropped += excess
+            self.tail = self.tail[excess:]
+
+    def text(self) -> str:
+        if not self.dropped:
+            return self.head + self.tail
+        return f"{self.head}\n... [{self.dropped} characters dropped while streaming] ...\n{self.tail}"
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
+        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return 0, 0
+
+
+def _to_png(data: dict[str, Any]) -> bytes | None:
+    if "image/png" in data:
+        return base64.b64decode(data["image/png"])
+    if "image/jpeg" in data:
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.open(io.BytesIO(base64.b64decode(data["image/jpeg"]))).convert("RGB").save(buffer, "PNG", compress_level=1)
+        return buffer.getvalue()
+    return None
+
+
+class CellCollector:
+    """Feed it the IOPub messages of one request (``add``); ``done`` turns true at ``status: idle``."""
+
+    def __init__(self, code: str, stream_cap: int = 1_000_000) -> None:
+        self.result = CellResult(code=code)
+        self.stdout = StreamBuffer(stream_cap)
+        self.stderr = StreamBuffer(stream_cap)
+        self.state: dict[str, Any] | None = None
+        self.raw_error: dict[str, Any] | None = None
+        self.done = False
+
+    def add(self, message: dict[str, Any]) -> None:
+        kind = message["msg_type"]
+        content = message["content"]
+        if kind == "stream":
+            (self.stdout if content.get("name") == "stdout" else self.stderr).write(content.get("text", ""))
+        elif kind in ("display_data", "update_display_data", "execute_result"):
+            self._display(content, origin="result" if kind == "execute_result" else "display")
+        elif kind == "error":
+            self.raw_error = content
+        elif kind == "clear_output":
+            self.stdout = StreamBuffer(self.stdout.half * 2)
+        elif kind == "status" and content.get("execution_state") == "idle":
+            self.done = True
+
+    def _display(self, content: dict[str, Any], origin: str) -> None:
+        data = content.get("data", {})
+        if STATE_MIME in data:
+            self.state = data[STATE_MIME]
+            return
+        if ANSWER_MIME in data:
+            self.result.answer = data[ANSWER_MIME].get("value")
+            self.result.answered = True
+            return
+        png = _to_png(data)
+        if png is not None:
+            info = content.get("metadata", {}).get(IMAGE_METADATA_KEY, {})
+            width, height = _png_size(png)
+            self.result.images.append(
+                CellImage(png=png, label=info.get("label"), origin=info.get("origin", origin), width=width, height=height)
+            )
+            return
+        text = data.get("text/plain")
+        if text is None:
+            return
+        if origin == "result":
+            self.result.result_text = strip_ansi(text)
+        else:
+            self.stdout.write(strip_ansi(text) + "\n")
+
+    def finish(self, execution_count: int | None, duration_s: float) -> CellResult:
+        """Assemble the result: streams (ANSI stripped), the structured error and the variable report."""
+        result = self.result
+        result.stdout = strip_ansi(self.stdout.text())
+        result.stderr = strip_ansi(self.stderr.text())
+        result.execution_count = execution_count
+        result.duration_s = duration_s
+        state = self.state or {}
+        result.variables = [VariableInfo(**v) for v in state.get("variables", [])]
+        if state.get("error"):
+            result.error = CellError(**state["error"])
+        elif self.raw_error is not None:
+            result.error = CellError(
+                type=self.raw_error.get("ename", "Error"),
+                message=self.raw_error.get("evalue", ""),
+                traceback=strip_ansi("\n".join(self.raw_error.get("traceback", []))),
+            )
+        if result.error is not None and result.status == "ok":
+            result.status = "error"
+        return result

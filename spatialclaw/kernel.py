@@ -1,0 +1,340 @@
+"""``Kernel``: one persistent IPython kernel per episode, preloaded with the spatial namespace.
+
+It composes three pieces: :class:`~spatialclaw.kernel_process.KernelProcess` (the process and its
+channels), :class:`~spatialclaw.collector.CellCollector` (one request's messages into a
+:class:`~spatialclaw.cell.CellResult`) and the kernel-side runtime
+(:mod:`spatialclaw.primitives.runtime`). ``execute`` never raises for what a cell does: errors,
+timeouts and kernel deaths all come back as results, and the kernel is usable afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import queue
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from spatialclaw.cell import CellError, CellResult
+from spatialclaw.collector import CellCollector, strip_ansi
+from spatialclaw.kernel_env import kernel_environment
+from spatialclaw.kernel_process import KernelProcess, KernelStartError
+from spatialclaw.primitives.protocol import RUNTIME_NAME
+from spatialclaw.task import FrameSpec, Task
+
+__all__ = ["Kernel", "KernelDied", "KernelStartError", "default_memory_limit_mb"]
+
+
+class KernelDied(RuntimeError):
+    """The kernel died during an internal operation (preload, reset) and could not be brought back."""
+
+
+def default_memory_limit_mb() -> int:
+    """``$SPATIALCLAW_KERNEL_MEMORY_MB`` or half of this machine's physical memory, in MiB (0 disables)."""
+    configured = os.environ.get("SPATIALCLAW_KERNEL_MEMORY_MB")
+    if configured is not None:
+        return int(configured)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+    return int(total / 2**20 / 2)
+
+
+def _input_specs(frames: Any, videos: Iterable[Any] | None) -> list[dict[str, Any]]:
+    if videos is not None:
+        return [FrameSpec.coerce(v).to_dict() for v in videos]
+    if frames is None:
+        return []
+    if isinstance(frames, (list, tuple)) and frames and all(isinstance(f, (FrameSpec, dict)) for f in frames):
+        return [FrameSpec.coerce(f).to_dict() for f in frames]
+    return [FrameSpec.coerce(frames).to_dict()]
+
+
+def _empty_directory(directory: Path, keep: str) -> None:
+    for entry in directory.iterdir():
+        if entry.name == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+class Kernel:
+    """A persistent IPython kernel for one episode.
+
+    ``frames``: a :class:`FrameSpec`, a list of image paths, a video path, or a list of specs (several
+    inputs; then ``frames`` is the first and ``videos`` all). ``meta``: question, choices, answer type
+    (what the kernel's ``meta`` and ``answer`` see). ``workdir``: the kernel's scratch working directory
+    (a new temporary one, removed at shutdown, if not given). ``vlm``: side-channel configuration for the
+    kernel's ``vlm`` object. ``memory_limit_mb``: cap on the kernel's data memory (rlimit; ``None``: the
+    default of :func:`default_memory_limit_mb`; ``0``: no cap). ``interrupt_grace_s``: how long an
+    interrupted cell may take to stop before the kernel is restarted.
+    """
+
+    def __init__(
+        self,
+        frames: Any = None,
+        meta: dict[str, Any] | None = None,
+        workdir: str | Path | None = None,
+        *,
+        videos: Iterable[Any] | None = None,
+        vlm: dict[str, Any] | None = None,
+        memory_limit_mb: int | None = None,
+        snapshot_total_mb: int = 256,
+        snapshot_variable_mb: int = 64,
+        interrupt_grace_s: float = 5.0,
+        startup_timeout_s: float = 60.0,
+        output_cap_chars: int = 1_000_000,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.memory_limit_mb = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
+        self.snapshot_total_mb = snapshot_total_mb
+        self.snapshot_variable_mb = snapshot_variable_mb
+        self.interrupt_grace_s = interrupt_grace_s
+        self.output_cap_chars = output_cap_chars
+        self._owns_workdir = workdir is None
+        self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._spec: dict[str, Any] = {}
+        self._known_names: list[str] = []
+        self._unsaved: dict[str, str] = {}
+        self.restarts = 0
+        self._process = KernelProcess(
+            self.workdir,
+            self.workdir / ".spatialclaw",
+            kernel_environment(env),
+            startup_timeout_s=startup_timeout_s,
+        )
+        self._process.start()
+        try:
+            self._load(self._episode_spec(frames, meta, videos, vlm, self.workdir))
+        except BaseException:
+            self.shutdown()
+            raise
+
+    # -- construction helpers -----------------------------------------------------------------------
+    @classmethod
+    def for_task(cls, task: Task, workdir: str | Path | None = None, **kwargs: Any) -> Kernel:
+        """A kernel loaded with a task's inputs and its ``meta`` (never its ground truth)."""
+        return cls(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, **kwargs)
+
+    def _episode_spec(self, frames: Any, meta: dict[str, Any] | None, videos: Iterable[Any] | None, vlm: dict[str, Any] | None, workdir: Path) -> dict[str, Any]:
+        return {
+            "frames": _input_specs(frames, videos),
+            "meta": dict(meta or {}),
+            "vlm": vlm,
+            "workdir": str(workdir),
+            "memory_limit_mb": self.memory_limit_mb,
+            "snapshot_total_mb": self.snapshot_total_mb,
+            "snapshot_variable_mb": self.snapshot_variable_mb,
+        }
+
+    # -- public API -----------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def connection_file(self) -> Path:
+        return self._process.connection_file
+
+    def is_alive(self) -> bool:
+        return self._process.is_alive()
+
+    def execute(self, code: str, timeout: float = 120.0) -> CellResult:
+        """Run one cell and return everything it produced.
+
+        ``timeout`` is in seconds of wall-clock time. On timeout the cell is interrupted; if the kernel
+        does not come back within ``interrupt_grace_s`` it is restarted and the variables of the last
+        successful cell are restored. A dying kernel is detected within a fraction of a second and
+        recovered the same way. The result's ``status`` says which of these happened.
+        """
+        client = self._process.client
+        if client is None or not self.is_alive():
+            result = CellResult(code=code, status="crashed")
+            self._recover(result, "the kernel was not running before this cell")
+            return result
+        started = time.monotonic()
+        msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
+        collector = CellCollector(code, stream_cap=self.output_cap_chars)
+        deadline = started + timeout
+        interrupted_at: float | None = None
+        while not collector.done:
+            now = time.monotonic()
+            if interrupted_at is None and now >= deadline:
+                self._process.interrupt()
+                interrupted_at = now
+            if interrupted_at is not None and now >= interrupted_at + self.interrupt_grace_s:
+                result = collector.finish(None, time.monotonic() - started)
+                result.status = "timeout"
+                result.error = CellError("TimeoutError", f"the cell ran longer than {timeout:g} s and did not stop when interrupted")
+                self._recover(result, "the kernel was restarted because the cell would not stop")
+                return result
+            wait = (deadline if interrupted_at is None else interrupted_at + self.interrupt_grace_s) - now
+            message = self._next_iopub(min(max(wait, 0.0), 0.25))
+            if message is None:
+                if not self.is_alive():
+                    result = collector.finish(None, time.monotonic() - started)
+                    result.status = "crashed"
+                    how = self._process.exit_description() or "it exited"
+                    result.error = CellError("KernelDied", f"the kernel process died while running this cell ({how})")
+                    self._recover(result, f"the kernel died ({how}) and was restarted")
+                    return result
+                continue
+            if message.get("parent_header", {}).get("msg_id") == msg_id:
+                collector.add(message)
+        execution_count = self._await_reply(msg_id)
+        result = collector.finish(execution_count, time.monotonic() - started)
+        if interrupted_at is not None:
+            result.status = "timeout"
+            where = result.error
+            result.error = CellError(
+                "TimeoutError",
+                f"the cell ran longer than {timeout:g} s and was interrupted",
+                traceback=where.traceback if where else "",
+                line=where.line if where else None,
+                source=where.source if where else None,
+            )
+        self._remember_state(collector)
+        return result
+
+    def reset(
+        self,
+        frames: Any = None,
+        meta: dict[str, Any] | None = None,
+        workdir: str | Path | None = None,
+        *,
+        videos: Iterable[Any] | None = None,
+        vlm: dict[str, Any] | None = None,
+    ) -> None:
+        """Start a new episode in the same process: no variable, figure, history or snapshot of the
+        previous episode survives; the namespace is rebuilt for the new frames and meta."""
+        if workdir is not None:
+            workdir = Path(workdir)
+            workdir.mkdir(parents=True, exist_ok=True)
+        if workdir is None and self._owns_workdir:
+            _empty_directory(self.workdir, keep=".spatialclaw")
+        spec = self._episode_spec(frames, meta, videos, vlm, workdir or self.workdir)
+        self._known_names, self._unsaved = [], {}
+        if not self.is_alive():
+            self._process.restart()
+            self.restarts += 1
+            self._load(spec)
+            return
+        self._spec = spec
+        self._internal(f"{RUNTIME_NAME}.reset({json.dumps(spec)!r})")
+
+    def shutdown(self) -> None:
+        """Stop the kernel process; removes the working directory if the kernel created it."""
+        self._process.shutdown()
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Kernel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        state = "alive" if self.is_alive() else "stopped"
+        return f"Kernel(pid={self.pid}, {state}, workdir='{self.workdir}')"
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _next_iopub(self, timeout: float) -> dict[str, Any] | None:
+        client = self._process.client
+        if client is None:
+            return None
+        try:
+            return client.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _await_reply(self, msg_id: str, timeout: float = 10.0) -> int | None:
+        client = self._process.client
+        deadline = time.monotonic() + timeout
+        while client is not None and time.monotonic() < deadline:
+            try:
+                reply = client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                break
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return reply["content"].get("execution_count")
+        return None
+
+    def _remember_state(self, collector: CellCollector) -> None:
+        if collector.state is not None:
+            self._known_names = list(collector.state.get("names", []))
+            self._unsaved = dict(collector.state.get("snapshot_skipped", {}))
+
+    def _internal(self, code: str, user_expressions: dict[str, str] | None = None, timeout: float = 120.0) -> dict[str, Any]:
+        """Run host-side code silently (no history, no state report); raise if it fails."""
+        client = self._process.client
+        if client is None:
+            raise KernelDied("the kernel is not running")
+        msg_id = client.execute(code, silent=True, store_history=False, user_expressions=user_expressions or {}, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                reply = client.get_shell_msg(timeout=0.25)
+            except queue.Empty:
+                if not self.is_alive():
+                    raise KernelDied(f"the kernel died during start-up code ({self._process.exit_description()})") from None
+                if time.monotonic() > deadline:
+                    raise KernelDied(f"the kernel did not finish its start-up code within {timeout:g} s") from None
+                continue
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                break
+        self._drain_iopub(msg_id)
+        content = reply["content"]
+        if content.get("status") != "ok":
+            message = content.get("evalue", "")
+            trace = strip_ansi("\n".join(content.get("traceback", [])[-3:]))
+            raise RuntimeError(f"{content.get('ename', 'Error')}: {message}\n{trace}".rstrip())
+        return content.get("user_expressions", {})
+
+    def _drain_iopub(self, msg_id: str, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            message = self._next_iopub(0.25)
+            if message is None:
+                if not self.is_alive():
+                    return
+                continue
+            if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
+                return
+
+    def _load(self, spec: dict[str, Any]) -> None:
+        self._spec = spec
+        payload = json.dumps(spec)
+        self._internal(
+            f"__import__('spatialclaw.primitives.runtime', fromlist=['install']).install(get_ipython(), {payload!r})"
+        )
+
+    def _recover(self, result: CellResult, note: str) -> None:
+        """Restart the process, preload the episode again and restore the last good variables."""
+        known = list(self._known_names)
+        self._process.restart()
+        self.restarts += 1
+        result.restarted = True
+        try:
+            self._load(self._spec)
+            expressions = self._internal("", {"r": f"__import__('json').dumps({RUNTIME_NAME}.restore())"})
+            value = expressions["r"]
+            report = json.loads(ast.literal_eval(value["data"]["text/plain"])) if value.get("status") == "ok" else {"restored": [], "failed": {}}
+        except Exception as exc:  # the restarted kernel itself failed: report and keep the episode going
+            result.notes.append(f"restoring the previous state failed: {exc}")
+            report = {"restored": [], "failed": {}}
+        result.restored = sorted(report["restored"])
+        result.lost = sorted(set(known) - set(result.restored))
+        reasons = {**self._unsaved, **report.get("failed", {})}
+        details = "; ".join(f"{name} {reasons[name]}" for name in result.lost if name in reasons)
+        log_tail = self._process.log_tail()
+        result.notes.append(note + (f" ({details})" if details else "") + (f"; kernel log: {log_tail}" if log_tail else ""))
+        self._known_names = list(result.restored)
