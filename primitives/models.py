@@ -34,6 +34,7 @@ from spatialclaw.primitives.device import default_dtype, select_device
 __all__ = [
     "KINDS",
     "LoadedModel",
+    "MissingDependencyError",
     "MissingWeightsError",
     "clear",
     "hub_offline",
@@ -71,6 +72,10 @@ class MissingWeightsError(RuntimeError):
             f"local files are used. A primitive with a classical backend (e.g. stereo_depth, reconstruct "
             f"without depth) works without weights."
         )
+
+
+class MissingDependencyError(ImportError):
+    """A model's processor (or the model) needs an optional package that is not installed (e.g. torchvision)."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,16 @@ def _from_pretrained(cls: Any, source: str, local_only: bool, **kwargs: Any) -> 
     return cls.from_pretrained(source, local_files_only=local_only, **kwargs)
 
 
+def _load_processor(processor_cls: Any, source: str, local_only: bool) -> Any:
+    try:
+        return _from_pretrained(processor_cls, source, local_only)
+    except (ImportError, ValueError) as error:
+        text = str(error)
+        if isinstance(error, ImportError) or "Missing optional dependencies" in text or "requires the" in text:
+            raise MissingDependencyError(f"the processor of {source!r} cannot be built: {text.strip()}") from error
+        raise
+
+
 def load_model(
     kind: str,
     model_id: str | os.PathLike,
@@ -208,7 +223,7 @@ def _load(model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: 
         try:
             # the processor first: it is small, and a missing optional backend (ImportError) shows up
             # before the weights are read
-            processor = None if processor_cls is None else _from_pretrained(processor_cls, source, local_only)
+            processor = None if processor_cls is None else _load_processor(processor_cls, source, local_only)
             model = _from_pretrained(model_cls, source, local_only, dtype=dtype)
             break
         except OSError as error:  # transformers reports missing files and failed downloads as OSError

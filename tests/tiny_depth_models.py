@@ -23,9 +23,12 @@ def save_tiny_depth_anything(folder: Path, max_depth: int = 20) -> Path:
     return Path(folder)
 
 
-def save_tiny_depth_pro(folder: Path) -> Path:
-    """A Depth Pro with a field-of-view head (DINOv2 encoders of hidden size 16) and its processor config."""
+def save_tiny_depth_pro(folder: Path, fov_deg: float = 50.0) -> Path:
+    """A Depth Pro with a field-of-view head (DINOv2 encoders of hidden size 16) and its processor config.
+    The field-of-view head's last layer is set to answer ``fov_deg`` degrees for every image."""
     import json
+
+    import torch
 
     from transformers import DepthProConfig, DepthProForDepthEstimation
 
@@ -36,7 +39,12 @@ def save_tiny_depth_pro(folder: Path) -> Path:
                             scaled_images_overlap_ratios=[0.0, 0.2], scaled_images_feature_dims=[12, 12],
                             use_fov_model=True, num_fov_head_layers=1, image_model_config=encoder,
                             patch_model_config=encoder, fov_model_config=encoder)
-    DepthProForDepthEstimation(config).save_pretrained(folder)
+    model = DepthProForDepthEstimation(config)
+    with torch.no_grad():
+        last = model.fov_model.head.layers[-1]
+        last.weight.zero_()
+        last.bias.fill_(fov_deg)
+    model.save_pretrained(folder)
     # written as DepthProImageProcessor.save_pretrained would (that class needs torchvision to be built)
     processor = {"image_processor_type": "DepthProImageProcessor", "do_resize": True, "size": {"height": 16, "width": 16},
                  "resample": 2, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
