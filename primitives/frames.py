@@ -260,7 +260,7 @@ class Frames(Sequence[Frame]):
     def __repr__(self) -> str:
         if not self._frames:
             return "Frames(0 frames)"
-        parts = [f"{len(self)} frame{'s' if len(self) != 1 else ''}", f"indices {_summarise(self.indices, 6)}"]
+        parts = [f"{len(self)} frame{'s' if len(self) != 1 else ''}", f"indices {_summarise(self.indices, 12)}"]
         times = [t for t in self.times if t is not None]
         if times:
             parts.append(f"times {min(times):.2f}..{max(times):.2f} s")
