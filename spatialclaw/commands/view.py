@@ -1,0 +1,30 @@
+"""``spatialclaw view``: self-contained HTML pages for an episode or a run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "view",
+        help="write HTML pages (images inlined) for an episode or a run, and print the path to open",
+        description="Write a self-contained HTML page per episode (inside the episode directory) and an "
+        "index.html per run, or everything under --out. Opens in any browser without a server.",
+    )
+    parser.add_argument("path", metavar="RUN_OR_EPISODE", help="an episode directory or a run directory")
+    parser.add_argument("--out", help="directory (or .html file for one episode) to write to instead")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialclaw.viewer import write_views
+
+    try:
+        result = write_views(args.path, args.out)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"spatialclaw view: {error}", file=sys.stderr)
+        return 2
+    print(result.main)
+    return 0

@@ -1,0 +1,82 @@
+"""The HTML viewer: self-contained pages per episode and an index per run, rendered by a real
+headless Chromium, showing the question and the images."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from spatialclaw.cli import main
+from spatialclaw.synthetic_episodes import write_synthetic_episode
+from spatialclaw.viewer import write_views
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian chromium is not installed (apt-get install -y chromium, or SPATIALCLAW_WITH_CHROMIUM=1 scripts/bootstrap.sh)",
+)
+
+
+def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'chromium'}",
+         *args],
+        capture_output=True, text=True, timeout=90,
+    )
+
+
+def test_pages_are_self_contained_with_inline_images(tmp_path):
+    ep = write_synthetic_episode(tmp_path / "run" / "a", steps=3, images_per_step=1)
+    write_synthetic_episode(tmp_path / "run" / "b", steps=2, seed=9, complete=False)
+    result = write_views(tmp_path / "run")
+    assert result.index == tmp_path / "run" / "index.html"
+    page = (ep.directory / "episode.html").read_text()
+    sources = re.findall(r'<img alt="[^"]*" src="([^"]+)"', page)
+    assert all(s.startswith("data:image/png;base64,") for s in sources)
+    decoded = [base64.b64decode(s.split(",", 1)[1]) for s in sources]
+    assert decoded == ep.frames + [png for images in ep.cell_images for png in images]
+    assert not re.search(r'(src|href)="(https?:|/)', page), "no external resources"
+    assert "Thinking about step 1." in page and "print(&#x27;done&#x27;)" in page
+    index = result.index.read_text()
+    assert 'href="a/episode.html"' in index and 'href="b/episode.html"' in index
+    assert "incomplete" in (tmp_path / "run" / "b" / "episode.html").read_text()
+
+
+def test_view_command_prints_the_path_and_honours_out(tmp_path, capsys):
+    write_synthetic_episode(tmp_path / "run" / "a", steps=2)
+    assert main(["view", str(tmp_path / "run"), "--out", str(tmp_path / "site")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "site" / "index.html")
+    assert (tmp_path / "site" / "episodes" / "a.html").is_file()
+    assert main(["view", str(tmp_path / "run" / "a")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "run" / "a" / "episode.html")
+    assert main(["view", str(tmp_path / "nothing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@needs_chromium
+def test_headless_chromium_renders_question_steps_and_images(tmp_path):
+    ep = write_synthetic_episode(tmp_path / "run" / "a", steps=3, seed=21, image_size=(120, 90),
+                                 question="Which way does the blue mug point, seen from camera 0?")
+    page = write_views(ep.directory).main
+
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "Which way does the blue mug point, seen from camera 0?" in dom.stdout
+    assert dom.stdout.count('<section class="step"') == 3
+
+    shot = tmp_path / "shot.png"
+    run = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri())
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    for png in ep.frames + ep.cell_images[0]:
+        colour = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))[0, 0].astype(int)
+        matching = int((np.abs(pixels - colour).max(axis=2) <= 3).sum())
+        assert matching >= 0.9 * 120 * 90, f"image of colour {colour.tolist()} not visible ({matching} pixels)"
