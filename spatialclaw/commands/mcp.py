@@ -1,0 +1,27 @@
+"""``spatialclaw mcp``: serve step-by-step spatial sessions over the Model Context Protocol (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve spatial sessions to an MCP client over stdio (tools: session_start/exec/answer/status/close)",
+        description=(
+            "Serve the session operations over the Model Context Protocol on stdin/stdout. "
+            "Configure your MCP client to run `spatialclaw mcp`; see docs/mcp.md."
+        ),
+    )
+    parser.add_argument("--root", type=Path, default=None, help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)")
+    parser.add_argument("--keep-sessions", action="store_true", help="leave the sessions this server started running when it exits")
+    parser.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from spatialclaw.mcp_server import serve_stdio
+
+    serve_stdio(root=args.root, keep_sessions=args.keep_sessions)
+    return 0

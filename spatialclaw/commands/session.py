@@ -1,0 +1,215 @@
+"""``spatialclaw session``: drive a persistent spatial kernel one cell at a time from any harness.
+
+    spatialclaw session start --frames a.jpg b.jpg --question "..." [--choices X Y Z]   -> id + prompt path
+    spatialclaw session exec ID --code cell.py        (or --code - to read the cell from stdin)
+    spatialclaw session answer ID B
+    spatialclaw session status ID
+    spatialclaw session close ID
+    spatialclaw session list
+
+With ``--json`` every command prints exactly one JSON object on stdout (errors too: ``{"error": ...}``).
+Exit codes: 0 the operation succeeded (a cell that raised is still a successful ``exec``: the error is
+the observation); 1 an ``answer`` the kernel rejected; 2 the operation failed (no such session, the
+daemon is gone, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "session",
+        help="drive a persistent spatial kernel step by step (for coding agents and other harnesses)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="session_command", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+
+    def add(name: str, help_text: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
+        sub.add_argument("--root", type=Path, default=None, help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)")
+        sub.set_defaults(handler=lambda args: _guarded(handler, args))
+        return sub
+
+    start = add("start", "start a session: a kernel loaded with the frames, and the prompt for whoever drives it", _start)
+    inputs = start.add_mutually_exclusive_group(required=True)
+    inputs.add_argument("--frames", nargs="+", metavar="IMAGE", help="image files (or folders of images), in order")
+    inputs.add_argument("--video", metavar="PATH", help="a video file")
+    start.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time")
+    start.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly")
+    start.add_argument("--question", required=True, help="the spatial question")
+    start.add_argument("--choices", nargs="+", default=None, metavar="OPTION", help="multiple-choice option texts (answers are letters A, B, ...)")
+    start.add_argument("--answer-type", choices=["multiple_choice", "number", "text", "yes_no"], default=None)
+    start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
+    start.add_argument("--max-steps", type=int, default=30, help="step budget (cells) stated in the prompt and enforced; answer is always allowed")
+    start.add_argument("--cell-timeout", type=float, default=120.0, help="default per-cell limit in seconds")
+    start.add_argument("--idle-timeout", type=float, default=6 * 3600.0, help="close the session after this many idle seconds")
+    start.add_argument("--memory-limit-mb", type=int, default=None, help="memory limit of the kernel process (MiB)")
+
+    run = add("exec", "run one cell in the session's kernel and print the observation and image paths", _exec)
+    run.add_argument("session", help="session id (or a unique prefix)")
+    run.add_argument("--code", required=True, metavar="FILE|-", help="a file holding the cell, or - for stdin")
+    run.add_argument("--timeout", type=float, default=None, help="seconds for this cell (default: the session's)")
+
+    answer = add("answer", "submit the final answer (checked against the choices) and end the episode", _answer)
+    answer.add_argument("session", help="session id (or a unique prefix)")
+    answer.add_argument("value", help="the answer: an option letter, a number, or a short text")
+
+    status = add("status", "the session's state, steps and answer", _status)
+    status.add_argument("session", help="session id (or a unique prefix)")
+
+    close = add("close", "shut the session's kernel and daemon down (the trajectory stays)", _close)
+    close.add_argument("session", help="session id (or a unique prefix)")
+
+    add("list", "list sessions with their states", _list)
+
+
+def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run ``handler``; a :class:`SessionError` becomes a message (or a JSON error object) and exit code 2."""
+    from spatialclaw.session import SessionError
+
+    try:
+        return handler(args)
+    except (SessionError, FileNotFoundError, ValueError) as exc:
+        if args.json:
+            print(json.dumps({"error": str(exc)}))
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    print(json.dumps(data, default=str) if args.json else text)
+
+
+def _expand_images(paths: list[str]) -> list[str]:
+    """Image files in the order given; a folder contributes its images sorted by name."""
+    files: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise ValueError(f"folder {path} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+            files.extend(str(p) for p in found)
+        elif path.exists():
+            files.append(str(path))
+        else:
+            raise FileNotFoundError(f"frame file {path} does not exist")
+    return files
+
+
+def _start(args: argparse.Namespace) -> int:
+    from spatialclaw.session import start_session
+    from spatialclaw.task import FrameSpec, Task
+
+    if args.video:
+        if not Path(args.video).exists():
+            raise FileNotFoundError(f"video {args.video} does not exist")
+        spec = FrameSpec.video(args.video, fps=args.fps, count=args.count)
+    else:
+        if args.fps is not None or args.count is not None:
+            raise ValueError("--fps and --count sample a video; with --frames every image is a frame")
+        spec = FrameSpec.images(_expand_images(args.frames))
+    task = Task(question=args.question, inputs=[spec], choices=args.choices)
+    if args.answer_type:
+        task.answer_type = args.answer_type
+    session = start_session(
+        task,
+        root=args.root,
+        session_id=args.session_id,
+        max_steps=args.max_steps,
+        cell_timeout_s=args.cell_timeout,
+        idle_timeout_s=args.idle_timeout,
+        memory_limit_mb=args.memory_limit_mb,
+    )
+    data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory)}
+    _emit(
+        args,
+        data,
+        f"session: {session.id}\nprompt: {session.prompt_path}\n"
+        f"next: spatialclaw session exec {session.id} --code - <<'EOF'\n...\nEOF",
+    )
+    return 0
+
+
+def _read_code(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    if not path.is_file():
+        raise FileNotFoundError(f"cell file {path} does not exist; pass a file or - to read the cell from stdin")
+    return path.read_text(encoding="utf-8")
+
+
+def _outcome_text(outcome: Any) -> str:
+    lines = [outcome.text]
+    if outcome.images:
+        lines.append("images:")
+        lines.extend(f"  {path}" for path in outcome.images)
+    if outcome.answered:
+        lines.append(f"answer: {outcome.answer!r} (the episode is over; close the session)")
+    return "\n".join(lines)
+
+
+def _exec(args: argparse.Namespace) -> int:
+    from spatialclaw.session import Session
+
+    code = _read_code(args.code)
+    if not code.strip():
+        raise ValueError("the cell is empty; give some code")
+    outcome = Session.open(args.session, args.root).execute(code, timeout=args.timeout)
+    _emit(args, outcome.to_dict(), _outcome_text(outcome))
+    return 0
+
+
+def _answer(args: argparse.Namespace) -> int:
+    from spatialclaw.session import Session
+
+    outcome = Session.open(args.session, args.root).answer(args.value)
+    _emit(args, outcome.to_dict(), _outcome_text(outcome))
+    return 0 if outcome.answered else 1
+
+
+def _status(args: argparse.Namespace) -> int:
+    from spatialclaw.session import Session
+
+    status = Session.open(args.session, args.root).status()
+    _emit(args, status, _status_text(status))
+    return 0
+
+
+def _status_text(status: dict[str, Any]) -> str:
+    lines = [f"session: {status['session']}", f"state: {status['state']}", f"steps: {status['steps']}"]
+    if status.get("answered"):
+        lines.append(f"answer: {status.get('answer')!r}")
+    lines.append(f"question: {status.get('question')}")
+    lines.append(f"directory: {status.get('directory')}")
+    return "\n".join(lines)
+
+
+def _close(args: argparse.Namespace) -> int:
+    from spatialclaw.session import Session
+
+    result = Session.open(args.session, args.root).close()
+    _emit(args, result, f"session {result['session']} closed after {result['steps']} step(s); trajectory in {result['directory']}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from spatialclaw.session import list_sessions
+
+    rows = [s.status() for s in list_sessions(args.root)]
+    text = "\n".join(f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {r.get('question') or ''}" for r in rows)
+    _emit(args, {"sessions": rows}, text or "no sessions")
+    return 0

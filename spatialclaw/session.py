@@ -1,0 +1,414 @@
+"""Step-by-step sessions: a persistent spatial kernel that any harness drives one cell at a time.
+
+A session is a directory under :func:`sessions_root` (``$SPATIALCLAW_SESSIONS`` or
+``~/.spatialclaw/sessions``) and a small daemon process (:mod:`spatialclaw.session_daemon`) that owns
+one :class:`spatialclaw.Kernel` and serves requests over a Unix socket. The daemon outlives the command
+that started it, so separate shell commands (``spatialclaw session exec``), an MCP server or a Python
+program can all drive the same kernel. The daemon is the only writer of the session's trajectory.
+
+Session directory::
+
+    SESSION_DIR/
+      session.json     id, task, limits, creation time (written by the starter)
+      prompt.md        the full prompt for whoever drives the session
+      daemon.json      daemon pid, kernel pid, socket path, connection file (written when ready)
+      daemon.log       the daemon's own stdout/stderr
+      kernel.json      the kernel's Jupyter connection file (when the kernel exposes one)
+      episode.jsonl    the trajectory (see :mod:`spatialclaw.trajectory`)
+      images/          every image a cell produced, as <sha256>.png; ``exec`` returns these paths
+      work/            the kernel's working directory
+
+The wire protocol is one JSON request line and one JSON reply line per connection::
+
+    {"op": "exec", "code": "...", "timeout": 120.0}  ->  {"ok": true, "result": {...}}
+    {"op": "answer", "value": "B"}                   ->  {"ok": true, "result": {...}}
+    {"op": "status"} / {"op": "close"}               ->  {"ok": true, "result": {...}}
+    failures                                         ->  {"ok": false, "error": "what went wrong and what to do"}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.task import Task
+
+__all__ = [
+    "SESSIONS_ENV",
+    "Session",
+    "SessionError",
+    "StepOutcome",
+    "find_session",
+    "list_sessions",
+    "sessions_root",
+    "start_session",
+]
+
+SESSIONS_ENV = "SPATIALCLAW_SESSIONS"
+SESSION_FILE = "session.json"
+DAEMON_FILE = "daemon.json"
+PROMPT_FILE = "prompt.md"
+LOG_FILE = "daemon.log"
+SOCKET_NAME = "daemon.sock"
+_MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux, 103 on macOS
+
+
+class SessionError(RuntimeError):
+    """A session operation failed for a reason outside the cell (no such session, daemon gone, ...)."""
+
+
+def sessions_root() -> Path:
+    """Where sessions live: ``$SPATIALCLAW_SESSIONS`` or ``~/.spatialclaw/sessions``."""
+    env = os.environ.get(SESSIONS_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".spatialclaw" / "sessions"
+
+
+def socket_path_for(directory: Path) -> Path:
+    """The daemon's socket: inside the session directory when the path is short enough for AF_UNIX,
+    otherwise in a private folder under the system temp directory (recorded in ``daemon.json``)."""
+    inside = directory / SOCKET_NAME
+    if len(str(inside)) <= _MAX_SOCKET_PATH:
+        return inside
+    private = Path(tempfile.gettempdir()) / f"spatialclaw-{os.getuid()}"
+    private.mkdir(mode=0o700, exist_ok=True)
+    return private / f"{directory.name}.sock"
+
+
+def _new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class StepOutcome:
+    """What one ``exec`` (or ``answer``) returned.
+
+    ``text`` is the observation exactly as a model would see it (:meth:`CellResult.to_text`);
+    ``images`` are absolute paths of PNG files in the session directory, in the order the cell
+    produced them; ``answer`` is the submitted answer when this step answered, else ``None``.
+    """
+
+    session: str
+    step: int
+    status: str
+    text: str
+    images: list[str] = field(default_factory=list)
+    answer: Any = None
+    answered: bool = False
+    state: str = "running"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "step": self.step,
+            "status": self.status,
+            "text": self.text,
+            "images": list(self.images),
+            "answer": self.answer,
+            "answered": self.answered,
+            "state": self.state,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepOutcome:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _pid_alive(pid: int | None) -> bool:
+    """True when ``pid`` is a live process (a zombie counts as gone)."""
+    if not pid:
+        return False
+    try:
+        import psutil
+
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except ImportError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    except Exception:  # psutil.NoSuchProcess, AccessDenied on a reused pid of another user
+        return False
+
+
+class Session:
+    """A handle on one session directory; every method talks to its daemon.
+
+    Handles are cheap and stateless (any number of processes may hold one): ``Session.open(ID)``.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.id = self.directory.name
+
+    @classmethod
+    def open(cls, session_id: str, root: str | Path | None = None) -> Session:
+        return cls(find_session(session_id, root))
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, directory={str(self.directory)!r})"
+
+    @property
+    def prompt_path(self) -> Path:
+        return self.directory / PROMPT_FILE
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / LOG_FILE
+
+    def info(self) -> dict[str, Any]:
+        return _read_json(self.directory / SESSION_FILE) or {}
+
+    def daemon_info(self) -> dict[str, Any]:
+        return _read_json(self.directory / DAEMON_FILE) or {}
+
+    def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request to the daemon and return its ``result``; raises :class:`SessionError`."""
+        daemon = self.daemon_info()
+        sock_path = daemon.get("socket")
+        if not sock_path:
+            raise SessionError(
+                f"session {self.id} has no running daemon ({self.directory / DAEMON_FILE} missing); "
+                f"see {self.log_path}, or start a new session"
+            )
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(timeout)
+        try:
+            try:
+                client.connect(sock_path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                state = "closed" if self._ended() else "dead"
+                raise SessionError(
+                    f"session {self.id} is {state}: its daemon (pid {daemon.get('pid')}) is not listening. "
+                    + (
+                        "Start a new session with `spatialclaw session start`."
+                        if state == "closed"
+                        else f"Its log is {self.log_path}; start a new session with `spatialclaw session start`."
+                    )
+                ) from None
+            client.sendall((json.dumps(payload, default=str) + "\n").encode("utf-8"))
+            chunks = []
+            while True:
+                chunk = client.recv(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except socket.timeout:
+            raise SessionError(
+                f"session {self.id}: no reply from the daemon within {timeout} s; it may be busy with a long cell"
+            ) from None
+        finally:
+            client.close()
+        raw = b"".join(chunks).decode("utf-8")
+        if not raw.strip():
+            raise SessionError(
+                f"session {self.id}: the daemon closed the connection without replying; see {self.log_path}"
+            )
+        reply = json.loads(raw)
+        if not reply.get("ok"):
+            raise SessionError(reply.get("error") or "the session daemon reported an unknown error")
+        return reply["result"]
+
+    def execute(self, code: str, timeout: float | None = None) -> StepOutcome:
+        """Run one cell in the session's kernel. ``timeout`` in seconds (default: the session's limit).
+
+        Cell errors, crashes and timeouts are part of the observation, not exceptions.
+        """
+        payload: dict[str, Any] = {"op": "exec", "code": code}
+        if timeout is not None:
+            payload["timeout"] = float(timeout)
+        return StepOutcome.from_dict(self.request(payload))
+
+    def answer(self, value: Any) -> StepOutcome:
+        """Submit the final answer (validated by the kernel's ``answer()`` against the choices)."""
+        return StepOutcome.from_dict(self.request({"op": "answer", "value": value}))
+
+    def status(self) -> dict[str, Any]:
+        """``state`` (running, busy, answered, closed, dead), ``steps``, ``answer`` and paths.
+
+        Works after the daemon is gone: a closed or dead session is described from its trajectory.
+        """
+        try:
+            return self.request({"op": "status"}, timeout=10.0)
+        except SessionError:
+            return self._offline_status()
+
+    def close(self, wait_s: float = 30.0) -> dict[str, Any]:
+        """Shut the kernel and the daemon down and wait until both processes have exited.
+
+        Closing a session that is already closed (or whose daemon died) is not an error.
+        """
+        daemon = self.daemon_info()
+        pids = [p for p in (daemon.get("pid"), daemon.get("kernel_pid")) if p]
+        try:
+            result = self.request({"op": "close"}, timeout=wait_s)
+        except SessionError:
+            result = self._offline_status()
+        deadline = time.monotonic() + wait_s
+        while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = [p for p in pids if _pid_alive(p)]
+        if alive:
+            raise SessionError(
+                f"session {self.id}: processes {alive} still running {wait_s} s after close; see {self.log_path}"
+            )
+        result = dict(result)
+        result["state"] = "closed" if result.get("state") != "answered" else "answered"
+        result["closed"] = True
+        return result
+
+    def _ended(self) -> bool:
+        path = self.directory / "episode.jsonl"
+        if not path.exists():
+            return False
+        from spatialclaw.trajectory import load_episode
+
+        return load_episode(self.directory).complete and not _pid_alive(self.daemon_info().get("pid"))
+
+    def _offline_status(self) -> dict[str, Any]:
+        """The status of a session whose daemon is not answering, read from its files."""
+        from spatialclaw.trajectory import load_episode
+
+        info = self.info()
+        daemon = self.daemon_info()
+        steps, answer, answered, end = 0, None, False, None
+        if (self.directory / "episode.jsonl").exists():
+            episode = load_episode(self.directory)
+            steps = len(episode.of_type("cell"))
+            answered = bool(episode.of_type("answer"))
+            answer = episode.answer
+            end = episode.end
+        if _pid_alive(daemon.get("pid")):
+            state = "unresponsive"
+        elif end is not None:
+            state = "answered" if answered else "closed"
+        else:
+            state = "dead"
+        return {
+            "session": self.id,
+            "state": state,
+            "steps": steps,
+            "answer": answer,
+            "answered": answered,
+            "question": info.get("task", {}).get("question"),
+            "directory": str(self.directory),
+            "prompt": str(self.prompt_path),
+            "log": str(self.log_path),
+            "end_reason": end.get("reason") if end else None,
+        }
+
+
+def find_session(session_id: str, root: str | Path | None = None) -> Path:
+    """The directory of session ``session_id`` (a full id or a unique prefix), or a clear error."""
+    base = Path(root) if root is not None else sessions_root()
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        raise SessionError(f"{session_id!r} is not a session id; list them with `spatialclaw session list`")
+    exact = base / session_id
+    if (exact / SESSION_FILE).exists():
+        return exact
+    matches = sorted(p for p in base.glob(f"{session_id}*") if (p / SESSION_FILE).exists()) if base.is_dir() else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionError(
+            f"no session {session_id!r} under {base}; list them with `spatialclaw session list` "
+            f"(set ${SESSIONS_ENV} if your sessions live elsewhere)"
+        )
+    raise SessionError(f"{session_id!r} matches several sessions ({', '.join(p.name for p in matches)}); give more of the id")
+
+
+def list_sessions(root: str | Path | None = None) -> list[Session]:
+    """All sessions under the root, oldest first."""
+    base = Path(root) if root is not None else sessions_root()
+    if not base.is_dir():
+        return []
+    return [Session(p) for p in sorted(base.iterdir()) if (p / SESSION_FILE).exists()]
+
+
+def start_session(
+    task: Task,
+    *,
+    root: str | Path | None = None,
+    session_id: str | None = None,
+    max_steps: int = 30,
+    cell_timeout_s: float = 120.0,
+    idle_timeout_s: float = 6 * 3600.0,
+    memory_limit_mb: int | None = None,
+    vlm: dict[str, Any] | None = None,
+    start_timeout_s: float = 180.0,
+) -> Session:
+    """Create a session directory, write its prompt and start its daemon; returns when the kernel is ready.
+
+    ``max_steps`` is the step budget stated in the prompt and enforced by the daemon (``answer`` is
+    always allowed); ``cell_timeout_s`` is the default per-cell limit in seconds; the daemon closes itself (writing
+    the trajectory's ``end`` event with reason ``idle``) after ``idle_timeout_s`` seconds without a
+    request, so a forgotten session does not hold a kernel forever.
+    """
+    if not task.inputs:
+        raise SessionError("a session needs frames: give --frames IMAGE... or --video PATH")
+    for spec in task.inputs:
+        missing = [p for p in spec.paths if not Path(p).exists()]
+        if missing:
+            raise SessionError(f"input file(s) not found: {', '.join(missing)}")
+    base = Path(root) if root is not None else sessions_root()
+    base.mkdir(parents=True, exist_ok=True)
+    session_id = session_id or _new_session_id()
+    directory = base / session_id
+    try:
+        directory.mkdir()
+    except FileExistsError:
+        raise SessionError(f"session {session_id!r} already exists in {base}; choose another id") from None
+
+    from spatialclaw.session_prompt import build_session_prompt
+
+    prompt = build_session_prompt(task, session_id, directory, max_steps)
+    (directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    info = {
+        "id": session_id,
+        "created": time.time(),
+        "task": task.to_dict(),
+        "max_steps": int(max_steps),
+        "cell_timeout_s": float(cell_timeout_s),
+        "idle_timeout_s": float(idle_timeout_s),
+        "memory_limit_mb": memory_limit_mb,
+        "vlm": vlm,
+        "socket": str(socket_path_for(directory)),
+    }
+    (directory / SESSION_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
+
+    try:
+        launcher = subprocess.run(
+            [sys.executable, "-m", "spatialclaw.session_daemon", str(directory), "--start-timeout", str(start_timeout_s)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=start_timeout_s + 15.0,
+        )
+    except subprocess.TimeoutExpired:
+        raise SessionError(
+            f"session {session_id} did not become ready within {start_timeout_s} s; see {directory / LOG_FILE}"
+        ) from None
+    if launcher.returncode != 0:
+        detail = (launcher.stderr or launcher.stdout).strip()
+        raise SessionError(f"session {session_id} failed to start: {detail or 'no message'}; see {directory / LOG_FILE}")
+    return Session(directory)

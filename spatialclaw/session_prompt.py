@@ -1,0 +1,33 @@
+"""The full prompt of a step-by-step session: the agent's system prompt (conventions, the generated
+manual of the kernel namespace, answer rules) with a "How to reply" section that says how to run cells
+in the session (``prompts/session.md``), followed by the task (``prompts/task.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spatialclaw.task import Task
+
+__all__ = ["build_session_prompt", "prompt_version"]
+
+
+def prompt_version() -> str:
+    """The prompt set's version (recorded in the session trajectory's header)."""
+    from spatialclaw import prompting
+
+    return prompting.prompt_version()
+
+
+def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int) -> str:
+    """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``."""
+    from spatialclaw import prompting
+
+    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory)).strip()
+    system = prompting.render(
+        "system.md",
+        step_format=how_to,
+        api=prompting.api_section(),
+        answer_rules=prompting.answer_rules(None),
+        max_steps=max_steps,
+    )
+    return f"{system.strip()}\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"
