@@ -263,6 +263,7 @@ class Session:
         try:
             result = self.request({"op": "close"}, timeout=wait_s)
         except SessionError:
+            self._reap_orphaned_kernel(daemon)
             result = self._offline_status()
         deadline = time.monotonic() + wait_s
         while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
@@ -276,6 +277,28 @@ class Session:
         result["state"] = "closed" if result.get("state") != "answered" else "answered"
         result["closed"] = True
         return result
+
+    def _reap_orphaned_kernel(self, daemon: dict[str, Any]) -> None:
+        """A daemon that died (killed, out of memory) leaves its kernel behind; stop it.
+
+        Only a process whose command line names this session's directory is touched, so a reused
+        pid never hits an unrelated process."""
+        pid = daemon.get("kernel_pid")
+        if _pid_alive(daemon.get("pid")) or not _pid_alive(pid):
+            return
+        import psutil
+
+        try:
+            kernel = psutil.Process(pid)
+            if not any(str(self.directory) in part for part in kernel.cmdline()):
+                return
+            kernel.terminate()
+            try:
+                kernel.wait(5.0)
+            except psutil.TimeoutExpired:
+                kernel.kill()
+        except psutil.Error:
+            return
 
     def _ended(self) -> bool:
         path = self.directory / "episode.jsonl"

@@ -1,0 +1,225 @@
+"""Step-by-step sessions driven through the shell commands, each command its own process, as a coding
+agent would drive them: start, exec (including a cell that kills the kernel), answer, status, close."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from PIL import Image
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def sessions_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "sessions")
+    env["SPATIALCLAW_KERNEL_MEMORY_MB"] = "0"
+    return env
+
+
+@pytest.fixture
+def frame_files(tmp_path: Path) -> list[Path]:
+    """Three small frames with known sizes and colours (red, green, blue)."""
+    paths = []
+    for index, colour in enumerate([(255, 0, 0), (0, 255, 0), (0, 0, 255)]):
+        path = tmp_path / "frames" / f"{index:03d}.png"
+        path.parent.mkdir(exist_ok=True)
+        Image.new("RGB", (64, 48), colour).save(path)
+        paths.append(path)
+    return paths
+
+
+def spatialclaw(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=180,
+    )
+
+
+def one_json(completed: subprocess.CompletedProcess[str]) -> dict:
+    """stdout must be exactly one JSON object."""
+    text = completed.stdout.strip()
+    assert text, f"no output; stderr: {completed.stderr}"
+    decoder = json.JSONDecoder()
+    value, end = decoder.raw_decode(text)
+    assert text[end:].strip() == "", f"more than one JSON object on stdout: {text!r}"
+    assert isinstance(value, dict)
+    return value
+
+
+def start(env: dict[str, str], frames: list[Path], *extra: str) -> dict:
+    completed = spatialclaw(
+        env, "session", "start", "--frames", *map(str, frames), "--question", "Which frame is green?",
+        "--choices", "the first", "the second", "the third", "--json", *extra,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return one_json(completed)
+
+
+def processes_mentioning(text: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and any(text in part for part in proc.info["cmdline"] or []):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def test_full_session_through_separate_commands(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    started = start(sessions_env, frame_files)
+    session, prompt = started["session"], Path(started["prompt"])
+    directory = Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session
+    prompt_text = prompt.read_text()
+    assert f"session exec {session}" in prompt_text
+    assert "Which frame is green?" in prompt_text and "B. the second" in prompt_text
+
+    first = spatialclaw(
+        sessions_env, "session", "exec", session, "--code", "-", "--json",
+        stdin="x = 41\nprint(len(frames), frames[1].width, frames[1].height)\nshow(frames[1], label='second')\n",
+    )
+    assert first.returncode == 0, first.stderr
+    step = one_json(first)
+    assert step["status"] == "ok" and step["answer"] is None
+    assert "3 64 48" in step["text"]
+    assert len(step["images"]) == 1
+    image_path = Path(step["images"][0])
+    assert image_path.is_file() and directory in image_path.parents
+    with Image.open(image_path) as shown:
+        assert shown.format == "PNG" and shown.size == (64, 48)
+        assert shown.convert("RGB").getpixel((10, 10)) == (0, 255, 0)
+
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["state"] == "running" and status["steps"] == 1
+    daemon_pid, first_kernel = status["pid"], status["kernel_pid"]
+    assert psutil.pid_exists(daemon_pid) and psutil.pid_exists(first_kernel)
+
+    crash = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="import os\nos._exit(1)\n"))
+    assert crash["status"] == "crashed"
+    assert "restarted" in crash["text"] and "x" in crash["text"]
+
+    after = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", stdin="print(x + 1)\n")
+    assert after.returncode == 0 and after.stdout.splitlines()[0] == "42"
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["steps"] == 3 and status["pid"] == daemon_pid
+    assert status["kernel_pid"] != first_kernel and not psutil.pid_exists(first_kernel)
+
+    rejected = spatialclaw(sessions_env, "session", "answer", session, "Z", "--json")
+    assert rejected.returncode == 1
+    assert "not one of the options" in one_json(rejected)["text"]
+
+    accepted = spatialclaw(sessions_env, "session", "answer", session, "B", "--json")
+    assert accepted.returncode == 0
+    outcome = one_json(accepted)
+    assert outcome["answered"] is True and outcome["answer"] == "B"
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["state"] == "answered" and status["answer"] == "B" and status["steps"] == 5
+
+    kernel_pid = status["kernel_pid"]
+    closed = spatialclaw(sessions_env, "session", "close", session, "--json")
+    assert closed.returncode == 0, closed.stderr
+    assert one_json(closed)["closed"] is True
+    assert not psutil.pid_exists(daemon_pid) or psutil.Process(daemon_pid).status() == psutil.STATUS_ZOMBIE
+    assert not psutil.pid_exists(kernel_pid)
+    assert processes_mentioning(str(directory)) == []
+    assert not (directory / "daemon.sock").exists()
+
+    from spatialclaw.trajectory import load_episode
+
+    episode = load_episode(directory)
+    assert episode.complete and episode.end["reason"] == "answered"
+    assert episode.answer == "B"
+    cells = episode.cells()
+    assert [result.status for _, result in cells] == ["ok", "crashed", "ok", "error", "ok"]
+    assert cells[0][1].images[0].png == image_path.read_bytes()
+    assert episode.header["model"] == "session" and episode.task["question"] == "Which frame is green?"
+
+    final = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert final["state"] == "answered" and final["steps"] == 5
+
+
+def test_cell_errors_are_observations_and_human_output_lists_images(sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path) -> None:
+    session = start(sessions_env, frame_files)["session"]
+    try:
+        cell = tmp_path / "cell.py"
+        cell.write_text("ratio = frames[0].width / 0\n")
+        failed = spatialclaw(sessions_env, "session", "exec", session, "--code", str(cell))
+        assert failed.returncode == 0
+        assert "ZeroDivisionError" in failed.stdout and "line 1" in failed.stdout
+
+        shown = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", stdin="show(frames[0], frames[2])\n")
+        lines = shown.stdout.splitlines()
+        assert "images:" in lines
+        listed = [Path(line.strip()) for line in lines[lines.index("images:") + 1 :]]
+        assert len(listed) == 2 and all(path.suffix == ".png" and path.is_file() for path in listed)
+    finally:
+        spatialclaw(sessions_env, "session", "close", session)
+
+
+def test_step_budget_is_enforced_but_answering_is_always_allowed(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files, "--max-steps", "1")["session"]
+    try:
+        assert spatialclaw(sessions_env, "session", "exec", session, "--code", "-", stdin="print(1)\n").returncode == 0
+        refused = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(2)\n")
+        assert refused.returncode == 2
+        assert "step budget of 1" in one_json(refused)["error"]
+        answered = one_json(spatialclaw(sessions_env, "session", "answer", session, "the second", "--json"))
+        assert answered["answer"] == "B"
+        again = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(3)\n")
+        assert again.returncode == 2 and "already answered" in one_json(again)["error"]
+    finally:
+        spatialclaw(sessions_env, "session", "close", session)
+
+
+def test_bad_requests_get_clear_errors(sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path) -> None:
+    unknown = spatialclaw(sessions_env, "session", "exec", "no-such-session", "--code", "-", "--json", stdin="print(1)\n")
+    assert unknown.returncode == 2
+    assert "no session 'no-such-session'" in one_json(unknown)["error"]
+
+    missing = spatialclaw(sessions_env, "session", "start", "--frames", str(tmp_path / "nope.png"), "--question", "q", "--json")
+    assert missing.returncode == 2 and "nope.png" in one_json(missing)["error"]
+
+    fps_on_images = spatialclaw(sessions_env, "session", "start", "--frames", str(frame_files[0]), "--question", "q", "--fps", "2")
+    assert fps_on_images.returncode == 2 and "--fps" in fps_on_images.stderr
+
+    session = start(sessions_env, frame_files)["session"]
+    spatialclaw(sessions_env, "session", "close", session)
+    closed = spatialclaw(sessions_env, "session", "exec", session[:12], "--code", "-", "--json", stdin="print(1)\n")
+    assert closed.returncode == 2 and "is closed" in one_json(closed)["error"]
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["state"] == "closed"
+
+
+def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files)["session"]
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    daemon_pid, kernel_pid = status["pid"], status["kernel_pid"]
+    os.kill(daemon_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(daemon_pid) and psutil.Process(daemon_pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    dead = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert dead["state"] == "dead"
+    failed = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(1)\n")
+    assert failed.returncode == 2
+    assert "dead" in one_json(failed)["error"] and "daemon.log" in one_json(failed)["error"]
+
+    closed = spatialclaw(sessions_env, "session", "close", session, "--json")
+    assert closed.returncode == 0, closed.stdout + closed.stderr
+    assert not psutil.pid_exists(kernel_pid) or psutil.Process(kernel_pid).status() == psutil.STATUS_ZOMBIE
