@@ -1,0 +1,405 @@
+"""The agent loop: a model writes one Python cell per step until a cell calls ``answer(...)``.
+
+>>> from spatialclaw.agent import Agent
+>>> from spatialclaw.task import Task, FrameSpec
+>>> agent = Agent("openai:gpt-4.1")                                                  # doctest: +SKIP
+>>> task = Task("How far is the chair from the table, in metres?",
+...             inputs=[FrameSpec.images(["a.jpg", "b.jpg"])], answer_type="number")   # doctest: +SKIP
+>>> result = agent.run(task, "runs/chair")                                          # doctest: +SKIP
+>>> result.answer, result.status, result.steps, result.cost_usd                     # doctest: +SKIP
+
+Each step: build the request from the prompt and the memory (:mod:`spatialclaw.context`), call the
+model, extract one cell (:mod:`spatialclaw.extraction`), execute it in the kernel, turn the
+:class:`~spatialclaw.cell.CellResult` into an observation (text plus images), repeat. A reply without
+code is a format error: it costs a step, and ``max_format_errors`` of them in a row end the episode.
+The step before the last carries a warning; when the budget runs out a fallback call asks for a
+direct answer, parsed from its text. Everything is logged to the episode directory in the format of
+:mod:`spatialclaw.trajectory`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from spatialclaw import __version__
+from spatialclaw.cell import CellResult
+from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
+from spatialclaw.context import PlanRecord, StepRecord, TaskRecord, build_messages, observation_parts
+from spatialclaw.extraction import extract_cell
+from spatialclaw.models import Model, ModelError, load_model
+from spatialclaw.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
+from spatialclaw.task import Task
+from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
+
+__all__ = ["Agent", "AgentConfig", "EpisodeResult", "StepEvent", "parse_direct_answer"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AgentConfig:
+    """How an episode runs. Times in seconds, image sizes in pixels.
+
+    ``max_images_per_request`` defaults to a budget that OpenAI, Anthropic and common vLLM settings
+    accept; ``max_image_side`` bounds each observation image (larger ones are downscaled for the model;
+    the trajectory keeps the originals in its ``cell`` events). ``preview_images`` frames, evenly spread,
+    go with the question (downscaled to ``preview_max_side``). ``model_params`` go to every model call
+    (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
+    """
+
+    max_steps: int = 30
+    max_format_errors: int = 3
+    cell_timeout_s: float = 120.0
+    max_images_per_request: int = 20
+    max_image_side: int = 1568
+    preview_images: int = 8
+    preview_max_side: int = 768
+    observation_chars: int = 8000
+    condense_errors: bool = True
+    plan: bool = False
+    fallback: bool = True
+    vlm_side_channel: bool = True
+    model_params: dict[str, Any] = field(default_factory=dict)
+    fsync: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.max_format_errors < 1:
+            raise ValueError(f"max_format_errors must be at least 1, got {self.max_format_errors}")
+        if self.max_images_per_request < 0:
+            raise ValueError(f"max_images_per_request must be >= 0, got {self.max_images_per_request}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EpisodeResult:
+    """How an episode ended. ``status``: ``answered`` (a cell called ``answer``), ``budget`` (the steps
+    ran out; ``answer`` is parsed from the fallback reply, possibly None), ``format_errors`` (too many
+    replies without code in a row) or ``error`` (``error`` says what failed). ``steps`` counts model
+    steps including format errors. ``cost_usd`` is None when no call had a known price. ``timing``
+    splits ``duration_s`` into ``model_s``, ``cell_s`` and ``loop_s`` (everything else)."""
+
+    answer: Any
+    status: str
+    steps: int
+    usage: Usage
+    cost_usd: float | None
+    duration_s: float
+    trajectory_dir: Path
+    answer_source: str | None = None
+    error: str | None = None
+    timing: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class StepEvent:
+    """What ``on_step`` receives after each step: ``kind`` is ``plan``, ``cell``, ``format_error`` or
+    ``fallback``; ``image_paths`` are the observation's images as stored in the trajectory."""
+
+    step: int
+    kind: str
+    reply: str
+    code: str | None = None
+    result: CellResult | None = None
+    message: str | None = None
+    image_paths: list[Path] = field(default_factory=list)
+
+
+def parse_direct_answer(text: str, task: Task) -> Any:
+    """The answer in a fallback reply (``ANSWER: ...`` or free text), normalised for ``task.answer_type``:
+    an option letter, a float, ``"yes"``/``"no"``, or the text; None when nothing fits."""
+    from spatialclaw.benchmarks.scoring import extract_choice, extract_number
+
+    match = re.findall(r"ANSWER\s*[:=]\s*(.+)", text, flags=re.IGNORECASE)
+    value = match[-1].strip().strip("`*").strip() if match else text.strip()
+    if task.answer_type == "multiple_choice" and task.choices:
+        return extract_choice(value, task.choices) or extract_choice(text, task.choices)
+    if task.answer_type == "number":
+        number = extract_number(value)
+        return number if number is not None else extract_number(text)
+    if task.answer_type == "yes_no":
+        words = re.findall(r"[a-z]+", value.lower())
+        return next((w for w in words if w in ("yes", "no")), None)
+    return value or None
+
+
+class _Episode:
+    """The mutable state of one run (an :class:`Agent` can run several episodes, also in parallel)."""
+
+    def __init__(self, writer: TrajectoryWriter) -> None:
+        self.writer = writer
+        self.lock = threading.Lock()
+        self.usage = Usage()
+        self.cost: float | None = None
+        self.step = 0
+        self.model_s = 0.0
+        self.cell_s = 0.0
+
+    def write(self, event_type: str, **fields: Any) -> dict[str, Any]:
+        with self.lock:
+            return self.writer.write(event_type, **fields)
+
+    def account(self, reply: ModelReply) -> None:
+        with self.lock:
+            self.usage = self.usage + reply.usage
+            if reply.cost_usd is not None:
+                self.cost = (self.cost or 0.0) + reply.cost_usd
+
+
+class Agent:
+    """Runs episodes with one model. ``model`` is a spec string (see :func:`spatialclaw.models.load_model`)
+    or a :class:`~spatialclaw.models.Model`. A context manager; :meth:`close` releases the model when
+    the agent loaded it from a spec."""
+
+    def __init__(self, model: str | Model, config: AgentConfig | None = None) -> None:
+        self._owns_model = isinstance(model, str)
+        self.model = load_model(model) if isinstance(model, str) else model
+        self.config = config or AgentConfig()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_model:
+            self.model.close()
+
+    # -- one episode ---------------------------------------------------------------------------------
+    def run(
+        self,
+        task: Task,
+        out_dir: Path | str,
+        kernel: Any = None,
+        on_step: Callable[[StepEvent], None] | None = None,
+    ) -> EpisodeResult:
+        """Run ``task`` to an end and log it to ``out_dir`` (which must not hold an episode yet).
+
+        ``kernel``: a :class:`~spatialclaw.kernel.Kernel` to use (it is ``reset`` for this task and left
+        running); without one, a kernel is started and shut down. ``on_step`` is called after each step.
+        Model failures that survive the retries end the episode with status ``error``; they do not raise.
+        """
+        started = time.perf_counter()
+        out_dir = Path(out_dir)
+        if (out_dir / EPISODE_FILE).exists() and (out_dir / EPISODE_FILE).stat().st_size > 0:
+            raise FileExistsError(f"{out_dir} already holds an episode; give an empty or new directory")
+        config = self.config
+        with TrajectoryWriter(out_dir, fsync=config.fsync) as writer:
+            episode = _Episode(writer)
+            settings = config.to_dict()
+            episode.write(
+                "header",
+                format_version=FORMAT_VERSION,
+                package_version=__version__,
+                prompt_version=prompt_version(),
+                model=self.model.describe(),
+                config=settings,
+                config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
+            )
+            episode.write("task", task=task.to_dict(), files=_file_hashes(task))
+            server = None
+            own_kernel = kernel is None
+            status, answer, source, error = "error", None, None, None
+            try:
+                if config.vlm_side_channel:
+                    from spatialclaw.vlm_server import VLMServer
+
+                    server = VLMServer(lambda messages, purpose: self._call(episode, messages, purpose)).start()
+                vlm = server.config if server else None
+                workdir = out_dir / "workdir"
+                if own_kernel:
+                    from spatialclaw.kernel import Kernel
+
+                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
+                else:
+                    kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
+                status, answer, source = self._loop(task, kernel, episode, on_step)
+            except ModelError as failure:
+                error = str(failure)
+                log.error("episode %s ended by a model error: %s", task.task_id, failure)
+            except Exception as failure:  # the episode ends with a recorded reason instead of a traceback
+                error = f"{type(failure).__name__}: {failure}"
+                log.exception("episode %s failed", task.task_id)
+            finally:
+                if server is not None:
+                    server.stop()
+                if own_kernel and kernel is not None:
+                    kernel.shutdown()
+            if source is not None:
+                episode.write("answer", value=answer, source=source)
+            duration = time.perf_counter() - started
+            timing = {
+                "model_s": episode.model_s,
+                "cell_s": episode.cell_s,
+                "loop_s": max(duration - episode.model_s - episode.cell_s, 0.0),
+            }
+            episode.write(
+                "end",
+                reason=status,
+                steps=episode.step,
+                usage=asdict(episode.usage),
+                cost_usd=episode.cost,
+                duration_s=duration,
+                error=error,
+                timing=timing,
+            )
+        return EpisodeResult(
+            answer=answer,
+            status=status,
+            steps=episode.step,
+            usage=episode.usage,
+            cost_usd=episode.cost,
+            duration_s=duration,
+            trajectory_dir=out_dir,
+            answer_source=source,
+            error=error,
+            timing=timing,
+        )
+
+    def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
+        config = self.config
+        system = system_prompt(config.max_steps)
+        preview, preview_text = _preview(task, config.preview_images, config.preview_max_side)
+        memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
+        if config.plan:
+            plan_messages = [Message.text("system", system), Message.text("user", task_prompt(task, "") + "\n" + render("plan.md"))]
+            plan = self._call(episode, plan_messages, "plan")
+            memory.append(PlanRecord(extract_cell(plan.text).visible or plan.text))
+            _notify(on_step, StepEvent(step=0, kind="plan", reply=plan.text))
+        format_errors = 0
+        for step in range(1, config.max_steps + 1):
+            episode.step = step
+            note = render("last_step.md") if step == config.max_steps else None
+            messages = build_messages(system, memory, max_images=config.max_images_per_request, condense_errors=config.condense_errors, final_note=note)
+            reply = self._call(episode, messages, "step")
+            extraction = extract_cell(reply.text)
+            if not extraction.found:
+                message = render("format_error.md", step=step, max_steps=config.max_steps).rstrip("\n")
+                episode.write("format_error", step=step, response=reply.text, message=message)
+                memory.append(StepRecord(step, extraction.visible, None, None, message))
+                _notify(on_step, StepEvent(step=step, kind="format_error", reply=reply.text, message=message))
+                format_errors += 1
+                if format_errors >= config.max_format_errors:
+                    return "format_errors", None, None
+                continue
+            format_errors = 0
+            code = extraction.code or ""
+            cell_started = time.perf_counter()
+            result = kernel.execute(code, timeout=config.cell_timeout_s)
+            episode.cell_s += time.perf_counter() - cell_started
+            with episode.lock:
+                stored = episode.writer.cell_result(result)
+            episode.write("cell", step=step, code=code, result=stored)
+            notes = []
+            if extraction.ignored_blocks:
+                notes.append(f"your reply had {extraction.ignored_blocks + 1} code blocks; only the first ran. Write one block per step.")
+            if extraction.truncated:
+                notes.append("your reply ended inside the code block (it was cut off); the code up to there ran.")
+            text, images = observation_parts(step, config.max_steps, result, config.observation_chars, config.max_image_side, notes)
+            memory.append(StepRecord(step, extraction.visible, code, result, text, images))
+            paths = [episode.writer.directory / "images" / f"{i.sha256}.png" for i in result.images]
+            _notify(on_step, StepEvent(step=step, kind="cell", reply=reply.text, code=code, result=result, message=text, image_paths=paths))
+            if result.answered:
+                return "answered", result.answer, "cell"
+        if not config.fallback:
+            return "budget", None, None
+        question = fallback_prompt(task, config.max_steps)
+        messages = build_messages(system, memory, max_images=config.max_images_per_request, condense_errors=config.condense_errors, final_note=question)
+        reply = self._call(episode, messages, "fallback")
+        answer = parse_direct_answer(extract_cell(reply.text).visible or reply.text, task)
+        _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply=reply.text, message=f"parsed answer: {answer!r}"))
+        return "budget", answer, "fallback"
+
+    def _call(self, episode: _Episode, messages: list[Message], purpose: str) -> ModelReply:
+        """One logged model call (also used by the ``vlm`` side channel, from its server thread)."""
+        params = dict(self.config.model_params)
+        started = time.perf_counter()
+        try:
+            reply = self.model.chat(messages, purpose=purpose, **params)
+        except ModelError as failure:
+            episode.model_s += time.perf_counter() - started
+            with episode.lock:
+                request = {"messages": episode.writer.messages(messages)}
+            episode.write("model_call", step=episode.step, purpose=purpose, model=self.model.spec, params=params,
+                          request=request, response=None, usage=asdict(Usage()), cost_usd=None,
+                          latency_s=time.perf_counter() - started, error=str(failure))
+            raise
+        episode.model_s += time.perf_counter() - started
+        episode.account(reply)
+        with episode.lock:
+            request = {"messages": episode.writer.messages(messages)}
+        episode.write(
+            "model_call",
+            step=episode.step,
+            purpose=purpose,
+            model=self.model.spec,
+            params=params,
+            request=request,
+            response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
+            usage=asdict(reply.usage),
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s,
+            error=None,
+        )
+        return reply
+
+
+def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> None:
+    if on_step is not None:
+        on_step(event)
+
+
+def _file_hashes(task: Task) -> dict[str, str]:
+    """sha256 of every input file (so a trajectory names exactly the data it saw)."""
+    hashes: dict[str, str] = {}
+    for spec in task.inputs:
+        for path in spec.paths:
+            digest = hashlib.sha256()
+            try:
+                with open(path, "rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(chunk)
+            except OSError as error:
+                raise FileNotFoundError(f"input file {path} of task {task.task_id!r} cannot be read ({error})") from None
+            hashes[path] = digest.hexdigest()
+    return hashes
+
+
+def _preview(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
+    """Up to ``count`` frames of the first input, evenly spread, with a line saying which they are."""
+    if count <= 0 or not task.inputs:
+        return [], ""
+    from spatialclaw.primitives.frames import load_frames
+
+    frames = load_frames(task.inputs[0].to_dict())
+    total = len(frames)
+    if total == 0:
+        return [], "The first input holds no frames."
+    positions = sorted({round(i * (total - 1) / max(count - 1, 1)) for i in range(min(count, total))})
+    images = []
+    for position in positions:
+        frame = frames[position]
+        image = frame.image
+        if max(image.size) > max_side:
+            scale = max_side / max(image.size)
+            image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
+        images.append(ImagePart.from_pil(image, label=f"frame {frame.index}"))
+    indices = [frames[p].index for p in positions]
+    text = (
+        f"`frames` holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}). "
+        f"Attached below: frame(s) {', '.join(str(i) for i in indices)}"
+        + (", downscaled" if any(max(frames[p].width, frames[p].height) > max_side for p in positions) else "")
+        + "."
+    )
+    return images, text

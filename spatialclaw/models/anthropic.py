@@ -1,0 +1,132 @@
+"""``anthropic:MODEL``: the Messages API through the ``anthropic`` SDK.
+
+System messages become the ``system`` field, images travel as base64 PNG blocks, consecutive messages
+of one role are merged (the API requires alternation). ``thinking_budget=N`` turns on extended thinking
+with a budget of N tokens; the thinking text goes to :attr:`ModelReply.reasoning` and the complete
+content blocks (thinking with signatures included) stay in ``raw`` for the trajectory. Anthropic reports
+no separate reasoning-token count, so ``Usage.reasoning_tokens`` stays 0 (thinking is billed inside
+``completion_tokens``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from spatialclaw.chat import Message, ModelReply, TextPart, Usage
+from spatialclaw.models.base import Model, ModelAuthError, RetryPolicy, TransientError, with_retries
+from spatialclaw.models.errors import classify_sdk_error
+from spatialclaw.models.pricing import Price, cost_usd
+
+__all__ = ["AnthropicModel", "to_anthropic_messages"]
+
+DEFAULT_MAX_TOKENS = 8192
+
+
+def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """``(system, messages)`` for the Messages API."""
+    system = "\n\n".join(m.text_content for m in messages if m.role == "system")
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        blocks: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                if part.text:
+                    blocks.append({"type": "text", "text": part.text})
+            else:
+                blocks.append({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": part.base64()}})
+        if not blocks:
+            blocks.append({"type": "text", "text": "(empty)"})
+        if out and out[-1]["role"] == message.role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": message.role, "content": blocks})
+    return system, out
+
+
+class AnthropicModel(Model):
+    """A Claude model over the Messages API."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 300.0,
+        retry: RetryPolicy | None = None,
+        prices: dict[str, Price] | None = None,
+        **defaults: Any,
+    ) -> None:
+        import anthropic
+
+        self.name = name
+        self.spec = f"anthropic:{name}"
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key:
+            raise ModelAuthError(f"{self.spec}: no API key. Set ANTHROPIC_API_KEY (or pass api_key=...).")
+        self.retry = retry or RetryPolicy()
+        self.prices = prices
+        self.defaults = defaults
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
+
+    def request_body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
+        params = {**self.defaults, **params}
+        system, wire = to_anthropic_messages(messages)
+        body: dict[str, Any] = {"model": self.name, "messages": wire, "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS}
+        if system:
+            body["system"] = system
+        params.pop("reasoning_effort", None)  # an OpenAI parameter
+        budget = params.pop("thinking_budget", None)
+        if budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": int(budget)}
+            body["max_tokens"] = max(body["max_tokens"], int(budget) + 1024)
+            params.pop("temperature", None)  # extended thinking requires the default temperature
+        stop = params.pop("stop", None)
+        if stop:
+            body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        params.pop("seed", None)  # not supported by the Messages API
+        body.update({k: v for k, v in params.items() if v is not None})
+        return body
+
+    def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
+        body = self.request_body(messages, params)
+        start = time.perf_counter()
+        response = with_retries(lambda: self._create(body), self.retry, f"{self.spec} ({purpose})")
+        return self._reply(response, time.perf_counter() - start)
+
+    def _create(self, body: dict[str, Any]) -> Any:
+        try:
+            response = self._client.messages.create(**body)
+        except Exception as error:  # mapped to retry or a clear ModelError
+            raise classify_sdk_error(error, self.spec) from error
+        if not isinstance(getattr(response, "content", None), list):
+            raise TransientError(f"malformed response: no content blocks in {str(response)[:200]}")
+        return response
+
+    def _reply(self, response: Any, latency_s: float) -> ModelReply:
+        text = "".join(b.text for b in response.content if getattr(b, "type", None) == "text")
+        thinking = [b.thinking for b in response.content if getattr(b, "type", None) == "thinking"]
+        u = response.usage
+        cache_read = getattr(u, "cache_read_input_tokens", None) or 0
+        cache_write = getattr(u, "cache_creation_input_tokens", None) or 0
+        usage = Usage(
+            prompt_tokens=(u.input_tokens or 0) + cache_read + cache_write,
+            completion_tokens=u.output_tokens or 0,
+            cached_tokens=cache_read,
+        )
+        return ModelReply(
+            text=text,
+            reasoning="\n\n".join(thinking) if thinking else None,
+            usage=usage,
+            cost_usd=cost_usd(self.name, usage, self.prices),
+            latency_s=latency_s,
+            raw=response.model_dump(mode="json", exclude_none=True),
+            finish_reason=response.stop_reason,
+        )
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,324 @@
+"""Prompt assembly: the templates in ``prompts/`` filled with the task and with an API manual that is
+generated from the actual signatures and docstrings of the kernel namespace (so it cannot drift).
+
+Templates use :class:`string.Template` placeholders (``$name``; ``$$`` is a literal dollar). The prompt
+set's identity is :func:`prompt_version`: the ``VERSION`` in ``prompts/__init__.py`` plus a hash of the
+templates' text, recorded in every trajectory header.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import inspect
+import logging
+import string
+from importlib import resources
+from typing import Any
+
+from spatialclaw.task import Task
+
+__all__ = [
+    "NAMESPACE_DOCS",
+    "answer_rules",
+    "api_section",
+    "fallback_prompt",
+    "prompt_version",
+    "render",
+    "system_prompt",
+    "task_prompt",
+    "template",
+]
+
+log = logging.getLogger(__name__)
+_P = "spatialclaw.primitives"
+
+# (name in the kernel, module, attribute, how it is bound): the contract of DESIGN.md's namespace table.
+NAMESPACE_DOCS: list[tuple[str, str, str, str]] = [
+    ("frames", f"{_P}.frames", "Frames", "instance"),
+    ("meta", f"{_P}.namespace", "Meta", "instance"),
+    ("show", f"{_P}.display", "show", "function"),
+    ("answer", f"{_P}.display", "Answerer.__call__", "function"),
+    ("depth", f"{_P}.depth", "depth", "function"),
+    ("reconstruct", f"{_P}.reconstruct", "reconstruct", "function"),
+    ("detect", f"{_P}.detect", "detect", "function"),
+    ("segment", f"{_P}.segment", "segment", "function"),
+    ("track", f"{_P}.track", "track", "function"),
+    ("zoom", f"{_P}.look", "zoom", "function"),
+    ("draw", f"{_P}.look", "draw", "function"),
+    ("find_color", f"{_P}.look", "find_color", "function"),
+    ("vlm", f"{_P}.vlm", "VLMClient", "instance"),
+    ("scene", f"{_P}.scene", "Scene", "instance"),
+    ("geom", f"{_P}.geom", "", "module"),
+]
+
+_LIBRARIES = (
+    "`videos`: a list with one `Frames` per input when the task has several videos or image sets "
+    "(`frames` is `videos[0]`).\n"
+    "`np` (NumPy), `scipy`, `plt` (matplotlib.pyplot; `plt.show()` attaches the figure like `show`), "
+    "`Image` (PIL.Image) are imported. Other installed packages (cv2, skimage, open3d) can be imported."
+)
+
+
+# templates -----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _template_text(name: str) -> str:
+    try:
+        return resources.files("spatialclaw.prompts").joinpath(name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"prompt template {name!r} is missing from spatialclaw/prompts; reinstall spatialclaw") from None
+
+
+def template(name: str) -> string.Template:
+    """The template ``prompts/NAME`` (``name`` with its extension, e.g. ``"system.md"``)."""
+    return string.Template(_template_text(name))
+
+
+def render(name: str, **values: Any) -> str:
+    """Fill ``prompts/NAME``; a placeholder without a value is an error naming it."""
+    try:
+        return template(name).substitute(**values).strip() + "\n"
+    except KeyError as error:
+        raise KeyError(f"prompt template {name!r} needs a value for ${error.args[0]}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def prompt_version() -> str:
+    """``VERSION+hash``: the prompts package's VERSION and the first 8 hex digits of a hash of every template."""
+    from spatialclaw.prompts import VERSION
+
+    folder = resources.files("spatialclaw.prompts")
+    digest = hashlib.sha256()
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith((".md", ".txt")):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return f"{VERSION}+{digest.hexdigest()[:8]}"
+
+
+def answer_rules(answer_type: str | None = None) -> str:
+    """The answer rules for one answer type, or all of them (headed by type) when ``None``."""
+    sections: dict[str, str] = {}
+    current = None
+    for line in _template_text("answer_rules.md").splitlines():
+        if line.startswith("[") and line.rstrip().endswith("]"):
+            current = line.strip()[1:-1]
+            sections[current] = ""
+        elif current is not None:
+            sections[current] += line + "\n"
+    if answer_type is None:
+        return "\n".join(f"{kind.replace('_', ' ')}: {text.strip()}" for kind, text in sections.items())
+    if answer_type not in sections:
+        raise ValueError(f"no answer rules for answer type {answer_type!r}; known: {', '.join(sections)}")
+    return sections[answer_type].strip()
+
+
+# the API manual ------------------------------------------------------------------------------------
+def _annotation(value: Any) -> str:
+    if value is inspect.Parameter.empty:
+        return ""
+    if isinstance(value, str):
+        return value
+    return getattr(value, "__qualname__", None) or str(value).replace("typing.", "")
+
+
+def _signature(obj: Any, name: str) -> str:
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return f"{name}(...)"
+    parts: list[str] = []
+    saw_keyword_only = False
+    for parameter in signature.parameters.values():
+        if parameter.name == "self":
+            continue
+        text = parameter.name
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            text, saw_keyword_only = "*" + text, True
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            text = "**" + text
+        elif parameter.kind is parameter.KEYWORD_ONLY and not saw_keyword_only:
+            parts.append("*")
+            saw_keyword_only = True
+        annotation = _annotation(parameter.annotation)
+        if annotation:
+            text += f": {annotation}"
+        if parameter.default is not parameter.empty:
+            text += f" = {parameter.default!r}"
+        parts.append(text)
+    returns = _annotation(signature.return_annotation)
+    return f"{name}({', '.join(parts)})" + (f" -> {returns}" if returns and returns != "None" else "")
+
+
+def _doc(obj: Any) -> str:
+    return inspect.getdoc(obj) or "(no description)"
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
+
+
+def _public_members(cls: type) -> list[tuple[str, Any]]:
+    members = []
+    for attr, value in cls.__dict__.items():
+        if attr.startswith("_") and attr not in ("__call__", "__getitem__", "__len__"):
+            continue
+        if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
+            members.append((attr, value))
+    return members
+
+
+def _document_class(cls: type, shown_name: str, referenced: dict[str, type]) -> str:
+    lines = [_doc(cls)]
+    for attr, member in _public_members(cls):
+        if isinstance(member, property):
+            lines.append(f"- `.{attr}`: {_doc(member).splitlines()[0] if member.__doc__ else 'attribute'}")
+            continue
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        call = _signature(function, f"{shown_name}" if attr == "__call__" else f"{shown_name}.{attr}")
+        _collect_returns(function, referenced)
+        lines.append(f"- `{call}`\n{_indent(_doc(function))}")
+    return "\n".join(lines)
+
+
+def _collect_returns(function: Any, referenced: dict[str, type]) -> None:
+    """Remember primitives classes named in ``function``'s return annotation, to document them too."""
+    annotation = getattr(function, "__annotations__", {}).get("return")
+    if not isinstance(annotation, str):
+        annotation = getattr(annotation, "__name__", "")
+    namespace = getattr(function, "__globals__", {})
+    for token in _identifiers(annotation):
+        value = namespace.get(token)
+        if inspect.isclass(value) and value.__module__.startswith(_P):
+            referenced.setdefault(value.__name__, value)
+
+
+def _identifiers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text or "")
+
+
+def _resolve(module: Any, attribute: str) -> Any:
+    value = module
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@functools.lru_cache(maxsize=1)
+def api_section() -> str:
+    """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
+
+    Entries whose module cannot be imported in this installation are listed as unavailable (with a
+    logged warning), so the model is never told about a tool that is not there.
+    """
+    blocks: list[str] = []
+    missing: list[str] = []
+    referenced: dict[str, type] = {}
+    documented: set[str] = set()
+    for name, module_name, attribute, binding in NAMESPACE_DOCS:
+        try:
+            module = importlib.import_module(module_name)
+            obj = module if binding == "module" else _resolve(module, attribute)
+        except Exception as error:  # a primitive not installed or broken: say so, do not crash the agent
+            log.warning("kernel API docs: %s unavailable (%s: %s)", name, type(error).__name__, error)
+            missing.append(name)
+            continue
+        if binding == "function":
+            _collect_returns(obj, referenced)
+            blocks.append(f"### `{_signature(obj, name)}`\n{_doc(obj)}")
+        elif binding == "instance":
+            documented.add(obj.__name__)
+            blocks.append(f"### `{name}` ({obj.__name__})\n{_document_class(obj, name, referenced)}")
+        else:
+            blocks.append(_document_module(obj, name, referenced, documented))
+    if "Frames" in documented:
+        try:
+            frame_class = importlib.import_module(f"{_P}.frames").Frame
+            referenced.setdefault("Frame", frame_class)
+        except (ImportError, AttributeError):
+            pass
+    blocks.append(_LIBRARIES)
+    extra = [cls for key, cls in sorted(referenced.items()) if key not in documented]
+    if extra:
+        blocks.append("### Result types\n" + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {})}" for cls in extra))
+    if missing:
+        blocks.append("Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + ".")
+    return "\n\n".join(blocks)
+
+
+def _document_module(module: Any, name: str, referenced: dict[str, type], documented: set[str]) -> str:
+    summary = _doc(module)
+    lines = [f"### `{name}` (module)\n{summary}"]
+    for attr in getattr(module, "__all__", []):
+        value = getattr(module, attr, None)
+        if value is None:
+            continue
+        if inspect.isclass(value):
+            documented.add(value.__name__)
+            lines.append(f"#### `{name}.{attr}`\n{_document_class(value, attr, referenced)}")
+        elif callable(value):
+            _collect_returns(value, referenced)
+            lines.append(f"#### `{_signature(value, f'{name}.{attr}')}`\n{_doc(value)}")
+    return "\n\n".join(lines)
+
+
+# prompts -------------------------------------------------------------------------------------------
+def system_prompt(max_steps: int) -> str:
+    """The system prompt: step format, conventions, the generated API manual, answer rules."""
+    return render(
+        "system.md",
+        step_format=_template_text("step_format.md").strip(),
+        api=api_section(),
+        answer_rules=answer_rules(None),
+        max_steps=max_steps,
+    )
+
+
+def choices_text(task: Task) -> str:
+    if not task.choices:
+        return ""
+    return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {choice}" for i, choice in enumerate(task.choices))
+
+
+def inputs_text(task: Task) -> str:
+    """One line per input: kind, how many files, sampling; the kernel names them ``frames``/``videos``."""
+    lines = []
+    for number, spec in enumerate(task.inputs):
+        where = "`frames`" if number == 0 else f"`videos[{number}]`"
+        if spec.kind == "video":
+            sampling = f", sampled at {spec.fps} fps" if spec.fps else (f", {spec.count} frames sampled evenly" if spec.count else ", every frame")
+            lines.append(f"Input {number + 1} ({where}): a video{sampling}.")
+        else:
+            lines.append(f"Input {number + 1} ({where}): {len(spec.paths)} image(s).")
+    return "\n".join(lines)
+
+
+def task_prompt(task: Task, preview: str = "") -> str:
+    """The first user message's text (images, if any, follow it as separate parts)."""
+    return render(
+        "task.md",
+        question=task.question,
+        choices=choices_text(task),
+        answer_type=task.answer_type.replace("_", " ") + " — " + answer_rules(task.answer_type).splitlines()[0],
+        inputs=inputs_text(task),
+        preview=preview,
+    )
+
+
+def fallback_prompt(task: Task, max_steps: int) -> str:
+    """The request for a direct answer once the step budget is spent."""
+    hints = {
+        "multiple_choice": "the letter of one option, e.g. ANSWER: B",
+        "number": "a plain number, e.g. ANSWER: 2.5",
+        "yes_no": "yes or no",
+        "text": "a few words",
+    }
+    return render(
+        "fallback.md",
+        max_steps=max_steps,
+        question=task.question,
+        choices=choices_text(task),
+        answer_hint=hints.get(task.answer_type, "a short answer"),
+    )

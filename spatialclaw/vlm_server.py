@@ -1,0 +1,152 @@
+"""Host side of the kernel's ``vlm`` side channel.
+
+A cell that calls ``vlm.ask(...)`` or ``vlm.locate(...)`` posts JSON to this server on ``127.0.0.1``;
+the server asks the episode's model and answers. The kernel receives only the URL and a random token
+(``Kernel(vlm=server.config)``), never an API key: credentials stay in the host process.
+
+Protocol (JSON over HTTP POST, header ``Authorization: Bearer <token>``):
+
+``/ask``     ``{"images": [base64 PNG, ...], "question": str}`` -> ``{"text": str}``
+``/locate``  ``{"image": base64 PNG, "description": str}`` -> ``{"text": str, "width": int, "height": int}``
+             (the kernel side parses the reply into pixel boxes and points)
+
+Errors come back as ``{"error": str}`` with status 400 (bad request), 401 (wrong token) or 502 (the
+model call failed), so the cell raises an exception with that message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from spatialclaw.chat import ImagePart, Message, ModelReply, TextPart
+from spatialclaw.prompting import render
+
+__all__ = ["VLMServer", "ask_messages", "locate_messages"]
+
+ModelCall = Callable[[list[Message], str], ModelReply]
+"""``(messages, purpose) -> reply``: how the server reaches the model (the agent logs each call)."""
+
+
+def _image(data: str) -> ImagePart:
+    from PIL import Image
+
+    try:
+        png = base64.b64decode(data, validate=True)
+        with Image.open(io.BytesIO(png)) as image:
+            width, height = image.size
+            if image.format != "PNG":
+                raise ValueError(f"expected PNG, got {image.format}")
+    except (binascii.Error, OSError, ValueError) as error:
+        raise ValueError(f"an image is not a base64 PNG ({error})") from None
+    return ImagePart(png=png, width=width, height=height)
+
+
+def ask_messages(images: list[ImagePart], question: str) -> list[Message]:
+    """The request of ``vlm.ask``: the images, then the question."""
+    return [Message("user", [*images, TextPart(render("vlm_ask.md", question=question))])]
+
+
+def locate_messages(image: ImagePart, description: str) -> list[Message]:
+    """The request of ``vlm.locate``: the image, then a request for JSON pixel boxes or points."""
+    prompt = render("vlm_locate.md", description=description, width=image.width, height=image.height)
+    return [Message("user", [image, TextPart(prompt)])]
+
+
+class VLMServer:
+    """Serve ``ask``/``locate`` for one episode; a context manager. ``config`` goes to ``Kernel(vlm=...)``."""
+
+    def __init__(self, call_model: ModelCall, timeout_s: float = 300.0) -> None:
+        self.call_model = call_model
+        self.timeout_s = timeout_s
+        self.token = secrets.token_urlsafe(24)
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> VLMServer:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> VLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the VLM server is not running; call start() first")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """What the kernel's ``VLMClient`` needs: URL, token and timeout (seconds). No credentials."""
+        return {"url": self.url, "token": self.token, "timeout_s": self.timeout_s}
+
+    def handle(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request (raises ValueError for a bad request)."""
+        if route == "/ask":
+            question = body.get("question")
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError("ask needs a non-empty 'question' string")
+            images = [_image(i) for i in body.get("images") or []]
+            reply = self.call_model(ask_messages(images, question), "vlm.ask")
+            return {"text": reply.text}
+        if route == "/locate":
+            description = body.get("description")
+            if not isinstance(description, str) or not description.strip():
+                raise ValueError("locate needs a non-empty 'description' string")
+            if not isinstance(body.get("image"), str):
+                raise ValueError("locate needs one 'image' (base64 PNG)")
+            image = _image(body["image"])
+            reply = self.call_model(locate_messages(image, description), "vlm.locate")
+            return {"text": reply.text, "width": image.width, "height": image.height}
+        raise LookupError(f"no route {route}; use /ask or /locate")
+
+
+def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep the host's stderr clean
+            return
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {server.token}"):
+                self._send(401, {"error": "wrong or missing token for the vlm side channel"})
+                return
+            try:
+                body = json.loads(raw or b"{}")
+                self._send(200, server.handle(self.path, body))
+            except LookupError as error:
+                self._send(404, {"error": str(error)})
+            except (ValueError, json.JSONDecodeError) as error:
+                self._send(400, {"error": str(error)})
+            except Exception as error:  # the model call failed: report it to the cell
+                self._send(502, {"error": f"the model call failed: {type(error).__name__}: {error}"})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
