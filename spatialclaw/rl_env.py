@@ -1,0 +1,199 @@
+"""An RL environment over the spatialclaw kernel: the policy writes cells, the environment runs them.
+
+::
+
+    env = SpatialEnv(max_steps=8)
+    obs = env.reset(task)                      # starts (or resets) the kernel with the task's frames
+    while True:
+        cell = policy(obs)                     # Python code, one cell
+        obs, done, reward, info = env.step(cell)
+        if done:
+            break                              # reward = the benchmark score of the answer in [0, 1]
+    env.close()
+
+The reward is 0 on every step but the last; when the cell calls ``answer(...)`` it is the benchmark
+score of that answer (:func:`spatialclaw.benchmarks.scoring.score_answer` with the task's answer type,
+choices and ``meta["metric"]``/``meta["unit"]``: option-letter accuracy for multiple choice, mean
+relative accuracy for numbers). Running out of ``max_steps`` ends the episode with reward 0 and
+``info["truncated"] = True``. With ``record_dir`` every episode is also logged in the native trajectory
+format (cells, answer, score, end; no model calls, since the policy lives outside), so rollouts can be
+replayed and viewed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.cell import CellResult
+from spatialclaw.chat import ImagePart, Message, TextPart
+from spatialclaw.task import Task
+from spatialclaw.trajectory import TrajectoryWriter, config_hash
+
+__all__ = ["Observation", "SpatialEnv"]
+
+
+@dataclass
+class Observation:
+    """What the policy sees: ``text`` (the task at reset, the cell's rendered output after a step),
+    ``images`` (PNG bytes, in order), the ``step`` about to be taken (0-based) and the raw ``result``."""
+
+    text: str
+    images: list[bytes] = field(default_factory=list)
+    step: int = 0
+    result: CellResult | None = None
+
+    def to_message(self) -> Message:
+        """The observation as a user message for a chat model."""
+        return Message(role="user", content=[TextPart(self.text)] + [ImagePart(png) for png in self.images])
+
+
+def _task_text(task: Task) -> str:
+    lines = [task.question]
+    for letter, choice in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", task.choices or []):
+        lines.append(f"{letter}. {choice}")
+    counts = [f"{spec.kind}: {len(spec.paths)} path(s)" for spec in task.inputs]
+    lines.append(f"Inputs ({len(task.inputs)}): " + "; ".join(counts) + ". They are loaded as `frames`/`videos`.")
+    lines.append("Write one Python cell per step; call answer(value) to finish.")
+    return "\n".join(lines)
+
+
+def _coerce_task(task: Task | dict[str, Any] | str) -> Task:
+    if isinstance(task, Task):
+        return task
+    if isinstance(task, str):
+        task = json.loads(task)
+    if isinstance(task, dict):
+        return Task.from_dict(task)
+    raise TypeError(f"reset() takes a Task, its dict or its JSON (verl's task_json), not {type(task).__name__}")
+
+
+class SpatialEnv:
+    """``reset(task) -> Observation``; ``step(cell) -> (Observation, done, reward, info)``.
+
+    ``max_steps`` bounds cells per episode; ``cell_timeout_s`` bounds each cell (seconds);
+    ``observation_chars`` is the text budget of an observation (:meth:`CellResult.to_text`);
+    ``record_dir``: log each episode under ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
+    :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``). One kernel is reused across episodes.
+    """
+
+    def __init__(
+        self,
+        max_steps: int = 16,
+        cell_timeout_s: float = 120.0,
+        observation_chars: int = 8000,
+        record_dir: str | Path | None = None,
+        **kernel_kwargs: Any,
+    ) -> None:
+        self.max_steps = max_steps
+        self.cell_timeout_s = cell_timeout_s
+        self.observation_chars = observation_chars
+        self.record_dir = Path(record_dir) if record_dir is not None else None
+        self._kernel_kwargs = kernel_kwargs
+        self._kernel: Any = None
+        self._task: Task | None = None
+        self._steps = 0
+        self._done = True
+        self._episodes = 0
+        self._log: TrajectoryWriter | None = None
+        self._started = 0.0
+
+    def __enter__(self) -> SpatialEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def episode_dir(self) -> Path | None:
+        """Where the current episode is being recorded (``None`` without ``record_dir``)."""
+        return self._log.directory if self._log is not None else None
+
+    def reset(self, task: Task | dict[str, Any] | str) -> Observation:
+        """Start an episode of ``task`` (a :class:`Task`, its dict, or its JSON). The task must have a
+        ground truth, since the reward is its score."""
+        from spatialclaw.kernel import Kernel
+
+        task = _coerce_task(task)
+        if task.ground_truth is None:
+            raise ValueError(f"task {task.task_id!r} has no ground truth; the environment needs it to compute the reward")
+        self._finish_log("interrupted")
+        if self._kernel is None:
+            self._kernel = Kernel.for_task(task, **self._kernel_kwargs)
+        else:
+            self._kernel.reset(videos=task.inputs, meta=task.kernel_meta())
+        self._task, self._steps, self._done = task, 0, False
+        self._episodes += 1
+        self._started = time.time()
+        if self.record_dir is not None:
+            config = {"env": "SpatialEnv", "max_steps": self.max_steps, "cell_timeout_s": self.cell_timeout_s}
+            self._log = TrajectoryWriter(self.record_dir / f"{task.task_id}-{self._episodes}")
+            self._log.write("header", format_version=1, package_version=_version(), prompt_version=None,
+                            model="external-policy", config=config, config_hash=config_hash(config))
+            self._log.write("task", task=task.to_dict(), files={})
+        return Observation(text=_task_text(task), step=0)
+
+    def step(self, cell: str) -> tuple[Observation, bool, float, dict[str, Any]]:
+        """Run one cell. Returns the observation, whether the episode is over, the reward and an info
+        dict (``status``, ``step``; at the end ``answer``, ``score``, ``score_details``, ``truncated``)."""
+        if self._done or self._task is None:
+            raise RuntimeError("the episode is over (or was never started): call reset(task) first")
+        result: CellResult = self._kernel.execute(cell, timeout=self.cell_timeout_s)
+        step = self._steps
+        self._steps += 1
+        if self._log is not None:
+            self._log.write("cell", step=step, code=cell, result=self._log.cell_result(result))
+        info: dict[str, Any] = {"status": result.status, "step": step}
+        reward = 0.0
+        if result.answered:
+            score = self._score(result.answer)
+            reward = score.value
+            info.update(answer=result.answer, score=score.value, score_details=score.to_dict(), truncated=False)
+            if self._log is not None:
+                self._log.write("answer", value=result.answer, source="cell")
+                self._log.write("score", score=score.value, ground_truth=self._task.ground_truth, details=score.to_dict())
+            self._done = True
+            self._finish_log("answered")
+        elif self._steps >= self.max_steps:
+            info.update(answer=None, score=0.0, truncated=True)
+            self._done = True
+            self._finish_log("budget")
+        observation = Observation(
+            text=result.to_text(self.observation_chars),
+            images=[image.png for image in result.images],
+            step=self._steps,
+            result=result,
+        )
+        return observation, self._done, reward, info
+
+    def close(self) -> None:
+        """Close the current episode's log (as interrupted if it was not over) and stop the kernel."""
+        self._finish_log("interrupted")
+        if self._kernel is not None:
+            self._kernel.shutdown()
+            self._kernel = None
+
+    def _score(self, answer: Any) -> Any:
+        from spatialclaw.benchmarks.scoring import score_answer
+
+        task = self._task
+        return score_answer(answer, task.ground_truth, task.answer_type, task.choices,
+                            metric=task.meta.get("metric"), unit=task.meta.get("unit"))
+
+    def _finish_log(self, reason: str) -> None:
+        if self._log is None:
+            return
+        self._log.write("end", reason=reason, steps=self._steps, usage={}, cost_usd=None,
+                        duration_s=round(time.time() - self._started, 3))
+        self._log.close()
+        self._log = None
+
+
+def _version() -> str:
+    from spatialclaw import __version__
+
+    return __version__
+

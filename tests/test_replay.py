@@ -1,0 +1,71 @@
+"""Replay re-executes a recorded episode's cells in a fresh kernel and reports, cell by cell, whether
+stdout, the error type, the number of images and the answer are reproduced."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from spatialclaw.cli import main
+from spatialclaw.replay import replay_episode
+from spatialclaw.rl_env import SpatialEnv
+from spatialclaw.task import FrameSpec, Task
+
+CELLS = [
+    "import numpy as np\nmeans = [float(f.array.mean()) for f in frames]\nprint([round(m, 2) for m in means])",
+    "show(frames[1], label='second')\nshow(np.zeros((10, 20, 3), dtype=np.uint8))",
+    "brightest = int(np.argmax(means))\nprint('brightest', brightest, frames[brightest].index)\nundefined_name",
+    "import sys\nprint('to stderr', file=sys.stderr)\nanswer('AB'[brightest])",
+]
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """An episode recorded by running real cells in a real kernel (through the RL environment)."""
+    paths = []
+    for i, value in enumerate([40, 200]):
+        path = tmp_path / f"frame_{i}.png"
+        Image.new("RGB", (64, 48), (value, value // 2, 10)).save(path)
+        paths.append(path)
+    task = Task(question="Which frame is brighter?", inputs=[FrameSpec.images(paths)], choices=["first", "second"],
+                ground_truth="B", task_id="bright")
+    with SpatialEnv(max_steps=10, record_dir=tmp_path / "run") as env:
+        env.reset(task)
+        for cell in CELLS:
+            env.step(cell)
+    return tmp_path / "run" / "bright-1"
+
+
+def test_replay_reproduces_every_cell(recorded):
+    report = replay_episode(recorded)
+    assert len(report.cells) == len(CELLS)
+    assert [c.code for c in report.cells] == CELLS
+    assert report.ok, report.table()
+    assert report.cells[1].replayed["images"] == 2
+    assert report.cells[2].replayed["error"] == "NameError"
+    assert report.cells[3].replayed["answer"] == (True, "B")
+    assert "4 of 4 cell(s) reproduced" in report.table()
+
+
+def test_replay_reports_the_cells_that_differ(recorded):
+    log = recorded / "episode.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    cells = [e for e in events if e["type"] == "cell"]
+    cells[0]["result"]["stdout"] = "[1.0, 2.0]\n"
+    cells[1]["result"]["images"] = cells[1]["result"]["images"][:1]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    report = replay_episode(recorded)
+    assert [c.ok for c in report.cells] == [False, False, True, True]
+    assert report.cells[0].matches == {"stdout": False, "error": True, "images": True, "answer": True}
+    assert report.cells[1].matches["images"] is False
+    assert "stdout: recorded '[1.0, 2.0]\\n'" in report.table()
+
+
+def test_replay_command_exit_codes(recorded, tmp_path, capsys):
+    assert main(["replay", str(recorded)]) == 0
+    assert "4 of 4 cell(s) reproduced" in capsys.readouterr().out
+    (tmp_path / "frame_0.png").unlink()
+    assert main(["replay", str(recorded)]) == 1
+    assert "input files are not on this machine" in capsys.readouterr().err
