@@ -1,0 +1,137 @@
+"""Kernel speed: our execute round trip against raw jupyter-client, show(), cold start, pooled reset.
+
+Run: ``.venv/bin/python benchmarks/perf/kernel.py``. Prints a table, then one JSON line with
+``overhead_ratio`` (median ours / median raw jupyter-client round trip of the same trivial cell),
+``show_ms`` (median execute of ``show()`` on a 768x576 photo), ``start_s`` (cold start with preload)
+and ``reset_s`` (pooled reset between episodes). Targets: ratio <= 1.5, show <= 50 ms, start <= 2 s,
+reset <= 0.3 s.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import statistics
+import sys
+import tempfile
+import time
+
+from jupyter_client import KernelManager
+
+from spatialclaw import Kernel, KernelPool
+from spatialclaw.kernel_env import kernel_environment
+
+TRIVIAL = "x = 1"
+ROUNDS = 200
+
+
+class RawKernel:
+    """The floor: a bare ipykernel (no spatialclaw runtime) driven by a plain jupyter-client loop."""
+
+    def __init__(self) -> None:
+        self.manager = KernelManager(kernel_name="python3")
+        self.manager.start_kernel(env=kernel_environment(), cwd=tempfile.mkdtemp())
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def execute(self, code: str) -> None:
+        msg_id = self.client.execute(code)
+        while True:
+            reply = self.client.get_shell_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        while True:
+            try:
+                message = self.client.get_iopub_msg(timeout=30)
+            except queue.Empty:
+                raise RuntimeError("the raw kernel stopped answering") from None
+            if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+                return
+
+    def shutdown(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+
+def interleaved_round_trips_ms(raw: RawKernel, kernel: Kernel, rounds: int) -> tuple[list[float], list[float]]:
+    """Alternate raw and ours cell by cell, so that machine noise hits both alike."""
+    raw_times, our_times = [], []
+    for _ in range(rounds + 10):
+        start = time.perf_counter()
+        raw.execute(TRIVIAL)
+        raw_times.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        result = kernel.execute(TRIVIAL)
+        our_times.append((time.perf_counter() - start) * 1000)
+        if not result.ok:
+            raise RuntimeError(result.to_text())
+    return raw_times[10:], our_times[10:]
+
+
+def round_trips_ms(kernel: Kernel, code: str, rounds: int) -> list[float]:
+    times = []
+    for _ in range(rounds + 3):
+        start = time.perf_counter()
+        result = kernel.execute(code)
+        times.append((time.perf_counter() - start) * 1000)
+        if not result.ok:
+            raise RuntimeError(result.to_text())
+    return times[3:]
+
+
+def main() -> None:
+    start_times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        kernel = Kernel()
+        start_times.append(time.perf_counter() - start)
+        if len(start_times) < 3:
+            kernel.shutdown()
+    raw_kernel = RawKernel()
+    raw, ours = interleaved_round_trips_ms(raw_kernel, kernel, ROUNDS)
+    raw_kernel.shutdown()
+    setup = kernel.execute(
+        "from skimage import data as _data\nphoto = Image.fromarray(_data.astronaut()).resize((768, 576))\nshow(photo)"
+    )
+    if not setup.ok:
+        raise RuntimeError(setup.to_text())
+    show_times = round_trips_ms(kernel, "show(photo)", 30)
+    kernel.shutdown()
+
+    reset_times = []
+    with KernelPool(size=1) as pool:
+        pooled = pool.acquire()
+        for episode in range(8):
+            pooled.execute(f"data = np.ones((256, 256))\nepisode = {episode}")
+            pool.release(pooled)
+            start = time.perf_counter()
+            pooled = pool.acquire(meta={"question": f"episode {episode}"})
+            reset_times.append(time.perf_counter() - start)
+        pool.release(pooled)
+
+    figures = {
+        "raw_ms": statistics.median(raw),
+        "execute_ms": statistics.median(ours),
+        "overhead_ratio": statistics.median(ours) / statistics.median(raw),
+        "show_ms": statistics.median(show_times),
+        "start_s": statistics.median(start_times),
+        "reset_s": statistics.median(reset_times),
+    }
+    print(f"{'measure':<34}{'value':>12}{'target':>10}")
+    rows = [
+        ("raw jupyter-client round trip", f"{figures['raw_ms']:.2f} ms", ""),
+        ("Kernel.execute round trip", f"{figures['execute_ms']:.2f} ms", ""),
+        ("overhead ratio (ours / raw)", f"{figures['overhead_ratio']:.2f}", "<= 1.5"),
+        ("show() of a 768x576 image", f"{figures['show_ms']:.1f} ms", "<= 50"),
+        ("cold start with preload", f"{figures['start_s']:.2f} s", "<= 2.0"),
+        ("pooled reset", f"{figures['reset_s'] * 1000:.0f} ms", "<= 300"),
+    ]
+    for name, value, target in rows:
+        print(f"{name:<34}{value:>12}{target:>10}")
+    sys.stdout.flush()
+    print(json.dumps({k: round(v, 4) for k, v in figures.items()}))
+
+
+if __name__ == "__main__":
+    main()
