@@ -159,7 +159,8 @@ def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
             raise ValueError(f"{kind} must be {shapes[kind]} pixels, got shape {array.shape}")
         return [(row, None) for row in array]
     entries: list[tuple[Any, str | None]] = []
-    for item in items if isinstance(items, (list, tuple)) else [items]:
+    many = not isinstance(items, np.ndarray) and not hasattr(items, "mask") and hasattr(items, "__len__")
+    for item in items if many else [items]:
         mask = np.asarray(getattr(item, "mask", item)).astype(bool)
         if mask.ndim == 3:
             entries.extend((layer, None) for layer in mask)

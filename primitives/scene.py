@@ -229,15 +229,21 @@ class Scene:
         """Store an instance from an image mask and the frame's metric depth.
 
         Args:
-            mask: (H, W) bool mask (or an object with ``.mask``) of the instance in the frame.
+            mask: (H, W) bool mask of the instance in the frame, or a segmentation ``Instance`` (its
+                ``.mask``, ``.label`` and ``.frame_index`` are used).
             depth: (H, W) depth in metres, or a depth result with ``.depth`` (and ``.intrinsics``/``.K``).
             K: (3, 3) intrinsics in pixels (taken from ``depth`` when omitted).
             pose: (4, 4) camera-to-world pose; default the registered camera of ``frame``.
-            frame: absolute frame index (or Frame) the mask comes from; recorded, and used to look up the pose.
+            frame: absolute frame index (or Frame) the mask comes from; recorded, and used to look up the pose
+                (default: the mask's or the depth result's ``frame_index``).
             erode_px: shrink the mask by this many pixels first (mask edges hold mixed foreground/background depth).
             reject_outliers: drop points whose depth is further than max(0.1 m, 4 x 1.4826 x MAD) from the
                 median depth inside the mask (flying pixels, background leaking through the mask).
         """
+        if frame is None:
+            frame = getattr(mask, "frame_index", None)
+            frame = getattr(depth, "frame_index", None) if frame is None else frame
+        label = label or getattr(mask, "label", None)
         mask_array = np.asarray(getattr(mask, "mask", mask)).astype(bool)
         if K is None:
             K = getattr(depth, "intrinsics", getattr(depth, "K", None))
