@@ -18,8 +18,9 @@ with ``--keep-sessions``.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import anyio
 
@@ -50,6 +51,18 @@ def _outcome_content(outcome: StepOutcome) -> list[Any]:
         data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
         blocks.append(ImageContent(type="image", data=data, mime_type="image/png"))
     return blocks
+
+
+@contextmanager
+def _as_tool_errors() -> Iterator[None]:
+    """Expected failures (no such session, bad input, a closed session) reach the client with their
+    message as a tool error; anything else is a server bug and stays a generic error."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        yield
+    except (SessionError, ValueError, FileNotFoundError) as exc:
+        raise ToolError(str(exc)) from exc
 
 
 class _Sessions:
@@ -120,15 +133,16 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         max_steps: the number of cells you may run before you must answer.
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
-        if bool(frames) == bool(video):
-            raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
-        spec = FrameSpec.video(video, fps=fps, count=count) if video else FrameSpec.images(list(frames or []))
-        task = Task(question=question, inputs=[spec], choices=choices)
-        if answer_type:
-            task.answer_type = answer_type  # type: ignore[assignment]
-        session = await anyio.to_thread.run_sync(
-            lambda: start_session(task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s)
-        )
+        with _as_tool_errors():
+            if bool(frames) == bool(video):
+                raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
+            spec = FrameSpec.video(video, fps=fps, count=count) if video else FrameSpec.images(list(frames or []))
+            task = Task(question=question, inputs=[spec], choices=choices)
+            if answer_type:
+                task.answer_type = answer_type  # type: ignore[assignment]
+            session = await anyio.to_thread.run_sync(
+                lambda: start_session(task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s)
+            )
         sessions.add(session)
         prompt = session.prompt_path.read_text(encoding="utf-8")
         return f"session: {session.id}\nprompt file: {session.prompt_path}\n\n{prompt}"
@@ -140,8 +154,9 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         Returns the observation text (stdout, the result, errors with the failing line, variables that
         changed) followed by every image the cell showed, as PNG image content. Variables persist.
         """
-        handle = sessions.open(session)
-        outcome = await anyio.to_thread.run_sync(lambda: handle.execute(code, timeout=timeout_s))
+        with _as_tool_errors():
+            handle = sessions.open(session)
+            outcome = await anyio.to_thread.run_sync(lambda: handle.execute(code, timeout=timeout_s))
         return _outcome_content(outcome)
 
     @server.tool(name="session_answer", structured_output=False)
@@ -149,21 +164,24 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         """Submit the final answer: the option letter for multiple choice, a number (metres unless the
         question says otherwise) or a short text. An answer that does not fit the question is rejected
         with the reason, and the session stays open."""
-        handle = sessions.open(session)
-        outcome = await anyio.to_thread.run_sync(lambda: handle.answer(value))
+        with _as_tool_errors():
+            handle = sessions.open(session)
+            outcome = await anyio.to_thread.run_sync(lambda: handle.answer(value))
         return _outcome_content(outcome)
 
     @server.tool(name="session_status", structured_output=False)
     async def session_status(session: str) -> dict[str, Any]:
         """The session's state (running, busy, answered, closed, dead), number of steps and answer."""
-        handle = sessions.open(session)
-        return await anyio.to_thread.run_sync(handle.status)
+        with _as_tool_errors():
+            handle = sessions.open(session)
+            return await anyio.to_thread.run_sync(handle.status)
 
     @server.tool(name="session_close", structured_output=False)
     async def session_close(session: str) -> dict[str, Any]:
         """Shut the session's kernel down. Its trajectory (episode.jsonl and images) stays on disk."""
-        handle = sessions.open(session)
-        result = await anyio.to_thread.run_sync(handle.close)
+        with _as_tool_errors():
+            handle = sessions.open(session)
+            result = await anyio.to_thread.run_sync(handle.close)
         sessions.forget(handle)
         return result
 

@@ -1,0 +1,150 @@
+"""``spatialclaw mcp`` driven by the official MCP SDK's stdio client, as an IDE or terminal agent would."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import psutil
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from PIL import Image
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def frame_files(tmp_path: Path) -> list[Path]:
+    paths = []
+    for index, colour in enumerate([(200, 30, 30), (30, 200, 30)]):
+        path = tmp_path / "frames" / f"{index}.png"
+        path.parent.mkdir(exist_ok=True)
+        Image.new("RGB", (80, 60), colour).save(path)
+        paths.append(path)
+    return paths
+
+
+def server_parameters(tmp_path: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "spatialclaw.cli", "mcp", *extra],
+        env={
+            "SPATIALCLAW_SESSIONS": str(tmp_path / "sessions"),
+            "SPATIALCLAW_KERNEL_MEMORY_MB": "0",
+            "SPATIALCLAW_CACHE": os.environ["SPATIALCLAW_CACHE"],
+        },
+        cwd=str(REPO_ROOT),
+    )
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def session_id_from(text: str) -> str:
+    line = next(line for line in text.splitlines() if line.startswith("session: "))
+    return line.split(": ", 1)[1].strip()
+
+
+def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[Path]) -> None:
+    async def scenario() -> dict:
+        seen: dict = {}
+        async with stdio_client(server_parameters(tmp_path)) as (read, write):
+            async with ClientSession(read, write) as client:
+                initialised = await client.initialize()
+                seen["server"] = initialised.server_info.name
+                tools = await client.list_tools()
+                seen["tools"] = sorted(tool.name for tool in tools.tools)
+                start_schema = next(t for t in tools.tools if t.name == "session_start").input_schema
+                seen["start_params"] = sorted(start_schema["properties"])
+
+                started = await client.call_tool(
+                    "session_start",
+                    {"question": "Which frame is green?", "frames": [str(p) for p in frame_files], "choices": ["first", "second"]},
+                )
+                assert not started.is_error, text_of(started)
+                seen["start_text"] = text_of(started)
+                session = session_id_from(seen["start_text"])
+                seen["session"] = session
+
+                ran = await client.call_tool("session_exec", {"session": session, "code": "x = frames[1]\nprint(x.width, x.height)\nshow(x)"})
+                assert not ran.is_error, text_of(ran)
+                seen["exec_text"] = text_of(ran)
+                seen["images"] = [(b.mime_type, base64.b64decode(b.data)) for b in ran.content if b.type == "image"]
+
+                failed = await client.call_tool("session_exec", {"session": session, "code": "undefined_name + 1"})
+                seen["error_text"] = text_of(failed)
+
+                wrong = await client.call_tool("session_answer", {"session": session, "value": "C"})
+                seen["wrong_answer"] = text_of(wrong)
+                answered = await client.call_tool("session_answer", {"session": session, "value": "B"})
+                seen["answer_text"] = text_of(answered)
+
+                status = await client.call_tool("session_status", {"session": session})
+                seen["status"] = text_of(status)
+                state = json.loads(seen["status"])
+                seen["daemon_pid"], seen["kernel_pid"] = state["pid"], state["kernel_pid"]
+
+                closed = await client.call_tool("session_close", {"session": session})
+                seen["closed"] = json.loads(text_of(closed))
+
+                unknown = await client.call_tool("session_exec", {"session": "nope", "code": "1"})
+                seen["unknown"] = (unknown.is_error, text_of(unknown))
+        return seen
+
+    seen = anyio.run(scenario)
+    assert seen["server"] == "spatialclaw"
+    assert seen["tools"] == ["session_answer", "session_close", "session_exec", "session_start", "session_status"]
+    assert {"question", "frames", "video", "choices"} <= set(seen["start_params"])
+    assert "prompt file: " in seen["start_text"] and "B. second" in seen["start_text"]
+    assert "session_exec" in seen["start_text"] and seen["session"] in seen["start_text"]
+
+    assert "80 60" in seen["exec_text"]
+    assert len(seen["images"]) == 1
+    mime, png = seen["images"][0]
+    assert mime == "image/png"
+    with Image.open(io.BytesIO(png)) as image:
+        assert image.size == (80, 60) and image.convert("RGB").getpixel((5, 5)) == (30, 200, 30)
+
+    assert "NameError" in seen["error_text"] and "undefined_name" in seen["error_text"]
+    assert "not one of the options" in seen["wrong_answer"]
+    assert "answer submitted: 'B'" in seen["answer_text"]
+    assert '"state": "answered"' in seen["status"]
+    assert seen["closed"]["closed"] is True
+    assert seen["unknown"][0] is True and "no session 'nope'" in seen["unknown"][1]
+    for pid in (seen["daemon_pid"], seen["kernel_pid"]):
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+    from spatialclaw.trajectory import load_episode
+
+    episode = load_episode(tmp_path / "sessions" / seen["session"])
+    assert episode.complete and episode.answer == "B"
+
+
+def test_sessions_left_open_are_closed_when_the_client_disconnects(tmp_path: Path, frame_files: list[Path]) -> None:
+    async def scenario() -> tuple[str, int, int]:
+        async with stdio_client(server_parameters(tmp_path)) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                started = await client.call_tool("session_start", {"question": "q", "frames": [str(frame_files[0])]})
+                session = session_id_from(text_of(started))
+                state = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
+                return session, state["pid"], state["kernel_pid"]
+
+    session, daemon_pid, kernel_pid = anyio.run(scenario)
+    for pid in (daemon_pid, kernel_pid):
+        try:
+            psutil.Process(pid).wait(30)
+        except psutil.NoSuchProcess:
+            pass
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+    from spatialclaw.trajectory import load_episode
+
+    episode = load_episode(tmp_path / "sessions" / session)
+    assert episode.complete and episode.end["reason"] == "closed"
