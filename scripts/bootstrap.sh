@@ -29,9 +29,12 @@ stamp=".venv/.spatialclaw-installed"
 want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[bootstrap] installing spatialclaw and its dependencies into .venv (first run takes a few minutes)"
-  .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
+  quiet() { grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "^ *!!" -e "^ *\*\*\*" || true; }
+  .venv/bin/python -m pip install -q --upgrade pip setuptools wheel 2>&1 | quiet
   # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
-  .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[perception,data,ray,dev]"
+  .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
+  .venv/bin/python -m pip install -q -e ".[perception,data,ray,dev]" 2>&1 | quiet
+  .venv/bin/python -c "import spatialclaw.kernel, torch, transformers, open3d, pycolmap, cv2, av" \
+    || { echo "[bootstrap] the environment is incomplete; see the pip output above" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi
