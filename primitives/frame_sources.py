@@ -220,7 +220,7 @@ class VideoSource:
         self._reset_decoder()
 
     def _reset_decoder(self) -> None:
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         self._container: Any = None
         self._frames: Iterator[Any] | None = None
         self._position = -1  # the last frame number the decoder produced

@@ -140,7 +140,7 @@ class Frame:
 
 class Frames(Sequence[Frame]):
     """An immutable sequence of ``Frame``. Positional: ``frames[0]``, ``frames[-1]``, ``frames[2:5]``,
-    ``frames[[0, 3]]``; slices are ``Frames`` that keep each frame's absolute ``.index``.
+    ``frames[[0, 3]]``, ``frames[boolean_mask]``; slices are ``Frames`` that keep each frame's absolute ``.index``.
     Look up by absolute index with ``frames.at(index)``, by time with ``frames.at_time(seconds)``."""
 
     def __init__(self, frames: Iterable[Frame] = ()) -> None:
@@ -170,7 +170,12 @@ class Frames(Sequence[Frame]):
                     f"to look up an absolute frame index use frames.at(index)"
                 ) from None
         if isinstance(key, (Sequence, np.ndarray)) and not isinstance(key, str):
-            return Frames(self[int(position)] for position in key)
+            positions = np.asarray(key)
+            if positions.dtype == bool:
+                if positions.shape != (len(self),):
+                    raise IndexError(f"a boolean mask must have one entry per frame ({len(self)}), got shape {positions.shape}")
+                positions = np.flatnonzero(positions)
+            return Frames(self[int(position)] for position in positions)
         raise TypeError(f"Frames indices must be integers, slices or lists of positions, not {type(key).__name__}")
 
     @property
@@ -279,8 +284,13 @@ class Frames(Sequence[Frame]):
 
 
 def _summarise(values: list[int], limit: int = 40) -> str:
+    """All values when there are at most ``limit``; else a regular progression or the head and tail."""
     if len(values) <= limit:
         return "[" + ", ".join(map(str, values)) + "]"
+    steps = set(np.diff(values).tolist())
+    if len(steps) == 1:
+        step = steps.pop()
+        return f"[{values[0]}, {values[1]}, {values[2]}, ..., {values[-1]}] (every {step})"
     head, tail = values[: limit // 2], values[-(limit // 2) :]
     return "[" + ", ".join(map(str, head)) + f", ... {len(values) - len(head) - len(tail)} more ..., " + ", ".join(map(str, tail)) + "]"
 

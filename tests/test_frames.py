@@ -122,6 +122,8 @@ def test_slices_and_position_lists_keep_absolute_indices(images: list[Path]) -> 
     assert tail[0].index == 6
     assert frames[-1].index == 8
     assert frames[[3, 0]].indices == [8, 5]
+    assert frames[np.array([True, False, False, True])].indices == [5, 8]
+    assert frames[np.array([3, -4])].indices == [8, 5]
     assert frames.every(2).indices == [5, 7]
     assert frames.sample(2).indices == [5, 8]
     assert frames.sample(10).indices == [5, 6, 7, 8]
@@ -136,6 +138,9 @@ def test_at_an_absent_index_lists_the_indices_that_exist(images: list[Path]) -> 
     assert "20" in message and "[0, 15, 30, 45]" in message and "nearest: 15, 30" in message
     with pytest.raises(IndexError, match="frames.at"):
         frames[4]
+    long = Frames(Frame.from_image(np.zeros((2, 2, 3), np.uint8), index=i) for i in range(0, 900, 3))
+    with pytest.raises(FrameNotFound, match=r"indices \[0, 3, 6, \.\.\., 897\] \(every 3\) \(nearest: 3, 6\)"):
+        long.at(4)
 
 
 def test_image_indices_must_match_the_paths(images: list[Path]) -> None:
