@@ -225,6 +225,8 @@ class VideoSource:
         self._frames: Iterator[Any] | None = None
         self._position = -1  # the last frame number the decoder produced
         self._clean_from = 0  # frames before this (after a seek) may reference missing data
+        self._seeked = False  # whether the current decoding pass began with a seek
+        self._seekable = True  # cleared when a seek proved imprecise
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "_index": self._index, "wanted": self.wanted}
@@ -273,7 +275,7 @@ class VideoSource:
             if cached is not None:
                 return cached
             try:
-                return self._decode_until(index, allow_restart=True)
+                return self._decode_until(index)
             except FrameLoadError:
                 raise
             except Exception as exc:  # PyAV raises FFmpegError subclasses and EOFError
@@ -287,12 +289,31 @@ class VideoSource:
     def _file_key(self) -> tuple:
         return _file_key(Path(self.path))
 
-    def _decode_until(self, target: int, allow_restart: bool) -> np.ndarray:
+    def _decode_until(self, target: int) -> np.ndarray:
         keyframes = self._index.keyframes
         keyframe = int(keyframes[max(0, int(np.searchsorted(keyframes, target, side="right")) - 1)])
+        if not self._seekable:
+            keyframe = 0
         continue_forward = self._frames is not None and self._position < target and self._position + 1 >= keyframe
         if not continue_forward:
             self._start_at(keyframe)
+        array = self._decode_forward(target)
+        if array is None and self._seeked:
+            # The seek landed past the frame (some containers, e.g. MPEG program streams, seek
+            # imprecisely): read this video from the start from now on.
+            self._seekable = False
+            self._start_at(0)
+            array = self._decode_forward(target)
+        if array is None:
+            raise FrameLoadError(
+                f"frame {target} of {self.path} could not be decoded: the decoder never produced it. The video may "
+                f"be corrupt; re-encode it (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
+            )
+        return array
+
+    def _decode_forward(self, target: int) -> np.ndarray | None:
+        """Decode on from the current position up to ``target``, converting and caching the selected
+        frames met on the way; ``None`` if the decoder passes or never reaches ``target``."""
         file_key = self._file_key
         for frame in self._frames:
             if frame.pts is None or int(frame.pts) not in self._pts_to_frame:
@@ -309,26 +330,23 @@ class VideoSource:
                 if number == target:
                     return array
             if number > target:
-                break
-        else:
-            self._close()
-        if allow_restart and keyframe > 0:
-            self._start_at(0)
-            return self._decode_until(target, allow_restart=False)
-        raise FrameLoadError(
-            f"frame {target} of {self.path} could not be decoded: the decoder never produced it. The video may be "
-            f"corrupt; re-encode it (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
-        )
+                return None
+        self._close()
+        return None
 
     def _start_at(self, keyframe: int) -> None:
+        """Make the decoder produce frames from ``keyframe`` on: by seeking, or by reading from the start."""
         import av
 
+        if keyframe == 0 and not self._seekable:
+            self._close()
         fresh = self._container is None
         if fresh:
             self._container = av.open(self.path)
             self._container.streams.video[0].thread_type = "AUTO"
         stream = self._container.streams.video[0]
-        if keyframe > 0 or not fresh:
+        self._seeked = keyframe > 0 or not fresh
+        if self._seeked:
             self._container.seek(int(self._index.pts[keyframe]), stream=stream, backward=True, any_frame=False)
             decode_stats["video_seeks"] += 1
         self._frames = self._container.decode(stream)

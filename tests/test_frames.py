@@ -231,6 +231,29 @@ def test_random_access_after_reading_forward_gets_the_right_frames(video: Path) 
     assert frames.at_time(2.1).index == 61
 
 
+@pytest.mark.parametrize(
+    ("suffix", "codec"),
+    [(".avi", "mpeg4"), (".mkv", "libx264"), (".webm", "libvpx-vp9"), (".mov", "mjpeg"), (".mpg", "mpeg2video")],
+)
+def test_other_containers_and_codecs_decode_the_right_frames(tmp_path: Path, suffix: str, codec: str) -> None:
+    if codec not in av.codecs_available:
+        pytest.skip(f"this PyAV build has no {codec} encoder")
+    path = tmp_path / f"clip{suffix}"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(codec, rate=25)
+        stream.width, stream.height = WIDTH, HEIGHT
+        stream.pix_fmt = "yuvj420p" if codec == "mjpeg" else "yuv420p"
+        for number in range(50):
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(numbered_frame(number), format="rgb24")))
+        container.mux(stream.encode())
+    frames = load_video(path, count=5)
+    assert frames.indices == [0, 12, 24, 37, 49]
+    np.testing.assert_allclose(frames.times, np.array(frames.indices) / 25, atol=1e-3)
+    assert [read_number(frame.array) for frame in reversed(frames)] == [49, 37, 24, 12, 0]  # backward jumps
+    clear_decoded_cache()
+    assert [read_number(frame.array) for frame in frames] == [0, 12, 24, 37, 49]
+
+
 def test_max_frames_thins_a_selection_evenly(video: Path) -> None:
     assert load_video(video, max_frames=4).indices == [0, 100, 199, 299]
     assert load_video(video, fps=2, max_frames=3).indices == [0, 150, 285]
