@@ -46,12 +46,11 @@ def _frames_meta(inputs: list[Any]) -> dict[str, Any]:
     if not inputs:
         return {"num_frames": 0, "fps": None, "duration": None, "sources": []}
     first = inputs[0]
-    times = [t for t in getattr(first, "times", []) if t is not None]
     return {
         "num_frames": len(first),
-        "fps": getattr(first, "fps", None),
-        "duration": (max(times) - min(times)) if len(times) > 1 else None,
-        "sources": [sorted({f.source for f in frames}) for frames in inputs] if len(inputs) > 1 else sorted({f.source for f in first}),
+        "fps": first.fps,
+        "duration": first.duration,
+        "sources": [frames.sources for frames in inputs] if len(inputs) > 1 else first.sources,
     }
 
 

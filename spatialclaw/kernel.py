@@ -26,7 +26,11 @@ from spatialclaw.kernel_process import KernelProcess, KernelStartError
 from spatialclaw.primitives.protocol import RUNTIME_NAME
 from spatialclaw.task import FrameSpec, Task
 
-__all__ = ["Kernel", "KernelDied", "KernelStartError", "default_memory_limit_mb"]
+__all__ = ["Kernel", "KernelDied", "KernelStartError", "PreloadError", "default_memory_limit_mb"]
+
+
+class PreloadError(RuntimeError):
+    """The episode's namespace could not be loaded (for example a missing or corrupt frame file)."""
 
 
 class KernelDied(RuntimeError):
@@ -227,8 +231,7 @@ class Kernel:
             self.restarts += 1
             self._load(spec)
             return
-        self._spec = spec
-        self._internal(f"{RUNTIME_NAME}.reset({json.dumps(spec)!r})")
+        self._load(spec, reset=True)
 
     def shutdown(self) -> None:
         """Stop the kernel process; removes the working directory if the kernel created it."""
@@ -294,9 +297,7 @@ class Kernel:
         self._drain_iopub(msg_id)
         content = reply["content"]
         if content.get("status") != "ok":
-            message = content.get("evalue", "")
-            trace = strip_ansi("\n".join(content.get("traceback", [])[-3:]))
-            raise RuntimeError(f"{content.get('ename', 'Error')}: {message}\n{trace}".rstrip())
+            raise RuntimeError(f"{content.get('ename', 'Error')}: {strip_ansi(content.get('evalue', ''))}")
         return content.get("user_expressions", {})
 
     def _drain_iopub(self, msg_id: str, timeout: float = 5.0) -> None:
@@ -310,12 +311,18 @@ class Kernel:
             if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
                 return
 
-    def _load(self, spec: dict[str, Any]) -> None:
+    def _load(self, spec: dict[str, Any], reset: bool = False) -> None:
+        """Install the runtime and load ``spec`` (or, with ``reset``, wipe the previous episode first)."""
         self._spec = spec
         payload = json.dumps(spec)
-        self._internal(
-            f"__import__('spatialclaw.primitives.runtime', fromlist=['install']).install(get_ipython(), {payload!r})"
-        )
+        if reset:
+            code = f"{RUNTIME_NAME}.reset({payload!r})"
+        else:
+            code = f"__import__('spatialclaw.primitives.runtime', fromlist=['install']).install(get_ipython(), {payload!r})"
+        try:
+            self._internal(code)
+        except RuntimeError as exc:
+            raise PreloadError(f"the kernel could not load this episode: {exc}") from None
 
     def _recover(self, result: CellResult, note: str) -> None:
         """Restart the process, preload the episode again and restore the last good variables."""
