@@ -5,14 +5,17 @@ world frame, which should be the design world frame (``reconstruct`` returns it;
 ``geom.gravity_alignment``): right-handed, +Z up, origin at the first camera, +Y its forward on the ground.
 
 What "left / right / in front / behind / above / below, seen from camera k" means: the offset between
-the two instances' centroids is expressed in camera k's *gravity-aligned* frame: forward = camera k's
+the two instances' positions is expressed in camera k's *gravity-aligned* frame: forward = camera k's
 viewing direction (+z of its pose) projected onto the ground plane and normalised; right = forward x up
-(the viewer's right, horizontal); up = world +Z. "A is 1.3 m left of B" = A's centroid is 1.3 m further
+(the viewer's right, horizontal); up = world +Z. "A is 1.3 m left of B" = A's position is 1.3 m further
 to the viewer's left than B's; "A is behind B" = A is farther from the viewer than B along forward.
 Camera pitch and roll never change these words. Camera k is the camera of absolute frame index k
 (``scene.cameras``), not the k-th list position.
 
-Distances in readouts: "centroids" = centre-to-centre; "closest points" = the gap between the two point
+An instance's position is, by default, the centre of its upright box (``Instance.center``): it does not
+move when one side is sampled more densely than another (faces seen head-on, or only the visible side),
+unlike the mean of the points (``Instance.centroid``, available with ``position="centroid"``).
+Distances in readouts: "centres" = centre-to-centre; "closest points" = the gap between the two point
 sets (KD-tree nearest pair; 0 when they touch).
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from typing import Any, Iterator, Sequence
 
@@ -71,6 +75,11 @@ class Instance:
         return self.points.mean(axis=0)
 
     @property
+    def center(self) -> np.ndarray:
+        """(3,) centre of the upright box, metres: the instance's position in relations."""
+        return self.box.center
+
+    @cached_property
     def box(self) -> OrientedBox:
         """Upright (yaw-only, +Z up) oriented box; ``box.size`` = (length, width, height) in metres."""
         return geom.oriented_box(self.points, upright=True)
@@ -88,12 +97,12 @@ class Instance:
     def summary(self) -> str:
         """One line: name, label, size, centre, height range, frames, point count."""
         length, width, height = self.size
-        c = self.centroid
+        c = self.center
         z_lo, z_hi = self.extent[:, 2]
         label = f" ({self.label})" if self.label != self.name else ""
         frames = f", seen in frames {list(self.frames)}" if self.frames else ""
         return (f"{self.name}{label}: {format_metres(length)} long x {format_metres(width)} wide x "
-                f"{format_metres(height)} tall, centroid ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m, "
+                f"{format_metres(height)} tall, centre ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m, "
                 f"from z={z_lo:.2f} to {z_hi:.2f} m{frames}, {len(self.points)} points")
 
     def __repr__(self) -> str:
@@ -106,8 +115,9 @@ class Relation:
 
     Attributes:
         a, b: instance names. observer: who sees it, e.g. "camera 0".
-        direction: ``geom.Direction`` of a's centroid relative to b's (right/forward(=behind)/up, metres).
-        centroid_distance_m: centre-to-centre distance. horizontal_distance_m: the same on the ground plane.
+        position: "box" (upright box centres) or "centroid" (point means): what is compared.
+        direction: ``geom.Direction`` of a's position relative to b's (right/forward(=behind)/up, metres).
+        centre_distance_m: position-to-position distance. horizontal_distance_m: the same on the ground plane.
         closest_distance_m: gap between the point sets; closest_points: ((3,), (3,)) the nearest pair (a, b).
         text: the full readout.
     """
@@ -115,8 +125,9 @@ class Relation:
     a: str
     b: str
     observer: str
+    position: str
     direction: Direction
-    centroid_distance_m: float
+    centre_distance_m: float
     horizontal_distance_m: float
     closest_distance_m: float
     closest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
@@ -124,10 +135,11 @@ class Relation:
     @property
     def text(self) -> Readout:
         """E.g. "the chair is 1.3 m left of and 0.40 m behind the table (same height within 0.05 m), seen
-        from camera 0. Centroids 1.37 m apart (1.36 m on the ground); closest points 0.52 m apart." """
+        from camera 0. Centres 1.4 m apart (1.4 m on the ground); closest points 0.52 m apart." """
+        what = "Centres" if self.position == "box" else "Centroids"
         return Readout(
             f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}. "
-            f"Centroids {format_metres(self.centroid_distance_m)} apart "
+            f"{what} {format_metres(self.centre_distance_m)} apart "
             f"({format_metres(self.horizontal_distance_m)} on the ground); "
             f"closest points {format_metres(self.closest_distance_m)} apart."
         )
@@ -329,7 +341,8 @@ class Scene:
             return self.cameras[int(observer)], f"camera {int(observer)}"
         return as_pose(observer, name="observer"), "the given viewpoint"
 
-    def relation(self, a: str, b: str, observer: Any = None, tolerance: float = 0.05) -> Relation:
+    def relation(self, a: str, b: str, observer: Any = None, tolerance: float = 0.05,
+                 position: str = "box") -> Relation:
         """Where instance ``a`` is relative to instance ``b``.
 
         Args:
@@ -337,29 +350,33 @@ class Scene:
             observer: an absolute frame index k (camera k), a (4, 4) camera-to-world pose, or None
                 (the first registered camera; the world axes, facing +Y, when no camera is registered).
             tolerance: offsets below this many metres are not worded (reported as "same ... within").
+            position: "box" (default): compare upright box centres; "centroid": compare point means.
 
         Returns:
-            A ``Relation``: signed offsets (``.direction.right_m/forward_m/up_m``), centroid, horizontal
+            A ``Relation``: signed offsets (``.direction.right_m/forward_m/up_m``), centre-to-centre, horizontal
             and closest-point distances in metres, and ``.text``. See the module docstring for what
             left/right/front/behind mean.
         """
+        if position not in ("box", "centroid"):
+            raise ValueError(f"position must be 'box' or 'centroid', got {position!r}")
         ia, ib = self._get(a), self._get(b)
         pose, who = self._observer(observer)
-        offset_direction = geom.direction(ia.points, ib.points, pose, tolerance=tolerance)
+        pos_a, pos_b = (ia.center, ib.center) if position == "box" else (ia.centroid, ib.centroid)
+        offset_direction = geom.direction(pos_a, pos_b, pose, tolerance=tolerance)
         pa, pb, gap = geom.closest_points(ia.points, ib.points)
-        delta = ia.centroid - ib.centroid
+        delta = pos_a - pos_b
         return Relation(
-            a=a, b=b, observer=who, direction=offset_direction,
-            centroid_distance_m=float(np.linalg.norm(delta)),
+            a=a, b=b, observer=who, position=position, direction=offset_direction,
+            centre_distance_m=float(np.linalg.norm(delta)),
             horizontal_distance_m=float(np.hypot(delta[0], delta[1])),
             closest_distance_m=gap, closest_points=(pa, pb),
         )
 
-    def describe(self, observer: Any = None, tolerance: float = 0.05) -> Readout:
+    def describe(self, observer: Any = None, tolerance: float = 0.05, position: str = "box") -> Readout:
         """All instances (sizes, positions) and their pairwise relations, in plain language.
 
         Pairs are listed in insertion order, at most 45 of them (the count left out is stated);
-        ``observer`` and ``tolerance`` are as in ``relation``.
+        ``observer``, ``tolerance`` and ``position`` are as in ``relation``.
         """
         if not self.instances:
             return Readout("The scene is empty: add instances with scene.add(name, points=...) or scene.add_from_mask(...).")
@@ -367,13 +384,14 @@ class Scene:
         cams = f"{len(self.cameras)} camera{'s' if len(self.cameras) != 1 else ''} (frames {sorted(self.cameras)})" if self.cameras else "no cameras registered"
         count = f"{len(self.instances)} instance{'s' if len(self.instances) != 1 else ''}"
         lines = [f"Scene: {count}, {cams}. World frame: metres, +Z up. "
-                 f"Directions seen from {who} (its forward projected onto the ground)."]
+                 f"Directions seen from {who} (its forward projected onto the ground), between "
+                 f"{'upright box centres' if position == 'box' else 'point centroids'}."]
         lines += [f"- {instance.summary()}" for instance in self.instances.values()]
         pairs = list(combinations(self.instances, 2))
         if pairs:
             lines.append("Relations:")
             for a, b in pairs[:MAX_PAIRS_IN_DESCRIPTION]:
-                lines.append(f"- {self.relation(a, b, observer=observer, tolerance=tolerance).text}")
+                lines.append(f"- {self.relation(a, b, observer=observer, tolerance=tolerance, position=position).text}")
             if len(pairs) > MAX_PAIRS_IN_DESCRIPTION:
                 lines.append(f"({len(pairs) - MAX_PAIRS_IN_DESCRIPTION} more pairs not listed; ask with scene.relation(a, b))")
         return Readout("\n".join(lines))
@@ -409,7 +427,7 @@ class Scene:
             ax.scatter(pts[:, 0], pts[:, 1], s=2, color=colour, alpha=0.35, linewidths=0)
             footprint = np.vstack([instance.box.footprint, instance.box.footprint[:1]])
             ax.plot(footprint[:, 0], footprint[:, 1], color=colour, linewidth=1.5)
-            c = instance.centroid
+            c = instance.center
             ax.annotate(instance.name, (c[0], c[1]), ha="center", va="center", fontsize=9, weight="bold",
                         bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85))
             spans.append(instance.extent[:, :2])
