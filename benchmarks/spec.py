@@ -1,0 +1,265 @@
+"""The declarative description of a benchmark and the code that turns its records into tasks.
+
+A :class:`BenchmarkSpec` says where the records come from (a Hugging Face dataset id, config(s) and split,
+loaded through ``datasets``), how one record becomes a :class:`~spatialclaw.task.Task` (``to_task``), and
+how scores are aggregated (a rule name from :data:`spatialclaw.benchmarks.scoring.AGGREGATORS`).
+
+Sources (``load_tasks(spec, source=...)``):
+
+- ``None``: the hub id, the real path for users (needs network or a warm ``HF_HOME`` cache);
+- a directory: a local copy of the hub repository (e.g. from ``huggingface-cli download --repo-type
+  dataset``), loaded with ``datasets.load_dataset(directory, config, split=...)``;
+- a ``.jsonl`` / ``.json`` / ``.parquet`` / ``.csv`` / ``.tsv`` file: the records themselves.
+
+Images stored inside records (``datasets`` ``Image`` features, PNG/JPEG bytes, base64 strings) are written
+once to a content-addressed folder (``media_cache``) so the kernel can open them by path. Images and videos
+that a benchmark ships separately (zip archives on the hub) are looked up under ``media_root``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from spatialclaw.task import Task
+
+__all__ = ["BenchmarkSpec", "DatasetUnavailable", "RecordContext", "load_records", "load_tasks", "parse_inline_options"]
+
+
+class DatasetUnavailable(RuntimeError):
+    """The benchmark's records or media could not be found; the message says how to get them."""
+
+
+@dataclass
+class RecordContext:
+    """What ``to_task`` may use besides the record: where to put embedded images, where shipped media live."""
+
+    spec: BenchmarkSpec
+    media_cache: Path
+    media_root: Path | None
+    config: str | None = None
+    index: int = 0
+
+    def image(self, value: Any, name_hint: str = "image") -> str:
+        """A path to the image in ``value``: a PIL image, ``{"bytes": ..., "path": ...}``, raw bytes, a
+        base64 string, or a file path (relative paths resolve under ``media_root``). Embedded images are
+        written to ``media_cache/<sha256>.<ext>`` once."""
+        if value is None:
+            raise ValueError(f"{self.spec.name}: record {self.index} has no image in field {name_hint!r}")
+        if hasattr(value, "save") and hasattr(value, "mode"):
+            buffer = io.BytesIO()
+            value.convert("RGB").save(buffer, format="PNG")
+            return self._store(buffer.getvalue(), ".png")
+        if isinstance(value, dict):
+            if value.get("bytes"):
+                return self._store(bytes(value["bytes"]), _suffix(value.get("path")))
+            if value.get("path"):
+                return self.media(value["path"])
+            raise ValueError(f"{self.spec.name}: record {self.index} field {name_hint!r} has neither bytes nor path")
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return self._store(bytes(value), _sniff(bytes(value)))
+        if isinstance(value, str):
+            if len(value) > 512 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", value[:1024]):
+                try:
+                    data = base64.b64decode(value, validate=False)
+                except binascii.Error:
+                    data = b""
+                if data:
+                    return self._store(data, _sniff(data))
+            return self.media(value)
+        raise TypeError(f"{self.spec.name}: cannot read an image from {type(value).__name__} in {name_hint!r}")
+
+    def media(self, relative: str) -> str:
+        """The absolute path of a media file the benchmark ships separately, checked to exist."""
+        path = Path(relative)
+        if not path.is_absolute():
+            if self.media_root is None:
+                raise DatasetUnavailable(
+                    f"{self.spec.name} needs its media files ({relative!r} and others), which are not inside the "
+                    f"records. {self.spec.media_help or 'Download them'} and pass --media-root DIR "
+                    f"(media_root=DIR in Python)."
+                )
+            path = self.media_root / path
+        if not path.exists():
+            raise DatasetUnavailable(
+                f"{self.spec.name}: media file {path} does not exist. {self.spec.media_help or ''} "
+                f"Check --media-root (currently {self.media_root})."
+            )
+        return str(path.resolve())
+
+    def _store(self, data: bytes, suffix: str) -> str:
+        self.media_cache.mkdir(parents=True, exist_ok=True)
+        path = self.media_cache / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+        if not path.exists():
+            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return str(path.resolve())
+
+
+def _suffix(path: Any) -> str:
+    suffix = Path(str(path or "")).suffix.lower()
+    return suffix if suffix in {".png", ".jpg", ".jpeg", ".webp", ".bmp"} else ".png"
+
+
+def _sniff(data: bytes) -> str:
+    if data[:3] == b"\xff\xd8\xff":
+        return ".jpg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ".webp"
+    return ".png"
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """One benchmark, declaratively.
+
+    ``hub_id``/``configs``/``split``: where ``datasets`` loads the records from (several configs are
+    concatenated, e.g. BLINK's spatial subsets). ``data_files``: for hub repos that are plain JSON files.
+    ``to_task(record, ctx) -> Task``: the record-to-task mapping. ``aggregation``: the rule for the overall
+    number. ``media_help``: how to obtain media not embedded in the records.
+    """
+
+    name: str
+    description: str
+    to_task: Callable[[dict[str, Any], RecordContext], Task]
+    hub_id: str | None = None
+    configs: tuple[str | None, ...] = (None,)
+    split: str = "test"
+    data_files: str | None = None
+    aggregation: str = "micro"
+    media_help: str | None = None
+    homepage: str | None = None
+    categories: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _load_dataset(*args: Any, **kwargs: Any) -> Any:
+    import datasets
+
+    return datasets.load_dataset(*args, **kwargs)
+
+
+_FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv", ".tsv": "csv"}
+
+
+def load_records(spec: BenchmarkSpec, source: str | Path | None = None, split: str | None = None) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """Yield ``(config, record)`` pairs from the hub (``source=None``), a local copy of the repository
+    (a directory) or a records file. Raises :class:`DatasetUnavailable` with what to do next."""
+    split = split or spec.split
+    if source is not None:
+        path = Path(source)
+        if not path.exists():
+            raise DatasetUnavailable(f"{spec.name}: source {path} does not exist")
+        if path.is_file():
+            builder = _FILE_BUILDERS.get(path.suffix.lower())
+            if builder is None:
+                raise DatasetUnavailable(
+                    f"{spec.name}: cannot read {path.name}; give a .jsonl, .json, .parquet, .csv or .tsv file or a directory"
+                )
+            extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
+            dataset = _load_dataset(builder, data_files=str(path), split="train", **extra)
+            for record in dataset:
+                yield None, record
+            return
+    for config in spec.configs:
+        target = str(source) if source is not None else spec.hub_id
+        if target is None:
+            raise DatasetUnavailable(f"{spec.name} has no hub id; pass a local source")
+        kwargs: dict[str, Any] = {"split": split}
+        if spec.data_files and source is None:
+            kwargs["data_files"] = spec.data_files
+        try:
+            dataset = _load_dataset(target, config, **kwargs) if config else _load_dataset(target, **kwargs)
+        except Exception as exc:  # datasets raises many types (ConnectionError, FileNotFoundError, ValueError)
+            where = f"local copy {target}" if source is not None else f"the Hugging Face hub ({target})"
+            raise DatasetUnavailable(
+                f"could not load {spec.name} from {where}"
+                + (f", config {config!r}" if config else "")
+                + f", split {split!r}: {type(exc).__name__}: {exc}. Without network, download it elsewhere "
+                "(huggingface-cli download --repo-type dataset "
+                f"{spec.hub_id}) and pass --source DIR, or set HF_HOME to a warm cache."
+            ) from exc
+        for record in dataset:
+            yield config, record
+
+
+def load_tasks(
+    spec: BenchmarkSpec,
+    source: str | Path | None = None,
+    media_root: str | Path | None = None,
+    media_cache: str | Path | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+) -> list[Task]:
+    """The benchmark's tasks, in record order (``limit``: the first N). ``media_cache`` defaults to
+    ``$SPATIALCLAW_CACHE/benchmarks/<name>/media``."""
+    if media_cache is None:
+        base = Path(os.environ.get("SPATIALCLAW_CACHE", Path.home() / ".cache" / "spatialclaw"))
+        media_cache = base / "benchmarks" / spec.name / "media"
+    root = Path(media_root).resolve() if media_root else (Path(source).resolve().parent if source and Path(source).is_file() else (Path(source).resolve() if source else None))
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for index, (config, record) in enumerate(load_records(spec, source, split)):
+        if limit is not None and len(tasks) >= limit:
+            break
+        ctx = RecordContext(spec=spec, media_cache=Path(media_cache), media_root=root, config=config, index=index)
+        try:
+            task = spec.to_task(dict(record), ctx)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{spec.name}: record {index} does not have the expected layout ({type(exc).__name__}: {exc}); "
+                f"fields present: {sorted(record)}"
+            ) from exc
+        if task.task_id in seen:
+            raise ValueError(f"{spec.name}: duplicate task id {task.task_id!r} at record {index}")
+        seen.add(task.task_id)
+        tasks.append(task)
+    return tasks
+
+
+_OPTION_SPLIT = re.compile(r"(?:^|\s|,|;)\(?([A-H])\s*[\.:\)]\s*")
+
+
+def parse_inline_options(text: str, marker: str | None = None) -> tuple[str, list[str]] | None:
+    """Split a question that carries its options inline (``"... Options: A: red, B: blue"``) into the stem
+    and the option texts; None when no ``A``, ``B``, ... sequence is found."""
+    body = text
+    stem = text
+    if marker:
+        at = text.rfind(marker)
+        if at < 0:
+            return None
+        stem, body = text[:at], text[at + len(marker):]
+    matches = list(_OPTION_SPLIT.finditer(body))
+    letters = [m.group(1) for m in matches]
+    expected = [chr(ord("A") + i) for i in range(len(letters))]
+    # Keep the longest run A, B, C, ... starting at the first "A".
+    starts = [i for i, letter in enumerate(letters) if letter == "A"]
+    if not starts:
+        return None
+    first = starts[-1] if marker is None else starts[0]
+    run = [matches[first]]
+    for m in matches[first + 1:]:
+        if m.group(1) == chr(ord(run[-1].group(1)) + 1):
+            run.append(m)
+    if len(run) < 2 or expected[: len(run)] != [m.group(1) for m in run]:
+        return None
+    options = []
+    for i, m in enumerate(run):
+        end = run[i + 1].start() if i + 1 < len(run) else len(body)
+        options.append(body[m.end():end].strip().rstrip(",;").strip())
+    if not marker:
+        stem = body[: run[0].start()]
+    return stem.strip(), options
+
+
+def iter_nonempty(values: Iterable[Any]) -> list[Any]:
+    """The values that are not None (image columns such as BLINK's ``image_1`` .. ``image_4``)."""
+    return [v for v in values if v is not None]

@@ -1,0 +1,40 @@
+"""CV-Bench (Tong et al., Cambrian-1, 2024): 2D counting and relations, 3D depth order and distance.
+
+Record (``nyu-visionx/CV-Bench``, split ``test``): ``idx``, ``type`` (2D/3D), ``task`` (Count, Relation,
+Depth, Distance), ``image``, ``question``, ``choices``, ``answer`` (``"(A)"``), ``prompt``, ``filename``,
+``source`` (ADE20K, COCO, Omni3D), ``source_dataset``, ``source_filename``, ``target_class``,
+``target_size``, ``bbox``. Overall by the card's rule: ((ADE20K + COCO) / 2 + Omni3D) / 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.task import FrameSpec, Task
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+    path = ctx.image(record["image"], "image")
+    return Task(
+        question=record["question"],
+        inputs=[FrameSpec.images([path])],
+        choices=list(record["choices"]),
+        answer_type="multiple_choice",
+        ground_truth=str(record["answer"]).strip(),
+        task_id=f"cv-bench/{record['idx']}",
+        benchmark="cv-bench",
+        category=record["task"],
+        meta={"metric": "choice", "source": record["source"], "type": record.get("type")},
+    )
+
+
+SPEC = BenchmarkSpec(
+    name="cv-bench",
+    description="Vision-centric 2D (count, relation) and 3D (depth order, relative distance) questions",
+    to_task=to_task,
+    hub_id="nyu-visionx/CV-Bench",
+    split="test",
+    aggregation="cv_bench",
+    homepage="https://huggingface.co/datasets/nyu-visionx/CV-Bench",
+)

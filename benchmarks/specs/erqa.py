@@ -1,0 +1,45 @@
+"""ERQA (Gemini Robotics team, 2025): embodied reasoning multiple choice over one or more images.
+
+Record (the released ``erqa.tfrecord`` fields, as in its Hugging Face parquet mirrors): ``question`` (the
+options inline, ``A. ...``), ``question_type``, ``answer`` (a letter), ``images`` (list of encoded images),
+``visual_indices`` (where each image sits in the prompt). No id field: the record index is the id.
+The default hub id is a community mirror (``FlagEval/ERQA``); pass ``--source`` for another copy.
+Overall = accuracy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.task import FrameSpec, Task
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+    paths = [ctx.image(image, "images") for image in record["images"]]
+    parsed = parse_inline_options(record["question"])
+    if parsed is None:
+        raise ValueError("question has no inline options 'A. ...'")
+    stem, options = parsed
+    return Task(
+        question=stem,
+        inputs=[FrameSpec.images(paths)],
+        choices=options,
+        answer_type="multiple_choice",
+        ground_truth=str(record["answer"]).strip(),
+        task_id=f"erqa/{record.get('question_id', ctx.index)}",
+        benchmark="erqa",
+        category=record.get("question_type") or "uncategorized",
+        meta={"metric": "choice", "visual_indices": list(record.get("visual_indices") or [])},
+    )
+
+
+SPEC = BenchmarkSpec(
+    name="erqa",
+    description="Embodied reasoning QA (spatial, trajectory, state, task reasoning) for robotics",
+    to_task=to_task,
+    hub_id="FlagEval/ERQA",
+    split="test",
+    aggregation="micro",
+    homepage="https://github.com/embodiedreasoning/ERQA",
+)

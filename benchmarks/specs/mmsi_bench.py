@@ -1,0 +1,43 @@
+"""MMSI-Bench (Yang et al., 2025): multi-image spatial intelligence, four-way multiple choice.
+
+Record (``RunsenXu/MMSI-Bench``, split ``test``): ``id``, ``images`` (list of encoded image bytes),
+``question_type``, ``question`` (the options inline after ``"Options:"``), ``answer`` (a letter),
+``thought``. Overall = accuracy over all questions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.task import FrameSpec, Task
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+    paths = [ctx.image(image, "images") for image in record["images"]]
+    parsed = parse_inline_options(record["question"], marker="Options:")
+    if parsed is None:
+        raise ValueError(f"question {record['id']} has no 'Options: A: ..., B: ...' part")
+    stem, options = parsed
+    return Task(
+        question=stem,
+        inputs=[FrameSpec.images(paths)],
+        choices=options,
+        answer_type="multiple_choice",
+        ground_truth=str(record["answer"]).strip(),
+        task_id=f"mmsi-bench/{record['id']}",
+        benchmark="mmsi-bench",
+        category=record["question_type"],
+        meta={"metric": "choice"},
+    )
+
+
+SPEC = BenchmarkSpec(
+    name="mmsi-bench",
+    description="Multi-image spatial reasoning (camera, object and region relations, motion, multi-step)",
+    to_task=to_task,
+    hub_id="RunsenXu/MMSI-Bench",
+    split="test",
+    aggregation="micro",
+    homepage="https://huggingface.co/datasets/RunsenXu/MMSI-Bench",
+)
