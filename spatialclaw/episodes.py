@@ -41,7 +41,8 @@ class Step:
     ``call`` is the main-loop ``model_call`` event that produced the step's output (``None`` if the log
     holds none, e.g. an episode cut short), ``cell_event``/``cell`` the executed cell (``None`` when the
     output had no runnable code), ``format_error`` the ``format_error`` event in that case, and
-    ``side_calls`` the ``vlm.*`` model calls the cell made.
+    ``side_calls`` the ``vlm.*`` model calls the cell made. ``fallback`` is the ``fallback`` call that
+    asked for a direct answer after the step budget ran out (logged with the last step's number).
     """
 
     index: int
@@ -50,6 +51,7 @@ class Step:
     cell: CellResult | None = None
     format_error: dict[str, Any] | None = None
     side_calls: list[dict[str, Any]] = field(default_factory=list)
+    fallback: dict[str, Any] | None = None
 
     @property
     def response_text(self) -> str:
@@ -91,6 +93,8 @@ def episode_steps(episode: Episode) -> list[Step]:
             step = get(event.get("step"))
             if event.get("purpose") in SIDE_CALL_PURPOSES:
                 step.side_calls.append(event)
+            elif event.get("purpose") == "fallback":
+                step.fallback = event
             elif step.call is None or (event.get("response") and not event.get("error")):
                 step.call = event
         elif kind == "cell":

@@ -121,6 +121,9 @@ def _step_html(step: Step) -> str:
         parts.append(f'<pre class="error">no code ran: {_e(step.format_error.get("message"))}</pre>')
     if step.cell is not None:
         parts.append(_cell_html(step.cell))
+    if step.fallback is not None:
+        reply = (step.fallback.get("response") or {}).get("text")
+        parts.append(f"<h3>Fallback</h3><p class=\"meta\">the step budget ran out; the model was asked for a direct answer</p><pre>{_e(reply)}</pre>")
     for side in step.side_calls:
         response = (side.get("response") or {}).get("text")
         parts.append(f"<details><summary>{_e(side.get('purpose'))} side call</summary><pre>{_e(response)}</pre></details>")
@@ -151,7 +154,7 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
     if frames:
         body.append('<h2>Frames</h2><div class="frames">' + "".join(_img(png, label) for png, label in frames) + "</div>")
     for step in episode_steps(episode):
-        if step.call is not None or step.cell is not None or step.format_error is not None:
+        if step.call is not None or step.cell is not None or step.format_error is not None or step.fallback is not None:
             body.append(_step_html(step))
     body.append("<h2>Result</h2><table>")
     rows = [

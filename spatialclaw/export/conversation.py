@@ -9,8 +9,12 @@ The mapping (the same for every format):
 * Model outputs are ``assistant`` turns; observations (cell output text and images, format-error
   messages) are ``user`` turns: the agent sends them as user messages and the model writes code as
   text, not as function calls, so there is no tool call for a ``tool`` turn to answer.
+* The final output is shown as the agent keeps outputs in its history: without ``<think>``-style
+  reasoning sections (:func:`spatialclaw.extraction.strip_reasoning`); a provider's separate reasoning
+  text is kept on the turn as ``reasoning``.
 * Each assistant turn carries its ``step`` and a training ``weight``: 0 for a step that failed (its
-  output had no runnable code, or its cell raised/timed out/crashed) when ``mask_failed`` is set, else 1.
+  output had no runnable code, or its cell raised/timed out/crashed) when ``mask_failed`` is set, else 1
+  (plan and fallback outputs are never masked).
   The observation that follows a failed step stays in the conversation, so the model still learns
   from the recovery.
 * Images stay where they were in the request (in order), as PNG bytes.
@@ -22,10 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spatialclaw.chat import ImagePart, Message, Part, TextPart
+from spatialclaw.extraction import strip_reasoning
 from spatialclaw.episodes import episode_is_correct, episode_steps, main_model_calls, step_count
 from spatialclaw.trajectory import Episode
 
 __all__ = ["Conversation", "Turn", "TurnKind", "episode_conversation", "merge_consecutive"]
+
+EMPTY_REPLY = "(empty reply)"
+"""What the agent's history shows for an output that was only reasoning (see :mod:`spatialclaw.context`)."""
 
 TurnKind = Literal["system", "prompt", "observation", "format_error", "output"]
 
@@ -94,7 +102,8 @@ def episode_conversation(episode: Episode, mask_failed: bool = True) -> Conversa
             f"{episode.directory}: no model call with a response was recorded, so there is no conversation to export"
         )
     last = calls[-1]
-    messages = episode.messages(last) + [Message.text("assistant", last["response"]["text"])]
+    final_text = strip_reasoning(last["response"]["text"]) or EMPTY_REPLY
+    messages = episode.messages(last) + [Message.text("assistant", final_text)]
     failed_steps = {s.index for s in episode_steps(episode) if s.failed}
     format_error_steps = {s.index for s in episode_steps(episode) if s.format_error is not None}
 
@@ -114,7 +123,8 @@ def episode_conversation(episode: Episode, mask_failed: bool = True) -> Conversa
             call = call_of_position.get(position, {})
             step = call.get("step")
             response = call.get("response") or {}
-            weight = 0 if mask_failed and step in failed_steps else 1
+            failed = call.get("purpose", "step") == "step" and step in failed_steps
+            weight = 0 if mask_failed and failed else 1
             turns.append(Turn("assistant", list(message.content), "output", step=step, weight=weight,
                               reasoning=response.get("reasoning") or None))
             previous_step = step

@@ -122,7 +122,7 @@ def episode_notebook(conversation: Conversation) -> Any:
     }
     cells = [_task_cell(nbformat, conversation)]
     for step in episode_steps(conversation.episode):
-        if step.call is None and step.cell is None:
+        if step.call is None and step.cell is None and step.fallback is None:
             continue
         cells.append(_reasoning_cell(nbformat, step))
         if step.cell is not None:
@@ -133,6 +133,10 @@ def episode_notebook(conversation: Conversation) -> Any:
         elif step.format_error is not None:
             cells.append(nbformat.v4.new_markdown_cell(
                 "_No code was run: the output had no code cell._\n\n" + _quote(step.format_error.get("message", ""))))
+        if step.fallback is not None:
+            reply = (step.fallback.get("response") or {}).get("text") or ""
+            cells.append(nbformat.v4.new_markdown_cell(
+                "## Fallback\n\n_The step budget ran out; the model was asked for a direct answer:_\n\n" + _quote(reply)))
     cells.append(_summary_cell(nbformat, conversation))
     nb.cells = cells
     return nb
