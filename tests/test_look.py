@@ -1,0 +1,103 @@
+"""look: zoom grids labelled in original pixels, overlays, contact sheets, colour blobs."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from spatialclaw.primitives.look import contact_sheet, draw, find_color, zoom
+
+
+def coordinate_image(width: int = 300, height: int = 200) -> np.ndarray:
+    """Each pixel encodes its own position: R = x, G = y, B = 0 (x, y < 256)."""
+    image = np.zeros((height, width, 3), np.uint8)
+    image[..., 0] = np.arange(width)[None, :]
+    image[..., 1] = np.arange(height)[:, None]
+    return image
+
+
+def test_zoom_grid_labels_name_the_original_pixels_under_them():
+    image = coordinate_image()
+    z = zoom(image, (103, 47, 161, 90))
+    assert z.box == (103, 47, 161, 90) and z.scale == 13  # 768 // 58 px
+    out = z.array
+    assert z.x_ticks and z.y_ticks
+    for label, u in z.x_ticks:
+        assert label % 5 == 0
+        # Pixels right beside the grid line (same original column's block) encode x = label.
+        assert out[z.offset[1] + 3, u + 1, 0] == label and out[z.offset[1] + 3, u - 1, 0] == label
+        assert z.to_original(u, 0)[0] == pytest.approx(label, abs=0.5 / z.scale)
+    for label, v in z.y_ticks:
+        assert out[v + 1, z.offset[0] + 3, 1] == label and out[v - 1, z.offset[0] + 3, 1] == label
+    u, v = z.to_zoom(130, 60)
+    x, y = z.to_original(u, v)
+    assert (x, y) == pytest.approx((130, 60))
+    assert tuple(out[int(round(float(v))) + 2, int(round(float(u))) + 2, :2]) == (130, 60)
+
+
+def test_zoom_clips_to_the_image_and_explains_bad_boxes():
+    image = coordinate_image()
+    z = zoom(image, (230, 190, 400, 300), scale=4)
+    assert z.box == (230, 190, 300, 200)
+    assert tuple(z.array[z.offset[1], z.offset[0], :2]) == (230, 190)
+    assert zoom(image, (0, 0, 10, 10), grid=False).image.size == (320, 320)
+    with pytest.raises(ValueError, match="outside the 300x200 image"):
+        zoom(image, (400, 10, 500, 50))
+    with pytest.raises(ValueError, match="empty"):
+        zoom(image, (50, 50, 50, 60))
+
+
+def test_find_color_finds_drawn_discs_at_their_centroids_and_areas():
+    image = np.full((240, 320, 3), 235, np.uint8)
+    discs = [((80, 60), 25, (220, 30, 30)), ((240, 170), 15, (200, 20, 40)), ((250, 50), 12, (30, 60, 220)),
+             ((150, 180), 20, (40, 180, 60))]
+    for centre, radius, colour in discs:
+        cv2.circle(image, centre, radius, colour, -1)
+    expected_area = {r: int(np.count_nonzero(cv2.circle(np.zeros((240, 320), np.uint8), c, r, 1, -1))) for c, r, _ in discs}
+
+    red = find_color(image, "red")
+    assert [b.centroid for b in red] == [pytest.approx((80, 60), abs=1e-6), pytest.approx((240, 170), abs=1e-6)]
+    assert [b.area for b in red] == [expected_area[25], expected_area[15]]
+    assert abs(expected_area[25] - np.pi * 25**2) / (np.pi * 25**2) < 0.02
+    assert red[0].box == (55, 35, 106, 86)
+    assert red[0].mask.sum() == red[0].area
+    blue = find_color(image, (30, 60, 220))
+    assert len(blue) == 1 and blue[0].centroid == pytest.approx((250, 50), abs=1e-6)
+    green = find_color(Image.fromarray(image), "green")
+    assert len(green) == 1 and green[0].area == expected_area[20]
+    assert len(find_color(image, "yellow")) == 0
+    assert "no yellow blobs" in repr(find_color(image, "yellow"))
+    assert len(find_color(image, "red", min_area=expected_area[15] + 1)) == 1
+    with pytest.raises(ValueError, match="unknown colour 'teal'"):
+        find_color(image, "teal")
+
+
+def test_draw_puts_overlays_where_asked():
+    image = np.zeros((100, 120, 3), np.uint8)
+    mask = np.zeros((100, 120), bool)
+    mask[60:90, 10:40] = True
+    out = np.asarray(draw(image, boxes=[(50, 10, 100, 40)], labels=["cup"]))
+    assert out[25, 50].any() and out[10, 75].any()      # box edges drawn
+    assert not out[25, 75].any()                        # box interior untouched
+    out = np.asarray(draw(image, masks={"rug": mask}, points={"p": (110, 5)}, lines={"l": (0, 99, 119, 99)}))
+    assert out[80, 35].any() and not out[50, 80].any()
+    assert out[5, 110].any() and out[99, 20].any()
+    assert np.asarray(image).sum() == 0                 # the input is not modified
+    with pytest.raises(ValueError, match="exactly one of"):
+        draw(image, boxes=[(0, 0, 5, 5)], points=[(1, 1)], labels=["a"])
+    with pytest.raises(ValueError, match=r"\(N, 4\)"):
+        draw(image, boxes=[(0, 0, 5)])
+    with pytest.raises(ValueError, match="does not match"):
+        draw(image, masks=np.zeros((5, 5), bool))
+
+
+def test_contact_sheet_tiles_crops_with_labels():
+    crops = [np.full((40, 60, 3), v, np.uint8) for v in (50, 100, 150)]
+    sheet = contact_sheet(crops, labels=["a", "b", "c"], cell_px=64)
+    assert sheet.size == (2 * 68 + 4, 2 * (64 + 20 + 4) + 4)
+    assert tuple(np.asarray(sheet)[4 + 32, 4 + 32]) == (50, 50, 50)
+    assert tuple(np.asarray(sheet)[4 + 32, 4 + 68 + 32]) == (100, 100, 100)
+    with pytest.raises(ValueError, match="3 images"):
+        contact_sheet(crops, labels=["a"])
