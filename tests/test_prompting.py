@@ -1,0 +1,94 @@
+"""The system prompt is assembled from templates and from the primitives' real signatures and docstrings."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+import types
+
+import pytest
+
+from spatialclaw import prompting
+from spatialclaw.primitives import display
+from spatialclaw.primitives.namespace import NAMESPACE_NAMES
+from spatialclaw.task import FrameSpec, Task
+
+
+@pytest.fixture
+def fresh_api(monkeypatch):
+    prompting.api_section.cache_clear()
+    yield monkeypatch
+    prompting.api_section.cache_clear()
+
+
+def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
+    api = prompting.api_section()
+    assert inspect.getdoc(display.show) in api
+    assert "show(*images: Any, label: str | list[str] | None = None)" in api
+
+
+def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
+    api = prompting.api_section()
+    for name in NAMESPACE_NAMES:
+        assert f"`{name}" in api, f"the prompt says nothing about `{name}`"
+
+
+def test_a_new_docstring_shows_up_without_editing_any_prompt(fresh_api):
+    module = types.ModuleType("spatialclaw_fake_primitive")
+
+    def measure(frame: Frame, metres: float = 1.5) -> float:  # noqa: F821
+        """Measure something in metres; a unique sentence 7f3a."""
+        return metres
+
+    module.measure = measure
+    fresh_api.setitem(sys.modules, "spatialclaw_fake_primitive", module)
+    fresh_api.setattr(prompting, "NAMESPACE_DOCS", [*prompting.NAMESPACE_DOCS, ("measure", "spatialclaw_fake_primitive", "measure", "function")])
+    api = prompting.api_section()
+    assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
+    assert "a unique sentence 7f3a" in api
+
+
+def test_a_missing_module_is_listed_as_unavailable_not_documented(fresh_api):
+    fresh_api.setattr(prompting, "NAMESPACE_DOCS", [("ghost", "spatialclaw.primitives.no_such_module", "ghost", "function")])
+    api = prompting.api_section()
+    assert "Not available in this installation (do not call): `ghost`." in api
+    assert "### `ghost" not in api
+
+
+def test_system_prompt_fills_every_placeholder_and_states_the_budget():
+    text = prompting.system_prompt(max_steps=17)
+    assert "at most 17 steps" in text
+    assert not re.search(r"\$[a-z_]+", text), "an unfilled $placeholder is left in the system prompt"
+    assert "gravity-aligned with +Z up" in text  # the conventions of DESIGN.md
+
+
+def test_every_template_renders_with_its_values():
+    task = Task("How far?", inputs=[], answer_type="number")
+    assert "Question: How far?" in prompting.task_prompt(task)
+    assert "ANSWER: 2.5" in prompting.fallback_prompt(task, 5)
+    with pytest.raises(KeyError, match=r"\$step"):
+        prompting.render("observation.md", max_steps=3, output="x")
+
+
+def test_task_prompt_letters_the_choices_and_describes_the_inputs(tmp_path):
+    video = tmp_path / "clip.mp4"
+    task = Task("Which is closer?", inputs=[FrameSpec.video(video, fps=2.0)], choices=["the chair", "the table"])
+    text = prompting.task_prompt(task)
+    assert "A. the chair\nB. the table" in text
+    assert "a video, sampled at 2.0 fps" in text
+    assert "multiple choice" in text
+
+
+def test_answer_rules_per_type_and_unknown_type():
+    assert 'answer("yes")' in prompting.answer_rules("yes_no")
+    assert "metres unless" in prompting.answer_rules("number")
+    with pytest.raises(ValueError, match="known: multiple_choice"):
+        prompting.answer_rules("essay")
+
+
+def test_prompt_version_is_the_declared_version_plus_a_content_hash():
+    from spatialclaw.prompts import VERSION
+
+    version = prompting.prompt_version()
+    assert re.fullmatch(rf"{re.escape(VERSION)}\+[0-9a-f]{{8}}", version)
