@@ -11,7 +11,9 @@
             break                              # reward = the benchmark score of the answer in [0, 1]
     env.close()
 
-The reward is 0 on every step but the last; when the cell calls ``answer(...)`` it is the benchmark
+Observations are the agent's own (:mod:`spatialclaw.prompting`, :func:`spatialclaw.context.observation_parts`),
+and ``env.system_prompt`` is its system prompt, so a policy trained here sees what the agent shows a
+model, and exports of agent episodes are in-distribution. The reward is 0 on every step but the last; when the cell calls ``answer(...)`` it is the benchmark
 score of that answer (:func:`spatialclaw.benchmarks.scoring.score_answer` with the task's answer type,
 choices and ``meta["metric"]``/``meta["unit"]``: option-letter accuracy for multiple choice, mean
 relative accuracy for numbers). Running out of ``max_steps`` ends the episode with reward 0 and
@@ -38,8 +40,10 @@ __all__ = ["Observation", "SpatialEnv"]
 
 @dataclass
 class Observation:
-    """What the policy sees: ``text`` (the task at reset, the cell's rendered output after a step),
-    ``images`` (PNG bytes, in order), the ``step`` about to be taken (0-based) and the raw ``result``."""
+    """What the policy sees, rendered exactly as the agent renders it for a model: ``text`` (the task
+    prompt at reset, the step's observation after a cell), ``images`` (PNG bytes, in order: the frame
+    previews at reset, the cell's images, downscaled like the agent's), the number of cells run so far
+    (``step``) and the raw ``result`` of the cell."""
 
     text: str
     images: list[bytes] = field(default_factory=list)
@@ -49,16 +53,6 @@ class Observation:
     def to_message(self) -> Message:
         """The observation as a user message for a chat model."""
         return Message(role="user", content=[TextPart(self.text)] + [ImagePart(png) for png in self.images])
-
-
-def _task_text(task: Task) -> str:
-    lines = [task.question]
-    for letter, choice in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", task.choices or []):
-        lines.append(f"{letter}. {choice}")
-    counts = [f"{spec.kind}: {len(spec.paths)} path(s)" for spec in task.inputs]
-    lines.append(f"Inputs ({len(task.inputs)}): " + "; ".join(counts) + ". They are loaded as `frames`/`videos`.")
-    lines.append("Write one Python cell per step; call answer(value) to finish.")
-    return "\n".join(lines)
 
 
 def _coerce_task(task: Task | dict[str, Any] | str) -> Task:
@@ -76,6 +70,8 @@ class SpatialEnv:
 
     ``max_steps`` bounds cells per episode; ``cell_timeout_s`` bounds each cell (seconds);
     ``observation_chars`` is the text budget of an observation (:meth:`CellResult.to_text`);
+    ``max_image_side``, ``preview_images`` and ``preview_max_side`` (pixels) size the images as
+    :class:`spatialclaw.agent.AgentConfig` does;
     ``record_dir``: log each episode under ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
     :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``). One kernel is reused across episodes.
     """
@@ -85,12 +81,18 @@ class SpatialEnv:
         max_steps: int = 16,
         cell_timeout_s: float = 120.0,
         observation_chars: int = 8000,
+        max_image_side: int = 1568,
+        preview_images: int = 8,
+        preview_max_side: int = 768,
         record_dir: str | Path | None = None,
         **kernel_kwargs: Any,
     ) -> None:
         self.max_steps = max_steps
         self.cell_timeout_s = cell_timeout_s
         self.observation_chars = observation_chars
+        self.max_image_side = max_image_side
+        self.preview_images = preview_images
+        self.preview_max_side = preview_max_side
         self.record_dir = Path(record_dir) if record_dir is not None else None
         self._kernel_kwargs = kernel_kwargs
         self._kernel: Any = None
@@ -106,6 +108,13 @@ class SpatialEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def system_prompt(self) -> str:
+        """The agent's system prompt for this step budget (the manual of the kernel namespace)."""
+        from spatialclaw.prompting import system_prompt
+
+        return system_prompt(self.max_steps)
 
     @property
     def episode_dir(self) -> Path | None:
@@ -134,7 +143,11 @@ class SpatialEnv:
             self._log.write("header", format_version=1, package_version=_version(), prompt_version=None,
                             model="external-policy", config=config, config_hash=config_hash(config))
             self._log.write("task", task=task.to_dict(), files={})
-        return Observation(text=_task_text(task), step=0)
+        from spatialclaw.agent import _preview
+        from spatialclaw.prompting import task_prompt
+
+        preview, preview_text = _preview(task, self.preview_images, self.preview_max_side)
+        return Observation(text=task_prompt(task, preview_text), images=[p.png for p in preview], step=0)
 
     def step(self, cell: str) -> tuple[Observation, bool, float, dict[str, Any]]:
         """Run one cell. Returns the observation, whether the episode is over, the reward and an info
@@ -142,8 +155,8 @@ class SpatialEnv:
         if self._done or self._task is None:
             raise RuntimeError("the episode is over (or was never started): call reset(task) first")
         result: CellResult = self._kernel.execute(cell, timeout=self.cell_timeout_s)
-        step = self._steps
         self._steps += 1
+        step = self._steps  # 1-based, as the agent numbers steps
         if self._log is not None:
             self._log.write("cell", step=step, code=cell, result=self._log.cell_result(result))
         info: dict[str, Any] = {"status": result.status, "step": step}
@@ -161,12 +174,10 @@ class SpatialEnv:
             info.update(answer=None, score=0.0, truncated=True)
             self._done = True
             self._finish_log("budget")
-        observation = Observation(
-            text=result.to_text(self.observation_chars),
-            images=[image.png for image in result.images],
-            step=self._steps,
-            result=result,
-        )
+        from spatialclaw.context import observation_parts
+
+        text, images = observation_parts(self._steps, self.max_steps, result, self.observation_chars, self.max_image_side, [])
+        observation = Observation(text=text, images=[image.png for image in images], step=self._steps, result=result)
         return observation, self._done, reward, info
 
     def close(self) -> None:
