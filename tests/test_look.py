@@ -101,3 +101,16 @@ def test_contact_sheet_tiles_crops_with_labels():
     assert tuple(np.asarray(sheet)[4 + 32, 4 + 68 + 32]) == (100, 100, 100)
     with pytest.raises(ValueError, match="3 images"):
         contact_sheet(crops, labels=["a"])
+
+
+def test_zoom_and_find_color_on_a_kernel_frame(test_data):
+    from spatialclaw import Kernel
+
+    paths = [str(test_data / "rgbd-redwood" / "color" / "00000.jpg")]
+    with Kernel(frames=paths) as kernel:
+        result = kernel.execute("z = zoom(frames[0], (300, 100, 400, 180))\nshow(z, label='zoom')\nprint(z)")
+        assert result.error is None, result.to_text(2000)
+        assert result.stdout.startswith("Zoom(box=(300, 100, 400, 180) original px, scale=7x")
+        assert len(result.images) == 1 and result.images[0].label == "zoom"
+        blobs = kernel.execute("b = find_color(frames[0], 'white', min_area=500)\nprint(len(b) > 0, b[0].area > 5000)")
+        assert blobs.stdout.strip() == "True True", blobs.to_text(2000)

@@ -178,3 +178,23 @@ def test_bev_draws_instances_where_they_are():
     assert abs(blue[0].centroid[1] - orange[0].centroid[1]) < 10  # same Y -> same height on the page
     with pytest.raises(ValueError, match="nothing to draw"):
         Scene().bev()
+
+
+def test_the_kernel_scene_persists_across_cells_and_renders():
+    import textwrap
+
+    from spatialclaw import Kernel
+
+    with Kernel() as kernel:
+        first = kernel.execute(textwrap.dedent("""
+            cube = lambda c, s: np.array(c) + (np.indices((3, 3, 3)).reshape(3, -1).T / 2 - 0.5) * s
+            scene.add("table", points=cube((0.0, 3.0, 0.4), 0.8), frames=[0])
+            scene.add("chair", points=cube((-1.3, 3.4, 0.5), 0.5), frames=[0])
+            scene.add_camera(0, np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 1.5], [0, 0, 0, 1.0]]))
+        """))
+        assert first.error is None, first.to_text(2000)
+        second = kernel.execute("print(scene.relation('chair', 'table', observer=0))\nshow(scene.bev(size_px=400))")
+        assert second.error is None, second.to_text(2000)
+        assert second.stdout.startswith("the chair is 1.3 m left of, 0.40 m behind and 0.10 m above the table, "
+                                        "seen from camera 0.")
+        assert len(second.images) == 1 and (second.images[0].width, second.images[0].height) == (400, 400)
