@@ -1,8 +1,10 @@
 """Detected or segmented object instances: what ``detect``, ``segment`` and ``track`` return.
 
 Conventions: pixel coordinates are (x, y) with the origin at the top-left corner of the image, x to the
-right and y down. A box is ``(x0, y0, x1, y1)`` in pixels of the original frame (x0 < x1, y0 < y1). A mask
-is an (H, W) bool array at the frame's full resolution (True = the object). ``frame_index`` is the
+right and y down. A box is ``(x0, y0, x1, y1)`` in pixels of the original frame (x0 < x1, y0 < y1), measured
+on pixel edges: a box around pixel columns 10..19 has x0 = 10, x1 = 20. Points such as ``centroid`` use
+pixel centres (the OpenCV convention that backprojection with cx = (W - 1) / 2 expects): that region's
+centroid has x = 14.5. A mask is an (H, W) bool array at the frame's full resolution (True = the object). ``frame_index`` is the
 absolute index of the source frame (the video frame number), never a position in a list.
 
 ``Detections`` is a read-only sequence of ``Instance`` that prints as a table (one line per instance),
@@ -58,15 +60,17 @@ class Instance:
 
     @property
     def centroid(self) -> tuple[float, float]:
-        """(x, y) in pixels: the mean of the mask's pixels, or the box centre when there is no mask."""
+        """(x, y) in pixels (pixel-centre convention): the mean of the mask's pixels, or the centre of the box
+        when there is no mask."""
         if self.mask is not None and self.mask.any():
             ys, xs = np.nonzero(self.mask)
             return float(xs.mean()), float(ys.mean())
-        return self.box_center
+        x, y = self.box_center
+        return x - 0.5, y - 0.5
 
     @property
     def box_center(self) -> tuple[float, float]:
-        """(x, y) centre of the box in pixels."""
+        """(x, y) midpoint of the box's edges, ((x0 + x1) / 2, (y0 + y1) / 2), in pixels."""
         x0, y0, x1, y1 = self.box
         return (x0 + x1) / 2.0, (y0 + y1) / 2.0
 
