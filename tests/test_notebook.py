@@ -149,3 +149,43 @@ def test_spatialclaw_magic_without_frames_says_what_to_do(tmp_path: Path) -> Non
     client.execute()
     errors = [o for o in notebook.cells[1].outputs if o.get("output_type") == "error"]
     assert errors and "run %spatial_load" in errors[0]["evalue"]
+
+
+def test_shell_executor_reports_errors_timeouts_results_and_figures(tmp_path: Path) -> None:
+    """The in-process executor behind %%spatialclaw, exercised inside a real notebook kernel."""
+    cells = [
+        ("a = 1\nb = a / 0", 5),
+        ("import time\ntime.sleep(30)", 0.5),
+        ("x = np.zeros((3, 4))\nx.shape", 5),
+        ("plt.plot([1, 2])", 5),
+        ("def f(:\n    pass", 5),
+        ("import sys\nsys.exit(3)", 5),
+        ("print(a, 'still here')", 5),
+    ]
+    notebook = run_notebook(
+        [
+            "%load_ext spatialclaw",
+            "import numpy as np, matplotlib.pyplot as plt, json\n"
+            "from spatialclaw.shell_executor import ShellExecutor\n"
+            "executor = ShellExecutor(get_ipython())\n"
+            f"results = [executor.execute(code, timeout=limit) for code, limit in {cells!r}]\n"
+            "print(json.dumps([r.to_dict(with_image_bytes=False) for r in results]))",
+        ],
+        tmp_path,
+    )
+    division, sleep, shape, figure, syntax, exit_call, after = json.loads(stream_text(notebook.cells[1]).strip().splitlines()[-1])
+    assert division["status"] == "error" and division["error"]["type"] == "ZeroDivisionError"
+    assert division["error"]["line"] == 2 and division["error"]["source"] == "b = a / 0"
+    assert [v["name"] for v in division["variables"]] == ["a"]
+
+    assert sleep["status"] == "timeout" and "0.5 s" in sleep["error"]["message"]
+    assert sleep["duration_s"] < 10
+
+    assert shape["status"] == "ok" and shape["result_text"] == "(3, 4)"
+    assert shape["variables"][0]["name"] == "x" and shape["variables"][0]["shape"] == [3, 4]
+
+    assert figure["status"] == "ok" and [i["origin"] for i in figure["images"]] == ["figure"]
+
+    assert syntax["status"] == "error" and syntax["error"]["type"] == "SyntaxError" and syntax["error"]["line"] == 1
+    assert exit_call["status"] == "error" and exit_call["error"]["type"] == "SystemExit"
+    assert after["status"] == "ok" and after["stdout"] == "1 still here\n"
