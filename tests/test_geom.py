@@ -316,3 +316,19 @@ def test_rectify_plane_rejects_bad_quads():
         geom.rectify_plane(image, [[10, 10], [20, 20]], size=(1, 1))
     with pytest.raises(ValueError, match="both > 0"):
         geom.rectify_plane(image, [[10, 10], [90, 10], [90, 90], [10, 90]], size=(0, 1))
+
+
+# ---- the user guide's examples ---------------------------------------------------------------------
+def test_geometry_doc_examples_run(test_data, tmp_path, monkeypatch):
+    import re
+
+    guide = Path(__file__).resolve().parents[1] / "docs" / "geometry.md"
+    text = guide.read_text().replace("../shared/data", str(test_data)).replace("/tmp/bev.png", str(tmp_path / "bev.png"))
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 8
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"docs/geometry.md block {number}", "exec"), namespace)
+    assert (tmp_path / "bev.png").exists()
+    assert namespace["residual"] < 0.01 and namespace["r"].closest_distance_m == pytest.approx(0.45, abs=1e-3)
