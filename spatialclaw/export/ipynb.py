@@ -22,10 +22,12 @@ from spatialclaw.cell import CellResult
 from spatialclaw.episodes import Step, episode_steps
 from spatialclaw.export.conversation import Conversation
 from spatialclaw.export.runner import ExportStats
+from spatialclaw.extraction import strip_reasoning
 
 __all__ = ["episode_notebook", "write"]
 
 CODE_BLOCK = re.compile(r"```[a-zA-Z0-9_+-]*[ \t]*\n.*?```", re.DOTALL)
+INLINE_REASONING = re.compile(r"<(think|thinking|reasoning)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
 
 
 def _b64(png: bytes) -> str:
@@ -36,7 +38,24 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
 
 
-def _task_cell(nbf: Any, conversation: Conversation) -> Any:
+class _Cells:
+    """Builds nbformat 4.5 cells as plain dicts (validated once per notebook), with stable ids."""
+
+    def __init__(self) -> None:
+        self.cells: list[dict[str, Any]] = []
+
+    def markdown(self, source: str, attachments: dict[str, Any] | None = None) -> None:
+        cell: dict[str, Any] = {"cell_type": "markdown", "id": f"md-{len(self.cells)}", "metadata": {}, "source": source}
+        if attachments:
+            cell["attachments"] = attachments
+        self.cells.append(cell)
+
+    def code(self, source: str, count: int, outputs: list[dict[str, Any]]) -> None:
+        self.cells.append({"cell_type": "code", "id": f"code-{len(self.cells)}", "metadata": {},
+                           "execution_count": count, "source": source, "outputs": outputs})
+
+
+def _task_markdown(cells: _Cells, conversation: Conversation) -> None:
     task = conversation.task
     lines = [f"# {task.get('task_id', conversation.episode_id)}", ""]
     if task.get("benchmark"):
@@ -50,45 +69,47 @@ def _task_cell(nbf: Any, conversation: Conversation) -> Any:
         name = f"frame-{i}.png"
         attachments[name] = {"image/png": _b64(image.png)}
         lines += ["", f"![{image.label or name}](attachment:{name})"]
-    cell = nbf.v4.new_markdown_cell("\n".join(lines).rstrip() + "\n")
-    if attachments:
-        cell["attachments"] = attachments
-    return cell
+    cells.markdown("\n".join(lines).rstrip() + "\n", attachments)
 
 
-def _reasoning_cell(nbf: Any, step: Step) -> Any:
+def _reasoning_markdown(cells: _Cells, step: Step) -> None:
     lines = [f"## Step {step.index}"]
-    if step.reasoning:
-        lines += ["", _quote(step.reasoning)]
-    prose = CODE_BLOCK.sub("", step.response_text).strip()
+    thoughts = [step.reasoning] if step.reasoning else []
+    thoughts += [match.group(2) for match in INLINE_REASONING.finditer(step.response_text)]
+    lines += ["\n" + _quote(thought) for thought in thoughts if thought.strip()]
+    prose = CODE_BLOCK.sub("", strip_reasoning(step.response_text)).strip()
     if prose:
         lines += ["", prose]
-    return nbf.v4.new_markdown_cell("\n".join(lines))
+    cells.markdown("\n".join(lines))
 
 
-def _outputs(nbf: Any, result: CellResult, count: int) -> list[Any]:
-    outputs = []
+def _outputs(result: CellResult, count: int) -> list[dict[str, Any]]:
+    outputs: list[dict[str, Any]] = []
     if result.stdout:
-        outputs.append(nbf.v4.new_output("stream", name="stdout", text=result.stdout))
+        outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})
     if result.stderr:
-        outputs.append(nbf.v4.new_output("stream", name="stderr", text=result.stderr))
+        outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
     for image in result.images:
-        outputs.append(nbf.v4.new_output(
-            "display_data",
-            data={"image/png": _b64(image.png), "text/plain": f"<image {image.label or image.origin} {image.width}x{image.height}>"},
-            metadata={"image/png": {"width": image.width, "height": image.height}} if image.width else {},
-        ))
+        outputs.append({
+            "output_type": "display_data",
+            "data": {"image/png": _b64(image.png),
+                     "text/plain": f"<image {image.label or image.origin} {image.width}x{image.height}>"},
+            "metadata": {"image/png": {"width": image.width, "height": image.height}} if image.width else {},
+        })
     if result.result_text:
-        outputs.append(nbf.v4.new_output("execute_result", data={"text/plain": result.result_text}, execution_count=count))
+        outputs.append({"output_type": "execute_result", "execution_count": count,
+                        "data": {"text/plain": result.result_text}, "metadata": {}})
     if result.error is not None:
-        traceback = [line for line in result.error.traceback.splitlines()] or [result.error.to_text()]
-        outputs.append(nbf.v4.new_output("error", ename=result.error.type, evalue=result.error.message, traceback=traceback))
-    if result.status in ("timeout", "crashed") and result.error is None:
-        outputs.append(nbf.v4.new_output("error", ename=result.status, evalue=f"the cell {result.status}", traceback=[]))
+        traceback = result.error.traceback.splitlines() or [result.error.to_text()]
+        outputs.append({"output_type": "error", "ename": result.error.type, "evalue": result.error.message,
+                        "traceback": traceback})
+    elif not result.ok:
+        outputs.append({"output_type": "error", "ename": result.status, "evalue": f"the cell {result.status}",
+                        "traceback": []})
     return outputs
 
 
-def _summary_cell(nbf: Any, conversation: Conversation) -> Any:
+def _summary_markdown(cells: _Cells, conversation: Conversation) -> None:
     episode = conversation.episode
     end = episode.end
     lines = ["## Result", ""]
@@ -103,43 +124,40 @@ def _summary_cell(nbf: Any, conversation: Conversation) -> Any:
             lines.append(f"- Cost: ${end['cost_usd']:.4f}")
     else:
         lines.append("- **Incomplete episode**: the log has no end event (the run was interrupted).")
-    return nbf.v4.new_markdown_cell("\n".join(lines))
+    cells.markdown("\n".join(lines))
 
 
 def episode_notebook(conversation: Conversation) -> Any:
-    """The notebook (an ``nbformat.NotebookNode``) of one episode."""
+    """The notebook (an ``nbformat.NotebookNode``, not yet validated) of one episode."""
     import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    header = conversation.episode.header
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata["spatialclaw"] = {
-        "episode": conversation.episode_id,
-        "model": header.get("model"),
-        "prompt_version": header.get("prompt_version"),
-        "complete": conversation.episode.complete,
-    }
-    cells = [_task_cell(nbformat, conversation)]
+    cells = _Cells()
+    _task_markdown(cells, conversation)
     for step in episode_steps(conversation.episode):
         if step.call is None and step.cell is None and step.fallback is None:
             continue
-        cells.append(_reasoning_cell(nbformat, step))
+        _reasoning_markdown(cells, step)
         if step.cell is not None:
-            count = step.index + 1
-            code_cell = nbformat.v4.new_code_cell(step.cell.code, execution_count=count)
-            code_cell.outputs = _outputs(nbformat, step.cell, count)
-            cells.append(code_cell)
+            count = step.cell.execution_count or step.index
+            cells.code(step.cell.code, count, _outputs(step.cell, count))
         elif step.format_error is not None:
-            cells.append(nbformat.v4.new_markdown_cell(
-                "_No code was run: the output had no code cell._\n\n" + _quote(step.format_error.get("message", ""))))
+            cells.markdown("_No code was run: the output had no code cell._\n\n" + _quote(step.format_error.get("message", "")))
         if step.fallback is not None:
             reply = (step.fallback.get("response") or {}).get("text") or ""
-            cells.append(nbformat.v4.new_markdown_cell(
-                "## Fallback\n\n_The step budget ran out; the model was asked for a direct answer:_\n\n" + _quote(reply)))
-    cells.append(_summary_cell(nbformat, conversation))
-    nb.cells = cells
-    return nb
+            cells.markdown("## Fallback\n\n_The step budget ran out; the model was asked for a direct answer:_\n\n" + _quote(reply))
+    _summary_markdown(cells, conversation)
+    header = conversation.episode.header
+    return nbformat.from_dict({
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+            "spatialclaw": {"episode": conversation.episode_id, "model": header.get("model"),
+                            "prompt_version": header.get("prompt_version"), "complete": conversation.episode.complete},
+        },
+        "cells": cells.cells,
+    })
 
 
 def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:

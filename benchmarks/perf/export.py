@@ -1,0 +1,97 @@
+"""Export speed: 1,000 synthetic episodes of 10 steps in every format, against raw JSONL throughput.
+
+Run: ``.venv/bin/python benchmarks/perf/export.py [--episodes N] [--steps S]``. Writes the episodes
+with :func:`spatialclaw.synthetic_episodes.write_synthetic_episode` (2 frames and one 64x48 image per
+step; each model call carries the full request history, as the agent logs it), then times:
+
+- ``baseline``: the least any exporter must do: read every ``episode.jsonl``, parse every line, read
+  every image file, and write each episode's events and images (base64) as one JSON line. Measured
+  before and after the exports; the mean is the denominator;
+- each format through :func:`spatialclaw.export.export_episodes` (loading, building the conversation,
+  writing, and for ``trl`` the ``datasets`` save, for ``ipynb`` ``nbformat.validate`` per notebook).
+
+Prints a table, then one JSON line: ``episodes``, ``steps``, ``baseline_eps`` and per format
+``<format>_eps`` (episodes per second) and ``<format>_ratio`` (format / baseline; 1 = as fast as a
+raw read-and-copy, below 1 = slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from spatialclaw.export import FORMATS, export_episodes
+from spatialclaw.synthetic_episodes import write_synthetic_episode
+from spatialclaw.trajectory import iter_episode_dirs
+
+OUTPUTS = {"openai": "sft.jsonl", "trl": "trl", "sharegpt": "sharegpt", "verl": "rl.parquet", "ipynb": "notebooks"}
+
+
+def baseline_copy(root: Path, out: Path) -> int:
+    """Read, parse and rewrite every episode with its images as one JSON line; returns episodes."""
+    count = 0
+    with open(out, "w", encoding="utf-8") as file:
+        for directory in iter_episode_dirs(root):
+            events = [json.loads(line) for line in (directory / "episode.jsonl").read_text(encoding="utf-8").splitlines()]
+            images = {p.stem: base64.b64encode(p.read_bytes()).decode("ascii") for p in sorted((directory / "images").iterdir())}
+            file.write(json.dumps({"events": events, "images": images}) + "\n")
+            count += 1
+    return count
+
+
+def timed(function, *args) -> tuple[float, object]:
+    started = time.perf_counter()
+    value = function(*args)
+    return time.perf_counter() - started, value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=10)
+    args = parser.parse_args()
+    try:
+        import datasets
+
+        datasets.disable_progress_bars()
+    except ImportError:
+        pass
+
+    with tempfile.TemporaryDirectory(prefix="spatialclaw-export-bench-") as tmp:
+        root = Path(tmp) / "run"
+        started = time.perf_counter()
+        for seed in range(args.episodes):
+            write_synthetic_episode(root / f"ep{seed:05d}", steps=args.steps, seed=seed,
+                                    format_error_steps=(3,), error_steps=(5,))
+        write_s = time.perf_counter() - started
+        size_mb = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
+
+        baseline_s = [timed(baseline_copy, root, Path(tmp) / "baseline-1.jsonl")[0]]
+        results: dict[str, float] = {}
+        for fmt in FORMATS:
+            seconds, report = timed(export_episodes, fmt, [root], Path(tmp) / OUTPUTS[fmt])
+            if report.exported != args.episodes:
+                raise SystemExit(f"{fmt}: exported {report.exported} of {args.episodes}: {report.summary()}")
+            results[fmt] = seconds
+        baseline_s.append(timed(baseline_copy, root, Path(tmp) / "baseline-2.jsonl")[0])
+
+    baseline_eps = args.episodes / (sum(baseline_s) / len(baseline_s))
+    print(f"{args.episodes} episodes x {args.steps} steps ({size_mb:.1f} MiB on disk, written in {write_s:.1f} s)")
+    print(f"{'format':<10} {'seconds':>8} {'episodes/s':>11} {'vs baseline':>12}")
+    print(f"{'baseline':<10} {sum(baseline_s) / len(baseline_s):>8.2f} {baseline_eps:>11.1f} {1.0:>12.2f}"
+          f"   (runs: {', '.join(f'{s:.2f}' for s in baseline_s)} s)")
+    figures: dict[str, float | int] = {"episodes": args.episodes, "steps": args.steps, "baseline_eps": round(baseline_eps, 1)}
+    for fmt, seconds in results.items():
+        eps = args.episodes / seconds
+        print(f"{fmt:<10} {seconds:>8.2f} {eps:>11.1f} {eps / baseline_eps:>12.2f}")
+        figures[f"{fmt}_eps"] = round(eps, 1)
+        figures[f"{fmt}_ratio"] = round(eps / baseline_eps, 3)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
