@@ -13,8 +13,10 @@ Conventions (everywhere in this module):
   "behind X" = farther from the observer than X along that forward.
 
 Functions: backproject, project, transform, invert_pose; distance (centroid | closest), closest_points,
-angle_between, direction, observer_axes; fit_plane (RANSAC), find_floor, gravity_alignment;
-oriented_box (upright yaw-only, or PCA); rectify_plane (metric top view from four image points).
+angle_between, direction; fit_plane (RANSAC), find_floor, gravity_alignment; oriented_box (upright
+yaw-only, or PCA); rectify_plane (metric top view from four image points). Also available:
+observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, and the result
+types Plane, OrientedBox, Direction, Rectified.
 """
 
 from __future__ import annotations
@@ -35,8 +37,6 @@ from .geom_relate import (
 
 __all__ = [
     "backproject", "project", "transform", "invert_pose",
-    "distance", "closest_points", "angle_between", "Direction", "direction", "observer_axes", "format_metres",
-    "Plane", "fit_plane", "find_floor", "gravity_alignment", "frame_from_up", "camera_up_vectors",
-    "OrientedBox", "oriented_box",
-    "Rectified", "rectify_plane", "homography_from_points",
+    "distance", "closest_points", "angle_between", "direction",
+    "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
 ]

@@ -234,6 +234,7 @@ def gravity_alignment(
     stride: int = 4,
     max_tilt_deg: float = 30.0,
     seed: int = 0,
+    max_points: int = 300_000,
 ) -> np.ndarray:
     """Transform that maps an arbitrary metric world frame into the design world frame (+Z up).
 
@@ -250,6 +251,7 @@ def gravity_alignment(
         intrinsics: (3, 3) or (M, 3, 3) pixel intrinsics, only for depth-map input.
         threshold: RANSAC inlier distance for the floor, metres.
         stride: pixel subsampling for depth-map input.
+        max_points: larger inputs are randomly subsampled (seeded) to this many points for the floor search.
 
     Returns:
         (4, 4) rigid transform ``T`` with ``design_point = T @ input_point`` (homogeneous); new poses are
@@ -263,6 +265,8 @@ def gravity_alignment(
         if pts.ndim != 2 or pts.shape[1] != 3:
             raise ValueError(f"points must be (N, 3) world points or per-frame (H, W) depth maps, got shape {pts.shape}")
         pts = pts[np.isfinite(pts).all(axis=1)]
+    if len(pts) > max_points:
+        pts = pts[np.random.default_rng(seed).choice(len(pts), max_points, replace=False)]
     floor = None
     if len(pts) >= 3:
         floor = find_floor(pts, poses, threshold=threshold, max_tilt_deg=max_tilt_deg, seed=seed)

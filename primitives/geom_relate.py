@@ -101,7 +101,7 @@ class Direction:
 
     ``right_m`` > 0: right of the reference (< 0: left); ``forward_m`` > 0: behind it, i.e. farther from
     the observer (< 0: in front of it); ``up_m`` > 0: above it (< 0: below). Components are of the
-    centroid offset (target minus reference). ``tolerance_m``: components smaller than this are not worded.
+    offset between the two positions compared (target minus reference). ``tolerance_m``: components smaller than this are not worded.
     """
 
     right_m: float

@@ -307,12 +307,14 @@ class Scene:
         return self.instances[name]
 
     def __getitem__(self, name: str) -> Instance:
+        """``scene["chair"]``: the stored ``Instance`` (KeyError listing the known names otherwise)."""
         return self._get(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self.instances
 
     def __len__(self) -> int:
+        """Number of instances."""
         return len(self.instances)
 
     def __iter__(self) -> Iterator[Instance]:
