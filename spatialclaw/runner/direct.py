@@ -1,0 +1,89 @@
+"""The no-tools baseline: the model answers from the frames directly, in one call, without a kernel.
+
+It sees the same question text and the same preview frames (count and size from
+:class:`~spatialclaw.agent.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
+step, so the difference between the two runs is what the tools add. The episode is logged in the
+trajectory format (``header``, ``task``, one ``model_call``, ``answer``, ``end``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from spatialclaw import __version__
+from spatialclaw.agent import AgentConfig, EpisodeResult, _preview, parse_direct_answer
+from spatialclaw.chat import Message, TextPart, Usage
+from spatialclaw.models import Model, ModelError
+from spatialclaw.prompting import choices_text, inputs_text
+from spatialclaw.task import Task
+from spatialclaw.trajectory import FORMAT_VERSION, TrajectoryWriter, config_hash
+
+__all__ = ["DirectAnswerer", "direct_prompt"]
+
+_HINTS = {
+    "multiple_choice": "the letter of one option, e.g. ANSWER: B",
+    "number": "a plain number in the unit the question asks for, e.g. ANSWER: 2.5",
+    "yes_no": "yes or no",
+    "text": "a few words",
+}
+
+
+def direct_prompt(task: Task, preview: str) -> str:
+    """The baseline's user message text (``benchmarks/direct_answer.md`` filled for ``task``)."""
+    text = resources.files("spatialclaw.benchmarks").joinpath("direct_answer.md").read_text(encoding="utf-8")
+    return Template(text).substitute(
+        question=task.question, choices=choices_text(task), inputs=inputs_text(task), preview=preview,
+        answer_hint=_HINTS.get(task.answer_type, "a short answer"),
+    ).strip() + "\n"
+
+
+class DirectAnswerer:
+    """Answers tasks with one model call each; ``run`` mirrors :meth:`spatialclaw.agent.Agent.run`."""
+
+    def __init__(self, model: Model, config: AgentConfig | None = None) -> None:
+        self.model = model
+        self.config = config or AgentConfig()
+
+    def run(self, task: Task, out_dir: str | Path) -> EpisodeResult:
+        started = time.perf_counter()
+        out_dir = Path(out_dir)
+        settings = {"baseline": "no-tools", "preview_images": self.config.preview_images,
+                    "preview_max_side": self.config.preview_max_side, "model_params": self.config.model_params}
+        usage, cost, answer, status, error, source, model_s = Usage(), None, None, "error", None, None, 0.0
+        with TrajectoryWriter(out_dir, fsync=self.config.fsync) as writer:
+            writer.write("header", format_version=FORMAT_VERSION, package_version=__version__, prompt_version="direct-1",
+                         model=self.model.describe(), config=settings,
+                         config_hash=config_hash({"model": self.model.spec, **settings}))
+            writer.write("task", task=task.to_dict(), files={})
+            messages: list[Message] = []
+            try:
+                images, preview_text = _preview(task, self.config.preview_images, self.config.preview_max_side)
+                messages = [Message("user", [TextPart(direct_prompt(task, preview_text)), *images])]
+                call_started = time.perf_counter()
+                reply = self.model.chat(messages, purpose="step", **self.config.model_params)
+                model_s = time.perf_counter() - call_started
+                usage, cost = reply.usage, reply.cost_usd
+                writer.write("model_call", step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
+                             request={"messages": writer.messages(messages)},
+                             response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
+                             usage=asdict(reply.usage), cost_usd=reply.cost_usd, latency_s=reply.latency_s, error=None)
+                answer = parse_direct_answer(reply.text, task)
+                status, source = "answered", "direct"
+                writer.write("answer", value=answer, source=source)
+            except ModelError as failure:
+                error = str(failure)
+                writer.write("model_call", step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
+                             request={"messages": writer.messages(messages)}, response=None, usage=asdict(Usage()),
+                             cost_usd=None, latency_s=0.0, error=error)
+            except Exception as failure:  # recorded, never raised: the runner turns it into an error row
+                error = f"{type(failure).__name__}: {failure}"
+            duration = time.perf_counter() - started
+            timing = {"model_s": model_s, "cell_s": 0.0, "loop_s": max(duration - model_s, 0.0)}
+            writer.write("end", reason=status, steps=1, usage=asdict(usage), cost_usd=cost, duration_s=duration,
+                         error=error, timing=timing)
+        return EpisodeResult(answer=answer, status=status, steps=1, usage=usage, cost_usd=cost, duration_s=duration,
+                             trajectory_dir=out_dir, answer_source=source, error=error, timing=timing)

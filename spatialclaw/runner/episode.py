@@ -1,0 +1,130 @@
+"""One task to one result row: run the agent (or the no-tools baseline), score the answer, log the score.
+
+:class:`EpisodeWorker` is what each local thread or Ray actor holds: one model, one agent, and a kernel
+from the pool for each episode. ``run`` never raises; every failure becomes a row with status ``error``.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.task import Task
+from spatialclaw.trajectory import TrajectoryWriter
+
+__all__ = ["EpisodeJob", "EpisodeWorker", "RETRY_STATUSES", "score_row", "STATUSES"]
+
+#: Row statuses: ``ok`` (answered), ``budget`` (steps or format retries ran out), ``timeout`` (a model call
+#: or the episode ran out of time), ``error`` (anything else failed).
+STATUSES = ("ok", "budget", "timeout", "error")
+#: Statuses that ``--resume`` runs again.
+RETRY_STATUSES = ("error", "timeout")
+_FROM_AGENT = {"answered": "ok", "budget": "budget", "format_errors": "budget", "error": "error"}
+
+
+@dataclass
+class EpisodeJob:
+    """A task to run, its attempt number and the (new, empty) directory for its trajectory."""
+
+    task: Task
+    out_dir: Path
+    attempt: int
+
+
+def score_row(task: Task, answer: Any) -> dict[str, Any]:
+    """``score``, ``metric``, ``extracted`` and ``ground_truth`` for an answer (score None without ground truth)."""
+    if task.ground_truth is None:
+        return {"score": None, "metric": None, "extracted": None, "ground_truth": None}
+    result = score_answer(answer, task.ground_truth, task.answer_type, task.choices,
+                          metric=task.meta.get("metric"), unit=task.meta.get("unit"))
+    return {"score": result.value, "metric": result.metric, "extracted": result.extracted,
+            "ground_truth": result.details.get("ground_truth", task.ground_truth)}
+
+
+class EpisodeWorker:
+    """Runs episodes with one model. ``baseline="no-tools"`` answers without a kernel; otherwise the agent
+    runs with a kernel from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`, or its own kernel per episode)."""
+
+    def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
+                 pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None) -> None:
+        from spatialclaw.agent import AgentConfig
+
+        self.model_spec = model_spec
+        self.config = AgentConfig(**(agent_config or {}))
+        self.baseline = baseline
+        self.pool = pool
+        self.model_options = dict(model_options or {})
+        self.run_dir = run_dir
+        self._runner: Any = None
+
+    def _episode_runner(self) -> Any:
+        if self._runner is None:
+            from spatialclaw.agent import Agent
+            from spatialclaw.models import RetryPolicy, load_model
+
+            options = dict(self.model_options)
+            if "max_attempts" in options:
+                options["retry"] = RetryPolicy(max_attempts=int(options.pop("max_attempts")))
+            model = load_model(self.model_spec, **options)
+            if self.baseline == "no-tools":
+                from spatialclaw.runner.direct import DirectAnswerer
+
+                self._runner = DirectAnswerer(model, self.config)
+            else:
+                self._runner = Agent(model, self.config)
+        return self._runner
+
+    def run(self, job: EpisodeJob) -> dict[str, Any]:
+        """The result row of ``job`` (never raises)."""
+        started = time.time()
+        task = job.task
+        base = {"task_id": task.task_id, "benchmark": task.benchmark, "category": task.category, "attempt": job.attempt,
+                "trajectory_dir": self._relative(job.out_dir), "baseline": self.baseline}
+        try:
+            runner = self._episode_runner()
+            if self.baseline == "no-tools":
+                result = runner.run(task, job.out_dir)
+            else:
+                kernel = self.pool.acquire() if self.pool is not None else None
+                try:
+                    result = runner.run(task, job.out_dir, kernel=kernel)
+                finally:
+                    if kernel is not None:
+                        self.pool.release(kernel)
+        except Exception as failure:  # the row records it; the run goes on
+            return {**base, "status": "error", "end_reason": "error", "answer": None, "score": None, "usage": None,
+                    "cost_usd": None, "duration_s": time.time() - started, "steps": 0,
+                    "error": f"{type(failure).__name__}: {failure}", "traceback": traceback.format_exc(limit=5),
+                    "finished_at": time.time()}
+        status = _FROM_AGENT.get(result.status, "error")
+        if status == "error" and result.error and ("timed out" in result.error.lower() or "timeout" in result.error.lower()):
+            status = "timeout"
+        row = {**base, "status": status, "end_reason": result.status, "answer": result.answer,
+               "answer_source": result.answer_source, "usage": asdict(result.usage), "cost_usd": result.cost_usd,
+               "duration_s": result.duration_s, "steps": result.steps, "error": result.error, "timing": result.timing,
+               "finished_at": time.time()}
+        try:
+            row.update(score_row(task, result.answer))
+        except ValueError as failure:  # a task whose ground truth cannot be scored: say so, keep the answer
+            row.update({"score": None, "score_error": str(failure)})
+        if row.get("score") is not None:
+            with TrajectoryWriter(job.out_dir, fsync=False) as writer:
+                writer.write("score", score=row["score"], ground_truth=row.get("ground_truth"),
+                             details={"metric": row.get("metric"), "extracted": row.get("extracted")})
+        return row
+
+    def _relative(self, path: Path) -> str:
+        if self.run_dir is not None:
+            try:
+                return str(Path(path).resolve().relative_to(Path(self.run_dir).resolve()))
+            except ValueError:
+                pass
+        return str(path)
+
+    def close(self) -> None:
+        if self._runner is not None and hasattr(self._runner, "model"):
+            self._runner.model.close()

@@ -1,0 +1,174 @@
+"""Where episodes run: threads in this process (``local``) or actors on a Ray cluster (``ray``).
+
+Both take the same jobs and hand each finished row to ``on_row`` in the driver, which alone writes the
+results file, so the run directory format does not depend on the executor.
+
+``local``: ``workers`` threads, each with its own :class:`EpisodeWorker` (model client and agent), sharing
+one :class:`~spatialclaw.pool.KernelPool` of ``workers`` kernels.
+
+``ray``: ``workers`` actors (``ray_num_cpus`` CPUs each), each with its own worker and a one-kernel pool;
+one job in flight per actor. With ``episode_timeout_s`` an episode that runs longer is cancelled by
+killing its actor (a fresh actor takes its place) and recorded with status ``timeout``. Without
+``ray_address`` a local Ray instance is started for the run and stopped afterwards; ``auto`` or
+``ray://HOST:PORT`` joins a cluster (the run directory must be on a file system the workers share).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable
+
+from spatialclaw.runner.episode import EpisodeJob, EpisodeWorker
+
+__all__ = ["LocalExecutor", "RayExecutor"]
+
+OnRow = Callable[[dict[str, Any]], None]
+
+
+class LocalExecutor:
+    """Episodes on ``workers`` threads sharing a kernel pool."""
+
+    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+        self.worker_args = worker_args
+        self.kernel_options = kernel_options or {}
+
+    def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
+        pool = None
+        if self.worker_args.get("baseline") != "no-tools":
+            from spatialclaw.pool import KernelPool
+
+            pool = KernelPool(size=self.workers, **self.kernel_options)
+        local = threading.local()
+        made: list[EpisodeWorker] = []
+        made_lock = threading.Lock()
+
+        def work(job: EpisodeJob) -> dict[str, Any]:
+            worker = getattr(local, "worker", None)
+            if worker is None:
+                worker = local.worker = EpisodeWorker(pool=pool, **self.worker_args)
+                with made_lock:
+                    made.append(worker)
+            return worker.run(job)
+
+        executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="episode")
+        try:
+            futures = [executor.submit(work, job) for job in jobs]
+            for future in as_completed(futures):
+                on_row(future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+            for worker in made:
+                worker.close()
+            if pool is not None:
+                pool.close()
+
+
+class _RayEpisodeActor:
+    """A Ray actor: one :class:`EpisodeWorker` with its own one-kernel pool."""
+
+    def __init__(self, worker_args: dict[str, Any], kernel_options: dict[str, Any]) -> None:
+        pool = None
+        if worker_args.get("baseline") != "no-tools":
+            from spatialclaw.pool import KernelPool
+
+            pool = KernelPool(size=1, **kernel_options)
+        self.pool = pool
+        self.worker = EpisodeWorker(pool=pool, **worker_args)
+
+    def run(self, job: EpisodeJob) -> dict[str, Any]:
+        return self.worker.run(job)
+
+    def close(self) -> bool:
+        self.worker.close()
+        if self.pool is not None:
+            self.pool.close()
+        return True
+
+
+class RayExecutor:
+    """Episodes on Ray actors (see the module docstring)."""
+
+    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
+                 address: str | None = None, episode_timeout_s: float | None = None, ray_num_cpus: float = 1.0) -> None:
+        if workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+        self.worker_args = worker_args
+        self.kernel_options = kernel_options or {}
+        self.address = address
+        self.episode_timeout_s = episode_timeout_s
+        self.ray_num_cpus = ray_num_cpus
+
+    def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise RuntimeError("--executor ray needs Ray: pip install 'spatialclaw[ray]'") from None
+        started_here = not ray.is_initialized()
+        if started_here:
+            if self.address:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            else:
+                import os
+
+                ray.init(num_cpus=max(int(self.workers * self.ray_num_cpus + 0.999), os.cpu_count() or 1),
+                         include_dashboard=False, log_to_driver=False)
+        actor_class = ray.remote(num_cpus=self.ray_num_cpus)(_RayEpisodeActor)
+
+        def new_actor() -> Any:
+            return actor_class.remote(self.worker_args, self.kernel_options)
+
+        actors = [new_actor() for _ in range(min(self.workers, max(len(jobs), 1)))]
+        idle = list(actors)
+        queue = list(jobs)
+        pending: dict[Any, tuple[Any, EpisodeJob, float]] = {}
+        try:
+            while queue or pending:
+                while queue and idle:
+                    actor, job = idle.pop(), queue.pop(0)
+                    pending[actor.run.remote(job)] = (actor, job, time.monotonic())
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+                for ref in done:
+                    actor, job, _ = pending.pop(ref)
+                    try:
+                        on_row(ray.get(ref))
+                    except ray.exceptions.RayError as failure:  # the actor died: record, replace it
+                        on_row(_failed_row(job, "error", f"the Ray worker failed: {failure}"))
+                        actor = new_actor()
+                        actors.append(actor)
+                    idle.append(actor)
+                if self.episode_timeout_s is not None:
+                    now = time.monotonic()
+                    for ref, (actor, job, since) in list(pending.items()):
+                        if now - since > self.episode_timeout_s:
+                            pending.pop(ref)
+                            ray.kill(actor, no_restart=True)
+                            on_row(_failed_row(job, "timeout", f"the episode ran longer than {self.episode_timeout_s} s and was cancelled"))
+                            replacement = new_actor()
+                            actors.append(replacement)
+                            idle.append(replacement)
+        finally:
+            for actor in actors:
+                try:
+                    ray.get(actor.close.remote(), timeout=30)
+                except Exception:  # a killed or dead actor has nothing left to close
+                    pass
+                ray.kill(actor, no_restart=True)
+            if started_here:
+                ray.shutdown()
+
+
+def _failed_row(job: EpisodeJob, status: str, error: str) -> dict[str, Any]:
+    task = job.task
+    return {"task_id": task.task_id, "benchmark": task.benchmark, "category": task.category, "attempt": job.attempt,
+            "trajectory_dir": str(job.out_dir), "status": status, "end_reason": status, "answer": None, "score": None,
+            "usage": None, "cost_usd": None, "duration_s": None, "steps": None, "error": error, "finished_at": time.time()}

@@ -1,0 +1,175 @@
+"""``run_benchmark``: run (or resume) a benchmark into a run directory.
+
+A new run loads the benchmark's tasks, stamps ``manifest.json`` and writes ``tasks.jsonl``. A resumed run
+reads both back (no dataset needed), checks that the configuration is the same one (same hash), keeps
+the rows whose status is ``ok`` or ``budget``, rewrites ``results.jsonl`` with exactly those, and runs every
+other task (errored, timed out, or missing because the run was killed). So each task ends up with
+exactly one row, and an attempt never overwrites an earlier attempt's trajectory.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.benchmarks.scoring import Aggregate, ScoredRow, aggregate
+from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
+from spatialclaw.runner.rundir import RunDir
+from spatialclaw.trajectory import config_hash
+
+__all__ = ["RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
+
+
+@dataclass
+class RunConfig:
+    """Everything a run needs. ``agent``: :class:`~spatialclaw.agent.AgentConfig` fields to override;
+    ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
+    policy); ``episode_timeout_s`` applies to the Ray executor (local episodes are bounded by the agent's
+    step budget and per-cell and per-request timeouts)."""
+
+    benchmark: str
+    model: str
+    out: Path
+    limit: int | None = None
+    seed: int = 0
+    source: str | None = None
+    media_root: str | None = None
+    split: str | None = None
+    workers: int = 1
+    baseline: str | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    resume: bool = False
+    agent: dict[str, Any] = field(default_factory=dict)
+    model_options: dict[str, Any] = field(default_factory=dict)
+    episode_timeout_s: float | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.out = Path(self.out)
+        if self.baseline not in (None, "no-tools"):
+            raise ValueError(f"unknown baseline {self.baseline!r}; the only baseline is 'no-tools'")
+        if self.executor not in ("local", "ray"):
+            raise ValueError(f"unknown executor {self.executor!r}; use 'local' or 'ray'")
+        if self.workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {self.workers}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the results (hashed into the manifest); not workers, executor, paths or
+        the URL of an OpenAI-compatible server."""
+        model = self.model.rsplit("@", 1)[0] if self.model.startswith("openai-compat:") else self.model  # the server may move
+        return {"benchmark": self.benchmark, "limit": self.limit, "seed": self.seed, "split": self.split,
+                "model": model, "baseline": self.baseline, "agent": self.agent,
+                "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()}}
+
+
+@dataclass
+class RunSummary:
+    """What a run (or resume) did: ``ran`` episodes this session, ``kept`` rows from before, the status
+    counts over all rows, the aggregate, and the wall time in seconds."""
+
+    run_dir: Path
+    ran: int
+    kept: int
+    statuses: dict[str, int]
+    aggregate: Aggregate
+    duration_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["run_dir"] = str(self.run_dir)
+        return data
+
+
+def aggregate_rows(rows: list[dict[str, Any]], tasks_by_id: dict[str, Any], rule: str) -> Aggregate:
+    """Aggregate result rows by the benchmark's rule (rows without a score count as 0)."""
+    scored = [ScoredRow(r["task_id"], r.get("category"), r.get("score"), dict(tasks_by_id[r["task_id"]].meta) if r["task_id"] in tasks_by_id else {})
+              for r in rows]
+    return aggregate(scored, rule)
+
+
+def run_benchmark(config: RunConfig) -> RunSummary:
+    """Run or resume ``config`` (see the module docstring). Returns the summary; raises on bad setup."""
+    started = time.perf_counter()
+    run_dir = RunDir(config.out)
+    identity = config.identity()
+    if run_dir.exists():
+        manifest = run_dir.manifest()
+        if not config.resume:
+            raise FileExistsError(f"{config.out} already holds a run; pass --resume to continue it, or choose another --out")
+        if manifest["config_hash"] != config_hash(identity):
+            stored = manifest["config"]
+            changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+            raise ValueError(f"cannot resume {config.out}: the configuration differs in {', '.join(changed)} "
+                             f"(run has {[stored.get(k) for k in changed]}, now {[identity.get(k) for k in changed]})")
+        tasks = run_dir.tasks()
+        rule = manifest["aggregation"]
+        run_dir.record_resume()
+    else:
+        from spatialclaw.benchmarks.registry import load_benchmark
+
+        loaded = load_benchmark(config.benchmark, source=config.source, media_root=config.media_root,
+                                limit=config.limit, seed=config.seed, split=config.split)
+        tasks, rule = loaded.tasks, loaded.aggregation
+        if not tasks:
+            raise ValueError(f"benchmark {config.benchmark!r} produced no tasks")
+        run_dir.create(identity, tasks, rule, loaded.name)
+    by_id = {t.task_id: t for t in tasks}
+    previous = run_dir.results.load()
+    kept = [previous[t.task_id] for t in tasks if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES]
+    run_dir.results.rewrite(kept)
+    done = {row["task_id"] for row in kept}
+    pending = [t for t in tasks if t.task_id not in done]
+    jobs = []
+    for task in pending:
+        out_dir = run_dir.episode_dir(task.task_id)
+        jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1])))
+    worker_args = {"model_spec": config.model, "agent_config": config.agent, "baseline": config.baseline,
+                   "model_options": config.model_options, "run_dir": run_dir.path}
+    executor: Any
+    if config.executor == "ray":
+        from spatialclaw.runner.executors import RayExecutor
+
+        executor = RayExecutor(config.workers, worker_args, address=config.ray_address, episode_timeout_s=config.episode_timeout_s)
+    else:
+        from spatialclaw.runner.executors import LocalExecutor
+
+        executor = LocalExecutor(config.workers, worker_args)
+    counts: Counter[str] = Counter()
+    progress = _progress(len(jobs), config)
+
+    def on_row(row: dict[str, Any]) -> None:
+        path = Path(str(row.get("trajectory_dir", "")))
+        if path.is_absolute():
+            try:
+                row["trajectory_dir"] = str(path.resolve().relative_to(run_dir.path.resolve()))
+            except ValueError:
+                pass
+        run_dir.results.append(row)
+        counts[row["status"]] += 1
+        if progress is not None:
+            progress.set_postfix({k: counts[k] for k in ("ok", "budget", "timeout", "error") if counts[k]}, refresh=False)
+            progress.update(1)
+
+    try:
+        if jobs:
+            executor.run(jobs, on_row)
+    finally:
+        if progress is not None:
+            progress.close()
+    rows = list(run_dir.results.load().values())
+    statuses = Counter(r["status"] for r in rows)
+    return RunSummary(run_dir.path, len(jobs), len(kept), dict(statuses), aggregate_rows(rows, by_id, rule),
+                      time.perf_counter() - started)
+
+
+def _progress(total: int, config: RunConfig) -> Any:
+    if not config.progress or total == 0:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=config.benchmark, unit="episode", file=sys.stderr, dynamic_ncols=True)
