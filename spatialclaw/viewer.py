@@ -48,6 +48,15 @@ def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
+def _seconds(value: Any) -> str:
+    return f"{value:.2f} s" if isinstance(value, (int, float)) else "n/a"
+
+
+def _model_name(model: Any) -> Any:
+    """The header's model: a spec string, or the backend's description dict (its ``spec``)."""
+    return model.get("spec", model) if isinstance(model, dict) else model
+
+
 def _page(title: str, body: str) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
@@ -108,7 +117,7 @@ def _step_html(step: Step) -> str:
         parts.append(
             f'<p class="meta">{_e(call.get("purpose", "step"))} · {_e(call.get("model"))} · '
             f'{_e(usage.get("prompt_tokens"))} prompt / {_e(usage.get("completion_tokens"))} completion tokens · '
-            f'{_e(call.get("latency_s"))} s' + (f' · ${call["cost_usd"]:.4f}' if call.get("cost_usd") is not None else "")
+            f'{_seconds(call.get("latency_s"))}' + (f' · ${call["cost_usd"]:.4f}' if call.get("cost_usd") is not None else "")
             + "</p>"
         )
         if call.get("error"):
@@ -142,7 +151,7 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
     body.append(f"<h1>{_e(title)} {_status_badge(episode)}</h1>")
     body.append(
         f'<p class="meta">benchmark {_e(task.get("benchmark"))} / {_e(task.get("category"))} · model '
-        f'{_e(header.get("model"))} · prompt {_e(header.get("prompt_version"))} · spatialclaw '
+        f'{_e(_model_name(header.get("model")))} · prompt {_e(header.get("prompt_version"))} · spatialclaw '
         f'{_e(header.get("package_version"))} · config {_e(header.get("config_hash"))}</p>'
     )
     if not episode.complete:
@@ -165,7 +174,8 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
     ]
     end = episode.end or {}
     if end:
-        rows += [("ended", end.get("reason")), ("duration", f'{end.get("duration_s")} s'),
+        rows += [("ended", f'{end.get("reason")}' + (f' ({end["error"]})' if end.get("error") else "")),
+                 ("duration", _seconds(end.get("duration_s"))),
                  ("usage", json.dumps(end.get("usage"))), ("cost", f'${end["cost_usd"]:.4f}' if end.get("cost_usd") is not None else "n/a")]
     body.extend(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     body.append("</table>")

@@ -140,6 +140,24 @@ def test_every_format_loads_in_its_library_with_the_logged_counts(recorded, tmp_
     assert "ANSWER: B" in "\n".join(c.source for c in budget.cells if c.cell_type == "markdown")
 
 
+def test_viewer_pages_of_agent_episodes(recorded, tmp_path):
+    from spatialclaw.viewer import write_views
+
+    result = write_views(recorded, tmp_path / "site")
+    assert len(result.pages) == 3
+    red = (tmp_path / "site" / "episodes" / "red.html").read_text()
+    assert "Which frame is red?" in red and "ZeroDivisionError" in red and red.count('<section class="step"') == 4
+    episode = load_episode(recorded / "red")
+    previews = len(episode.messages(main_model_calls(episode)[0])[1].images)
+    shown = sum(len(result.images) for _, result in episode.cells())
+    assert previews >= 1 and shown == 2
+    assert red.count("data:image/png;base64,") == previews + shown
+    budget = (tmp_path / "site" / "episodes" / "budget.html").read_text()
+    assert "Fallback" in budget and "ANSWER: B" in budget
+    index = result.index.read_text()
+    assert all(f'href="episodes/{name}.html"' in index for name in SCRIPTS)
+
+
 def test_replay_of_agent_episodes_reproduces_every_cell(recorded):
     for name in SCRIPTS:
         report = replay_episode(recorded / name)
