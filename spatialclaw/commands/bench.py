@@ -1,0 +1,86 @@
+"""``spatialclaw bench``: run a benchmark with a model into a run directory (parallel, resumable)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="run a benchmark (parallel, resumable) and write RUN/results.jsonl",
+        description="Run a benchmark: one episode per task, results in RUN/results.jsonl, trajectories in RUN/episodes/. "
+        "Benchmarks: synthetic, vsi-bench, mmsi-bench, mindcube, blink, cv-bench, erqa, spar-bench, viewspatial-bench, "
+        "omnispatial, 3dsrbench, local (with --source FILE.jsonl) or a path to a .jsonl task file.",
+    )
+    parser.add_argument("--benchmark", required=True, help="benchmark name or a .jsonl task file")
+    parser.add_argument("--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1")
+    parser.add_argument("--out", required=True, help="run directory")
+    parser.add_argument("--limit", type=int, default=None, help="run the first N tasks (synthetic: generate N)")
+    parser.add_argument("--seed", type=int, default=0, help="synthetic: scene seed; datasets: shuffle seed (0 keeps dataset order)")
+    parser.add_argument("--source", default=None, help="local copy of the dataset (directory or records file) instead of the hub")
+    parser.add_argument("--media-root", default=None, help="folder with the benchmark's videos/images when they ship separately")
+    parser.add_argument("--split", default=None, help="dataset split (default: the benchmark's evaluation split)")
+    parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
+    parser.add_argument("--resume", action="store_true", help="continue RUN: retry errored/timed-out and missing tasks")
+    parser.add_argument("--baseline", choices=["no-tools"], default=None, help="answer from the frames directly, without a kernel")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster")
+    parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray instance)")
+    parser.add_argument("--episode-timeout", type=float, default=None, help="Ray executor: cancel an episode after this many seconds")
+    parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
+    parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
+    parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="any AgentConfig field, value as JSON (e.g. preview_images=4); repeatable")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=handle)
+
+
+def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in args.agent_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--agent-option needs KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    if args.max_steps is not None:
+        options["max_steps"] = args.max_steps
+    from spatialclaw.agent import AgentConfig
+
+    unknown = set(options) - set(AgentConfig.__dataclass_fields__)
+    if unknown:
+        raise SystemExit(f"unknown agent option(s) {sorted(unknown)}; known: {sorted(AgentConfig.__dataclass_fields__)}")
+    return options
+
+
+def handle(args: argparse.Namespace) -> int:
+    from spatialclaw.benchmarks.spec import DatasetUnavailable
+    from spatialclaw.runner import RunConfig, run_benchmark
+
+    model_options = {"max_attempts": args.model_retries} if args.model_retries is not None else {}
+    try:
+        config = RunConfig(
+            benchmark=args.benchmark, model=args.model, out=args.out, limit=args.limit, seed=args.seed, source=args.source,
+            media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
+            executor=args.executor, ray_address=args.ray_address, resume=args.resume, agent=_agent_options(args),
+            model_options=model_options, episode_timeout_s=args.episode_timeout, progress=not args.no_progress,
+        )
+        summary = run_benchmark(config)
+    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable) as failure:
+        print(f"spatialclaw bench: {failure}", file=sys.stderr)
+        return 2
+    agg = summary.aggregate
+    overall = "n/a" if agg.overall is None else f"{100 * agg.overall:.1f}%"
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))
+    print(f"{summary.run_dir}: ran {summary.ran}, kept {summary.kept}; {statuses}; overall {overall} ({agg.rule}, n={agg.n}) "
+          f"in {summary.duration_s:.1f} s")
+    unfinished = summary.statuses.get("error", 0) + summary.statuses.get("timeout", 0)
+    if unfinished:
+        print(f"{unfinished} task(s) failed; run again with --resume to retry them", file=sys.stderr)
+        return 3
+    return 0

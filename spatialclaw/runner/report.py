@@ -1,0 +1,183 @@
+"""``report``: tables and a chart for one or more run directories.
+
+Writes into ``out_dir``: ``report.md`` (markdown tables), ``summary.csv`` (one line per run: overall
+score, statuses, tokens, cost, time), ``categories.csv`` (one line per run and category), ``report.json``
+(all of it) and ``chart.png`` (a grouped bar chart of the per-category scores, runs side by side).
+
+Scores are in percent. The overall number follows each benchmark's own rule (see
+:mod:`spatialclaw.benchmarks.scoring`). The tool gain of a run is its score minus the score of the
+no-tools baseline run of the same benchmark and model among the runs given, per category and overall.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.runner.rundir import RunDir
+from spatialclaw.runner.run import aggregate_rows
+
+__all__ = ["RunReport", "load_run_report", "write_report"]
+
+
+@dataclass
+class RunReport:
+    """One run's numbers (scores in [0, 1])."""
+
+    label: str
+    path: Path
+    benchmark: str
+    model: str
+    baseline: str | None
+    overall: float | None
+    categories: dict[str, float]
+    counts: dict[str, int]
+    statuses: dict[str, int]
+    tasks: int
+    rows: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    mean_duration_s: float | None
+    mean_steps: float | None
+    rule: str
+    gain: dict[str, float] = field(default_factory=dict)
+    gain_overall: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["path"] = str(self.path)
+        return data
+
+
+def load_run_report(path: str | Path) -> RunReport:
+    run_dir = RunDir(path)
+    manifest = run_dir.manifest()
+    tasks = {t.task_id: t for t in run_dir.tasks()}
+    rows = list(run_dir.results.load().values())
+    agg = aggregate_rows(rows, tasks, manifest["aggregation"])
+    config = manifest["config"]
+    statuses: dict[str, int] = {}
+    for row in rows:
+        statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+    usage = [r.get("usage") or {} for r in rows]
+    costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+    durations = [r["duration_s"] for r in rows if r.get("duration_s") is not None]
+    steps = [r["steps"] for r in rows if r.get("steps") is not None]
+    baseline = config.get("baseline")
+    label = f"{Path(path).name} ({config['model']}{', ' + baseline if baseline else ''})"
+    return RunReport(
+        label=label, path=Path(path), benchmark=manifest["benchmark"], model=config["model"], baseline=baseline,
+        overall=agg.overall, categories=agg.categories, counts=agg.counts, statuses=statuses, tasks=manifest["task_count"],
+        rows=len(rows), prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
+        completion_tokens=sum(u.get("completion_tokens", 0) for u in usage), cost_usd=sum(costs) if costs else None,
+        mean_duration_s=sum(durations) / len(durations) if durations else None,
+        mean_steps=sum(steps) / len(steps) if steps else None, rule=agg.rule,
+    )
+
+
+def _attach_gains(reports: list[RunReport]) -> None:
+    for report in reports:
+        if report.baseline is not None:
+            continue
+        base = next((b for b in reports if b.baseline == "no-tools" and b.benchmark == report.benchmark and b.model == report.model), None)
+        if base is None:
+            continue
+        if report.overall is not None and base.overall is not None:
+            report.gain_overall = report.overall - base.overall
+        report.gain = {c: v - base.categories[c] for c, v in report.categories.items() if c in base.categories}
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:+.1f}"
+
+
+def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path]:
+    """Write the report files for the runs in ``paths`` into ``out_dir``; returns their paths by kind."""
+    if not paths:
+        raise ValueError("give at least one run directory")
+    reports = [load_run_report(p) for p in paths]
+    _attach_gains(reports)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": out / "report.md", "summary_csv": out / "summary.csv", "categories_csv": out / "categories.csv",
+             "json": out / "report.json", "chart": out / "chart.png"}
+    files["markdown"].write_text(_markdown(reports), encoding="utf-8")
+    with open(files["summary_csv"], "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["run", "benchmark", "model", "baseline", "rule", "overall", "tool_gain", "tasks", "rows", "ok", "budget",
+                         "timeout", "error", "prompt_tokens", "completion_tokens", "cost_usd", "mean_duration_s", "mean_steps"])
+        for r in reports:
+            writer.writerow([r.label, r.benchmark, r.model, r.baseline or "", r.rule, r.overall, r.gain_overall, r.tasks, r.rows,
+                             *(r.statuses.get(s, 0) for s in ("ok", "budget", "timeout", "error")), r.prompt_tokens,
+                             r.completion_tokens, r.cost_usd, r.mean_duration_s, r.mean_steps])
+    with open(files["categories_csv"], "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["run", "benchmark", "category", "score", "n", "tool_gain"])
+        for r in reports:
+            for category, score in r.categories.items():
+                writer.writerow([r.label, r.benchmark, category, score, r.counts.get(category, ""), r.gain.get(category, "")])
+    files["json"].write_text(json.dumps({"runs": [r.to_dict() for r in reports]}, indent=2, default=str) + "\n", encoding="utf-8")
+    _chart(reports, files["chart"])
+    return files
+
+
+def _markdown(reports: list[RunReport]) -> str:
+    lines = ["# Benchmark report", "", "Scores in percent; overall by each benchmark's own rule; tool gain = run minus its "
+             "no-tools baseline (same benchmark and model).", "", "## Runs", "",
+             "| run | benchmark | overall | tool gain | ok | budget | timeout | error | tokens in/out | cost (USD) | mean s | mean steps |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in reports:
+        cost = "–" if r.cost_usd is None else f"{r.cost_usd:.4f}"
+        duration = "–" if r.mean_duration_s is None else f"{r.mean_duration_s:.2f}"
+        steps = "–" if r.mean_steps is None else f"{r.mean_steps:.1f}"
+        lines.append(f"| {r.label} | {r.benchmark} | {_pct(r.overall)} | {_signed(r.gain_overall)} | "
+                     + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
+                     + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |")
+    for benchmark in dict.fromkeys(r.benchmark for r in reports):
+        group = [r for r in reports if r.benchmark == benchmark]
+        categories = list(dict.fromkeys(c for r in group for c in r.categories))
+        lines += ["", f"## {benchmark}: per category", "", "| category | " + " | ".join(r.label for r in group) + " |",
+                  "|---|" + "---:|" * len(group)]
+        for category in categories:
+            cells = []
+            for r in group:
+                cell = _pct(r.categories.get(category))
+                if category in r.gain:
+                    cell += f" ({_signed(r.gain[category])})"
+                cells.append(cell)
+            lines.append(f"| {category} | " + " | ".join(cells) + " |")
+        lines.append("| **overall** | " + " | ".join(f"**{_pct(r.overall)}**" for r in group) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _chart(reports: list[RunReport], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    categories = list(dict.fromkeys(c for r in reports for c in r.categories)) + ["overall"]
+    width = 0.8 / len(reports)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) * max(1, len(reports)) / 1.5), 4.5))
+    x = np.arange(len(categories))
+    for i, r in enumerate(reports):
+        values = [100 * (r.overall if c == "overall" else r.categories.get(c, np.nan)) if (c != "overall" or r.overall is not None) else np.nan
+                  for c in categories]
+        ax.bar(x + (i - (len(reports) - 1) / 2) * width, values, width, label=r.label)
+    ax.set_xticks(x, categories, rotation=30, ha="right")
+    ax.set_ylabel("score (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(", ".join(dict.fromkeys(r.benchmark for r in reports)))
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
