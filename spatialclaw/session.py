@@ -244,8 +244,11 @@ class Session:
         return StepOutcome.from_dict(self.request({"op": "answer", "value": value}))
 
     def status(self) -> dict[str, Any]:
-        """``state`` (running, busy, answered, closed, dead), ``steps``, ``answer`` and paths.
+        """``state``, ``steps``, ``answer``/``answered`` and paths.
 
+        States: ``running`` (waiting for a cell), ``busy`` (running one), ``answered`` (the episode is
+        over, the kernel still up until ``close``), ``closed`` (daemon and kernel gone; see
+        ``answered`` and ``end_reason``), ``dead`` (the daemon died without closing), ``unresponsive``.
         Works after the daemon is gone: a closed or dead session is described from its trajectory.
         """
         try:
@@ -273,9 +276,7 @@ class Session:
             raise SessionError(
                 f"session {self.id}: processes {alive} still running {wait_s} s after close; see {self.log_path}"
             )
-        result = dict(result)
-        result["state"] = "closed" if result.get("state") != "answered" else "answered"
-        result["closed"] = True
+        result = dict(result, state="closed", closed=True)
         return result
 
     def _reap_orphaned_kernel(self, daemon: dict[str, Any]) -> None:
@@ -324,7 +325,7 @@ class Session:
         if _pid_alive(daemon.get("pid")):
             state = "unresponsive"
         elif end is not None:
-            state = "answered" if answered else "closed"
+            state = "closed"
         else:
             state = "dead"
         return {

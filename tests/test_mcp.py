@@ -148,3 +148,20 @@ def test_sessions_left_open_are_closed_when_the_client_disconnects(tmp_path: Pat
 
     episode = load_episode(tmp_path / "sessions" / session)
     assert episode.complete and episode.end["reason"] == "closed"
+
+
+def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> None:
+    import subprocess
+
+    from doc_examples import code_blocks
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0")
+    completed = subprocess.run([sys.executable, "-c", code_blocks("mcp.md", "A client in Python", "python")[0]],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "['session_start', 'session_exec', 'session_answer', 'session_status', 'session_close']"
+    assert lines[1:4] == ["text step 1 (ok)", "[ 30. 200.  30.]", "[1 image(s) attached: 1: frame 0 (80x60)]"]
+    assert lines[4].startswith("image image/png, ")
+    assert "[answer submitted: 'B']" in lines

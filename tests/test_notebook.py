@@ -189,3 +189,17 @@ def test_shell_executor_reports_errors_timeouts_results_and_figures(tmp_path: Pa
     assert syntax["status"] == "error" and syntax["error"]["type"] == "SyntaxError" and syntax["error"]["line"] == 1
     assert exit_call["status"] == "error" and exit_call["error"]["type"] == "SystemExit"
     assert after["status"] == "ok" and after["stdout"] == "1 still here\n"
+
+
+def test_the_try_it_cells_of_the_notebook_guide_run_as_written(tmp_path: Path) -> None:
+    from doc_examples import code_blocks
+
+    cells = code_blocks("notebook.md", "Try it", "python")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source.rstrip("\n")) for source in cells]
+    NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    agent_cell = notebook.cells[-2]
+    assert "**Step 1** — Let me find the box in both frames." in markdown_texts(agent_cell)
+    assert "[14.5, 44.5]" in stream_text(agent_cell)
+    assert stream_text(notebook.cells[-1]).startswith("[14.5, 44.5] B ")
+    assert len(pngs(notebook.cells[2])) == 2

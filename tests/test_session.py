@@ -150,7 +150,8 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     assert episode.header["model"] == "session" and episode.task["question"] == "Which frame is green?"
 
     final = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
-    assert final["state"] == "answered" and final["steps"] == 5
+    assert final["state"] == "closed" and final["answered"] is True and final["steps"] == 5
+    assert final["answer"] == "B" and final["end_reason"] == "answered"
 
 
 def test_cell_errors_are_observations_and_human_output_lists_images(sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path) -> None:
@@ -223,3 +224,21 @@ def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(sessions_en
     closed = spatialclaw(sessions_env, "session", "close", session, "--json")
     assert closed.returncode == 0, closed.stdout + closed.stderr
     assert not psutil.pid_exists(kernel_pid) or psutil.Process(kernel_pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    from doc_examples import code_blocks
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", SPATIALCLAW_KERNEL_MEMORY_MB="0")
+    env.pop("SPATIALCLAW_SESSIONS", None)
+    script = code_blocks("sessions.md", "Try it", "bash")[0]
+    shell = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert shell.returncode == 0, shell.stderr
+    assert "centroid x per frame: [14.5, 44.5]" in shell.stdout
+    assert "state: answered" in shell.stdout and "closed after 2 step(s)" in shell.stdout
+
+    env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "python-sessions")
+    python = subprocess.run([sys.executable, "-c", code_blocks("sessions.md", "From Python", "python")[0]], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=180)
+    assert python.returncode == 0, python.stderr
+    assert python.stdout.split() == ["2", "True", "closed"]
