@@ -9,6 +9,7 @@ which model calls belong to the main loop, is the episode correct, how many step
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "EpisodeFilter",
     "Step",
     "episode_is_correct",
+    "episode_label",
     "episode_steps",
     "episode_task",
     "find_episode_dirs",
@@ -71,6 +73,14 @@ class Step:
         if self.format_error is not None:
             return True
         return self.cell is not None and not self.cell.ok
+
+
+def episode_label(directory: Path) -> str:
+    """A short name for an episode directory: its name, prefixed by its parent's when it is one of the
+    benchmark runner's attempt folders (``episodes/<task>/attempt-<n>`` gives ``<task>-attempt-<n>``)."""
+    if re.fullmatch(r"attempt-\d+", directory.name):
+        return f"{directory.parent.name}-{directory.name}"
+    return directory.name
 
 
 def main_model_calls(episode: Episode) -> list[dict[str, Any]]:
@@ -141,7 +151,8 @@ class EpisodeFilter:
 
     ``min_score`` compares with the recorded score (unscored episodes fail it); ``max_steps`` counts
     steps as :func:`step_count`; ``benchmark`` matches the task's ``benchmark`` exactly; incomplete
-    episodes (no ``end`` event: a crash or a kill) are excluded unless ``include_incomplete``.
+    episodes (no ``end`` event: a crash or a kill) and episodes that ended with an error (a model
+    failure: end reason ``error``, or ``interrupted``) are excluded unless ``include_incomplete``.
     """
 
     correct_only: bool = False
@@ -152,8 +163,11 @@ class EpisodeFilter:
 
     def reject_reason(self, episode: Episode) -> str | None:
         """``None`` to keep the episode, else a short reason such as ``"incorrect"`` or ``"incomplete"``."""
-        if not episode.complete and not self.include_incomplete:
-            return "incomplete"
+        if not self.include_incomplete:
+            if not episode.complete:
+                return "incomplete"
+            if (episode.end or {}).get("reason") in ("error", "interrupted"):
+                return "ended with error"
         if self.benchmarks and (episode.task or {}).get("benchmark") not in self.benchmarks:
             return "other benchmark"
         if self.correct_only:

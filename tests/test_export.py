@@ -256,3 +256,21 @@ def test_export_rejects_wrong_out_kind_and_empty_inputs(run, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="holds no episode"):
         export_episodes("openai", [tmp_path / "empty"], tmp_path / "x.jsonl")
+
+
+def test_runner_layout_names_attempts_and_skips_errored_attempts(tmp_path):
+    import datasets
+
+    root = tmp_path / "bench-run"
+    failed = write_synthetic_episode(root / "episodes" / "t1" / "attempt-1", steps=2, seed=1)
+    log = failed.directory / "episode.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    events[-1]["reason"] = "error"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    write_synthetic_episode(root / "episodes" / "t1" / "attempt-2", steps=2, seed=2)
+    write_synthetic_episode(root / "episodes" / "t2" / "attempt-1", steps=2, seed=3)
+    report = export_episodes("trl", [root], tmp_path / "trl")
+    assert report.excluded == {"ended with error": 1}
+    assert sorted(datasets.load_from_disk(str(tmp_path / "trl"))["episode_id"]) == ["t1-attempt-2", "t2-attempt-1"]
+    export_episodes("ipynb", [root], tmp_path / "nb")
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == ["t1-attempt-2.ipynb", "t2-attempt-1.ipynb"]

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-steps", type=int, help="keep only episodes with at most this many steps")
     parser.add_argument("--benchmark", action="append", default=[], help="keep only this benchmark (repeatable)")
     parser.add_argument("--include-incomplete", action="store_true",
-                        help="also export episodes without an end event (killed or crashed runs)")
+                        help="also export killed or crashed episodes (no end event) and those that ended with an error")
     parser.add_argument("--no-mask-failed", action="store_true",
                         help="openai: weight 1 on every assistant turn, also on failed steps")
     parser.add_argument("--name", default="spatialclaw", help="sharegpt: dataset name in dataset_info.json")

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from spatialclaw.chat import ImagePart, Message, Part, TextPart
 from spatialclaw.extraction import strip_reasoning
-from spatialclaw.episodes import episode_is_correct, episode_steps, main_model_calls, step_count
+from spatialclaw.episodes import episode_is_correct, episode_label, episode_steps, main_model_calls, step_count
 from spatialclaw.trajectory import Episode
 
 __all__ = ["Conversation", "Turn", "TurnKind", "episode_conversation", "merge_consecutive"]
@@ -77,7 +77,8 @@ class Conversation:
 
     @property
     def episode_id(self) -> str:
-        return self.episode.directory.name
+        """The episode's directory name (see :func:`spatialclaw.episodes.episode_label`)."""
+        return episode_label(self.episode.directory)
 
     @property
     def images(self) -> list[ImagePart]:
