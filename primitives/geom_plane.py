@@ -169,15 +169,17 @@ def find_floor(
     threshold: float = 0.02,
     max_planes: int = 5,
     min_fraction: float = 0.05,
-    max_tilt_deg: float = 30.0,
+    max_tilt_deg: float = 60.0,
     seed: int = 0,
 ) -> Plane | None:
     """Find the floor (or the dominant horizontal support plane) among the large planes of a point cloud.
 
     Planes are peeled off by repeated RANSAC (``max_planes`` at most, each holding at least
-    ``min_fraction`` of the points). Among those whose normal is within ``max_tilt_deg`` of the cameras'
-    average up direction (the mean of the poses' -y axes), the one most aligned with it is returned, its
-    normal oriented upward (same side as the cameras' up). Returns None when no such plane exists.
+    ``min_fraction`` of the points). Each plane's normal is oriented along the cameras' average up
+    direction (the mean of the poses' -y axes). A plane qualifies when that normal is within
+    ``max_tilt_deg`` of the cameras' up AND the cameras are above it (their mean signed distance is
+    positive): this rejects ceilings and the wall in front of a camera pitched down. The qualifying plane
+    most aligned with the cameras' up is returned with its upward normal; None when none qualifies.
 
     Args:
         points: (N, 3) points in metres, same world frame as the poses; non-finite rows are ignored.
@@ -190,6 +192,7 @@ def find_floor(
         pts = pts[np.isfinite(pts).all(axis=1)]
     pts = as_points(pts)
     up = _mean_up(poses)
+    centres = poses[:, :3, 3]
     remaining = np.arange(len(pts))
     best: Plane | None = None
     best_cos = np.cos(np.radians(max_tilt_deg))
@@ -202,12 +205,15 @@ def find_floor(
             break
         if plane.inlier_count < min_fraction * len(pts):
             break
-        cos = float(plane.normal @ up)
-        if abs(cos) >= best_cos:
-            full = np.zeros(len(pts), dtype=bool)
-            full[remaining[plane.inliers]] = True
-            oriented = Plane(plane.normal, plane.offset, full, plane.rms_m, plane.threshold_m)
-            best, best_cos = (oriented if cos > 0 else oriented.flipped()), abs(cos)
+        full = np.zeros(len(pts), dtype=bool)
+        full[remaining[plane.inliers]] = True
+        oriented = Plane(plane.normal, plane.offset, full, plane.rms_m, plane.threshold_m)
+        if oriented.normal @ up < 0:
+            oriented = oriented.flipped()
+        cos = float(oriented.normal @ up)
+        cameras_above = float(np.mean(centres @ oriented.normal + oriented.offset)) > 0
+        if cos >= best_cos and cameras_above:
+            best, best_cos = oriented, cos
         remaining = remaining[~plane.inliers]
     return best
 
@@ -232,15 +238,16 @@ def gravity_alignment(
     intrinsics: Any = None,
     threshold: float = 0.02,
     stride: int = 4,
-    max_tilt_deg: float = 30.0,
+    max_tilt_deg: float = 60.0,
     seed: int = 0,
     max_points: int = 300_000,
 ) -> np.ndarray:
     """Transform that maps an arbitrary metric world frame into the design world frame (+Z up).
 
-    Up (+Z) is the upward normal of the floor found by RANSAC (``find_floor``: the large plane most
-    aligned with the cameras' average up, i.e. the mean of the poses' -y axes); when no such plane exists
-    it falls back to the first camera's up (-y of its pose). Origin: the first camera's centre.
+    Up (+Z) is the upward normal of the floor found by RANSAC (``find_floor``: among the large planes
+    below the cameras and within ``max_tilt_deg`` of their average up, i.e. the mean of the poses' -y
+    axes, the most aligned one); when no such plane exists it falls back to the first camera's up (-y of
+    its pose). Origin: the first camera's centre.
     +Y: the first camera's forward (+z) projected onto the ground plane (its up projected instead when it
     looks straight down). +X = +Y x +Z (its right). Right-handed, metres (no scaling).
 
