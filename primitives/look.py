@@ -81,26 +81,29 @@ def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:
     return _NICE_STEPS[-1]
 
 
-def zoom(frame: Any, box: Sequence[float], scale: float | None = None, grid: bool = True,
+def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pad: int = 0,
          target_px: int = 768) -> Zoom:
     """Crop ``box`` from ``frame`` and upscale it (nearest neighbour), with a labelled pixel grid.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
-        box: (x0, y0, x1, y1) original pixels; columns x0..x1-1 and rows y0..y1-1 are kept (rounded to
-            integers and clipped to the image).
+        box: (x0, y0, x1, y1) original pixels, or an object with ``.box`` (a detection ``Instance``);
+            columns x0..x1-1 and rows y0..y1-1 are kept (rounded to integers and clipped to the image).
         scale: output pixels per original pixel; default the largest integer keeping the longer side
             within ``target_px`` (at least 1, at most 32).
         grid: draw grid lines and tick labels in the original image's pixel coordinates.
+        pad: grow the box by this many pixels on every side (context around a detection).
 
     Returns:
         A ``Zoom`` (``.image``; ``show(z)`` displays it), with ``to_original(u, v)`` / ``to_zoom(x, y)``.
     """
     array = as_rgb_array(frame)
     height, width = array.shape[:2]
+    box = getattr(box, "box", box)
     if len(box) != 4:
         raise ValueError(f"box must be (x0, y0, x1, y1) in pixels, got {box!r}")
     x0, y0, x1, y1 = (int(round(float(v))) for v in box)
+    x0, y0, x1, y1 = x0 - int(pad), y0 - int(pad), x1 + int(pad), y1 + int(pad)
     if x1 <= x0 or y1 <= y0:
         raise ValueError(f"box {tuple(box)} is empty: need x1 > x0 and y1 > y0 (pixels)")
     cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
@@ -147,8 +150,12 @@ def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
         return []
     if isinstance(items, dict):
         return [(value, str(key)) for key, value in items.items()]
+    if kind == "boxes" and hasattr(items, "box"):
+        items = [items]
+    if kind == "boxes" and not isinstance(items, np.ndarray) and any(hasattr(i, "box") for i in items):
+        return [(np.asarray(getattr(i, "box", i), dtype=np.float64), getattr(i, "label", None)) for i in items]
     if kind in ("points", "boxes", "lines"):
-        array = np.asarray([getattr(i, "box", i) for i in items] if kind == "boxes" else items, dtype=np.float64)
+        array = np.asarray(items, dtype=np.float64)
         width = {"points": 2, "boxes": 4, "lines": 4}[kind]
         if array.ndim == 1 and array.size == width:
             array = array[None]
@@ -186,7 +193,8 @@ def draw(
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
         points: (N, 2) pixels (x, y), or a dict {label: (x, y)}.
-        boxes: (N, 4) pixels (x0, y0, x1, y1), or a dict {label: box}.
+        boxes: (N, 4) pixels (x0, y0, x1, y1), a dict {label: box}, or detections (``Detections`` or
+        ``Instance`` objects: their ``.box`` and ``.label`` are used).
         masks: an (H, W) bool mask, a list of them (or of objects with ``.mask``), or a dict {label: mask}.
         lines: (N, 4) pixels (x0, y0, x1, y1) or (N, 2, 2), or a dict {label: line}.
         labels: texts for the elements when exactly one of points/boxes/masks/lines is given as a

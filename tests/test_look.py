@@ -114,3 +114,14 @@ def test_zoom_and_find_color_on_a_kernel_frame(test_data):
         assert len(result.images) == 1 and result.images[0].label == "zoom"
         blobs = kernel.execute("b = find_color(frames[0], 'white', min_area=500)\nprint(len(b) > 0, b[0].area > 5000)")
         assert blobs.stdout.strip() == "True True", blobs.to_text(2000)
+
+
+def test_detections_can_be_drawn_and_zoomed_directly():
+    from spatialclaw.primitives.instances import Instance
+
+    image = coordinate_image()
+    cup = Instance(label="cup", score=0.9, box=(40, 30, 80, 60))
+    z = zoom(image, cup, pad=5)
+    assert z.box == (35, 25, 85, 65)
+    drawn = np.asarray(draw(np.zeros((100, 120, 3), np.uint8), boxes=[cup]))
+    assert drawn[45, 40].any() and not drawn[45, 60].any()
