@@ -4,10 +4,12 @@ number of turns and images in the right places."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from spatialclaw.episodes import EpisodeFilter
 from spatialclaw.export import episode_conversation, export_episodes
@@ -109,7 +111,7 @@ def test_trl_dataset_loads_from_disk_with_one_image_per_placeholder(run, tmp_pat
         assert [m["content"][0]["text"] for m in row["messages"] if m["role"] == "assistant"] == ep.assistant_texts
         assert row["images"][0].size == (64, 48)
         assert row["images"][0].convert("RGB").getpixel((5, 5)) == tuple(
-            __import__("PIL.Image", fromlist=["Image"]).open(__import__("io").BytesIO(ep.frames[0])).getpixel((5, 5))
+            Image.open(io.BytesIO(ep.frames[0])).getpixel((5, 5))
         )
 
 

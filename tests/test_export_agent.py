@@ -5,6 +5,7 @@ replayed in a fresh kernel, and killed mid-run."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import signal
@@ -135,7 +136,7 @@ def test_every_format_loads_in_its_library_with_the_logged_counts(recorded, tmp_
     assert code[0].outputs[0]["text"] == "[220, 30, 30]\n"
     assert [o["ename"] for c in code for o in c.outputs if o["output_type"] == "error"] == ["ZeroDivisionError"]
     shown = [base64.b64decode(o["data"]["image/png"]) for o in code[2].outputs if o["output_type"] == "display_data"]
-    assert len(shown) == 1 and Image.open(__import__("io").BytesIO(shown[0])).getpixel((5, 5)) == (30, 30, 220)
+    assert len(shown) == 1 and Image.open(io.BytesIO(shown[0])).getpixel((5, 5)) == (30, 30, 220)
     budget = nbformat.read(tmp_path / "nb" / "budget.ipynb", as_version=4)
     assert "ANSWER: B" in "\n".join(c.source for c in budget.cells if c.cell_type == "markdown")
 

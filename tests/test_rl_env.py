@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -37,13 +38,13 @@ def test_rollout_observes_cells_and_rewards_the_answer(tmp_path):
         observation = env.reset(_choice_task(tmp_path))
         assert "Which frame is red?" in observation.text and "the first" in observation.text
         assert observation.images, "the frames are previewed with the task, as the agent does"
-        assert Image.open(__import__("io").BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
+        assert Image.open(io.BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
         assert "answer(" in env.system_prompt
 
         observation, done, reward, info = env.step("show(frames[0])\nprint(frames[0].array[0, 0].tolist())")
         assert (done, reward, info["status"], info["step"]) == (False, 0.0, "ok", 1)
         assert "[255, 0, 0]" in observation.text and len(observation.images) == 1
-        assert Image.open(__import__("io").BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
+        assert Image.open(io.BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
 
         observation, done, reward, info = env.step("red = [i for i, f in enumerate(frames) if f.array[0, 0, 0] > 200]\n1 / 0")
         assert not done and info["status"] == "error" and "ZeroDivisionError" in observation.text
