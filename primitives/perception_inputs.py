@@ -1,4 +1,5 @@
-"""Checking and normalising the inputs of ``detect``, ``segment`` and ``track``: frames, text, boxes, points.
+"""Checking and normalising the inputs of ``detect``, ``segment`` and ``track`` (frames, text, boxes, points,
+masks), and the one-line reason shown when a learned backend is unavailable and a fallback is used.
 
 Every check raises ``ValueError`` with a message that names the problem and what to pass instead.
 """
@@ -11,7 +12,7 @@ import numpy as np
 
 from spatialclaw.primitives.imaging import as_rgb_array
 
-__all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "as_points", "as_mask"]
+__all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "as_points", "as_mask", "unavailable_reason"]
 
 
 def frame_array(frame: Any) -> np.ndarray:
@@ -104,3 +105,14 @@ def as_mask(mask: Any, height: int, width: int) -> np.ndarray:
     if not array.any():
         raise ValueError("the mask is empty (no True pixels); nothing to segment or track")
     return array
+
+
+def unavailable_reason(error: Exception) -> str:
+    """A short reason why a learned backend could not load (missing weights or a missing package)."""
+    model_id = getattr(error, "model_id", None)
+    if model_id is not None:
+        return f"no weights for {model_id!r}"
+    text = str(error)
+    if "torchvision" in text:
+        return "its transformers processor needs torchvision, which is not installed"
+    return text.split(". ")[0]

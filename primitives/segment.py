@@ -25,7 +25,8 @@ from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.detect import detect
 from spatialclaw.primitives.instances import Detections, Instance
 from spatialclaw.primitives.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception_inputs import as_boxes, as_points, frame_array, frame_index, text_labels
+from spatialclaw.primitives.perception_inputs import (as_boxes, as_points, frame_array, frame_index, text_labels,
+                                                      unavailable_reason)
 
 __all__ = ["segment", "sam_id", "text_segmenter_id", "DEFAULT_SAM_MODEL", "DEFAULT_SAM3_MODEL"]
 
@@ -199,7 +200,7 @@ def _segment_text(frame: Any, array: np.ndarray, labels: list[str], model: Any, 
         except (MissingWeightsError, ImportError) as error:
             if explicit:
                 raise
-            fallback_reason = f" (SAM 3 unavailable: {str(error).split('. ')[0]})"
+            fallback_reason = f" (SAM 3 unavailable: {unavailable_reason(error)})"
         else:
             return _segment_with_sam3(frame, array, labels, loaded, 0.5 if threshold is None else threshold)
     boxes = detect(frame, labels, model=detector, threshold=threshold, device=device)
@@ -217,7 +218,7 @@ def load_sam3(model: str | os.PathLike = DEFAULT_SAM3_MODEL, device: str | None 
     try:
         return load_model("sam3", model, device=device, model_class="Sam3Model", processor_class="Sam3Processor")
     except ImportError as error:
-        raise ImportError(f"SAM 3 cannot run here: {error}. To fix: {_TORCHVISION_HINT}; or use "
+        raise ImportError(f"SAM 3 cannot run here: {str(error).rstrip('.')}. To fix: {_TORCHVISION_HINT}; or use "
                           "text_model='detect' (detector boxes -> SAM masks)") from error
 
 

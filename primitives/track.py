@@ -28,7 +28,7 @@ import numpy as np
 from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.instances import Instance, draw_instances, mask_to_box
 from spatialclaw.primitives.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception_inputs import as_box, as_mask, frame_array, frame_index
+from spatialclaw.primitives.perception_inputs import as_box, as_mask, frame_array, frame_index, unavailable_reason
 
 __all__ = ["Track", "track", "track_flow", "DEFAULT_TRACK_MODEL", "MAX_TRACK_FRAMES"]
 
@@ -241,7 +241,7 @@ def _run(arrays: list[np.ndarray], indices: list[int], prompts: list[Any], kind:
         except (MissingWeightsError, ImportError) as error:
             if method == "sam2":
                 raise
-            note = f" (SAM 2 unavailable: {str(error).split('. ')[0]})"
+            note = f" (SAM 2 unavailable: {unavailable_reason(error)})"
         else:
             key = cache_key(loaded.model_id, loaded.version, "track", kind, prompts, start, indices, arrays)
             results = cached("track", key, lambda: sam2_track(loaded, arrays, indices, prompts, kind, start))
@@ -361,7 +361,7 @@ def load_sam2_video(model: str | os.PathLike | None = None, device: str | None =
         return load_model("video-tracking", name, device=device, model_class="Sam2VideoModel",
                           processor_class="Sam2VideoProcessor")
     except ImportError as error:
-        raise ImportError(f"SAM 2 video cannot run here: {error}. To fix: {_TORCHVISION_HINT}; or use "
+        raise ImportError(f"SAM 2 video cannot run here: {str(error).rstrip('.')}. To fix: {_TORCHVISION_HINT}; or use "
                           "method='flow' (no weights needed)") from error
 
 

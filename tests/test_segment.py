@@ -12,7 +12,7 @@ from spatialclaw.primitives import cache
 from spatialclaw.primitives.detect import detect
 from spatialclaw.primitives.models import MissingWeightsError, clear
 from spatialclaw.primitives.segment import segment
-from tiny_instance_models import build_grounding_dino, build_sam
+from tiny_instance_models import build_grounding_dino, build_sam, has_torchvision
 
 H, W = 72, 100
 
@@ -131,3 +131,31 @@ def test_missing_sam_weights_name_the_hub_id(frame, tmp_path, monkeypatch):
 def test_bad_prompts_are_refused_before_any_model_loads(frame, kwargs, problem):
     with pytest.raises(ValueError, match=problem):
         segment(frame, model="/nonexistent/sam", **kwargs)
+
+
+@pytest.fixture(scope="module")
+def tiny_sam3(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from tiny_instance_models import build_sam3
+
+    return str(build_sam3(tmp_path_factory.mktemp("sam3") / "sam3"))
+
+
+@pytest.mark.skipif(not has_torchvision(), reason="transformers' Sam3Processor needs torchvision, not installed here")
+def test_text_with_sam3_gives_one_masked_instance_per_object_at_frame_resolution(tiny_sam3, frame):
+    found = segment(frame, text=["red chair", "cup"], text_model=tiny_sam3, threshold=0.0)
+    assert len(found) == 2 * 10  # every query of the tiny model, for each of the two labels
+    assert found.masks.shape == (20, H, W) and found.masks.dtype == bool
+    assert set(found.labels) == {"red chair", "cup"}
+    assert all(item.frame_index == 40 and 0.0 <= item.score <= 1.0 for item in found)
+    assert found.backend == "sam3"
+    hits = cache.stats["hits"]
+    segment(frame, text=["red chair", "cup"], text_model=tiny_sam3, threshold=0.0)
+    assert cache.stats["hits"] == hits + 1
+
+
+@pytest.mark.skipif(has_torchvision(), reason="checks the message shown when torchvision is missing")
+def test_sam3_without_torchvision_says_what_to_install_and_the_alternative(tiny_sam3, frame):
+    with pytest.raises(ImportError) as error:
+        segment(frame, text="cup", text_model=tiny_sam3)
+    message = str(error.value)
+    assert "torchvision" in message and "text_model='detect'" in message

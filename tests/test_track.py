@@ -15,6 +15,7 @@ from spatialclaw.primitives import cache
 from spatialclaw.primitives.instances import Instance
 from spatialclaw.primitives.models import MissingWeightsError, clear
 from spatialclaw.primitives.track import MAX_TRACK_FRAMES, Track, track
+from tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160
 
@@ -203,3 +204,37 @@ def test_bad_inputs_are_refused_with_what_to_do():
         track(frames, masks=np.zeros_like(mask), method="flow")
     with pytest.raises(ValueError, match="method"):
         track(frames, masks=mask, method="kalman")
+
+
+@pytest.fixture(scope="module")
+def tiny_sam2_video(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(build_sam2_video(tmp_path_factory.mktemp("sam2") / "sam2-video"))
+
+
+@pytest.mark.skipif(not has_torchvision(), reason="transformers' Sam2VideoProcessor needs torchvision, not installed here")
+@pytest.mark.parametrize("prompt", ["masks", "boxes"])
+def test_sam2_video_propagates_both_ways_with_absolute_indices(tiny_sam2_video, prompt):
+    frames, mask, _ = moving_square_video(5, (2.0, 1.0))
+    video = [IndexedFrame(array, 50 + t) for t, array in enumerate(frames)]
+    given = {"masks": [mask, mask.copy()]} if prompt == "masks" else {"boxes": [(20, 30, 50, 60), (60, 10, 90, 40)]}
+    results = track(video, start_index=52, method="sam2", model=tiny_sam2_video, **given)
+    assert isinstance(results, list) and len(results) == 2
+    for result in results:
+        assert result.frame_indices.tolist() == [50, 51, 52, 53, 54]
+        assert result.masks.shape == (5, H, W) and result.masks.dtype == bool
+        assert result.method.startswith("SAM 2 video")
+    hits = cache.stats["hits"]
+    track(video, start_index=52, method="sam2", model=tiny_sam2_video, **given)
+    assert cache.stats["hits"] == hits + 1
+
+
+@pytest.mark.skipif(has_torchvision(), reason="checks the behaviour when torchvision is missing")
+def test_sam2_without_torchvision_says_what_to_install_and_auto_falls_back_to_flow(tiny_sam2_video, monkeypatch):
+    frames, mask, truth = moving_square_video(4, (2.0, 0.0))
+    with pytest.raises(ImportError) as error:
+        track(frames, masks=mask, method="sam2", model=tiny_sam2_video)
+    assert "torchvision" in str(error.value) and "method='flow'" in str(error.value)
+    monkeypatch.setenv("SPATIALCLAW_TRACK_MODEL", tiny_sam2_video)
+    result = track(frames, masks=mask)
+    assert "SAM 2 unavailable" in result.method and "torchvision" in result.method
+    assert np.abs(result.centroids - truth).max() < 1.0

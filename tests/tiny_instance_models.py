@@ -89,3 +89,99 @@ def build_sam(folder: Path) -> Path:
                                         mask_size={"longest_edge": 16}, mask_pad_size={"height": 16, "width": 16})
     SamProcessor(image_processor=image_processor).save_pretrained(folder)
     return folder
+
+
+def has_torchvision() -> bool:
+    """transformers' SAM 2 and SAM 3 processors need torchvision (their image/video processors use it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torchvision") is not None
+
+
+def _write_processor_config(folder: Path, files: dict[str, dict]) -> None:
+    """Without torchvision the SAM 2/3 processor objects cannot be built; write the same JSON files
+    ``save_pretrained`` would, so loading the folder reaches the real 'needs torchvision' failure."""
+    import json
+
+    for name, content in files.items():
+        (folder / name).write_text(json.dumps(content, indent=2))
+
+
+SAM3_SIZE, SAM3_PATCH = 112, 14
+
+
+def build_sam3(folder: Path) -> Path:
+    """Tiny SAM 3 (text -> instance masks) with a CLIP tokenizer; image 112 px, 8x8 patches, 10 queries."""
+    import torch
+    from transformers import Sam3Config, Sam3Model
+
+    grid = SAM3_SIZE // SAM3_PATCH
+    tokenizer = clip_tokenizer(32)
+    config = Sam3Config(
+        vision_config=dict(
+            backbone_config=dict(model_type="sam3_vit_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=2, image_size=SAM3_SIZE, patch_size=SAM3_PATCH, window_size=4,
+                                 global_attn_indexes=[1], pretrain_image_size=SAM3_SIZE),
+            fpn_hidden_size=32, backbone_feature_sizes=[[4 * grid] * 2, [2 * grid] * 2, [grid] * 2]),
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, projection_dim=32,
+                         num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=32,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id),
+        geometry_encoder_config=dict(hidden_size=32, num_layers=1, num_attention_heads=2, intermediate_size=64),
+        detr_encoder_config=dict(hidden_size=32, num_layers=1, num_attention_heads=2, intermediate_size=64),
+        detr_decoder_config=dict(hidden_size=32, num_layers=1, num_queries=10, num_attention_heads=2, intermediate_size=64),
+        mask_decoder_config=dict(hidden_size=32, num_upsampling_stages=3, num_attention_heads=2))
+    torch.manual_seed(0)
+    Sam3Model(config).eval().save_pretrained(folder)
+    size = {"height": SAM3_SIZE, "width": SAM3_SIZE}
+    mask_size = {"height": 4 * grid, "width": 4 * grid}
+    if has_torchvision():
+        from transformers import Sam3ImageProcessor, Sam3Processor
+
+        Sam3Processor(image_processor=Sam3ImageProcessor(size=size, mask_size=mask_size),
+                      tokenizer=tokenizer).save_pretrained(folder)
+    else:
+        tokenizer.save_pretrained(folder)
+        _write_processor_config(folder, {
+            "preprocessor_config.json": {"image_processor_type": "Sam3ImageProcessor", "processor_class": "Sam3Processor",
+                                         "size": size, "mask_size": mask_size},
+            "processor_config.json": {"processor_class": "Sam3Processor", "target_size": SAM3_SIZE}})
+    return folder
+
+
+SAM2_SIZE = 128
+
+
+def build_sam2_video(folder: Path) -> Path:
+    """Tiny SAM 2 video: a small Hiera backbone at 128 px, one memory-attention layer, 3 memory frames."""
+    import torch
+    from transformers import Sam2VideoConfig, Sam2VideoModel
+
+    size = SAM2_SIZE
+    vision = dict(
+        model_type="sam2_vision_model",
+        backbone_config=dict(model_type="sam2_hiera_det_model", hidden_size=12, image_size=[size, size],
+                             blocks_per_stage=[1, 2, 7, 2], embed_dim_per_stage=[12, 24, 48, 96],
+                             num_attention_heads_per_stage=[1, 1, 1, 1]),
+        backbone_channel_list=[96, 48, 24, 12],
+        backbone_feature_sizes=[[size // 4] * 2, [size // 8] * 2, [size // 16] * 2])
+    config = Sam2VideoConfig(vision_config=vision, image_size=size, prompt_encoder_config=dict(image_size=size),
+                             memory_attention_num_layers=1, memory_attention_rope_feat_sizes=[size // 16] * 2,
+                             num_maskmem=3)
+    torch.manual_seed(0)
+    Sam2VideoModel(config).eval().save_pretrained(folder)
+    shape = {"height": size, "width": size}
+    mask_size = {"height": size // 4, "width": size // 4}
+    if has_torchvision():
+        from transformers import Sam2ImageProcessor, Sam2VideoProcessor, Sam2VideoVideoProcessor
+
+        Sam2VideoProcessor(image_processor=Sam2ImageProcessor(size=shape, mask_size=mask_size),
+                           video_processor=Sam2VideoVideoProcessor(size=shape)).save_pretrained(folder)
+    else:
+        _write_processor_config(folder, {
+            "preprocessor_config.json": {"image_processor_type": "Sam2ImageProcessor",
+                                         "processor_class": "Sam2VideoProcessor", "size": shape, "mask_size": mask_size},
+            "video_preprocessor_config.json": {"video_processor_type": "Sam2VideoVideoProcessor",
+                                               "processor_class": "Sam2VideoProcessor", "size": shape},
+            "processor_config.json": {"processor_class": "Sam2VideoProcessor", "target_size": size}})
+    return folder
