@@ -1,0 +1,141 @@
+"""``spatialclaw run``: answer one question about images or a video, streaming each step.
+
+    spatialclaw run --model openai:gpt-4.1 --frames a.jpg b.jpg --question "Which is closer?" \\
+        --choices "the chair" "the table" --out runs/q1
+    spatialclaw run --model openai-compat:Qwen/Qwen2.5-VL-7B-Instruct@http://localhost:8000/v1 \\
+        --video room.mp4 --fps 1 --question "How many chairs are there?" --answer-type number --out runs/q2
+
+Each step prints the model's code, a summary of the output and the paths of the images it produced
+(stored in the trajectory under OUT/images/). The last line is ``answer: <value>``. Exit codes: 0 an
+answer was given, 1 the episode ended without one, 2 bad arguments or a model that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+RULE = "─" * 72
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="answer one spatial question about images or a video",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model", required=True, help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--frames", nargs="+", type=Path, metavar="PATH", help="image files, in order")
+    source.add_argument("--video", type=Path, metavar="PATH", help="a video file")
+    parser.add_argument("--fps", type=float, help="sample the video at this many frames per second of video time")
+    parser.add_argument("--count", type=int, help="sample this many frames evenly from the video")
+    parser.add_argument("--question", required=True)
+    parser.add_argument("--choices", nargs="+", metavar="OPTION", help="option texts; the answer is then a letter A, B, ...")
+    parser.add_argument("--answer-type", choices=["multiple_choice", "number", "yes_no", "text"], help="default: multiple_choice with --choices, else text")
+    add_agent_options(parser)
+    parser.add_argument("--out", required=True, type=Path, help="episode directory (must not hold an episode yet)")
+    parser.set_defaults(handler=run)
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``run`` and ``demo``."""
+    parser.add_argument("--max-steps", type=int, default=30, help="step budget (default 30)")
+    parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
+    parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
+    parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
+    parser.add_argument("--quiet", action="store_true", help="print only the final answer line")
+
+
+def agent_config(args: argparse.Namespace) -> Any:
+    from spatialclaw.agent import AgentConfig
+
+    params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+    return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params)
+
+
+def build_task(args: argparse.Namespace) -> Any:
+    from spatialclaw.task import FrameSpec, Task
+
+    paths = args.frames or [args.video]
+    missing = [str(p) for p in paths if not Path(p).is_file()]
+    if missing:
+        raise FileNotFoundError(f"input file(s) not found: {', '.join(missing)}")
+    if args.frames and (args.fps or args.count):
+        raise ValueError("--fps and --count apply to --video only")
+    spec = FrameSpec.images(args.frames) if args.frames else FrameSpec.video(args.video, fps=args.fps, count=args.count)
+    answer_type = args.answer_type or ("multiple_choice" if args.choices else "text")
+    if answer_type == "multiple_choice" and not args.choices:
+        raise ValueError("--answer-type multiple_choice needs --choices")
+    return Task(args.question, inputs=[spec], choices=args.choices, answer_type=answer_type, task_id="cli")
+
+
+def _indent(text: str, prefix: str = "  │ ") -> str:
+    return "\n".join(prefix + line for line in text.rstrip("\n").splitlines()) or prefix.rstrip()
+
+
+def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
+    """Print one :class:`~spatialclaw.agent.StepEvent` as it happens."""
+    if event.kind == "plan":
+        print(f"{RULE}\nplan\n{_indent(event.reply)}", file=stream, flush=True)
+        return
+    if event.kind == "fallback":
+        print(f"{RULE}\nstep budget spent: asked for a direct answer\n{_indent(event.reply)}\n  {event.message}", file=stream, flush=True)
+        return
+    print(f"{RULE}\nstep {event.step}/{max_steps}", file=stream)
+    if event.kind == "format_error":
+        print(f"  no code in the reply:\n{_indent(event.reply[-600:])}", file=stream, flush=True)
+        return
+    result = event.result
+    print(f"  code:\n{_indent(event.code or '')}", file=stream)
+    summary = result.to_text(1200)
+    print(f"  output ({result.status}, {result.duration_s:.2f} s):\n{_indent(summary)}", file=stream)
+    for path, image in zip(event.image_paths, result.images):
+        print(f"  image: {path}  ({image.label or image.origin}, {image.width}x{image.height})", file=stream)
+    stream.flush()
+
+
+def print_summary(result: Any, stream: TextIO) -> None:
+    """The closing lines; the last one is ``answer: <value>``."""
+    usage = result.usage
+    cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else "cost unknown"
+    print(RULE, file=stream)
+    print(
+        f"status: {result.status} · {result.steps} step(s) · {usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens"
+        f" · {cost} · {result.duration_s:.1f} s",
+        file=stream,
+    )
+    if result.error:
+        print(f"error: {result.error}", file=stream)
+    print(f"trajectory: {result.trajectory_dir}", file=stream)
+    print(f"answer: {result.answer}", file=stream, flush=True)
+
+
+def run_episode(model: Any, task: Any, args: argparse.Namespace, out: Path, stream: TextIO = sys.stdout) -> int:
+    """Run and stream one episode; the exit code says whether an answer came back."""
+    from spatialclaw.agent import Agent
+
+    config = agent_config(args)
+    with Agent(model, config) as agent:
+        on_step = None if args.quiet else (lambda event: print_step(event, config.max_steps, stream))
+        result = agent.run(task, out, on_step=on_step)
+    print_summary(result, stream)
+    return 0 if result.answer is not None else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialclaw.models import ModelError, load_model
+    from spatialclaw.primitives.models import MissingWeightsError
+
+    try:
+        task = build_task(args)
+        if (args.out / "episode.jsonl").exists():
+            raise FileExistsError(f"{args.out} already holds an episode; give a new --out directory")
+        model = load_model(args.model)
+    except (FileNotFoundError, FileExistsError, ValueError, ModelError, MissingWeightsError) as error:
+        print(f"spatialclaw run: {error}", file=sys.stderr)
+        return 2
+    return run_episode(model, task, args, args.out)
