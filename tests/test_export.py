@@ -276,3 +276,13 @@ def test_runner_layout_names_attempts_and_skips_errored_attempts(tmp_path):
     assert sorted(datasets.load_from_disk(str(tmp_path / "trl"))["episode_id"]) == ["t1-attempt-2", "t2-attempt-1"]
     export_episodes("ipynb", [root], tmp_path / "nb")
     assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == ["t1-attempt-2.ipynb", "t2-attempt-1.ipynb"]
+
+
+def test_literal_placeholder_tokens_skip_the_episode_in_token_counting_formats(tmp_path):
+    write_synthetic_episode(tmp_path / "run" / "plain", steps=2, seed=1)
+    write_synthetic_episode(tmp_path / "run" / "tricky", steps=2, seed=2, question="Is the <image> tag visible?")
+    report = export_episodes("sharegpt", [tmp_path / "run"], tmp_path / "sg")
+    assert report.exported == 1 and report.excluded == {"literal <image> in text": 1}
+    report = export_episodes("verl", [tmp_path / "run"], tmp_path / "rl.parquet")
+    assert report.exported == 1 and report.excluded == {"literal <image> in text": 1}
+    assert export_episodes("openai", [tmp_path / "run"], tmp_path / "a.jsonl").exported == 2

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 from spatialclaw.episodes import EpisodeFilter, find_episode_dirs
 from spatialclaw.export.conversation import Conversation, episode_conversation
 
-__all__ = ["FORMATS", "ExportReport", "ExportStats", "export_episodes"]
+__all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 
 FORMATS: dict[str, str] = {
     "openai": "spatialclaw.export.openai",
@@ -23,6 +23,15 @@ FORMATS: dict[str, str] = {
 """Format name -> module defining ``write(conversations, out, **options) -> ExportStats``."""
 
 SINGLE_FILE_FORMATS = frozenset({"openai", "verl"})
+
+
+class SkipEpisode(ValueError):
+    """Raised by a format's record builder for an episode the format cannot express; the writer counts
+    it under ``reason`` (a short phrase, the same for every episode skipped for that cause)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{detail} ({reason})")
+        self.reason = reason
 
 
 @dataclass

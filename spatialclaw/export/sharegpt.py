@@ -17,11 +17,13 @@ from typing import Any, Iterable
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, merge_consecutive
-from spatialclaw.export.runner import ExportStats
+from spatialclaw.export.runner import ExportStats, SkipEpisode
 
 __all__ = ["IMAGE_TOKEN", "conversation_record", "dataset_info_entry", "write"]
 
 IMAGE_TOKEN = "<image>"
+RESERVED_TOKENS = ("<image>", "<video>", "<audio>")
+"""Placeholders LLaMA-Factory's multimodal plugins count; a literal one in text would break the count."""
 ROLE_TAGS = {"user": "human", "assistant": "gpt"}
 
 
@@ -36,10 +38,16 @@ def dataset_info_entry(file_name: str) -> dict[str, Any]:
 
 
 def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str, Any]:
-    """One record; writes each image once to ``image_dir`` (content-addressed)."""
+    """One record; writes each image once to ``image_dir`` (content-addressed). Raises
+    :class:`SkipEpisode` when the text holds a literal placeholder token."""
     turns = [t for t in conversation.turns if t.role != "system"]
     if not turns or turns[0].role != "user":
-        raise ValueError(f"{conversation.episode.directory}: the conversation does not start with a user turn")
+        raise SkipEpisode("no user turn first", f"{conversation.episode.directory}: ShareGPT starts with a human turn")
+    for turn in conversation.turns:
+        reserved = next((token for token in RESERVED_TOKENS if token in turn.text), None)
+        if reserved:
+            raise SkipEpisode(f"literal {reserved} in text",
+                              f"{conversation.episode.directory}: a {turn.role} turn contains {reserved}")
     paths: list[str] = []
     messages = []
     for turn in merge_consecutive(turns):
@@ -52,11 +60,6 @@ def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str
                 paths.append(f"{image_dir.name}/{target.name}")
                 pieces.append(IMAGE_TOKEN)
             else:
-                if IMAGE_TOKEN in part.text:
-                    raise ValueError(
-                        f"{conversation.episode.directory}: a {turn.role} turn's text contains the literal "
-                        f"{IMAGE_TOKEN!r}, which LLaMA-Factory would count as an image"
-                    )
                 pieces.append(part.text)
         messages.append({"from": ROLE_TAGS[turn.role], "value": "".join(pieces)})
     return {"conversations": messages, "system": conversation.system or "", "images": paths}
@@ -74,8 +77,8 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
         for conversation in conversations:
             try:
                 record = conversation_record(conversation, image_dir)
-            except ValueError:
-                stats.skipped["not expressible in ShareGPT"] += 1
+            except SkipEpisode as skip:
+                stats.skipped[skip.reason] += 1
                 continue
             file.write(("\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
             stats.records += 1

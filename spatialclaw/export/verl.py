@@ -24,11 +24,13 @@ from typing import Any, Iterable
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation
-from spatialclaw.export.runner import ExportStats
+from spatialclaw.export.runner import ExportStats, SkipEpisode
 
 __all__ = ["IMAGE_TOKEN", "TOOL_NAME", "conversation_row", "write"]
 
 IMAGE_TOKEN = "<image>"
+RESERVED_TOKENS = ("<image>", "<video>")
+"""Placeholders verl's dataset splits prompt text on; a literal one in text would break the count."""
 TOOL_NAME = "spatialclaw_cell"
 
 
@@ -55,15 +57,19 @@ def _ground_truth_text(value: Any) -> str:
 
 
 def conversation_row(conversation: Conversation, index: int, split: str) -> dict[str, Any]:
-    """One row; raises ``ValueError`` when the task has no ground truth."""
+    """One row; raises :class:`SkipEpisode` when the task has no ground truth or the prompt text holds a
+    literal placeholder token."""
     task = conversation.task
     if task.get("ground_truth") is None:
-        raise ValueError(f"{conversation.episode.directory}: the task has no ground truth, so no reward can be computed")
+        raise SkipEpisode("no ground truth", f"{conversation.episode.directory}: no reward can be computed")
     prompt, images = [], []
     for turn in conversation.turns:
         if turn.role == "assistant":
             break
         pieces = []
+        reserved = next((token for token in RESERVED_TOKENS if token in turn.text), None)
+        if reserved:
+            raise SkipEpisode(f"literal {reserved} in text", f"{conversation.episode.directory}: the prompt contains {reserved}")
         for part in turn.parts:
             if isinstance(part, ImagePart):
                 images.append({"bytes": part.png, "path": None})
@@ -102,8 +108,8 @@ def write(conversations: Iterable[Conversation], out: Path, split: str = "train"
     for conversation in conversations:
         try:
             row = conversation_row(conversation, index=len(rows), split=split)
-        except ValueError:
-            stats.skipped["no ground truth"] += 1
+        except SkipEpisode as skip:
+            stats.skipped[skip.reason] += 1
             continue
         rows.append(row)
         stats.records += 1
