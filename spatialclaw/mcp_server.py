@@ -125,12 +125,14 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         answer_type: str | None = None,
         max_steps: int = 30,
         cell_timeout_s: float = 120.0,
+        vlm_model: str | None = None,
     ) -> str:
         """Start a session: a kernel loaded with the given frames (image paths, in order) or video.
 
         video: sample ``fps`` frames per second of video time or ``count`` frames evenly (default all).
         choices: multiple-choice option texts; answer with the letter (A, B, ...).
         max_steps: the number of cells you may run before you must answer.
+        vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions.
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
         with _as_tool_errors():
@@ -141,7 +143,9 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
             if answer_type:
                 task.answer_type = answer_type  # type: ignore[assignment]
             session = await anyio.to_thread.run_sync(
-                lambda: start_session(task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s)
+                lambda: start_session(
+                    task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s, vlm_model=vlm_model
+                )
             )
         sessions.add(session)
         prompt = session.prompt_path.read_text(encoding="utf-8")

@@ -378,7 +378,7 @@ def start_session(
     cell_timeout_s: float = 120.0,
     idle_timeout_s: float = 6 * 3600.0,
     memory_limit_mb: int | None = None,
-    vlm: dict[str, Any] | None = None,
+    vlm_model: str | None = None,
     start_timeout_s: float = 180.0,
 ) -> Session:
     """Create a session directory, write its prompt and start its daemon; returns when the kernel is ready.
@@ -386,7 +386,9 @@ def start_session(
     ``max_steps`` is the step budget stated in the prompt and enforced by the daemon (``answer`` is
     always allowed); ``cell_timeout_s`` is the default per-cell limit in seconds; the daemon closes itself (writing
     the trajectory's ``end`` event with reason ``idle``) after ``idle_timeout_s`` seconds without a
-    request, so a forgotten session does not hold a kernel forever.
+    request, so a forgotten session does not hold a kernel forever. ``vlm_model`` (a model spec) is
+    what the kernel's ``vlm.ask``/``vlm.locate`` consult; without it they raise a clear error. Its
+    credentials come from this process's environment and stay in the daemon.
     """
     if not task.inputs:
         raise SessionError("a session needs frames: give --frames IMAGE... or --video PATH")
@@ -405,7 +407,7 @@ def start_session(
 
     from spatialclaw.session_prompt import build_session_prompt
 
-    prompt = build_session_prompt(task, session_id, directory, max_steps)
+    prompt = build_session_prompt(task, session_id, directory, max_steps, vlm_available=bool(vlm_model))
     (directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
     info = {
         "id": session_id,
@@ -415,7 +417,7 @@ def start_session(
         "cell_timeout_s": float(cell_timeout_s),
         "idle_timeout_s": float(idle_timeout_s),
         "memory_limit_mb": memory_limit_mb,
-        "vlm": vlm,
+        "vlm_model": vlm_model,
         "socket": str(socket_path_for(directory)),
     }
     (directory / SESSION_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")

@@ -69,6 +69,9 @@ class SessionDaemon:
         self.kernel: Any = None
         self.writer: Any = None
         self.task: Any = None
+        self.model: Any = None
+        self.vlm_server: Any = None
+        self._write_lock = threading.Lock()
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._stop_reason: str | None = None
         self._server: socket.socket | None = None
@@ -82,6 +85,7 @@ class SessionDaemon:
         self.task = Task.from_dict(self.info["task"])
         self.writer = TrajectoryWriter(self.directory)
         self._write_header()
+        self._start_vlm()
         self.kernel = self._new_kernel()
         if self.socket_path.exists():
             self.socket_path.unlink()
@@ -101,9 +105,53 @@ class SessionDaemon:
         return Kernel.for_task(
             self.task,
             workdir=self.directory / "work",
-            vlm=self.info.get("vlm"),
+            vlm=self.vlm_server.config if self.vlm_server is not None else None,
             memory_limit_mb=self.info.get("memory_limit_mb"),
         )
+
+    def _start_vlm(self) -> None:
+        """With ``vlm_model`` set, the kernel's ``vlm.ask``/``vlm.locate`` reach that model through a
+        local side-channel server in this process (credentials never enter the kernel)."""
+        spec = self.info.get("vlm_model")
+        if not spec:
+            return
+        from spatialclaw.models import load_model
+        from spatialclaw.vlm_server import VLMServer
+
+        self.model = load_model(spec)
+        self.vlm_server = VLMServer(self._call_model).start()
+
+    def _call_model(self, messages: list[Any], purpose: str) -> Any:
+        """One ``vlm.*`` model call, logged as a ``model_call`` event like the agent's."""
+        from dataclasses import asdict
+
+        from spatialclaw.chat import Usage
+        from spatialclaw.models import ModelError
+
+        started = time.perf_counter()
+        with self._write_lock:
+            request = {"messages": self.writer.messages(messages)}
+        common = {"step": self.steps, "purpose": purpose, "model": self.model.spec, "params": {}, "request": request}
+        try:
+            reply = self.model.chat(messages, purpose=purpose)
+        except ModelError as failure:
+            self._write("model_call", **common, response=None, usage=asdict(Usage()), cost_usd=None,
+                        latency_s=time.perf_counter() - started, error=str(failure))
+            raise
+        self._write(
+            "model_call",
+            **common,
+            response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
+            usage=asdict(reply.usage),
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s,
+            error=None,
+        )
+        return reply
+
+    def _write(self, event_type: str, **fields: Any) -> None:
+        with self._write_lock:
+            self.writer.write(event_type, **fields)
 
     def _kernel_details(self) -> dict[str, Any]:
         """The kernel's pid and connection file, copied to ``DIR/kernel.json`` for other Jupyter clients."""
@@ -137,6 +185,7 @@ class SessionDaemon:
             "cell_timeout_s": self.cell_timeout_s,
             "idle_timeout_s": self.idle_timeout_s,
             "memory_limit_mb": self.info.get("memory_limit_mb"),
+            "vlm_model": self.info.get("vlm_model"),
         }
         self.writer.write(
             "header",
@@ -199,6 +248,12 @@ class SessionDaemon:
         self._release_socket()
 
     def _close_kernel(self) -> None:
+        if self.vlm_server is not None:
+            self.vlm_server.stop()
+            self.vlm_server = None
+        if self.model is not None:
+            self.model.close()
+            self.model = None
         if self.kernel is not None:
             try:
                 self.kernel.shutdown()
@@ -220,7 +275,7 @@ class SessionDaemon:
     def _end(self, reason: str) -> None:
         if self.writer is None or self.state in {"answered", "closed"}:
             return
-        self.writer.write(
+        self._write(
             "end",
             reason=reason,
             steps=self.steps,
@@ -323,13 +378,14 @@ class SessionDaemon:
                 traceback.print_exc()
             self.kernel = self._new_kernel()
             self._write_daemon_file()
-        serialised = self.writer.cell_result(result)
-        self.writer.write("cell", step=self.steps, code=code, result=serialised)
+        with self._write_lock:
+            serialised = self.writer.cell_result(result)
+        self._write("cell", step=self.steps, code=code, result=serialised)
         if getattr(result, "restarted", False):
             self._write_daemon_file()  # the kernel has a new pid and connection file
         images = [str((self.directory / "images" / f"{image.sha256}.png").resolve()) for image in result.images]
         if result.answered:
-            self.writer.write("answer", value=result.answer, source="cell")
+            self._write("answer", value=result.answer, source="cell")
             self._end("answered")
             self.answer, self.answered, self.state = result.answer, True, "answered"
         return StepOutcome(

@@ -18,11 +18,15 @@ def prompt_version() -> str:
     return prompting.prompt_version()
 
 
-def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int) -> str:
+def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int, vlm_available: bool) -> str:
     """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``."""
     from spatialclaw import prompting
 
-    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory)).strip()
+    vlm_note = "" if vlm_available else (
+        "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
+        "`vlm.ask` or `vlm.locate`."
+    )
+    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory), vlm_note=vlm_note).strip()
     system = prompting.render(
         "system.md",
         step_format=how_to,

@@ -242,3 +242,37 @@ def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=180)
     assert python.returncode == 0, python.stderr
     assert python.stdout.split() == ["2", "True", "closed"]
+
+
+def test_vlm_side_questions_reach_the_session_model_and_are_logged(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    from spatialclaw.testing.provider_server import ScriptedProvider
+    from spatialclaw.trajectory import load_episode
+
+    with ScriptedProvider(["It is a plain green square."]) as server:
+        session = start(sessions_env, frame_files, "--vlm-model", f"openai-compat:scripted@{server.url}")["session"]
+        try:
+            step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json",
+                                        stdin="reply = vlm.ask(frames[1], 'What is in this image?')\nprint(reply)\n"))
+        finally:
+            spatialclaw(sessions_env, "session", "close", session)
+        requests = list(server.requests)
+    assert step["status"] == "ok", step["text"]
+    assert step["text"].splitlines()[0] == "It is a plain green square."
+    assert len(requests) == 1 and "What is in this image?" in json.dumps(requests[0]) and "image_url" in json.dumps(requests[0])
+
+    episode = load_episode(Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session)
+    calls = episode.of_type("model_call")
+    assert [c["purpose"] for c in calls] == ["vlm.ask"] and calls[0]["step"] == 1
+    assert calls[0]["response"]["text"] == "It is a plain green square."
+    assert episode.header["config"]["vlm_model"].startswith("openai-compat:scripted@")
+
+
+def test_vlm_without_a_model_says_how_to_get_one(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files)["session"]
+    try:
+        step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="vlm.ask(frames[0], 'what?')\n"))
+    finally:
+        spatialclaw(sessions_env, "session", "close", session)
+    assert step["status"] == "error" and "VLMError" in step["text"] and "not configured" in step["text"]
+    prompt = (Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session / "prompt.md").read_text()
+    assert "not available in this session" in prompt and "--vlm-model" in prompt

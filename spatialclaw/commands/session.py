@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--question", required=True, help="the spatial question")
     start.add_argument("--choices", nargs="+", default=None, metavar="OPTION", help="multiple-choice option texts (answers are letters A, B, ...)")
     start.add_argument("--answer-type", choices=["multiple_choice", "number", "text", "yes_no"], default=None)
+    start.add_argument("--vlm-model", default=None, metavar="SPEC", help="model that the kernel's vlm.ask/vlm.locate consult (e.g. openai:gpt-4.1); credentials stay in the daemon")
     start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
     start.add_argument("--max-steps", type=int, default=30, help="step budget (cells) stated in the prompt and enforced; answer is always allowed")
     start.add_argument("--cell-timeout", type=float, default=120.0, help="default per-cell limit in seconds")
@@ -132,6 +133,7 @@ def _start(args: argparse.Namespace) -> int:
         cell_timeout_s=args.cell_timeout,
         idle_timeout_s=args.idle_timeout,
         memory_limit_mb=args.memory_limit_mb,
+        vlm_model=args.vlm_model,
     )
     data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory)}
     _emit(
