@@ -158,9 +158,10 @@ class Scene:
 
         rec = reconstruct(frames)
         scene.set_cameras(rec)                      # camera k = pose of frame index k
-        m = segment(frames[0], text="chair")[0].mask
-        scene.add_from_mask("chair", m, rec.depth[0], rec.intrinsics[0], rec.poses[0], frame=frames[0])
-        scene.add("table", points=table_points, frames=[0, 3])
+        chair = segment(frames[0], text="chair")[0]
+        scene.add_from_mask("chair", chair, rec)    # its mask, frame index, and rec's depth/K/pose there
+        scene.add_from_mask("table", table_mask, depth_map, K, pose, frame=3)
+        scene.add("lamp", points=lamp_points, frames=[0, 3])
         scene.relation("chair", "table", observer=0)   # numbers + .text
         scene.describe(); show(scene.bev())
     """
@@ -168,6 +169,7 @@ class Scene:
     def __init__(self) -> None:
         self.instances: dict[str, Instance] = {}
         self.cameras: dict[int, np.ndarray] = {}
+        self.unposed: list[int] = []
 
     # ---- cameras -------------------------------------------------------------------------------
     def set_cameras(self, poses: Any, frame_indices: Sequence[int] | None = None) -> None:
@@ -177,6 +179,9 @@ class Scene:
             poses: (N, 4, 4) camera-to-world poses in the world frame, or an object with ``.poses`` and
                 ``.frame_indices`` (a ``Reconstruction``).
             frame_indices: absolute frame index of each pose; default ``poses.frame_indices`` or 0..N-1.
+
+        Poses with NaN entries (frames a reconstruction could not register) are not registered; their
+        frame indices are listed in ``scene.unposed`` and in ``describe()``.
         """
         if frame_indices is None:
             frame_indices = getattr(poses, "frame_indices", None)
@@ -186,7 +191,9 @@ class Scene:
         indices = list(range(len(poses))) if frame_indices is None else [_frame_index(i) for i in frame_indices]
         if len(indices) != len(poses):
             raise ValueError(f"got {len(poses)} poses but {len(indices)} frame indices")
-        self.cameras = {i: as_pose(p, name=f"pose of frame {i}") for i, p in zip(indices, poses)}
+        finite = np.isfinite(poses).all(axis=(1, 2))
+        self.unposed = [i for i, ok in zip(indices, finite) if not ok]
+        self.cameras = {i: as_pose(p, name=f"pose of frame {i}") for i, p, ok in zip(indices, poses, finite) if ok}
 
     def add_camera(self, frame: Any, pose: Any) -> None:
         """Register (or replace) the (4, 4) camera-to-world pose of one absolute frame index."""
@@ -243,7 +250,8 @@ class Scene:
         Args:
             mask: (H, W) bool mask of the instance in the frame, or a segmentation ``Instance`` (its
                 ``.mask``, ``.label`` and ``.frame_index`` are used).
-            depth: (H, W) depth in metres, or a depth result with ``.depth`` (and ``.intrinsics``/``.K``).
+            depth: (H, W) depth in metres, a depth result with ``.depth`` (and ``.intrinsics``), or a
+                ``Reconstruction`` (its depth map, intrinsics and pose of ``frame`` are used).
             K: (3, 3) intrinsics in pixels (taken from ``depth`` when omitted).
             pose: (4, 4) camera-to-world pose; default the registered camera of ``frame``.
             frame: absolute frame index (or Frame) the mask comes from; recorded, and used to look up the pose
@@ -257,6 +265,10 @@ class Scene:
             frame = getattr(depth, "frame_index", None) if frame is None else frame
         label = label or getattr(mask, "label", None)
         mask_array = np.asarray(getattr(mask, "mask", mask)).astype(bool)
+        if hasattr(depth, "poses") and hasattr(depth, "frame_indices"):
+            depth, K, pose = self._from_reconstruction(depth, frame, K, pose)
+        if depth is None:
+            raise ValueError(f"no depth map for {name!r}: pass an (H, W) depth map in metres, e.g. depth(frame)")
         if K is None:
             K = getattr(depth, "intrinsics", getattr(depth, "K", None))
             if K is None:
@@ -291,6 +303,24 @@ class Scene:
         points = geom.backproject(depth_map, K, pose=pose, mask=valid, stride=stride)
         return self.add(name, points, frames=() if index is None else [index], label=label, merge=merge)
 
+    @staticmethod
+    def _from_reconstruction(rec: Any, frame: Any, K: Any, pose: Any) -> tuple[Any, Any, Any]:
+        if frame is None:
+            raise ValueError("add_from_mask with a reconstruction needs the frame: pass frame=<absolute index> "
+                             "(or a mask Instance with .frame_index)")
+        index = _frame_index(frame)
+        positions = np.flatnonzero(np.asarray(rec.frame_indices) == index)
+        if len(positions) == 0:
+            raise ValueError(f"frame {index} is not in the reconstruction; its frames are {np.asarray(rec.frame_indices).tolist()}")
+        i = int(positions[0])
+        rec_pose = np.asarray(rec.poses[i], dtype=np.float64)
+        if pose is None and not np.isfinite(rec_pose).all():
+            raise ValueError(f"frame {index} was not registered by the reconstruction (no pose); use another frame")
+        if rec.depth is None or rec.depth[i] is None:
+            raise ValueError(f"the reconstruction has no depth map for frame {index}; pass depth=depth(frames.at({index})) "
+                             f"with K and pose=rec.poses[{i}] instead")
+        return rec.depth[i], (rec.intrinsics[i] if K is None else K), (rec_pose if pose is None else pose)
+
     def remove(self, name: str) -> None:
         """Forget an instance."""
         self._get(name)
@@ -300,6 +330,7 @@ class Scene:
         """Forget all instances and cameras."""
         self.instances.clear()
         self.cameras.clear()
+        self.unposed = []
 
     def _get(self, name: str) -> Instance:
         if name not in self.instances:
@@ -384,6 +415,8 @@ class Scene:
             return Readout("The scene is empty: add instances with scene.add(name, points=...) or scene.add_from_mask(...).")
         _, who = self._observer(observer)
         cams = f"{len(self.cameras)} camera{'s' if len(self.cameras) != 1 else ''} (frames {sorted(self.cameras)})" if self.cameras else "no cameras registered"
+        if self.unposed:
+            cams += f"; frames without a pose: {self.unposed}"
         count = f"{len(self.instances)} instance{'s' if len(self.instances) != 1 else ''}"
         lines = [f"Scene: {count}, {cams}. World frame: metres, +Z up. "
                  f"Directions seen from {who} (its forward projected onto the ground), between "

@@ -198,3 +198,33 @@ def test_the_kernel_scene_persists_across_cells_and_renders():
         assert second.stdout.startswith("the chair is 1.3 m left of, 0.40 m behind and 0.10 m above the table, "
                                         "seen from camera 0.")
         assert len(second.images) == 1 and (second.images[0].width, second.images[0].height) == (400, 400)
+
+
+class FakeReconstruction:
+    """The attributes of ``reconstruct``'s result that the scene reads (that module is tested on its own)."""
+
+    def __init__(self, poses, depths, K, frame_indices):
+        self.poses = np.array(poses)
+        self.depth = depths
+        self.intrinsics = np.stack([K] * len(poses))
+        self.frame_indices = np.array(frame_indices)
+
+
+def test_instances_from_a_reconstruction_and_unposed_frames():
+    K = intrinsics()
+    pose = CAMERAS[0]
+    depth, ids = render_depth(K, pose, 320, 240, [TABLE, CHAIR])
+    rec = FakeReconstruction([pose, np.full((4, 4), np.nan)], [depth, None], K, [30, 60])
+    s = Scene()
+    s.set_cameras(rec)
+    assert sorted(s.cameras) == [30] and s.unposed == [60]
+    table = s.add_from_mask("table", ids == 0, rec, frame=30, erode_px=0, reject_outliers=False)
+    assert table.frames == (30,) and np.max(TABLE.distance_to_surface(table.points)) < 1e-9
+    assert "frames without a pose: [60]" in s.describe().splitlines()[0]
+    with pytest.raises(ValueError, match="not registered"):
+        s.add_from_mask("x", ids == 1, rec, frame=60)
+    with pytest.raises(ValueError, match=r"not in the reconstruction; its frames are \[30, 60\]"):
+        s.add_from_mask("x", ids == 1, rec, frame=5)
+    sparse = FakeReconstruction([pose], [None], K, [7])
+    with pytest.raises(ValueError, match="no depth map for frame 7"):
+        s.add_from_mask("x", ids == 1, sparse, frame=7)
