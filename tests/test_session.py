@@ -276,3 +276,29 @@ def test_vlm_without_a_model_says_how_to_get_one(sessions_env: dict[str, str], f
     assert step["status"] == "error" and "VLMError" in step["text"] and "not configured" in step["text"]
     prompt = (Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session / "prompt.md").read_text()
     assert "not available in this session" in prompt and "--vlm-model" in prompt
+
+
+def test_video_sessions_sample_frames_and_are_listed(sessions_env: dict[str, str], tmp_path: Path) -> None:
+    import cv2
+    import numpy as np
+
+    video = tmp_path / "clip.mp4"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10, (64, 48))
+    for index in range(20):
+        writer.write(np.full((48, 64, 3), index * 10, np.uint8))
+    writer.release()
+
+    started = spatialclaw(sessions_env, "session", "start", "--video", str(video), "--count", "4", "--question", "How long is the clip?",
+                          "--answer-type", "number", "--json")
+    assert started.returncode == 0, started.stderr
+    session = one_json(started)["session"]
+    try:
+        step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json",
+                                    stdin="print(len(frames), frames[0].index, frames[-1].index, meta.fps)\n"))
+        assert step["text"].splitlines()[0] == "4 0 19 10.0"
+        listed = one_json(spatialclaw(sessions_env, "session", "list", "--json"))["sessions"]
+        assert [(s["session"], s["state"], s["steps"]) for s in listed] == [(session, "running", 1)]
+        answered = one_json(spatialclaw(sessions_env, "session", "answer", session, "about 1.9 s", "--json"))
+        assert answered["answer"] == 1.9
+    finally:
+        spatialclaw(sessions_env, "session", "close", session)
