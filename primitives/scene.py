@@ -154,6 +154,15 @@ class Relation:
 class Scene:
     """Memory of named 3D instances and cameras for one episode (persists across cells).
 
+    Coordinates: metres in the episode's world frame (``reconstruct``'s: +Z up, origin at the first
+    camera, +Y its forward on the ground). "Seen from camera k" (k = absolute frame index): the offset
+    between two instances' positions is read in camera k's gravity-aligned frame: forward = camera k's
+    viewing direction projected onto the ground; right = forward x up (the viewer's right); up = +Z.
+    "A is 1.3 m left of B" = A is 1.3 m further to that viewer's left than B; "A is behind B" = A is
+    farther from the viewer than B along forward; "above" = higher along +Z. Camera pitch and roll never
+    change the words. An instance's position = the centre of its upright box (``position="box"``) unless
+    ``position="centroid"`` (mean of its points) is asked for.
+
     Typical use::
 
         rec = reconstruct(frames)
@@ -387,8 +396,8 @@ class Scene:
 
         Returns:
             A ``Relation``: signed offsets (``.direction.right_m/forward_m/up_m``), centre-to-centre, horizontal
-            and closest-point distances in metres, and ``.text``. See the module docstring for what
-            left/right/front/behind mean.
+            and closest-point distances in metres, and ``.text``. Left/right/front/behind are defined in
+            the class docstring (camera k's gravity-aligned frame).
         """
         if position not in ("box", "centroid"):
             raise ValueError(f"position must be 'box' or 'centroid', got {position!r}")
