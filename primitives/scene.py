@@ -479,13 +479,23 @@ class Scene:
         if spans or self.cameras:
             allxy = np.vstack(spans + [p[:3, 3][None, :2] for p in self.cameras.values()])
             arrow = max(0.1, 0.08 * float(np.max(np.ptp(allxy, axis=0))) if len(allxy) > 1 else 0.3)
+        groups: list[tuple[np.ndarray, list[int]]] = []   # cameras closer than half an arrow share a label
         for index, pose in sorted(self.cameras.items()):
-            right, forward, _ = geom.observer_axes(pose)
+            _, forward, _ = geom.observer_axes(pose)
             x, y = pose[0, 3], pose[1, 3]
             ax.plot([x], [y], marker="o", color="black", markersize=5)
             ax.arrow(x, y, forward[0] * arrow, forward[1] * arrow, color="black", width=arrow * 0.04,
                      length_includes_head=True)
-            ax.annotate(f"cam {index}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
+            near = next((g for g in groups if np.hypot(*(g[0] - (x, y))) < arrow / 2), None)
+            if near is None:
+                groups.append((np.array([x, y]), [index]))
+            else:
+                near[1].append(index)
+        for (x, y), indices in groups:
+            text = f"cam {indices[0]}" if len(indices) == 1 else "cams " + ", ".join(map(str, indices))
+            if len(indices) > 6:
+                text = f"cams {indices[0]}..{indices[-1]} ({len(indices)})"
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, -10), fontsize=8)
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel("X (m)")
         ax.set_ylabel("Y (m)")
