@@ -272,12 +272,13 @@ class SessionDaemon:
         except FileNotFoundError:
             pass
 
-    def _end(self, reason: str) -> None:
+    def _end(self, reason: str, error: str | None = None) -> None:
         if self.writer is None or self.state in {"answered", "closed"}:
             return
         self._write(
             "end",
             reason=reason,
+            error=error,
             steps=self.steps,
             usage={},
             cost_usd=0.0,
@@ -431,6 +432,7 @@ def _run(directory: Path, ready_fd: int | None) -> int:
         daemon.start()
     except BaseException as exc:
         traceback.print_exc()
+        daemon._end("error", error=f"{type(exc).__name__}: {exc}")
         daemon._close_kernel()
         daemon._release_socket()
         if ready_fd is not None:

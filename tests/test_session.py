@@ -302,3 +302,14 @@ def test_video_sessions_sample_frames_and_are_listed(sessions_env: dict[str, str
         assert answered["answer"] == 1.9
     finally:
         spatialclaw(sessions_env, "session", "close", session)
+
+
+def test_a_session_that_cannot_start_says_why_and_is_recorded_as_failed(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    failed = spatialclaw(sessions_env, "session", "start", "--frames", str(frame_files[0]), "--question", "q",
+                         "--vlm-model", "nonsense:model", "--json")
+    assert failed.returncode == 2
+    error = one_json(failed)["error"]
+    assert "failed to start" in error and "cannot read model spec 'nonsense:model'" in error and "daemon.log" in error
+    listed = one_json(spatialclaw(sessions_env, "session", "list", "--json"))["sessions"]
+    assert len(listed) == 1 and listed[0]["state"] == "closed" and listed[0]["end_reason"] == "error"
+    assert processes_mentioning(listed[0]["directory"]) == []
