@@ -105,8 +105,9 @@ def episode_conversation(episode: Episode, mask_failed: bool = True) -> Conversa
     last = calls[-1]
     final_text = strip_reasoning(last["response"]["text"]) or EMPTY_REPLY
     messages = episode.messages(last) + [Message.text("assistant", final_text)]
-    failed_steps = {s.index for s in episode_steps(episode) if s.failed}
-    format_error_steps = {s.index for s in episode_steps(episode) if s.format_error is not None}
+    steps = episode_steps(episode)
+    failed_steps = {s.index for s in steps if s.failed}
+    format_error_steps = {s.index for s in steps if s.format_error is not None}
 
     # Assistant turns in the history are the earlier calls' outputs, in order; match them from the end,
     # because an agent that trims old history keeps the most recent turns.
