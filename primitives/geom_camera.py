@@ -56,7 +56,7 @@ def as_intrinsics(K: Any, name: str = "K") -> np.ndarray:
 
 def backproject(
     depth: Any,
-    K: Any,
+    K: Any = None,
     pose: Any = None,
     mask: Any = None,
     stride: int = 1,
@@ -66,6 +66,7 @@ def backproject(
 
     Args:
         depth: (H, W) depth in metres along the camera z axis; 0, negative, NaN or inf mean "no depth".
+            A ``depth(...)`` result works too (its ``.depth``, and its ``.intrinsics`` when K is omitted).
         K: (3, 3) intrinsics in pixels.
         pose: optional (4, 4) camera-to-world pose; without it points stay in the camera frame (OpenCV).
         mask: optional (H, W) bool mask; only pixels inside it are lifted.
@@ -76,6 +77,10 @@ def backproject(
         (N, 3) float64 points in metres (world frame if ``pose`` is given, else camera frame), one per
         valid pixel in row-major order; with ``return_pixels`` a tuple (points, pixels).
     """
+    if K is None:
+        K = getattr(depth, "intrinsics", None)
+        if K is None:
+            raise ValueError("backproject needs intrinsics: pass K=(3, 3) pixels, or a depth result with .intrinsics")
     depth = np.asarray(getattr(depth, "depth", depth), dtype=np.float64)
     if depth.ndim != 2:
         raise ValueError(f"depth must be an (H, W) map in metres, got shape {depth.shape}")

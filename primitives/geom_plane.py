@@ -58,7 +58,7 @@ class Plane:
         return Plane(-self.normal, -self.offset, self.inliers, self.rms_m, self.threshold_m)
 
     def __repr__(self) -> str:
-        n = np.round(self.normal, 4).tolist()
+        n = (np.round(self.normal, 4) + 0.0).tolist()
         return (f"Plane(normal={n}, offset={self.offset:.4f} m, inliers={self.inlier_count}/{len(self.inliers)}, "
                 f"rms={self.rms_m * 100:.2f} cm)")
 

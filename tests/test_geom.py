@@ -69,6 +69,7 @@ def test_backproject_mask_and_stride_select_pixels():
     [
         (lambda: geom.backproject(np.ones((4, 4, 3)), np.eye(3)), "(H, W)"),
         (lambda: geom.backproject(np.ones((4, 4)), np.eye(4)), "(3, 3)"),
+        (lambda: geom.backproject(np.ones((4, 4))), "needs intrinsics"),
         (lambda: geom.backproject(np.ones((4, 4)), np.eye(3), mask=np.ones((3, 3), bool)), "does not match"),
         (lambda: geom.transform(np.ones((5, 2)), np.eye(4)), "(N, 3)"),
         (lambda: geom.distance(np.zeros((0, 3)), np.zeros((2, 3))), "empty"),
