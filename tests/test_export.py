@@ -157,6 +157,11 @@ def test_sharegpt_image_tokens_match_images_and_dataset_info(run, tmp_path):
         assert all((out / p).is_file() for p in record["images"])
         assert (out / record["images"][0]).read_bytes() == ep.frames[0]
         assert record["system"].startswith("You answer spatial questions")
+    # LLaMA-Factory reads the data file with datasets' JSON loader
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.load_dataset("json", data_files=str(out / entry["file_name"]), split="train",
+                                   cache_dir=str(tmp_path / "hf-cache"))
+    assert loaded.num_rows == 3 and set(loaded.column_names) == {"conversations", "system", "images"}
 
 
 def test_verl_parquet_rows_hold_prompt_images_reward_and_tool_kwargs(run, tmp_path):
