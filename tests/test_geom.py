@@ -64,6 +64,14 @@ def test_backproject_mask_and_stride_select_pixels():
     assert sorted(map(tuple, pixels.astype(int))) == [(x, y) for x in (2, 4) for y in (2, 4)]
 
 
+def test_backproject_reads_a_depth_results_own_intrinsics():
+    class Result:  # the attributes of depth()'s DepthResult that backproject reads
+        depth = np.full((6, 8), 1.5)
+        intrinsics = intrinsics(8, 6, 40.0)
+
+    np.testing.assert_array_equal(geom.backproject(Result()), geom.backproject(Result.depth, Result.intrinsics))
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
