@@ -134,8 +134,14 @@ def _step_html(step: Step) -> str:
         reply = (step.fallback.get("response") or {}).get("text")
         parts.append(f"<h3>Fallback</h3><p class=\"meta\">the step budget ran out; the model was asked for a direct answer</p><pre>{_e(reply)}</pre>")
     for side in step.side_calls:
-        response = (side.get("response") or {}).get("text")
-        parts.append(f"<details><summary>{_e(side.get('purpose'))} side call</summary><pre>{_e(response)}</pre></details>")
+        messages = (side.get("request") or {}).get("messages") or []
+        asked = "".join(p.get("text", "") for m in messages for p in m["content"] if p["type"] == "text")
+        images = sum(1 for m in messages for p in m["content"] if p["type"] == "image")
+        response = (side.get("response") or {}).get("text") or side.get("error")
+        parts.append(
+            f"<details><summary>{_e(side.get('purpose'))} side call ({images} image(s))</summary>"
+            f"<pre>{_e(asked)}</pre><pre>{_e(response)}</pre></details>"
+        )
     parts.append("</section>")
     return "\n".join(parts)
 

@@ -80,3 +80,21 @@ def test_headless_chromium_renders_question_steps_and_images(tmp_path):
         colour = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))[0, 0].astype(int)
         matching = int((np.abs(pixels - colour).max(axis=2) <= 3).sum())
         assert matching >= 0.9 * 120 * 90, f"image of colour {colour.tolist()} not visible ({matching} pixels)"
+
+
+def test_side_calls_are_shown_under_their_step_and_kept_out_of_the_conversation(tmp_path):
+    from spatialclaw.chat import Message
+    from spatialclaw.export import episode_conversation
+    from spatialclaw.trajectory import TrajectoryWriter, load_episode
+
+    ep = write_synthetic_episode(tmp_path / "ep", steps=3)
+    before = [t.text for t in episode_conversation(load_episode(ep.directory)).turns]
+    with TrajectoryWriter(ep.directory) as log:
+        log.write("model_call", step=1, purpose="vlm.ask", model="scripted:synthetic", params={},
+                  request={"messages": log.messages([Message.text("user", "Is the mug on the left?")])},
+                  response={"text": "Yes, on the left.", "reasoning": None}, usage={}, cost_usd=None,
+                  latency_s=0.1, error=None)
+    page = (write_views(ep.directory).main).read_text()
+    assert "vlm.ask side call" in page and "Is the mug on the left?" in page and "Yes, on the left." in page
+    assert "Step 1: look at frame 1." in page, "the step's own output is still the main call's"
+    assert [t.text for t in episode_conversation(load_episode(ep.directory)).turns] == before
