@@ -40,6 +40,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".p
 MODEL_ENV = "SPATIALCLAW_MODEL"
 
 _loaded: weakref.WeakKeyDictionary[Any, list[FrameSpec]] = weakref.WeakKeyDictionary()
+_vlm_servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def _shell(shell: Any = None) -> Any:
@@ -94,6 +95,7 @@ def spatial_load(
     question: str | None = None,
     choices: list[str] | None = None,
     answer_type: str | None = None,
+    vlm_model: str | None = None,
     shell: Any = None,
 ) -> Any:
     """Load frames and the whole spatial namespace into the notebook; returns ``frames``.
@@ -101,7 +103,9 @@ def spatial_load(
     ``paths``: image files, folders of images or glob patterns (frames in that order), or one video,
     sampled at ``fps`` frames per second of video time or ``count`` frames evenly (default: every
     frame). ``question``/``choices``/``answer_type`` fill ``meta`` and configure ``answer``.
-    Rebinds only the namespace names; other variables are untouched.
+    ``vlm_model`` (a model spec such as ``openai:gpt-4.1``) is what ``vlm.ask``/``vlm.locate``
+    consult; without it they raise an error saying so. Rebinds only the namespace names; other
+    variables are untouched.
     """
     from spatialclaw.primitives.namespace import build_namespace
 
@@ -115,10 +119,29 @@ def spatial_load(
     meta = task.kernel_meta()
     if not question:
         meta["question"] = None
-    namespace = build_namespace(spec.to_dict(), meta, None)
+    namespace = build_namespace(spec.to_dict(), meta, _start_vlm(shell, vlm_model))
     shell.user_ns.update(namespace)
     _loaded[shell] = [spec]
     return namespace["frames"]
+
+
+def _start_vlm(shell: Any, spec: str | None) -> dict[str, Any] | None:
+    """Serve ``vlm.*`` calls of this notebook from model ``spec`` (replacing an earlier server);
+    returns the side-channel configuration for the namespace, or None without a model."""
+    previous = _vlm_servers.pop(shell, None)
+    if previous is not None:
+        server, model = previous
+        server.stop()
+        model.close()
+    if not spec:
+        return None
+    from spatialclaw.models import load_model
+    from spatialclaw.vlm_server import VLMServer
+
+    model = load_model(spec)
+    server = VLMServer().start()
+    _vlm_servers[shell] = (server, model)
+    return server.open_channel(lambda messages, purpose: model.chat(messages, purpose=purpose))
 
 
 def loaded_inputs(shell: Any) -> list[FrameSpec]:
@@ -207,13 +230,14 @@ def _magics_class() -> type:
         @argument("--question", default=None, help="fills meta.question")
         @argument("--choices", nargs="+", default=None, help="option texts; answer() then takes letters")
         @argument("--answer-type", default=None, choices=["multiple_choice", "number", "text", "yes_no"])
+        @argument("--vlm-model", default=None, help="model spec that vlm.ask / vlm.locate consult")
         @line_magic
         def spatial_load(self, line: str) -> None:
             """Load frames and the spatial namespace into this notebook: %spatial_load PATHS... [--fps F]"""
             args = parse(self.spatial_load, line)
             frames = spatial_load(
                 *args.paths, fps=args.fps, count=args.count, question=args.question, choices=args.choices,
-                answer_type=args.answer_type, shell=self.shell,
+                answer_type=args.answer_type, vlm_model=args.vlm_model, shell=self.shell,
             )
             size = f" ({frames[0].width}x{frames[0].height})" if len(frames) else ""
             indices = f", indices {frames[0].index}..{frames[len(frames) - 1].index}" if len(frames) else ""
@@ -279,8 +303,13 @@ def run_agent_in_shell(
     target = Path(out_dir) if out_dir else Path("spatialclaw_runs") / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
     renderer = NotebookRenderer()
     executor = ShellExecutor(shell, on_cell_start=renderer.cell_start, on_cell_end=renderer.cell_end)
-    with Agent(model, config) as agent:
-        result = agent.run(task, target, kernel=executor, on_step=renderer.step)
+    own_vlm = shell.user_ns.get("vlm")
+    try:
+        with Agent(model, config) as agent:
+            result = agent.run(task, target, kernel=executor, on_step=renderer.step)
+    finally:
+        if own_vlm is not None:
+            shell.user_ns["vlm"] = own_vlm  # the agent's side channel closes with the episode
     renderer.summary(result)
     shell.user_ns["spatialclaw_result"] = result
     return result

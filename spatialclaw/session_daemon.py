@@ -71,6 +71,7 @@ class SessionDaemon:
         self.task: Any = None
         self.model: Any = None
         self.vlm_server: Any = None
+        self.vlm_config: dict[str, Any] | None = None
         self._write_lock = threading.Lock()
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._stop_reason: str | None = None
@@ -105,7 +106,7 @@ class SessionDaemon:
         return Kernel.for_task(
             self.task,
             workdir=self.directory / "work",
-            vlm=self.vlm_server.config if self.vlm_server is not None else None,
+            vlm=self.vlm_config,
             memory_limit_mb=self.info.get("memory_limit_mb"),
         )
 
@@ -119,7 +120,8 @@ class SessionDaemon:
         from spatialclaw.vlm_server import VLMServer
 
         self.model = load_model(spec)
-        self.vlm_server = VLMServer(self._call_model).start()
+        self.vlm_server = VLMServer().start()
+        self.vlm_config = self.vlm_server.open_channel(self._call_model)
 
     def _call_model(self, messages: list[Any], purpose: str) -> Any:
         """One ``vlm.*`` model call, logged as a ``model_call`` event like the agent's."""

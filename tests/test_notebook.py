@@ -203,3 +203,37 @@ def test_the_try_it_cells_of_the_notebook_guide_run_as_written(tmp_path: Path) -
     assert "[14.5, 44.5]" in stream_text(agent_cell)
     assert stream_text(notebook.cells[-1]).startswith("[14.5, 44.5] B ")
     assert len(pngs(notebook.cells[2])) == 2
+
+
+def test_vlm_in_the_notebook_and_in_the_agent_run(frames_dir: Path, tmp_path: Path) -> None:
+    script = [
+        "A green box on grey.",                                              # the notebook's own vlm.ask
+        "```python\nseen = vlm.ask(frames[1], 'What is there?')\nprint(seen)\n```",  # agent step 1
+        "A green rectangle.",                                                # the agent's vlm.ask
+        "```python\nanswer('B')\n```",                                       # agent step 2
+        "Still a green box.",                                                # the notebook's vlm.ask again
+    ]
+    out = tmp_path / "episode"
+    with ScriptedProvider(script) as server:
+        model = f"openai-compat:scripted@{server.url}"
+        notebook = run_notebook(
+            [
+                "%load_ext spatialclaw",
+                f"%spatial_load {frames_dir} --vlm-model {model}",
+                "print(vlm.ask(frames[1], 'Describe it.'))",
+                f"%%spatialclaw --model {model} --choices first second third --out {out}\nWhich frame shows the green box?",
+                "print(seen, '|', vlm.ask(frames[1], 'And now?'))",
+            ],
+            tmp_path,
+        )
+        requests = list(server.requests)
+    assert stream_text(notebook.cells[2]).strip() == "A green box on grey."
+    assert "A green rectangle." in stream_text(notebook.cells[3])
+    assert stream_text(notebook.cells[4]).strip() == "A green rectangle. | Still a green box."
+    assert len(requests) == 5
+
+    from spatialclaw.trajectory import load_episode
+
+    episode = load_episode(out)
+    assert [c["purpose"] for c in episode.of_type("model_call")] == ["step", "vlm.ask", "step"]
+    assert episode.answer == "B"
