@@ -1,0 +1,141 @@
+"""Speed of the depth/reconstruction primitives, each against a baseline measured in the same run.
+
+1. geom.backproject of a 1-megapixel depth map vs a naive per-pixel Python loop (same points).
+2. depth() with a learned backend (a tiny random Depth Anything saved to a local folder and loaded with
+   from_pretrained): cache hit vs cache miss (model already loaded, so the miss is inference + write).
+3. reconstruct() on the five Redwood RGB-D frames (depth + intrinsics: the RGB-D path) vs the same frames
+   RGB-only (SfM), with pose errors against trajectory.log.
+
+Usage: python benchmarks/perf/primitives.py   (SPATIALCLAW_TEST_DATA overrides the data folder)
+Prints a table, then one JSON object on the last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))  # the tiny-model builders shared with the tests
+
+
+def best_of(repeats: int, function) -> float:
+    """Fastest wall time of ``repeats`` runs, seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def naive_backproject(depth: np.ndarray, K: np.ndarray) -> np.ndarray:
+    fx, fy, cx, cy = K[0, 0], K[1, 1], K[0, 2], K[1, 2]
+    out = []
+    for y in range(depth.shape[0]):
+        for x in range(depth.shape[1]):
+            z = depth[y, x]
+            if z > 0 and np.isfinite(z):
+                out.append(((x - cx) * z / fx, (y - cy) * z / fy, z))
+    return np.array(out)
+
+
+def bench_backproject() -> dict:
+    from spatialclaw.primitives import geom
+
+    rng = np.random.default_rng(0)
+    depth = rng.uniform(0.5, 5.0, size=(1000, 1000)).astype(np.float32)
+    depth[rng.random(depth.shape) < 0.05] = 0.0
+    K = np.array([[800.0, 0, 499.5], [0, 800.0, 499.5], [0, 0, 1]])
+    fast = geom.backproject(depth, K)
+    naive = naive_backproject(depth, K)
+    assert np.allclose(fast, naive, atol=1e-5), "vectorised and naive backprojection disagree"
+    t_fast = best_of(5, lambda: geom.backproject(depth, K))
+    t_naive = best_of(1, lambda: naive_backproject(depth, K))
+    return {"backproject_1mp_s": t_fast, "backproject_naive_s": t_naive, "backproject_speedup": t_naive / t_fast,
+            "points": len(fast)}
+
+
+def bench_cache() -> dict:
+    from tiny_depth_models import save_tiny_depth_anything
+
+    from spatialclaw.primitives import cache
+    from spatialclaw.primitives.depth import depth
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["SPATIALCLAW_CACHE"] = str(Path(tmp) / "cache")
+        folder = save_tiny_depth_anything(Path(tmp) / "tiny-da")
+        rng = np.random.default_rng(1)
+        depth(rng.integers(0, 256, (480, 640, 3), dtype=np.uint8), model=folder)  # load the model once
+        misses, hits = [], []
+        for _ in range(5):
+            image = rng.integers(0, 256, (480, 640, 3), dtype=np.uint8)
+            before = dict(cache.stats)
+            misses.append(best_of(1, lambda: depth(image, model=folder)))
+            hits.append(best_of(1, lambda: depth(image, model=folder)))
+            assert cache.stats["misses"] == before["misses"] + 1 and cache.stats["hits"] == before["hits"] + 1
+    miss, hit = float(np.median(misses)), float(np.median(hits))
+    return {"depth_cache_miss_s": miss, "depth_cache_hit_s": hit, "depth_cache_speedup": miss / hit}
+
+
+def rotation_deg(R: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1))))
+
+
+def bench_reconstruct() -> dict:
+    from PIL import Image
+
+    from spatialclaw.primitives.reconstruct import reconstruct
+
+    root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data")) / "rgbd-redwood"
+    if not root.is_dir():
+        print(f"(Redwood data not found at {root}: reconstruct benchmark skipped)")
+        return {}
+    colors = [np.asarray(Image.open(root / "color" / f"{i:05d}.jpg").convert("RGB")) for i in range(5)]
+    depths = [np.asarray(Image.open(root / "depth" / f"{i:05d}.png")).astype(np.float32) / 1000.0 for i in range(5)]
+    rows = [line.split() for line in (root / "trajectory.log").read_text().splitlines() if line.strip()]
+    truth = [np.array(rows[5 * i + 1: 5 * i + 5], dtype=float) for i in range(5)]
+    K = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1]])
+    figures = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, kwargs in (("rgbd", {"depth": depths}), ("sfm_rgb_only", {"depth": None})):
+            start = time.perf_counter()
+            rec = reconstruct(colors, intrinsics=K, **kwargs)
+            elapsed = time.perf_counter() - start
+            t_err, r_err = [], []
+            for i in np.flatnonzero(rec.registered)[1:]:
+                est = np.linalg.inv(rec.poses[0]) @ rec.poses[i]
+                gt = np.linalg.inv(truth[0]) @ truth[i]
+                r_err.append(rotation_deg(est[:3, :3].T @ gt[:3, :3]))
+                t_err.append(float(np.linalg.norm(est[:3, 3] - gt[:3, 3])))
+            figures[f"reconstruct_{name}_s"] = elapsed
+            figures[f"reconstruct_{name}_registered"] = int(rec.registered.sum())
+            figures[f"reconstruct_{name}_max_rot_err_deg"] = max(r_err) if r_err else None
+            if rec.metric:
+                figures[f"reconstruct_{name}_max_trans_err_m"] = max(t_err) if t_err else None
+    figures["reconstruct_sfm_over_rgbd_time"] = figures["reconstruct_sfm_rgb_only_s"] / figures["reconstruct_rgbd_s"]
+    return figures
+
+
+def main() -> None:
+    results = {}
+    results.update(bench_backproject())
+    results.update(bench_cache())
+    results.update(bench_reconstruct())
+    print(f"{'measure':<42}{'value':>14}")
+    for key, value in results.items():
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        print(f"{key:<42}{text:>14}")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
