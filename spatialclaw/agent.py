@@ -87,7 +87,9 @@ class EpisodeResult:
     ran out; ``answer`` is parsed from the fallback reply, possibly None), ``format_errors`` (too many
     replies without code in a row) or ``error`` (``error`` says what failed). ``steps`` counts model
     steps including format errors. ``cost_usd`` is None when no call had a known price. ``timing``
-    splits ``duration_s`` into ``model_s``, ``cell_s`` and ``loop_s`` (everything else)."""
+    splits ``duration_s`` (seconds) into ``model_s`` (inside ``Model.chat``), ``cell_s`` (inside
+    ``Kernel.execute``), ``kernel_setup_s`` (starting or resetting the kernel) and ``loop_s`` (the rest:
+    the agent's own overhead)."""
 
     answer: Any
     status: str
@@ -144,6 +146,7 @@ class _Episode:
         self.step = 0
         self.model_s = 0.0
         self.cell_s = 0.0
+        self.kernel_setup_s = 0.0
 
     def write(self, event_type: str, **fields: Any) -> dict[str, Any]:
         with self.lock:
@@ -165,6 +168,8 @@ class Agent:
         self._owns_model = isinstance(model, str)
         self.model = load_model(model) if isinstance(model, str) else model
         self.config = config or AgentConfig()
+        self._vlm_server: Any = None
+        self._vlm_lock = threading.Lock()
 
     def __enter__(self) -> Agent:
         return self
@@ -173,8 +178,21 @@ class Agent:
         self.close()
 
     def close(self) -> None:
+        """Stop the side-channel server; release the model if the agent loaded it."""
+        if self._vlm_server is not None:
+            self._vlm_server.stop()
+            self._vlm_server = None
         if self._owns_model:
             self.model.close()
+
+    def _vlm_channel(self, episode: _Episode) -> dict[str, Any]:
+        """A side channel for one episode on the agent's server (started on first use, shared by episodes)."""
+        with self._vlm_lock:
+            if self._vlm_server is None:
+                from spatialclaw.vlm_server import VLMServer
+
+                self._vlm_server = VLMServer().start()
+        return self._vlm_server.open_channel(lambda messages, purpose: self._call(episode, messages, purpose))
 
     # -- one episode ---------------------------------------------------------------------------------
     def run(
@@ -208,22 +226,21 @@ class Agent:
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
             )
             episode.write("task", task=task.to_dict(), files=_file_hashes(task))
-            server = None
+            vlm = None
             own_kernel = kernel is None
             status, answer, source, error = "error", None, None, None
             try:
                 if config.vlm_side_channel:
-                    from spatialclaw.vlm_server import VLMServer
-
-                    server = VLMServer(lambda messages, purpose: self._call(episode, messages, purpose)).start()
-                vlm = server.config if server else None
+                    vlm = self._vlm_channel(episode)
                 workdir = out_dir / "workdir"
+                setup_started = time.perf_counter()
                 if own_kernel:
                     from spatialclaw.kernel import Kernel
 
                     kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
+                episode.kernel_setup_s = time.perf_counter() - setup_started
                 status, answer, source = self._loop(task, kernel, episode, on_step)
             except ModelError as failure:
                 error = str(failure)
@@ -232,17 +249,19 @@ class Agent:
                 error = f"{type(failure).__name__}: {failure}"
                 log.exception("episode %s failed", task.task_id)
             finally:
-                if server is not None:
-                    server.stop()
+                if vlm is not None:
+                    self._vlm_server.close_channel(vlm)
                 if own_kernel and kernel is not None:
                     kernel.shutdown()
             if source is not None:
                 episode.write("answer", value=answer, source=source)
             duration = time.perf_counter() - started
+            kernel_s = episode.cell_s + episode.kernel_setup_s
             timing = {
                 "model_s": episode.model_s,
                 "cell_s": episode.cell_s,
-                "loop_s": max(duration - episode.model_s - episode.cell_s, 0.0),
+                "kernel_setup_s": episode.kernel_setup_s,
+                "loop_s": max(duration - episode.model_s - kernel_s, 0.0),
             }
             episode.write(
                 "end",

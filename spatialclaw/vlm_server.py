@@ -1,8 +1,10 @@
 """Host side of the kernel's ``vlm`` side channel.
 
 A cell that calls ``vlm.ask(...)`` or ``vlm.locate(...)`` posts JSON to this server on ``127.0.0.1``;
-the server asks the episode's model and answers. The kernel receives only the URL and a random token
-(``Kernel(vlm=server.config)``), never an API key: credentials stay in the host process.
+the server asks the episode's model and answers. One server serves many episodes: each episode opens a
+channel (:meth:`VLMServer.open_channel`) with its own random token, and the token routes a request to
+that episode's model. The kernel receives only the URL and the token (``Kernel(vlm=config)``), never an
+API key: credentials stay in the host process.
 
 Protocol (JSON over HTTP POST, header ``Authorization: Bearer <token>``):
 
@@ -60,13 +62,35 @@ def locate_messages(image: ImagePart, description: str) -> list[Message]:
 
 
 class VLMServer:
-    """Serve ``ask``/``locate`` for one episode; a context manager. ``config`` goes to ``Kernel(vlm=...)``."""
+    """Serve ``ask``/``locate`` on ``127.0.0.1`` for any number of episodes; a context manager.
 
-    def __init__(self, call_model: ModelCall, timeout_s: float = 300.0) -> None:
-        self.call_model = call_model
+    ``timeout_s`` is how long (seconds) the kernel side waits for an answer.
+    """
+
+    def __init__(self, timeout_s: float = 300.0) -> None:
         self.timeout_s = timeout_s
-        self.token = secrets.token_urlsafe(24)
+        self._channels: dict[str, ModelCall] = {}
+        self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+
+    def open_channel(self, call_model: ModelCall) -> dict[str, Any]:
+        """Route requests carrying a new random token to ``call_model``; returns the kernel's ``vlm``
+        configuration: ``{"url", "token", "timeout_s"}`` (no credentials)."""
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._channels[token] = call_model
+        return {"url": self.url, "token": token, "timeout_s": self.timeout_s}
+
+    def close_channel(self, config: dict[str, Any]) -> None:
+        """Stop answering the channel of ``config`` (its token becomes invalid)."""
+        with self._lock:
+            self._channels.pop(config["token"], None)
+
+    def channel(self, authorization: str) -> ModelCall | None:
+        """The model call behind an ``Authorization: Bearer <token>`` header, or None."""
+        token = authorization.removeprefix("Bearer ").strip()
+        with self._lock:
+            return next((call for known, call in self._channels.items() if secrets.compare_digest(known, token)), None)
 
     def start(self) -> VLMServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -92,19 +116,15 @@ class VLMServer:
             raise RuntimeError("the VLM server is not running; call start() first")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    @property
-    def config(self) -> dict[str, Any]:
-        """What the kernel's ``VLMClient`` needs: URL, token and timeout (seconds). No credentials."""
-        return {"url": self.url, "token": self.token, "timeout_s": self.timeout_s}
-
-    def handle(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Answer one request (raises ValueError for a bad request)."""
+    @staticmethod
+    def handle(call_model: ModelCall, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request with ``call_model`` (raises ValueError for a bad request)."""
         if route == "/ask":
             question = body.get("question")
             if not isinstance(question, str) or not question.strip():
                 raise ValueError("ask needs a non-empty 'question' string")
             images = [_image(i) for i in body.get("images") or []]
-            reply = self.call_model(ask_messages(images, question), "vlm.ask")
+            reply = call_model(ask_messages(images, question), "vlm.ask")
             return {"text": reply.text}
         if route == "/locate":
             description = body.get("description")
@@ -113,7 +133,7 @@ class VLMServer:
             if not isinstance(body.get("image"), str):
                 raise ValueError("locate needs one 'image' (base64 PNG)")
             image = _image(body["image"])
-            reply = self.call_model(locate_messages(image, description), "vlm.locate")
+            reply = call_model(locate_messages(image, description), "vlm.locate")
             return {"text": reply.text, "width": image.width, "height": image.height}
         raise LookupError(f"no route {route}; use /ask or /locate")
 
@@ -128,12 +148,13 @@ def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            if not secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {server.token}"):
-                self._send(401, {"error": "wrong or missing token for the vlm side channel"})
+            call_model = server.channel(self.headers.get("Authorization", ""))
+            if call_model is None:
+                self._send(401, {"error": "wrong, missing or expired token for the vlm side channel"})
                 return
             try:
                 body = json.loads(raw or b"{}")
-                self._send(200, server.handle(self.path, body))
+                self._send(200, server.handle(call_model, self.path, body))
             except LookupError as error:
                 self._send(404, {"error": str(error)})
             except (ValueError, json.JSONDecodeError) as error:

@@ -86,8 +86,8 @@ class FakeCall:
 
 def test_client_and_server_over_http_in_one_process():
     call = FakeCall('[{"bbox_2d": [1, 2, 30, 40]}]')
-    with VLMServer(call) as server:
-        client = VLMClient(server.config)
+    with VLMServer() as server:
+        client = VLMClient(server.open_channel(call))
         image = np.zeros((50, 60, 3), dtype=np.uint8)
         assert client.locate(image, "a dark thing") == [Location(point=(15.5, 21.0), box=(1.0, 2.0, 30.0, 40.0))]
         assert client.ask([image, image], "same?") == '[{"bbox_2d": [1, 2, 30, 40]}]'
@@ -96,22 +96,26 @@ def test_client_and_server_over_http_in_one_process():
 
 
 def test_wrong_token_model_failure_and_missing_configuration_are_clear_errors():
-    with VLMServer(FakeCall()) as server:
-        with pytest.raises(VLMError, match="HTTP 401.*wrong or missing token"):
-            VLMClient({**server.config, "token": "guess"}).ask(np.zeros((4, 4)), "x")
-    with VLMServer(FakeCall(fail=True)) as server:
+    with VLMServer() as server:
+        config = server.open_channel(FakeCall())
+        with pytest.raises(VLMError, match="HTTP 401.*wrong, missing or expired token"):
+            VLMClient({**config, "token": "guess"}).ask(np.zeros((4, 4)), "x")
+        assert VLMClient(config).ask(np.zeros((4, 4)), "x") == "ok"
+        server.close_channel(config)
+        with pytest.raises(VLMError, match="HTTP 401"):
+            VLMClient(config).ask(np.zeros((4, 4)), "x")  # a finished episode's token no longer works
+        failing = server.open_channel(FakeCall(fail=True))
         with pytest.raises(VLMError, match="HTTP 502.*the provider is down"):
-            VLMClient(server.config).ask(np.zeros((4, 4)), "x")
+            VLMClient(failing).ask(np.zeros((4, 4)), "x")
         with pytest.raises(VLMError, match="HTTP 400.*non-empty 'question'"):
-            VLMClient(server.config).ask(np.zeros((4, 4)), " ")
+            VLMClient(failing).ask(np.zeros((4, 4)), " ")
     with pytest.raises(VLMError, match="not configured"):
         VLMClient(None).ask(np.zeros((4, 4)), "x")
 
 
 def test_the_server_rejects_images_that_are_not_png():
-    with VLMServer(FakeCall()) as server:
-        with pytest.raises(ValueError, match="not a base64 PNG"):
-            server.handle("/ask", {"images": ["bm90IGFuIGltYWdl"], "question": "q"})
+    with pytest.raises(ValueError, match="not a base64 PNG"):
+        VLMServer.handle(FakeCall(), "/ask", {"images": ["bm90IGFuIGltYWdl"], "question": "q"})
 
 
 @pytest.mark.parametrize(

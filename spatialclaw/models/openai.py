@@ -90,8 +90,7 @@ class OpenAIModel(Model):
         params = {**self.defaults, **params}
         body: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(messages, self.image_detail)}
         max_tokens = params.pop("max_tokens", None)
-        thinking_budget = params.pop("thinking_budget", None)  # an Anthropic parameter; meaningless here
-        del thinking_budget
+        params.pop("thinking_budget", None)  # an Anthropic parameter, meaningless for Chat Completions
         if self.reasoning_model:
             params.pop("temperature", None)
             if max_tokens is not None:
