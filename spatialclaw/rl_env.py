@@ -18,8 +18,10 @@ score of that answer (:func:`spatialclaw.benchmarks.scoring.score_answer` with t
 choices and ``meta["metric"]``/``meta["unit"]``: option-letter accuracy for multiple choice, mean
 relative accuracy for numbers). Running out of ``max_steps`` ends the episode with reward 0 and
 ``info["truncated"] = True``. With ``record_dir`` every episode is also logged in the native trajectory
-format (cells, answer, score, end; no model calls, since the policy lives outside), so rollouts can be
-replayed and viewed.
+format (cells, answer, score, end), so rollouts can be replayed and viewed; pass the policy's full reply
+as ``step(cell, output=reply)`` and the log also holds a ``model_call`` per step whose request is the
+conversation so far (system prompt, task, earlier replies and observations), so rewarded rollouts export
+as fine-tuning data like agent episodes.
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ from typing import Any
 from spatialclaw.cell import CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.task import Task
-from spatialclaw.trajectory import TrajectoryWriter, config_hash
+from spatialclaw.trajectory import EPISODE_FILE, TrajectoryWriter, config_hash
 
-__all__ = ["Observation", "SpatialEnv"]
+__all__ = ["EXTERNAL_POLICY", "Observation", "SpatialEnv"]
+
+EXTERNAL_POLICY = "external-policy"
+"""The model name logged for rollouts: the policy lives outside the environment."""
 
 
 @dataclass
@@ -72,7 +77,7 @@ class SpatialEnv:
     ``observation_chars`` is the text budget of an observation (:meth:`CellResult.to_text`);
     ``max_image_side``, ``preview_images`` and ``preview_max_side`` (pixels) size the images as
     :class:`spatialclaw.agent.AgentConfig` does;
-    ``record_dir``: log each episode under ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
+    ``record_dir``: log each episode under a new ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
     :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``). One kernel is reused across episodes.
     """
 
@@ -101,6 +106,7 @@ class SpatialEnv:
         self._done = True
         self._episodes = 0
         self._log: TrajectoryWriter | None = None
+        self._history: list[Message] = []
         self._started = 0.0
 
     def __enter__(self) -> SpatialEnv:
@@ -137,26 +143,34 @@ class SpatialEnv:
         self._task, self._steps, self._done = task, 0, False
         self._episodes += 1
         self._started = time.time()
-        if self.record_dir is not None:
-            config = {"env": "SpatialEnv", "max_steps": self.max_steps, "cell_timeout_s": self.cell_timeout_s}
-            self._log = TrajectoryWriter(self.record_dir / f"{task.task_id}-{self._episodes}")
-            self._log.write("header", format_version=1, package_version=_version(), prompt_version=None,
-                            model="external-policy", config=config, config_hash=config_hash(config))
-            self._log.write("task", task=task.to_dict(), files={})
         from spatialclaw.agent import _preview
-        from spatialclaw.prompting import task_prompt
+        from spatialclaw.prompting import prompt_version, task_prompt
 
         preview, preview_text = _preview(task, self.preview_images, self.preview_max_side)
-        return Observation(text=task_prompt(task, preview_text), images=[p.png for p in preview], step=0)
+        observation = Observation(text=task_prompt(task, preview_text), images=[p.png for p in preview], step=0)
+        self._history = [Message.text("system", self.system_prompt), Message("user", [TextPart(observation.text), *preview])]
+        if self.record_dir is not None:
+            config = {"env": "SpatialEnv", "max_steps": self.max_steps, "cell_timeout_s": self.cell_timeout_s}
+            self._log = TrajectoryWriter(self._new_episode_dir(task.task_id))
+            self._log.write("header", format_version=1, package_version=_version(), prompt_version=prompt_version(),
+                            model=EXTERNAL_POLICY, config=config, config_hash=config_hash(config))
+            self._log.write("task", task=task.to_dict(), files={})
+        return observation
 
-    def step(self, cell: str) -> tuple[Observation, bool, float, dict[str, Any]]:
-        """Run one cell. Returns the observation, whether the episode is over, the reward and an info
-        dict (``status``, ``step``; at the end ``answer``, ``score``, ``score_details``, ``truncated``)."""
+    def step(self, cell: str, output: str | None = None) -> tuple[Observation, bool, float, dict[str, Any]]:
+        """Run one cell. ``output`` is the policy's whole reply the cell came from (logged as the step's
+        model call when recording). Returns the observation, whether the episode is over, the reward and
+        an info dict (``status``, ``step``; at the end ``answer``, ``score``, ``score_details``, ``truncated``)."""
         if self._done or self._task is None:
             raise RuntimeError("the episode is over (or was never started): call reset(task) first")
+        step = self._steps + 1  # 1-based, as the agent numbers steps
+        if self._log is not None and output is not None:
+            self._log.write("model_call", step=step, purpose="step", model=EXTERNAL_POLICY, params={},
+                            request={"messages": self._log.messages(self._history)},
+                            response={"text": output, "reasoning": None, "finish_reason": None, "raw": None},
+                            usage={}, cost_usd=None, latency_s=None, error=None)
         result: CellResult = self._kernel.execute(cell, timeout=self.cell_timeout_s)
-        self._steps += 1
-        step = self._steps  # 1-based, as the agent numbers steps
+        self._steps = step
         if self._log is not None:
             self._log.write("cell", step=step, code=cell, result=self._log.cell_result(result))
         info: dict[str, Any] = {"status": result.status, "step": step}
@@ -177,6 +191,8 @@ class SpatialEnv:
         from spatialclaw.context import observation_parts
 
         text, images = observation_parts(self._steps, self.max_steps, result, self.observation_chars, self.max_image_side, [])
+        reply = output if output is not None else f"```python\n{cell}\n```"
+        self._history += [Message.text("assistant", reply), Message("user", [TextPart(text), *images])]
         observation = Observation(text=text, images=[image.png for image in images], step=self._steps, result=result)
         return observation, self._done, reward, info
 
@@ -186,6 +202,13 @@ class SpatialEnv:
         if self._kernel is not None:
             self._kernel.shutdown()
             self._kernel = None
+
+    def _new_episode_dir(self, task_id: str) -> Path:
+        assert self.record_dir is not None
+        number = self._episodes
+        while (self.record_dir / f"{task_id}-{number}" / EPISODE_FILE).exists():
+            number += 1
+        return self.record_dir / f"{task_id}-{number}"
 
     def _score(self, answer: Any) -> Any:
         from spatialclaw.benchmarks.scoring import score_answer

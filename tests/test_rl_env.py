@@ -86,3 +86,34 @@ def test_reset_gives_a_fresh_namespace_and_rejects_tasks_without_ground_truth(tm
         task.ground_truth = None
         with pytest.raises(ValueError, match="no ground truth"):
             env.reset(task)
+
+
+def test_rollouts_with_policy_outputs_export_as_training_conversations(tmp_path):
+    from spatialclaw.export import export_episodes
+
+    outputs = [
+        "Check the colours first.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",
+        "The first frame is red.\n```python\nanswer('A')\n```",
+    ]
+    with SpatialEnv(max_steps=4, record_dir=tmp_path / "rollouts") as env:
+        first = env.reset(_choice_task(tmp_path))
+        for output in outputs:
+            cell = output.split("```python\n", 1)[1].split("```", 1)[0]
+            _, done, reward, _ = env.step(cell, output=output)
+        assert done and reward == 1.0
+        env.reset(_choice_task(tmp_path))  # a second rollout of the same task gets its own directory
+        env.step("answer('B')")
+    assert sorted(p.name for p in (tmp_path / "rollouts").iterdir()) == ["red-1", "red-2"]
+
+    report = export_episodes("openai", [tmp_path / "rollouts" / "red-1"], tmp_path / "sft.jsonl")
+    assert report.exported == 1
+    messages = json.loads((tmp_path / "sft.jsonl").read_text())["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
+    assert [m["content"] for m in messages if m["role"] == "assistant"] == outputs
+    assert messages[1]["content"][0]["text"] == first.text
+    observation_parts = messages[3]["content"]
+    assert "[255, 0, 0]" in observation_parts[0]["text"]
+    assert sum(1 for p in observation_parts if p["type"] == "image_url") == 1
+    # the rollout without policy outputs has no model call, so it is reported, not exported
+    report = export_episodes("openai", [tmp_path / "rollouts" / "red-2"], tmp_path / "b.jsonl")
+    assert report.exported == 0 and report.excluded == {"no model output": 1}
