@@ -268,7 +268,8 @@ def generate(n: int = 60, seed: int = 0, out_dir: str | Path | None = None) -> l
     """``n`` synthetic tasks for ``seed`` (deterministic: same seed, same tasks and image bytes).
 
     Images are written under ``out_dir`` (default ``$SPATIALCLAW_CACHE/benchmarks/synthetic/seed-<seed>``)
-    as ``<task>/frame_<i>.png``; existing files with the right content are reused.
+    as ``<task>/frame_<i>.png``, each with a ``.key`` stamp (render key and sha256); a frame whose stamp
+    matches is reused instead of rendered again.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
@@ -285,7 +286,9 @@ def generate(n: int = 60, seed: int = 0, out_dir: str | Path | None = None) -> l
         paths = []
         for frame, (boxes, camera) in enumerate(zip(spec["scenes"], spec["cameras"])):
             path = folder / f"frame_{frame}.png"
-            _write_png(render(boxes, camera), path)
+            key = _render_key(seed, index, frame)
+            if _cached_key(path) != key:
+                _write_png(render(boxes, camera), path, key)
             paths.append(path)
         choices = spec["choices"]
         tasks.append(Task(
@@ -316,14 +319,30 @@ def cameras_intrinsics() -> list[list[float]]:
     return Camera().intrinsics()
 
 
-def _write_png(image: Image.Image, path: Path) -> None:
+def _render_key(seed: int, index: int, frame: int) -> str:
+    """What a rendered frame depends on: the generator version, the seed, the task and the frame."""
+    return f"v{GENERATOR_VERSION}-{seed}-{index}-{frame}"
+
+
+def _cached_key(path: Path) -> str | None:
+    """The render key stored beside ``path`` when the PNG there is the one it names (sha256 checked)."""
+    stamp = path.with_name(path.name + ".key")
+    try:
+        key, digest = stamp.read_text(encoding="utf-8").split()
+        return key if hashlib.sha256(path.read_bytes()).hexdigest() == digest else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_png(image: Image.Image, path: Path, key: str) -> None:
     import io
 
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", optimize=False, compress_level=6)
     data = buffer.getvalue()
-    if path.exists() and hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(data).digest():
-        return
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+    stamp = path.with_name(path.name + ".key")
+    stamp.with_name(stamp.name + f".tmp{os.getpid()}").write_text(f"{key} {hashlib.sha256(data).hexdigest()}\n", encoding="utf-8")
+    os.replace(stamp.with_name(stamp.name + f".tmp{os.getpid()}"), stamp)

@@ -47,7 +47,8 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
 
 class EpisodeWorker:
     """Runs episodes with one model. ``baseline="no-tools"`` answers without a kernel; otherwise the agent
-    runs with a kernel from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`, or its own kernel per episode)."""
+    runs with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`) on its first
+    episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode)."""
 
     def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
                  pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None) -> None:
@@ -60,6 +61,7 @@ class EpisodeWorker:
         self.model_options = dict(model_options or {})
         self.run_dir = run_dir
         self._runner: Any = None
+        self._kernel: Any = None
 
     def _episode_runner(self) -> Any:
         if self._runner is None:
@@ -89,12 +91,11 @@ class EpisodeWorker:
             if self.baseline == "no-tools":
                 result = runner.run(task, job.out_dir)
             else:
-                kernel = self.pool.acquire() if self.pool is not None else None
-                try:
-                    result = runner.run(task, job.out_dir, kernel=kernel)
-                finally:
-                    if kernel is not None:
-                        self.pool.release(kernel)
+                # The worker keeps one kernel from the pool for all its episodes: the agent resets it per task
+                # (and restarts it if it died), so acquiring per episode would only add a second reset.
+                if self._kernel is None and self.pool is not None:
+                    self._kernel = self.pool.acquire()
+                result = runner.run(task, job.out_dir, kernel=self._kernel)
         except Exception as failure:  # the row records it; the run goes on
             return {**base, "status": "error", "end_reason": "error", "answer": None, "score": None, "usage": None,
                     "cost_usd": None, "duration_s": time.time() - started, "steps": 0,
@@ -126,5 +127,9 @@ class EpisodeWorker:
         return str(path)
 
     def close(self) -> None:
+        """Give the kernel back to the pool and close the model client."""
+        if self._kernel is not None:
+            self.pool.release(self._kernel)
+            self._kernel = None
         if self._runner is not None and hasattr(self._runner, "model"):
             self._runner.model.close()
