@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,8 @@ class SessionDaemon:
         self.model: Any = None
         self.vlm_server: Any = None
         self.vlm_config: dict[str, Any] | None = None
+        self.usage: Any = None
+        self.cost_usd: float | None = None
         self._write_lock = threading.Lock()
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._stop_reason: str | None = None
@@ -125,8 +128,6 @@ class SessionDaemon:
 
     def _call_model(self, messages: list[Any], purpose: str) -> Any:
         """One ``vlm.*`` model call, logged as a ``model_call`` event like the agent's."""
-        from dataclasses import asdict
-
         from spatialclaw.chat import Usage
         from spatialclaw.models import ModelError
 
@@ -136,6 +137,10 @@ class SessionDaemon:
         common = {"step": self.steps, "purpose": purpose, "model": self.model.spec, "params": {}, "request": request}
         try:
             reply = self.model.chat(messages, purpose=purpose)
+            with self._write_lock:
+                self.usage = reply.usage if self.usage is None else self.usage + reply.usage
+                if reply.cost_usd is not None:
+                    self.cost_usd = (self.cost_usd or 0.0) + reply.cost_usd
         except ModelError as failure:
             self._write("model_call", **common, response=None, usage=asdict(Usage()), cost_usd=None,
                         latency_s=time.perf_counter() - started, error=str(failure))
@@ -244,12 +249,12 @@ class SessionDaemon:
 
     def _shutdown(self, reason: str) -> None:
         self._end(reason)
-        self._close_kernel()
+        self._release_resources()
         self.state = "closed"
         self.busy_since = None
         self._release_socket()
 
-    def _close_kernel(self) -> None:
+    def _release_resources(self) -> None:
         if self.vlm_server is not None:
             self.vlm_server.stop()
             self.vlm_server = None
@@ -282,8 +287,8 @@ class SessionDaemon:
             reason=reason,
             error=error,
             steps=self.steps,
-            usage={},
-            cost_usd=0.0,
+            usage=asdict(self.usage) if self.usage is not None else {},
+            cost_usd=self.cost_usd,
             duration_s=time.time() - self.started,
         )
 
@@ -435,7 +440,7 @@ def _run(directory: Path, ready_fd: int | None) -> int:
     except BaseException as exc:
         traceback.print_exc()
         daemon._end("error", error=f"{type(exc).__name__}: {exc}")
-        daemon._close_kernel()
+        daemon._release_resources()
         daemon._release_socket()
         if ready_fd is not None:
             os.write(ready_fd, f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))

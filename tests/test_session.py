@@ -265,6 +265,7 @@ def test_vlm_side_questions_reach_the_session_model_and_are_logged(sessions_env:
     assert [c["purpose"] for c in calls] == ["vlm.ask"] and calls[0]["step"] == 1
     assert calls[0]["response"]["text"] == "It is a plain green square."
     assert episode.header["config"]["vlm_model"].startswith("openai-compat:scripted@")
+    assert episode.end["usage"]["completion_tokens"] == calls[0]["usage"]["completion_tokens"] > 0
 
 
 def test_vlm_without_a_model_says_how_to_get_one(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
