@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -106,16 +106,7 @@ class StepOutcome:
     state: str = "running"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "step": self.step,
-            "status": self.status,
-            "text": self.text,
-            "images": list(self.images),
-            "answer": self.answer,
-            "answered": self.answered,
-            "state": self.state,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StepOutcome:
@@ -132,22 +123,13 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def _pid_alive(pid: int | None) -> bool:
     """True when ``pid`` is a live process (a zombie counts as gone)."""
+    import psutil
+
     if not pid:
         return False
     try:
-        import psutil
-
-        proc = psutil.Process(pid)
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except ImportError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    except Exception:  # psutil.NoSuchProcess, AccessDenied on a reused pid of another user
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:  # gone, or a reused pid we may not inspect
         return False
 
 
