@@ -246,9 +246,15 @@ def _words_to_number(phrase: str) -> float | None:
 
 
 def _replace_number_words(text: str) -> str:
+    def convert(phrase: str) -> str:
+        value = _words_to_number(phrase)
+        return phrase if value is None else _fmt(value)
+
     def sub(m: re.Match[str]) -> str:
-        value = _words_to_number(m.group(0))
-        return m.group(0) if value is None else _fmt(value)
+        # "and" joins parts of one number only after a scale ("one hundred and twenty"); otherwise it
+        # separates two numbers ("between two and three").
+        parts = re.split(r"(?<!hundred)(?<!thousand)\s+and\s+", m.group(0), flags=re.IGNORECASE)
+        return " and ".join(convert(part) for part in parts)
 
     text = re.sub(r"\b(?:a\s+dozen|a\s+half|a\s+couple)\b", lambda m: _fmt(_EXTRA[re.sub(r"\s+", " ", m.group(0).lower())]), text, flags=re.IGNORECASE)
     return _WORDS_RE.sub(sub, text)

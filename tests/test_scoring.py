@@ -84,6 +84,7 @@ def test_extract_choice_prefers_the_longest_matching_option() -> None:
         ("a dozen", None, 12.0),
         ("2-3 m", "m", 2.5),
         ("between 2 and 3 meters", None, 2.5),
+        ("between two and three metres", "m", 2.5),
         ("2 to 3", None, 2.5),
         ("1,250.5", None, 1250.5),
         ("-3.5", None, -3.5),
