@@ -4,21 +4,24 @@ The kernel is built from the recorded task exactly as the agent builds it (:meth
 the task's inputs and its ``meta``), and each recorded cell runs in order. Perception results come
 from the content-addressed cache when it holds them (``SPATIALCLAW_CACHE``). Compared per cell:
 ``stdout`` (exact text), the error type (or no error), the number of images, and the answer (whether
-``answer`` was called and with what value). Cells that call ``vlm.*`` need a model the replay does
-not have, so they are expected to differ.
+``answer`` was called and with what value). Side questions a cell asked the model (``vlm.ask``,
+``vlm.locate``) are answered with the replies logged for them, in order, through the same side channel
+the agent uses, so no model is needed; a cell that asks more than was logged gets an error.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.cell import CellResult
-from spatialclaw.episodes import episode_task
-from spatialclaw.trajectory import load_episode
+from spatialclaw.chat import Message, ModelReply
+from spatialclaw.episodes import SIDE_CALL_PURPOSES, episode_task
+from spatialclaw.trajectory import Episode, load_episode
 
-__all__ = ["COMPARED", "CellComparison", "ReplayReport", "compare_cells", "replay_episode"]
+__all__ = ["COMPARED", "CellComparison", "RecordedSideCalls", "ReplayReport", "compare_cells", "replay_episode"]
 
 COMPARED = ("stdout", "error", "images", "answer")
 """The observation fields compared, in report order."""
@@ -103,6 +106,31 @@ def _check_inputs(task: Any, directory: Path) -> None:
         )
 
 
+class RecordedSideCalls:
+    """Answers ``vlm.ask``/``vlm.locate`` with the replies an episode logged, in log order per purpose.
+
+    A logged failure is replayed as the same failure; asking beyond the log raises ``ModelError``.
+    """
+
+    def __init__(self, episode: Episode) -> None:
+        self._queues: dict[str, deque[dict[str, Any]]] = {purpose: deque() for purpose in SIDE_CALL_PURPOSES}
+        for event in episode.of_type("model_call"):
+            if event.get("purpose") in self._queues:
+                self._queues[event["purpose"]].append(event)
+
+    def __call__(self, messages: list[Message], purpose: str) -> ModelReply:
+        from spatialclaw.models import ModelError
+
+        queue = self._queues.get(purpose)
+        if not queue:
+            raise ModelError(f"replay: the episode logged no further {purpose} reply")
+        event = queue.popleft()
+        response = event.get("response") or {}
+        if response.get("text") is None:
+            raise ModelError(event.get("error") or f"the logged {purpose} call failed")
+        return ModelReply(text=response["text"], reasoning=response.get("reasoning"))
+
+
 def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any = None) -> ReplayReport:
     """Replay the cells of the episode in ``directory``; ``timeout_s`` bounds each cell (seconds).
 
@@ -110,6 +138,7 @@ def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any 
     by default a fresh one is started and shut down afterwards.
     """
     from spatialclaw.kernel import Kernel
+    from spatialclaw.vlm_server import VLMServer
 
     directory = Path(directory)
     episode = load_episode(directory)
@@ -117,15 +146,17 @@ def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any 
     _check_inputs(task, directory)
     report = ReplayReport(episode=directory, complete=episode.complete)
     owned = kernel is None
-    if owned:
-        kernel = Kernel.for_task(task)
-    else:
-        kernel.reset(videos=task.inputs, meta=task.kernel_meta())
-    try:
-        for event, recorded in episode.cells():
-            replayed = kernel.execute(recorded.code, timeout=timeout_s)
-            report.cells.append(compare_cells(int(event.get("step", len(report.cells))), recorded, replayed))
-    finally:
+    with VLMServer() as server:
+        vlm = server.open_channel(RecordedSideCalls(episode))
         if owned:
-            kernel.shutdown()
+            kernel = Kernel.for_task(task, vlm=vlm)
+        else:
+            kernel.reset(videos=task.inputs, meta=task.kernel_meta(), vlm=vlm)
+        try:
+            for event, recorded in episode.cells():
+                replayed = kernel.execute(recorded.code, timeout=timeout_s)
+                report.cells.append(compare_cells(int(event.get("step", len(report.cells))), recorded, replayed))
+        finally:
+            if owned:
+                kernel.shutdown()
     return report

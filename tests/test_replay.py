@@ -69,3 +69,32 @@ def test_replay_command_exit_codes(recorded, tmp_path, capsys):
     (tmp_path / "frame_0.png").unlink()
     assert main(["replay", str(recorded)]) == 1
     assert "input files are not on this machine" in capsys.readouterr().err
+
+
+def test_replay_answers_vlm_side_questions_from_the_log(tmp_path):
+    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.testing.provider_server import ScriptedProvider
+
+    frame = tmp_path / "frame.png"
+    Image.new("RGB", (48, 32), (200, 20, 20)).save(frame)
+    task = Task(question="What colour is the frame?", inputs=[FrameSpec.images([frame])], choices=["red", "blue"],
+                ground_truth="A", task_id="colour")
+    script = [
+        "```python\ncolour = vlm.ask(frames[0], 'What colour is this frame?')\nprint(colour)\n```",
+        "It is red.",  # the side question, asked from inside the cell
+        "```python\nanswer('A' if 'red' in colour else 'B')\n```",
+    ]
+    with ScriptedProvider(script) as server, Agent(f"openai-compat:m@{server.url}", AgentConfig(max_steps=4, fsync=False)) as agent:
+        result = agent.run(task, tmp_path / "run" / "colour")
+    assert result.answer == "A"
+    episode_dir = tmp_path / "run" / "colour"
+
+    report = replay_episode(episode_dir)
+    assert report.ok, report.table()
+    assert report.cells[0].replayed["stdout"] == "It is red.\n"
+
+    log = episode_dir / "episode.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events if e.get("purpose") != "vlm.ask"))
+    report = replay_episode(episode_dir)
+    assert report.cells[0].matches["stdout"] is False and report.cells[0].replayed["error"] is not None
