@@ -73,7 +73,8 @@ def detect(
     shares no word with any label is dropped). Overlapping boxes of the
     same label with IoU > ``nms_iou`` are merged (the best is kept); at most ``max_instances`` are returned.
     Boxes are (x0, y0, x1, y1) in pixels of the original frame, origin top-left; ``mask`` is None (use
-    ``segment`` for masks); ``frame_index`` is the frame's absolute index. ``model``: see module doc.
+    ``segment`` for masks); ``frame_index`` is the frame's absolute index. ``model``: "grounding-dino"
+(default), "owlv2", a hub id or a local folder.
     Example: ``chairs = detect(frames[0], "chair"); print(chairs); show(chairs)``.
     """
     array = frame_array(frame)

@@ -155,6 +155,7 @@ class Detections(Sequence[Instance]):
     def __getitem__(self, index: slice) -> "Detections": ...
 
     def __getitem__(self, index):
+        """``dets[i]`` is one ``Instance``; ``dets[a:b]`` is again ``Detections``."""
         if isinstance(index, slice):
             return Detections(self._items[index], self._frame, self.backend)
         if not -len(self._items) <= index < len(self._items):
@@ -162,6 +163,7 @@ class Detections(Sequence[Instance]):
         return self._items[index]
 
     def __len__(self) -> int:
+        """The number of instances."""
         return len(self._items)
 
     def __iter__(self) -> Iterator[Instance]:
@@ -182,6 +184,7 @@ class Detections(Sequence[Instance]):
 
     @property
     def labels(self) -> list[str]:
+        """The label of each instance, in order."""
         return [item.label for item in self._items]
 
     @property
@@ -223,6 +226,11 @@ class Detections(Sequence[Instance]):
         if self._frame is None:
             raise ValueError("these detections have no frame attached; use draw_instances(frame, dets) or dets.attach(frame)")
         return draw_instances(self._frame, self._items)
+
+    @property
+    def array(self) -> np.ndarray:
+        """``image`` as an (H, W, 3) uint8 array (what ``show`` draws)."""
+        return np.asarray(self.image)
 
     def __repr__(self) -> str:
         if not self._items:

@@ -17,7 +17,8 @@ __all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "a
 
 def frame_array(frame: Any) -> np.ndarray:
     """(H, W, 3) uint8 RGB pixels of a ``Frame``, PIL image or array; a clear error for anything else."""
-    if isinstance(frame, (list, tuple)) or (hasattr(frame, "__len__") and hasattr(frame, "indices")):
+    if isinstance(frame, (Sequence, set)) and not isinstance(frame, (str, bytes)) or hasattr(frame, "indices") \
+            or hasattr(frame, "frame_indices"):
         raise ValueError("expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
                          "or use track(frames, ...) for a video")
     try:

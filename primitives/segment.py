@@ -230,25 +230,26 @@ def _segment_with_sam3(frame: Any, array: np.ndarray, labels: list[str], loaded:
 
 
 def _sam3_instances(loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float) -> list[Instance]:
+    """SAM 3 takes one noun phrase per forward pass: encode the image once, then decode each label."""
     import torch
     from PIL import Image
 
     height, width = array.shape[:2]
-    image = Image.fromarray(array)
+    model = loaded.model
+    pixels = loaded.processor(images=Image.fromarray(array), return_tensors="pt")["pixel_values"]
     instances: list[Instance] = []
-    for label in labels:  # SAM 3 takes one noun phrase per forward pass
-        inputs = loaded.processor(images=image, text=label, return_tensors="pt")
-        model_inputs = {name: value.to(loaded.model.device) for name, value in inputs.items()
-                        if name in ("pixel_values", "input_ids", "attention_mask")}
-        model_inputs["pixel_values"] = model_inputs["pixel_values"].to(loaded.model.dtype)
-        with torch.inference_mode():
-            outputs = loaded.model(**model_inputs)
-        for name in ("pred_logits", "pred_boxes", "pred_masks", "presence_logits"):
-            if getattr(outputs, name, None) is not None:
-                setattr(outputs, name, getattr(outputs, name).float().cpu())
-        result = loaded.processor.post_process_instance_segmentation(
-            outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)])[0]
-        for mask, score, box in zip(result["masks"], result["scores"], result["boxes"]):
-            fallback_box = tuple(float(v) for v in box.tolist())
-            instances.append(Instance(label, float(score), fallback_box).with_mask(mask.numpy().astype(bool)))
+    with torch.inference_mode():
+        vision = model.get_vision_features(pixel_values=pixels.to(model.device, model.dtype))
+        for label in labels:
+            tokens = loaded.processor(text=label, return_tensors="pt")
+            outputs = model(vision_embeds=vision, input_ids=tokens["input_ids"].to(model.device),
+                            attention_mask=tokens["attention_mask"].to(model.device))
+            for name in ("pred_logits", "pred_boxes", "pred_masks", "presence_logits"):
+                if getattr(outputs, name, None) is not None:
+                    setattr(outputs, name, getattr(outputs, name).float().cpu())
+            result = loaded.processor.post_process_instance_segmentation(
+                outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)])[0]
+            for mask, score, box in zip(result["masks"], result["scores"], result["boxes"]):
+                fallback_box = tuple(float(v) for v in box.tolist())
+                instances.append(Instance(label, float(score), fallback_box).with_mask(mask.numpy().astype(bool)))
     return instances

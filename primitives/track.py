@@ -59,12 +59,14 @@ class Track:
     frames: Any = field(default=None, repr=False)
 
     def __len__(self) -> int:
+        """The number of frames (T)."""
         return len(self.instances)
 
     def __iter__(self) -> Iterator[Instance]:
         return iter(self.instances)
 
     def __getitem__(self, position: int) -> Instance:
+        """The ``Instance`` in the ``position``-th input frame (a position, not a frame index: see ``at``)."""
         return self.instances[position]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -74,24 +76,29 @@ class Track:
 
     @property
     def frame_indices(self) -> np.ndarray:
+        """(T,) int absolute frame indices."""
         return np.array([item.frame_index for item in self.instances], dtype=np.int64)
 
     @property
     def boxes(self) -> np.ndarray:
+        """(T, 4) float (x0, y0, x1, y1) pixels per frame."""
         return np.array([item.box for item in self.instances], dtype=np.float64).reshape(-1, 4)
 
     @property
     def centroids(self) -> np.ndarray:
+        """(T, 2) float (x, y) pixels per frame (pixel-centre convention)."""
         return np.array([item.centroid for item in self.instances], dtype=np.float64).reshape(-1, 2)
 
     @property
     def masks(self) -> np.ndarray | None:
+        """(T, H, W) bool masks, or None for a box track."""
         if any(item.mask is None for item in self.instances):
             return None
         return np.stack([item.mask for item in self.instances])
 
     @property
     def visible(self) -> np.ndarray:
+        """(T,) bool: False where the object was lost or left the image."""
         return np.array([item.score > 0 for item in self.instances], dtype=bool)
 
     def at(self, index: int) -> Instance:
@@ -115,6 +122,11 @@ class Track:
         if len(path) > 1:
             pen.line(path, fill=(255, 255, 0), width=max(1, round(max(image.size) / 320)))
         return image
+
+    @property
+    def array(self) -> np.ndarray:
+        """``image`` as an (H, W, 3) uint8 array (what ``show`` draws)."""
+        return np.asarray(self.image)
 
     def __repr__(self) -> str:
         lines = [f"Track({self.label!r}, {len(self)} frames {self.frame_indices.min()}..{self.frame_indices.max()}, "
