@@ -324,9 +324,14 @@ class Session:
         }
 
 
+def _root(root: str | Path | None) -> Path:
+    """An absolute sessions folder (socket paths must not depend on the caller's working directory)."""
+    return (Path(root).expanduser() if root is not None else sessions_root()).resolve()
+
+
 def find_session(session_id: str, root: str | Path | None = None) -> Path:
     """The directory of session ``session_id`` (a full id or a unique prefix), or a clear error."""
-    base = Path(root) if root is not None else sessions_root()
+    base = _root(root)
     if not session_id or "/" in session_id or session_id.startswith("."):
         raise SessionError(f"{session_id!r} is not a session id; list them with `spatialclaw session list`")
     exact = base / session_id
@@ -345,7 +350,7 @@ def find_session(session_id: str, root: str | Path | None = None) -> Path:
 
 def list_sessions(root: str | Path | None = None) -> list[Session]:
     """All sessions under the root, oldest first."""
-    base = Path(root) if root is not None else sessions_root()
+    base = _root(root)
     if not base.is_dir():
         return []
     return [Session(p) for p in sorted(base.iterdir()) if (p / SESSION_FILE).exists()]
@@ -378,7 +383,7 @@ def start_session(
         missing = [p for p in spec.paths if not Path(p).exists()]
         if missing:
             raise SessionError(f"input file(s) not found: {', '.join(missing)}")
-    base = Path(root) if root is not None else sessions_root()
+    base = _root(root)
     base.mkdir(parents=True, exist_ok=True)
     session_id = session_id or _new_session_id()
     directory = base / session_id

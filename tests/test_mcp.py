@@ -165,3 +165,4 @@ def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> N
     assert lines[1:4] == ["text step 1 (ok)", "[ 30. 200.  30.]", "[1 image(s) attached: 1: frame 0 (80x60)]"]
     assert lines[4].startswith("image image/png, ")
     assert "[answer submitted: 'B']" in lines
+    assert len(list((tmp_path / "sessions").iterdir())) == 1, "the example keeps its sessions in ./sessions"
