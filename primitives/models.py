@@ -69,8 +69,8 @@ class MissingWeightsError(RuntimeError):
             f"`huggingface-cli download {model_id}` (or `hf download {model_id}`) and copy the Hugging Face "
             f"cache ($HF_HOME) here; or save the model with `save_pretrained(DIR)` and pass that folder as the "
             f"model (a local path), or put it at $SPATIALCLAW_MODELS/{model_id}. With HF_HUB_OFFLINE=1 only "
-            f"local files are used. A primitive with a classical backend (e.g. stereo_depth, reconstruct "
-            f"without depth) works without weights."
+            f"local files are used. Classical backends need no weights (e.g. stereo depth for rectified "
+            f"pairs, reconstruct(frames, depth=None))."
         )
 
 

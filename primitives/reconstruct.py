@@ -416,7 +416,11 @@ def _gravity_align(poses, points, registered, metric):
         scale = 1.0 if metric else max(float(np.median(np.linalg.norm(points - usable[0, :3, 3], axis=1))), 1e-9)
     else:
         scale = 1.0
-    T = geom.gravity_alignment(points if len(points) >= 3 else np.zeros((0, 3)), usable, threshold=(0.02 if metric else 0.01) * scale)
+    sample = points
+    if len(points) > 40_000:  # plenty for a floor plane, and RANSAC time grows with the point count
+        sample = points[np.random.default_rng(0).choice(len(points), 40_000, replace=False)]
+    T = geom.gravity_alignment(sample if len(sample) >= 3 else np.zeros((0, 3)), usable,
+                               threshold=(0.02 if metric else 0.01) * scale)
     aligned = np.full_like(poses, np.nan)
     aligned[registered] = T @ usable
     moved = points @ T[:3, :3].T + T[:3, 3] if len(points) else points
