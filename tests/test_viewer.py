@@ -61,25 +61,39 @@ def test_view_command_prints_the_path_and_honours_out(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def _screenshot(tmp_path, page, name: str) -> np.ndarray:
+    shot = tmp_path / f"{name}.png"
+    run = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri())
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    return np.asarray(Image.open(shot).convert("RGB")).astype(int)
+
+
 @needs_chromium
 def test_headless_chromium_renders_question_steps_and_images(tmp_path):
-    ep = write_synthetic_episode(tmp_path / "run" / "a", steps=3, seed=21, image_size=(120, 90),
-                                 question="Which way does the blue mug point, seen from camera 0?")
+    question = "Which way does the blue mug point, seen from camera 0?"
+    ep = write_synthetic_episode(tmp_path / "run" / "a", steps=3, seed=21, image_size=(120, 90), question=question)
     page = write_views(ep.directory).main
 
     dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert "Which way does the blue mug point, seen from camera 0?" in dom.stdout
+    assert question in dom.stdout
     assert dom.stdout.count('<section class="step"') == 3
 
-    shot = tmp_path / "shot.png"
-    run = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri())
-    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
-    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    pixels = _screenshot(tmp_path, page, "shot")
+    image_rows = []
     for png in ep.frames + ep.cell_images[0]:
         colour = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))[0, 0].astype(int)
-        matching = int((np.abs(pixels - colour).max(axis=2) <= 3).sum())
-        assert matching >= 0.9 * 120 * 90, f"image of colour {colour.tolist()} not visible ({matching} pixels)"
+        mask = np.abs(pixels - colour).max(axis=2) <= 3
+        assert mask.sum() >= 0.9 * 120 * 90, f"image of colour {colour.tolist()} not visible ({mask.sum()} pixels)"
+        image_rows.append(int(np.nonzero(mask.any(axis=1))[0][0]))
+
+    # The question is painted: the same episode with another question of the same length differs on
+    # screen, and only above the first frame (in the question box).
+    other = write_synthetic_episode(tmp_path / "run2" / "a", steps=3, seed=21, image_size=(120, 90),
+                                    question="Which way does the green cup face, seen from camera 1?")
+    changed = np.nonzero(np.abs(_screenshot(tmp_path, write_views(other.directory).main, "other") - pixels).max(axis=(1, 2)))[0]
+    assert changed.size > 0, "changing the question changed nothing on screen"
+    assert changed.max() < min(image_rows), "the question is drawn above the frames"
 
 
 def test_side_calls_are_shown_under_their_step_and_kept_out_of_the_conversation(tmp_path):
