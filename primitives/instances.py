@@ -111,7 +111,7 @@ class Instance:
         where = f" frame {self.frame_index}" if self.frame_index is not None else ""
         area = f"mask {int(self.area)} px" if self.mask is not None else f"box area {int(self.area)} px"
         return (f"{self.label!r} score {self.score:.2f}{where} box ({x0:.0f}, {y0:.0f}, {x1:.0f}, {y1:.0f}) "
-                f"centre ({cx:.0f}, {cy:.0f}) {area}")
+                f"centre ({cx:.1f}, {cy:.1f}) {area}")
 
     def __repr__(self) -> str:
         return f"Instance({self.describe()})"
