@@ -119,7 +119,11 @@ def parse_locations(text: str, width: int, height: int) -> list[Location]:
 
 
 class VLMClient:
-    """The kernel's ``vlm`` object. ``config``: ``{"url", "token", "timeout_s"}`` from the host, or None."""
+    """Side questions to the model that is answering this episode, from inside a cell: ``vlm.ask`` for a
+    judgement in words, ``vlm.locate`` for where something is (pixel boxes and points, never a string).
+
+    ``config`` (set up by the host): ``{"url", "token", "timeout_s"}`` of its local side channel, or None.
+    """
 
     def __init__(self, config: dict[str, Any] | None) -> None:
         self._config = config

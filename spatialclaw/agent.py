@@ -227,6 +227,7 @@ class Agent:
             )
             episode.write("task", task=task.to_dict(), files=_file_hashes(task))
             vlm = None
+            interrupted = False
             own_kernel = kernel is None
             status, answer, source, error = "error", None, None, None
             try:
@@ -248,6 +249,8 @@ class Agent:
             except Exception as failure:  # the episode ends with a recorded reason instead of a traceback
                 error = f"{type(failure).__name__}: {failure}"
                 log.exception("episode %s failed", task.task_id)
+            except KeyboardInterrupt:
+                status, error, interrupted = "interrupted", "interrupted by the user (Ctrl-C)", True
             finally:
                 if vlm is not None:
                     self._vlm_server.close_channel(vlm)
@@ -273,6 +276,8 @@ class Agent:
                 error=error,
                 timing=timing,
             )
+        if interrupted:  # logged as an ended episode; the caller still sees the interrupt
+            raise KeyboardInterrupt
         return EpisodeResult(
             answer=answer,
             status=status,

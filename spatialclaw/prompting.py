@@ -161,7 +161,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
 def _public_members(cls: type) -> list[tuple[str, Any]]:
     members = []
     for attr, value in cls.__dict__.items():
-        if attr.startswith("_") and attr not in ("__call__", "__getitem__", "__len__"):
+        if attr.startswith("_") and not (attr in ("__call__", "__getitem__") and getattr(value, "__doc__", None)):
             continue
         if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
             members.append((attr, value))

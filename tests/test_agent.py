@@ -173,3 +173,46 @@ def test_an_existing_episode_directory_is_not_overwritten(task, kernel, tmp_path
     (tmp_path / "ep" / "episode.jsonl").write_text('{"type": "header"}\n')
     with ScriptedProvider([]) as server, pytest.raises(FileExistsError, match="already holds an episode"):
         Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
+
+
+def test_ctrl_c_ends_the_log_cleanly_and_still_interrupts_the_caller(task, kernel, tmp_path):
+    def interrupt(event):
+        raise KeyboardInterrupt
+
+    with ScriptedProvider([cell("print(1)")]) as server, pytest.raises(KeyboardInterrupt):
+        Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel, on_step=interrupt)
+    episode = load_episode(tmp_path / "ep")
+    assert episode.complete and episode.end["reason"] == "interrupted" and episode.end["steps"] == 1
+
+
+def test_one_agent_runs_episodes_in_parallel_threads_each_with_its_own_side_channel(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def reply(request, index):
+        if len(request["messages"]) == 1:  # a side-channel call: echo which episode asked
+            return "from " + openai_text(request).split("episode ")[1].split("?")[0]
+        question = openai_text(request).split("Question: ")[1].split("\n")[0]
+        name = question.split()[-1]
+        if len(request["messages"]) == 2:
+            return cell(f"said = vlm.ask(frames[0], 'which episode {name}?')\nprint(said)")
+        return cell(f"answer('{name}')")
+
+    tasks = [Task(f"Name episode {name}", inputs=[FrameSpec.images([photo(tmp_path, f'{name}.png', 32)])], task_id=name)
+             for name in ("alpha", "beta")]
+    with ScriptedProvider(reply) as server, Agent(openai_compat(server)) as agent:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda t: agent.run(t, tmp_path / t.task_id), tasks))
+    assert [r.answer for r in results] == ["alpha", "beta"]
+    for name, result in zip(("alpha", "beta"), results):
+        episode = load_episode(result.trajectory_dir)
+        assert episode.cells()[0][1].stdout == f"from {name}\n"
+        side_calls = [e for e in episode.of_type("model_call") if e["purpose"] == "vlm.ask"]
+        assert len(side_calls) == 1  # logged in the episode that made it, not in the other one
+        assert f"which episode {name}?" in episode.messages(side_calls[0])[0].text_content
+
+
+def test_a_task_without_frames_still_runs(kernel, tmp_path):
+    task = Task("What is 6 times 7?", answer_type="number")
+    with ScriptedProvider([cell("answer(6 * 7)")]) as server:
+        result = Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
+    assert result.answer == 42.0 and openai_images(server.requests[0]) == []
