@@ -238,3 +238,15 @@ def test_sam2_without_torchvision_says_what_to_install_and_auto_falls_back_to_fl
     result = track(frames, masks=mask)
     assert "SAM 2 unavailable" in result.method and "torchvision" in result.method
     assert np.abs(result.centroids - truth).max() < 1.0
+
+
+def test_the_documented_flow_example_runs_as_written(test_data, monkeypatch, capsys):
+    from doc_examples import code_blocks
+
+    monkeypatch.setenv("SPATIALCLAW_TEST_DATA", str(test_data))
+    (example,) = code_blocks("perception.md", "Tracking without weights", "python")
+    exec(compile(example, "docs/perception.md", "exec"), {})
+    output = capsys.readouterr().out
+    assert output.startswith("Track('object', 5 frames 0..4, start frame 0, via optical flow")
+    error = float(output.rsplit(":", 1)[1])
+    assert error < 1.0
