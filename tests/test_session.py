@@ -314,3 +314,61 @@ def test_a_session_that_cannot_start_says_why_and_is_recorded_as_failed(sessions
     listed = one_json(spatialclaw(sessions_env, "session", "list", "--json"))["sessions"]
     assert len(listed) == 1 and listed[0]["state"] == "closed" and listed[0]["end_reason"] == "error"
     assert processes_mentioning(listed[0]["directory"]) == []
+
+
+def wait_gone(pids: list[int], seconds: float = 30.0) -> None:
+    for pid in pids:
+        try:
+            psutil.Process(pid).wait(seconds)
+        except psutil.NoSuchProcess:
+            pass
+
+
+def test_status_is_busy_during_a_long_cell_and_timeouts_interrupt_it(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files)["session"]
+    try:
+        long_cell = subprocess.Popen(
+            [sys.executable, "-m", "spatialclaw.cli", "session", "exec", session, "--code", "-", "--json"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sessions_env, cwd=REPO_ROOT,
+        )
+        long_cell.stdin.write("import time\ntime.sleep(4)\nprint('slept')\n")
+        long_cell.stdin.close()
+        states = []
+        deadline = time.monotonic() + 20
+        while long_cell.poll() is None and time.monotonic() < deadline:
+            states.append(one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))["state"])
+            if "busy" in states:
+                break
+            time.sleep(0.2)
+        output = json.loads(long_cell.stdout.read())
+        long_cell.wait(30)
+        assert "busy" in states
+        assert output["status"] == "ok" and output["text"].startswith("slept")
+
+        stuck = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--timeout", "1", "--json",
+                                     stdin="while True:\n    pass\n"))
+        assert stuck["status"] == "timeout" and "longer than 1 s" in stuck["text"]
+        assert one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(6 * 7)\n"))["text"].startswith("42")
+    finally:
+        spatialclaw(sessions_env, "session", "close", session)
+
+
+def test_an_idle_session_closes_itself(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files, "--idle-timeout", "1")["session"]
+    directory = Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session
+    daemon = json.loads((directory / "daemon.json").read_text())
+    wait_gone([daemon["pid"], daemon["kernel_pid"]])
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["state"] == "closed" and status["end_reason"] == "idle"
+    assert processes_mentioning(str(directory)) == []
+
+
+def test_sigterm_closes_the_session_cleanly(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+    session = start(sessions_env, frame_files)["session"]
+    directory = Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session
+    daemon = json.loads((directory / "daemon.json").read_text())
+    os.kill(daemon["pid"], signal.SIGTERM)
+    wait_gone([daemon["pid"], daemon["kernel_pid"]])
+    status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
+    assert status["state"] == "closed" and status["end_reason"] == "interrupted"
+    assert processes_mentioning(str(directory)) == []
