@@ -58,7 +58,7 @@ class Reconstruction:
         metric: True when distances are in metres.
         scale_source: where the scale came from ("rgbd sensor depth", "given depth maps", "depth model X",
             or "none: arbitrary units ...").
-        method: "rgbd", "sfm" or "single-frame".
+        method: "rgbd", "sfm", "two-view" (essential matrix) or "single-frame".
         notes: plain-language remarks (unregistered frames, fallbacks).
     """
 
@@ -276,29 +276,44 @@ def reconstruct(
         depth_maps, depth_K, depth_confidences = _given_depths(depth, arrays)
         sensor_depth = True
         scale_source = "given depth maps"
+    prior_K = None  # focal lengths estimated by a depth model: a starting point that SfM refines
     if known_K is None and all(K is not None for K in depth_K):
-        known_K = list(depth_K)  # type: ignore[arg-type]
+        if sensor_depth:
+            known_K = list(depth_K)  # type: ignore[arg-type]
+        else:
+            prior_K = list(depth_K)
 
     if count == 1:
-        poses, K_out, registered, sparse = _single_frame(arrays[0], known_K, depth_maps)
+        poses, K_out, registered, sparse = _single_frame(arrays[0], known_K)
         method = "single-frame"
     elif sensor_depth and known_K is not None:
         poses, registered, K_out = _rgbd(arrays, depth_maps, known_K)
         sparse, method = None, "rgbd"
         scale_source = "given depth maps (RGB-D)"
+    elif count == 2:
+        from spatialclaw.primitives.twoview import two_view
+
+        K_pair, K_source = _fallback_intrinsics(arrays, known_K if known_K is not None else prior_K)
+        sfm = two_view(arrays, K_pair)
+        poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
+        method = "two-view"
+        if known_K is None and prior_K is None:
+            notes.append(f"two views cannot fix the focal length: {K_source} intrinsics were used, so rotations "
+                         f"are approximate; pass intrinsics= or more views")
     else:
         from spatialclaw.primitives.sfm import run_sfm
 
-        sfm = run_sfm(arrays, known_K, max_image_size=max_image_size)
+        sfm = run_sfm(arrays, known_K if known_K is not None else prior_K, refine_intrinsics=known_K is None,
+                      max_image_size=max_image_size)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "sfm"
-        if registered.sum() < 2 and depth_maps is not None:
-            # SfM found no initial pair (too little camera motion); depth still allows PnP registration
-            K_guess, K_source = _fallback_intrinsics(arrays, known_K)
-            poses, registered, K_out = _rgbd(arrays, depth_maps, K_guess)
-            sparse, method = None, "rgbd"
-            notes.append(f"SfM could not initialise (too little camera motion between the views); poses come from "
-                         f"depth + PnP with {K_source} intrinsics")
+    if method in ("sfm", "two-view") and registered.sum() < 2 and depth_maps is not None:
+        # no initial pair (too little camera motion, weak texture); depth still allows PnP registration
+        K_guess, K_source = _fallback_intrinsics(arrays, known_K)
+        poses, registered, K_out = _rgbd(arrays, depth_maps, K_guess)
+        sparse, method = None, "rgbd"
+        notes.append(f"SfM could not initialise (too little camera motion between the views); poses come from "
+                     f"depth + PnP with {K_source} intrinsics")
     if registered.sum() < min(2, count):
         raise ReconstructionError(
             f"only {int(registered.sum())} of {count} frames could be registered (frames {indices}); the views need "
@@ -313,7 +328,7 @@ def reconstruct(
         warnings.warn(message, stacklevel=2)
 
     metric = depth_maps is not None
-    if method == "sfm" and depth_maps is not None:
+    if method in ("sfm", "two-view") and depth_maps is not None:
         scale = _metric_scale(sparse, depth_maps, registered)
         if scale is None:
             notes.append("depth maps and SfM points did not overlap enough to fix the scale; units are arbitrary")
@@ -360,7 +375,7 @@ def _fallback_intrinsics(arrays, known_K):
     return guesses, f"GUESSED ({DEFAULT_HFOV_DEG:.0f} degree field of view; pass intrinsics= for accuracy)"
 
 
-def _single_frame(rgb, known_K, depth_maps):
+def _single_frame(rgb, known_K):
     from spatialclaw.primitives.depth import DEFAULT_HFOV_DEG, intrinsics_from_fov
 
     height, width = rgb.shape[:2]

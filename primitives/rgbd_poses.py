@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatialclaw.primitives.features import match_features, sift_features
+
 __all__ = ["RgbdPoses", "rgbd_poses"]
 
 MIN_INLIERS = 20
@@ -25,16 +27,6 @@ class RgbdPoses:
     poses: np.ndarray
     registered: np.ndarray
     inliers: np.ndarray
-
-
-def _features(rgb: np.ndarray, max_features: int):
-    import cv2
-
-    gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
-    sift = cv2.SIFT_create(nfeatures=max_features)
-    keypoints, descriptors = sift.detectAndCompute(gray, None)
-    xy = np.array([kp.pt for kp in keypoints], dtype=np.float64).reshape(-1, 2)
-    return xy, descriptors
 
 
 def _depth_at(depth: np.ndarray, xy: np.ndarray) -> np.ndarray:
@@ -51,17 +43,6 @@ def _lift(xy: np.ndarray, z: np.ndarray, K: np.ndarray) -> np.ndarray:
     return np.stack([x, y, z], axis=1)
 
 
-def _match(desc_a, desc_b, ratio: float = 0.8) -> np.ndarray:
-    import cv2
-
-    if desc_a is None or desc_b is None or len(desc_a) < 2 or len(desc_b) < 2:
-        return np.zeros((0, 2), dtype=int)
-    matcher = cv2.BFMatcher(cv2.NORM_L2)
-    pairs = matcher.knnMatch(desc_a, desc_b, k=2)
-    good = [(m.queryIdx, m.trainIdx) for m, n in (p for p in pairs if len(p) == 2) if m.distance < ratio * n.distance]
-    return np.array(good, dtype=int).reshape(-1, 2)
-
-
 def rgbd_poses(
     images: list[np.ndarray],
     depths: list[np.ndarray],
@@ -75,7 +56,7 @@ def rgbd_poses(
     import cv2
 
     count = len(images)
-    features = [_features(rgb, max_features) for rgb in images]
+    features = [sift_features(rgb, max_features) for rgb in images]
     camera_points = []
     for (xy, _), depth, K in zip(features, depths, intrinsics):
         z = _depth_at(depth, xy)
@@ -90,7 +71,7 @@ def rgbd_poses(
     for i in range(1, count):
         object_points, image_points = [], []
         for j in np.flatnonzero(registered):
-            pairs = _match(features[i][1], features[j][1])
+            pairs = match_features(features[i][1], features[j][1])
             if len(pairs) == 0:
                 continue
             lifted = camera_points[j][pairs[:, 1]]

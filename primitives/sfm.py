@@ -59,11 +59,13 @@ def _quiet_glog():
 def run_sfm(
     images: list[np.ndarray],
     intrinsics: list[np.ndarray] | None = None,
+    refine_intrinsics: bool = False,
     max_image_size: int = 1600,
     seed: int = 0,
 ) -> SfmResult:
-    """Run SfM on (H, W, 3) uint8 RGB images. ``intrinsics``: known (3, 3) pixel intrinsics per image (kept
-    fixed), or None to estimate one shared focal length per image size (principal point at the centre)."""
+    """Run SfM on (H, W, 3) uint8 RGB images. ``intrinsics``: (3, 3) pixel intrinsics per image, kept fixed
+    unless ``refine_intrinsics`` (then they are a starting point), or None to estimate one shared focal
+    length per image size (principal point at the centre)."""
     import pycolmap
     from PIL import Image
 
@@ -94,11 +96,12 @@ def run_sfm(
         if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
             _write_known_cameras(database, names, intrinsics)
         pycolmap.match_exhaustive(database, device=pycolmap.Device.cpu)
+        fixed = intrinsics is not None and not refine_intrinsics
         models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
-                                              _mapping_options(intrinsics is not None, seed, small_motion=False))
+                                              _mapping_options(fixed, seed, small_motion=False))
         if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
             models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
-                                                  _mapping_options(intrinsics is not None, seed, small_motion=True))
+                                                  _mapping_options(fixed, seed, small_motion=True))
         return _collect(models, names, images)
 
 

@@ -107,6 +107,22 @@ def test_temple_ring_poses_match_ground_truth_and_unmatchable_frames_are_reporte
         rec.pose(999)
 
 
+def test_two_views_with_known_intrinsics_match_the_relative_ground_truth_pose(test_data):
+    folder = test_data / "multiview-temple"
+    cameras = read_middlebury(folder)
+    names = sorted(p.name for p in folder.glob("*.png"))[:3:2]  # two views 15 degrees apart on the ring
+    (K, R0, t0), (_, R1, t1) = cameras[names[0]], cameras[names[1]]
+    rec = reconstruct([folder / n for n in names], depth=None, intrinsics=K)
+    assert rec.method == "two-view" and rec.registered.all()
+    relative = np.linalg.inv(rec.poses[0]) @ rec.poses[1]  # camera 1 in camera 0's frame
+    assert rotation_angle_deg(relative[:3, :3].T @ (R0 @ R1.T)) < 2.0
+    true_direction = R0 @ (R1.T @ -t1 - R0.T @ -t0)
+    cosine = relative[:3, 3] @ true_direction / np.linalg.norm(relative[:3, 3]) / np.linalg.norm(true_direction)
+    assert np.degrees(np.arccos(min(cosine, 1.0))) < 3.0
+    unknown = reconstruct([folder / n for n in names], depth=None)
+    assert any("cannot fix the focal length" in note for note in unknown.notes)
+
+
 @pytest.mark.slow
 def test_dino_ring_poses_match_ground_truth(test_data):
     folder = test_data / "multiview-dino"
@@ -143,6 +159,30 @@ def test_redwood_rgbd_is_metric_and_matches_the_trajectory(test_data):
     assert edges[counts.argmax()] < -0.2
     image = rec.bev()
     assert image.size[0] > 100 and image.mode == "RGB"
+
+
+def test_redwood_rgb_only_registers_small_camera_motion_with_accurate_rotations(test_data):
+    colors, _, truth, K = read_redwood(test_data / "rgbd-redwood")  # ~2.4 cm between frames
+    rec = reconstruct(colors, depth=None, intrinsics=K)
+    assert rec.method == "sfm" and rec.registered.all() and not rec.metric
+    for i in range(1, 5):
+        estimated = np.linalg.inv(rec.poses[0]) @ rec.poses[i]
+        expected = np.linalg.inv(truth[0]) @ truth[i]
+        assert rotation_angle_deg(estimated[:3, :3].T @ expected[:3, :3]) < 0.5
+
+
+def test_depth_results_carry_their_intrinsics_into_an_rgbd_reconstruction(test_data):
+    from spatialclaw.primitives.depth import DepthResult
+
+    colors, depths, truth, K = read_redwood(test_data / "rgbd-redwood")
+    results = [DepthResult(depth=d, intrinsics=K, confidence=np.ones_like(d), frame_index=i, model="sensor",
+                           intrinsics_source="user") for i, d in enumerate(depths[:3])]
+    rec = reconstruct(colors[:3], depth=results)
+    assert rec.method == "rgbd" and rec.metric and np.array_equal(rec.intrinsics[0], K)
+    estimated = np.linalg.inv(rec.poses[0]) @ rec.poses[2]
+    expected = np.linalg.inv(truth[0]) @ truth[2]
+    assert np.linalg.norm(estimated[:3, 3] - expected[:3, 3]) < 0.01
+    assert rec.confidence.min() == 1.0  # the given confidence maps travel with the points
 
 
 def test_metric_scale_is_the_depth_to_sfm_depth_ratio():
