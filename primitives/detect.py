@@ -25,7 +25,7 @@ import numpy as np
 from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.instances import Detections, Instance, box_iou
 from spatialclaw.primitives.models import LoadedModel, load_model
-from spatialclaw.primitives.perception_inputs import frame_array, frame_index, text_labels
+from spatialclaw.primitives.perception_inputs import frame_array, frame_index, model_name, text_labels
 
 __all__ = ["detect", "detector_id", "DETECT_ALIASES", "DEFAULT_DETECT_MODEL"]
 
@@ -90,7 +90,7 @@ def detect(
     found = cached("detect", key, lambda: _non_max_suppression(run(loaded, array, labels, threshold, text_threshold),
                                                                nms_iou)[:max_instances])
     index = frame_index(frame)
-    return Detections([replace(item, frame_index=index) for item in found], frame, backend=_backend_name(loaded))
+    return Detections([replace(item, frame_index=index) for item in found], frame, backend=model_name(loaded.model_id))
 
 
 def _family(loaded: LoadedModel) -> str:
@@ -101,10 +101,6 @@ def _family(loaded: LoadedModel) -> str:
         return "owlv2"
     raise ValueError(f"{loaded.model_id!r} is a {model_type!r} model; detect supports Grounding DINO and OWLv2 "
                      f"(aliases: {sorted(DETECT_ALIASES)})")
-
-
-def _backend_name(loaded: LoadedModel) -> str:
-    return os.path.basename(loaded.model_id.rstrip("/")) or loaded.model_id
 
 
 def _inputs_to(inputs: Any, model: Any) -> dict[str, Any]:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import os
+
 import numpy as np
 
 from spatialclaw.primitives.imaging import as_rgb_array
 
-__all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "as_points", "as_mask", "unavailable_reason"]
+__all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "as_points", "as_mask", "model_name",
+           "unavailable_reason"]
 
 
 def frame_array(frame: Any) -> np.ndarray:
@@ -117,3 +120,8 @@ def unavailable_reason(error: Exception) -> str:
     if "torchvision" in text:
         return "its transformers processor needs torchvision, which is not installed"
     return text.split(". ")[0]
+
+
+def model_name(model_id: str) -> str:
+    """The short name printed with results: the last part of a hub id or folder ("grounding-dino-tiny")."""
+    return os.path.basename(model_id.rstrip("/")) or model_id

@@ -25,8 +25,8 @@ from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.detect import detect
 from spatialclaw.primitives.instances import Detections, Instance
 from spatialclaw.primitives.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception_inputs import (as_boxes, as_points, frame_array, frame_index, text_labels,
-                                                      unavailable_reason)
+from spatialclaw.primitives.perception_inputs import (as_boxes, as_points, frame_array, frame_index, model_name,
+                                                      text_labels, unavailable_reason)
 
 __all__ = ["segment", "sam_id", "text_segmenter_id", "DEFAULT_SAM_MODEL", "DEFAULT_SAM3_MODEL"]
 
@@ -115,9 +115,10 @@ def _segment_prompts(frame: Any, array: np.ndarray, points: Any, box: Any, point
         if 1 not in flags and boxes is None:
             raise ValueError("all points are background (0); mark at least one point on the object with 1")
     loaded = load_sam(model, device)
-    names = [label] * len(boxes or [None]) if label is not None else _labels_of(box) or ["object"] * len(boxes or [None])
+    count = len(boxes) if boxes is not None else 1
+    names = [label] * count if label is not None else _labels_of(box) or ["object"] * count
     instances = _prompt_instances(loaded, array, boxes, coords, flags, names, mask_threshold)
-    return Detections(instances, frame, backend=_name(loaded))
+    return Detections(instances, frame, backend=model_name(loaded.model_id))
 
 
 def _prompt_instances(loaded: LoadedModel, array: np.ndarray, boxes: list | None, coords: np.ndarray | None,
@@ -140,10 +141,6 @@ def _labels_of(box: Any) -> list[str] | None:
     if isinstance(box, Detections) or (isinstance(box, (list, tuple)) and box and all(hasattr(b, "label") for b in box)):
         return [item.label for item in box]
     return None
-
-
-def _name(loaded: LoadedModel) -> str:
-    return os.path.basename(loaded.model_id.rstrip("/")) or loaded.model_id
 
 
 def load_sam(model: str | os.PathLike | None = None, device: str | None = None) -> LoadedModel:
@@ -204,13 +201,13 @@ def _segment_text(frame: Any, array: np.ndarray, labels: list[str], model: Any, 
         else:
             return _segment_with_sam3(frame, array, labels, loaded, 0.5 if threshold is None else threshold)
     boxes = detect(frame, labels, model=detector, threshold=threshold, device=device)
-    route = f"{boxes.backend} boxes + SAM masks{fallback_reason}"
+    loaded = load_sam(model, device)
+    route = f"{boxes.backend} boxes + {model_name(loaded.model_id)} masks{fallback_reason}"
     if not boxes:
         return Detections([], frame, backend=route)
-    loaded = load_sam(model, device)
     masked = _prompt_instances(loaded, array, [item.box for item in boxes], None, None, boxes.labels, mask_threshold)
-    instances = [replace(item, score=source.score) for item, source in zip(masked, boxes)]
-    return Detections(instances, frame, backend=route.replace("SAM masks", f"{_name(loaded)} masks"))
+    instances = [replace(item, score=source.score) for item, source in zip(masked, boxes)]  # detector confidence
+    return Detections(instances, frame, backend=route)
 
 
 def load_sam3(model: str | os.PathLike = DEFAULT_SAM3_MODEL, device: str | None = None) -> LoadedModel:
@@ -226,7 +223,7 @@ def _segment_with_sam3(frame: Any, array: np.ndarray, labels: list[str], loaded:
                        threshold: float) -> Detections:
     key = cache_key(loaded.model_id, loaded.version, "segment-text", labels, threshold, array)
     instances = cached("segment", key, lambda: _sam3_instances(loaded, array, labels, threshold))
-    return Detections(instances, frame, backend=_name(loaded))
+    return Detections(instances, frame, backend=model_name(loaded.model_id))
 
 
 def _sam3_instances(loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float) -> list[Instance]:

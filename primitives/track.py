@@ -20,7 +20,7 @@ absolute frame indices. Backends:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -28,7 +28,8 @@ import numpy as np
 from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.instances import Instance, draw_instances, mask_to_box
 from spatialclaw.primitives.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception_inputs import as_box, as_mask, frame_array, frame_index, unavailable_reason
+from spatialclaw.primitives.perception_inputs import (as_box, as_mask, frame_array, frame_index, model_name,
+                                                      unavailable_reason)
 
 __all__ = ["Track", "track", "track_flow", "DEFAULT_TRACK_MODEL", "MAX_TRACK_FRAMES"]
 
@@ -190,8 +191,6 @@ def track(
 
 
 def _named(item: Instance, name: str) -> Instance:
-    from dataclasses import replace
-
     return replace(item, label=name)
 
 
@@ -257,7 +256,7 @@ def _run(arrays: list[np.ndarray], indices: list[int], prompts: list[Any], kind:
         else:
             key = cache_key(loaded.model_id, loaded.version, "track", kind, prompts, start, indices, arrays)
             results = cached("track", key, lambda: sam2_track(loaded, arrays, indices, prompts, kind, start))
-            return [(instances, f"SAM 2 video ({os.path.basename(loaded.model_id.rstrip('/'))})") for instances in results]
+            return [(instances, f"SAM 2 video ({model_name(loaded.model_id)})") for instances in results]
     out = []
     for prompt in prompts:
         key = cache_key("optical-flow", FLOW_VERSION, "track", kind, prompt, start, indices, arrays)
