@@ -19,8 +19,10 @@ direct answer, parsed from its text. Everything is logged to the episode directo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
+import os
 import re
 import threading
 import time
@@ -47,8 +49,9 @@ log = logging.getLogger(__name__)
 class AgentConfig:
     """How an episode runs. Times in seconds, image sizes in pixels.
 
-    ``max_images_per_request`` defaults to a budget that OpenAI, Anthropic and common vLLM settings
-    accept; ``max_image_side`` bounds each observation image (larger ones are downscaled for the model;
+    ``max_images_per_request`` and ``max_image_mb_per_request`` (PNG megabytes, before base64) default
+    to a budget that OpenAI, Anthropic and common vLLM settings accept; ``max_image_side`` bounds each
+    observation image (larger ones are downscaled for the model;
     the trajectory keeps the originals in its ``cell`` events). ``preview_images`` frames, evenly spread,
     go with the question (downscaled to ``preview_max_side``). ``model_params`` go to every model call
     (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
@@ -58,6 +61,7 @@ class AgentConfig:
     max_format_errors: int = 3
     cell_timeout_s: float = 120.0
     max_images_per_request: int = 20
+    max_image_mb_per_request: float = 20.0
     max_image_side: int = 1568
     preview_images: int = 8
     preview_max_side: int = 768
@@ -74,8 +78,19 @@ class AgentConfig:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.max_format_errors < 1:
             raise ValueError(f"max_format_errors must be at least 1, got {self.max_format_errors}")
-        if self.max_images_per_request < 0:
-            raise ValueError(f"max_images_per_request must be >= 0, got {self.max_images_per_request}")
+        if self.max_images_per_request < 0 or self.max_image_mb_per_request <= 0:
+            raise ValueError(
+                f"max_images_per_request must be >= 0 and max_image_mb_per_request > 0, got "
+                f"{self.max_images_per_request} and {self.max_image_mb_per_request}"
+            )
+
+    def request_limits(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`~spatialclaw.context.build_messages` that this config sets."""
+        return {
+            "max_images": self.max_images_per_request,
+            "max_image_bytes": int(self.max_image_mb_per_request * 1e6),
+            "condense_errors": self.condense_errors,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -305,7 +320,7 @@ class Agent:
         for step in range(1, config.max_steps + 1):
             episode.step = step
             note = render("last_step.md") if step == config.max_steps else None
-            messages = build_messages(system, memory, max_images=config.max_images_per_request, condense_errors=config.condense_errors, final_note=note)
+            messages = build_messages(system, memory, final_note=note, **config.request_limits())
             reply = self._call(episode, messages, "step")
             extraction = extract_cell(reply.text)
             if not extraction.found:
@@ -339,7 +354,7 @@ class Agent:
         if not config.fallback:
             return "budget", None, None
         question = fallback_prompt(task, config.max_steps)
-        messages = build_messages(system, memory, max_images=config.max_images_per_request, condense_errors=config.condense_errors, final_note=question)
+        messages = build_messages(system, memory, final_note=question, **config.request_limits())
         reply = self._call(episode, messages, "fallback")
         answer = parse_direct_answer(extract_cell(reply.text).visible or reply.text, task)
         _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply=reply.text, message=f"parsed answer: {answer!r}"))
@@ -389,15 +404,22 @@ def _file_hashes(task: Task) -> dict[str, str]:
     hashes: dict[str, str] = {}
     for spec in task.inputs:
         for path in spec.paths:
-            digest = hashlib.sha256()
             try:
-                with open(path, "rb") as handle:
-                    for chunk in iter(lambda: handle.read(1 << 20), b""):
-                        digest.update(chunk)
+                stat = os.stat(path)
             except OSError as error:
                 raise FileNotFoundError(f"input file {path} of task {task.task_id!r} cannot be read ({error})") from None
-            hashes[path] = digest.hexdigest()
+            hashes[path] = _sha256_file(path, stat.st_size, stat.st_mtime_ns)
     return hashes
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
+    """Hash of a file, remembered per (path, size, modification time): benchmarks reuse videos."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _preview(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:

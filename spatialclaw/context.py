@@ -7,8 +7,9 @@ requests small:
 
 - *error condensation*: a failed step older than the latest one is shown as its code up to the failing
   line plus the error line (the lines after it never ran, the traceback is no longer useful);
-- *image budget*: at most ``max_images`` images per request; the oldest beyond it are replaced by a text
-  placeholder naming the image, so the model knows something was there.
+- *image budget*: at most ``max_images`` images (and optionally ``max_image_bytes`` of PNG) per request;
+  the oldest beyond it are replaced by a text placeholder naming the image, so the model knows
+  something was there.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def build_messages(
     memory: list[TaskRecord | PlanRecord | StepRecord],
     *,
     max_images: int,
+    max_image_bytes: int | None = None,
     condense_errors: bool = True,
     final_note: str | None = None,
 ) -> list[Message]:
@@ -138,16 +140,24 @@ def build_messages(
     if final_note:
         last = messages[-1]
         messages[-1] = Message("user", [*last.content, TextPart("\n" + final_note.strip())])
-    return apply_image_budget(messages, max_images)
+    return apply_image_budget(messages, max_images, max_image_bytes)
 
 
-def apply_image_budget(messages: list[Message], max_images: int) -> list[Message]:
-    """Keep the newest ``max_images`` images; replace older ones by a text placeholder. Returns new
-    messages (the inputs are not modified)."""
-    total = sum(len(m.images) for m in messages)
-    drop = max(total - max_images, 0)
+def apply_image_budget(messages: list[Message], max_images: int, max_bytes: int | None = None) -> list[Message]:
+    """Keep the newest images while there are at most ``max_images`` of them and their PNG bytes total
+    at most ``max_bytes``; replace every older one by a text placeholder (once an image is dropped, all
+    older ones are too, so the rule is simple to state and to reproduce). Returns new messages (the
+    inputs are not modified)."""
+    images = [p for m in messages for p in m.content if isinstance(p, ImagePart)]
+    kept, used = 0, 0
+    for image in reversed(images):
+        if kept == max_images or (max_bytes is not None and used + len(image.png) > max_bytes):
+            break
+        kept, used = kept + 1, used + len(image.png)
+    drop = len(images) - kept
     if drop == 0:
         return messages
+    limit = f"{max_images} images" + (f" / {max_bytes / 1e6:g} MB" if max_bytes is not None else "")
     out: list[Message] = []
     for message in messages:
         parts: list[Part] = []
@@ -155,7 +165,7 @@ def apply_image_budget(messages: list[Message], max_images: int) -> list[Message
             if isinstance(part, ImagePart) and drop > 0:
                 drop -= 1
                 name = part.label or "image"
-                parts.append(TextPart(f"[image omitted (request limit of {max_images} images): {name}, {part.width}x{part.height}]"))
+                parts.append(TextPart(f"[image omitted (request limit of {limit}): {name}, {part.width}x{part.height}]"))
             else:
                 parts.append(part)
         out.append(Message(message.role, parts))

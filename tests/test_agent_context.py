@@ -32,6 +32,15 @@ def test_image_budget_keeps_the_newest_and_is_deterministic():
     assert sum(len(m.images) for m in apply_image_budget(messages, 0)) == 0
 
 
+def test_image_byte_budget_drops_everything_older_than_the_first_image_over_it():
+    big = ImagePart(png=b"x" * 600, width=10, height=10, label="big")
+    small = [ImagePart(png=b"y" * 100, width=2, height=2, label=f"s{i}") for i in range(3)]
+    messages = [Message("user", [small[0], big, small[1], small[2]])]
+    kept = apply_image_budget(messages, max_images=10, max_bytes=500)
+    assert [p.label for p in kept[0].images] == ["s1", "s2"]
+    assert kept[0].content[0] == TextPart("[image omitted (request limit of 10 images / 0.0005 MB): s0, 2x2]")
+
+
 def test_condensation_applies_to_older_failures_only():
     error = CellError("ValueError", "bad value\nmore", "Traceback ...", line=2, source="y = f(x)")
     failed = StepRecord(1, "reply one", "x = 1\ny = f(x)\nz = 3", CellResult(code="", status="error", error=error), "full observation")
