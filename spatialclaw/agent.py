@@ -423,29 +423,37 @@ def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _preview(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
-    """Up to ``count`` frames of the first input, evenly spread, with a line saying which they are."""
+    """Up to ``count`` frames in all, shared among the inputs and evenly spread within each, with lines
+    saying which they are (absolute frame indices, as the kernel's ``frames``/``videos`` hold them)."""
     if count <= 0 or not task.inputs:
         return [], ""
     from spatialclaw.primitives.frames import load_frames
 
-    frames = load_frames(task.inputs[0].to_dict())
-    total = len(frames)
-    if total == 0:
-        return [], "The first input holds no frames."
-    positions = sorted({round(i * (total - 1) / max(count - 1, 1)) for i in range(min(count, total))})
-    images = []
-    for position in positions:
-        frame = frames[position]
-        image = frame.image
-        if max(image.size) > max_side:
-            scale = max_side / max(image.size)
-            image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
-        images.append(ImagePart.from_pil(image, label=f"frame {frame.index}"))
-    indices = [frames[p].index for p in positions]
-    text = (
-        f"`frames` holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}). "
-        f"Attached below: frame(s) {', '.join(str(i) for i in indices)}"
-        + (", downscaled" if any(max(frames[p].width, frames[p].height) > max_side for p in positions) else "")
-        + "."
-    )
-    return images, text
+    several = len(task.inputs) > 1
+    per_input = max(1, count // len(task.inputs))
+    images: list[ImagePart] = []
+    lines: list[str] = []
+    for number, spec in enumerate(task.inputs):
+        name = f"`videos[{number}]`" if several else "`frames`"
+        frames = load_frames(spec.to_dict())
+        total = len(frames)
+        if total == 0:
+            lines.append(f"{name} holds no frames.")
+            continue
+        positions = sorted({round(i * (total - 1) / max(per_input - 1, 1)) for i in range(min(per_input, total))})
+        downscaled = False
+        for position in positions:
+            frame = frames[position]
+            image = frame.image
+            if max(image.size) > max_side:
+                scale = max_side / max(image.size)
+                image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
+                downscaled = True
+            label = f"input {number + 1} frame {frame.index}" if several else f"frame {frame.index}"
+            images.append(ImagePart.from_pil(image, label=label))
+        shown = ", ".join(str(frames[p].index) for p in positions)
+        lines.append(
+            f"{name} holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}); "
+            f"attached below: frame(s) {shown}{', downscaled' if downscaled else ''}."
+        )
+    return images, "\n".join(lines)

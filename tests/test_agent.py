@@ -216,3 +216,17 @@ def test_a_task_without_frames_still_runs(kernel, tmp_path):
     with ScriptedProvider([cell("answer(6 * 7)")]) as server:
         result = Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
     assert result.answer == 42.0 and openai_images(server.requests[0]) == []
+
+
+def test_several_inputs_share_the_frame_preview(kernel, tmp_path):
+    first = [photo(tmp_path, f"a{i}.png", 40) for i in range(3)]
+    second = [photo(tmp_path, f"b{i}.png", 24) for i in range(2)]
+    task = Task("Same room?", inputs=[FrameSpec.images(first), FrameSpec.images(second)], answer_type="yes_no")
+    with ScriptedProvider([cell("print(len(videos), len(videos[1]))\nanswer('yes')")]) as server:
+        result = Agent(openai_compat(server), AgentConfig(preview_images=4)).run(task, tmp_path / "ep", kernel=kernel)
+    assert result.answer == "yes"
+    assert [im.size for im in openai_images(server.requests[0])] == [(40, 40), (40, 40), (24, 24), (24, 24)]
+    text = openai_text(server.requests[0])
+    assert "`videos[0]` holds 3 frame(s) (absolute indices 0 to 2); attached below: frame(s) 0, 2." in text
+    assert "`videos[1]` holds 2 frame(s) (absolute indices 0 to 1); attached below: frame(s) 0, 1." in text
+    assert load_episode(result.trajectory_dir).cells()[0][1].stdout == "2 2\n"
