@@ -234,7 +234,7 @@ class Detections(Sequence[Instance]):
 
     def __repr__(self) -> str:
         if not self._items:
-            return f"Detections(0 instances{self._suffix()})"
+            return f"Detections(0 instances{self._suffix()}; try other wording or a lower threshold)"
         lines = [f"Detections({len(self._items)} instances{self._suffix()}; boxes (x0, y0, x1, y1) in pixels, origin top-left):"]
         lines += [f"  [{i}] {item.describe()}" for i, item in enumerate(self._items)]
         return "\n".join(lines)

@@ -70,7 +70,7 @@ def test_printed_table_states_units_frame_and_backend():
         "Detections(1 instances in frame 12 via sam-vit-base; boxes (x0, y0, x1, y1) in pixels, origin top-left):\n"
         "  [0] 'cup' score 0.88 frame 12 box (10, 5, 20, 15) centre (14.5, 9.5) mask 100 px"
     )
-    assert repr(Detections([], backend="x")) == "Detections(0 instances via x)"
+    assert repr(Detections([], backend="x")) == "Detections(0 instances via x; try other wording or a lower threshold)"
 
 
 def test_overlay_draws_over_the_frame_and_show_encodes_it():
