@@ -132,6 +132,9 @@ def edge_confidence(depth_m: np.ndarray, scale: float = 0.05) -> np.ndarray:
 
 
 def _load_rgb(frame: Any) -> np.ndarray:
+    if isinstance(frame, (list, tuple)) or (hasattr(frame, "__len__") and hasattr(frame, "indices")):
+        raise ValueError("expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
+                         "([depth(f) for f in frames]) or use reconstruct(frames) for several views")
     if isinstance(frame, (str, Path)):
         from PIL import Image
 

@@ -156,8 +156,10 @@ class Reconstruction:
 
 
 def _frames_as_arrays(frames: Any) -> tuple[list[np.ndarray], list[int]]:
-    if isinstance(frames, (str, Path)) or hasattr(frames, "shape") or hasattr(frames, "mode"):
-        frames = [frames]
+    if isinstance(frames, np.ndarray) and frames.ndim == 4:
+        frames = list(frames)  # (N, H, W, 3) stack
+    elif isinstance(frames, (str, Path)) or hasattr(frames, "shape") or hasattr(frames, "mode"):
+        frames = [frames]  # one image
     items = list(frames)
     if not items:
         raise ValueError("reconstruct needs at least one frame; got an empty sequence")

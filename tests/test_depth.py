@@ -154,6 +154,11 @@ def test_missing_weights_name_the_hub_id(image, monkeypatch, tmp_path):
         depth(image, model="depth-anything-outdoor")
 
 
+def test_a_sequence_of_frames_is_refused_with_what_to_do(tiny_da, image):
+    with pytest.raises(ValueError, match="ONE frame"):
+        depth([image, image], model=tiny_da)
+
+
 def test_intrinsics_from_fov_rejects_impossible_angles():
     with pytest.raises(ValueError, match="field of view"):
         intrinsics_from_fov(640, 480, 180.0)
