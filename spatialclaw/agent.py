@@ -55,6 +55,9 @@ class AgentConfig:
     the trajectory keeps the originals in its ``cell`` events). ``preview_images`` frames, evenly spread,
     go with the question (downscaled to ``preview_max_side``). ``model_params`` go to every model call
     (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
+    ``kernel_options`` go to :class:`~spatialclaw.kernel.Kernel` when the agent starts its own kernel
+    (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
+    on disk before the loop goes on.
     """
 
     max_steps: int = 30
@@ -71,6 +74,7 @@ class AgentConfig:
     fallback: bool = True
     vlm_side_channel: bool = True
     model_params: dict[str, Any] = field(default_factory=dict)
+    kernel_options: dict[str, Any] = field(default_factory=dict)
     fsync: bool = True
 
     def __post_init__(self) -> None:
@@ -253,7 +257,7 @@ class Agent:
                 if own_kernel:
                     from spatialclaw.kernel import Kernel
 
-                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
+                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm, **config.kernel_options)
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
                 episode.kernel_setup_s = time.perf_counter() - setup_started

@@ -230,3 +230,24 @@ def test_several_inputs_share_the_frame_preview(kernel, tmp_path):
     assert "`videos[0]` holds 3 frame(s) (absolute indices 0 to 2); attached below: frame(s) 0, 2." in text
     assert "`videos[1]` holds 2 frame(s) (absolute indices 0 to 1); attached below: frame(s) 0, 1." in text
     assert load_episode(result.trajectory_dir).cells()[0][1].stdout == "2 2\n"
+
+
+def test_a_video_preview_names_the_same_absolute_frame_indices_the_kernel_holds(kernel, tmp_path):
+    import av
+
+    path = tmp_path / "clip.mp4"
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("mpeg4", rate=10)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(20):
+            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i * 12, dtype=np.uint8), format="rgb24")
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    task = Task("Does it get brighter?", inputs=[FrameSpec.video(path, fps=2.0)], answer_type="yes_no")
+    with ScriptedProvider([cell("print(frames.indices)\nanswer('yes')")]) as server:
+        result = Agent(openai_compat(server), AgentConfig(preview_images=3)).run(task, tmp_path / "ep", kernel=kernel)
+    indices = eval(load_episode(result.trajectory_dir).cells()[0][1].stdout)  # the kernel's absolute indices
+    assert indices == [0, 5, 10, 15]  # 2 fps of a 10 fps video
+    text = openai_text(server.requests[0])
+    assert "`frames` holds 4 frame(s) (absolute indices 0 to 15); attached below: frame(s) 0, 10, 15." in text
+    assert "a video, sampled at 2.0 fps" in text
