@@ -25,7 +25,8 @@ from typing import Any, Iterator
 import anyio
 
 from spatialclaw.session import Session, SessionError, StepOutcome, start_session
-from spatialclaw.task import FrameSpec, Task
+from spatialclaw.input_paths import frame_spec
+from spatialclaw.task import Task
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -127,7 +128,8 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         cell_timeout_s: float = 120.0,
         vlm_model: str | None = None,
     ) -> str:
-        """Start a session: a kernel loaded with the given frames (image paths, in order) or video.
+        """Start a session: a kernel loaded with the given frames (image files, folders of images or glob
+        patterns, in order) or one video.
 
         video: sample ``fps`` frames per second of video time or ``count`` frames evenly (default all).
         choices: multiple-choice option texts; answer with the letter (A, B, ...).
@@ -138,7 +140,7 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         with _as_tool_errors():
             if bool(frames) == bool(video):
                 raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
-            spec = FrameSpec.video(video, fps=fps, count=count) if video else FrameSpec.images(list(frames or []))
+            spec = frame_spec([video] if video else list(frames or []), fps=fps, count=count)
             task = Task(question=question, inputs=[spec], choices=choices)
             if answer_type:
                 task.answer_type = answer_type  # type: ignore[assignment]

@@ -22,7 +22,6 @@ the :class:`spatialclaw.agent.EpisodeResult` is left in ``spatialclaw_result``.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shlex
@@ -32,11 +31,11 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.task import VIDEO_SUFFIXES, FrameSpec, Task
+from spatialclaw.input_paths import frame_spec
+from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["NotebookRenderer", "load_ipython_extension", "spatial_load"]
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 MODEL_ENV = "SPATIALCLAW_MODEL"
 
 _loaded: weakref.WeakKeyDictionary[Any, list[FrameSpec]] = weakref.WeakKeyDictionary()
@@ -52,40 +51,6 @@ def _shell(shell: Any = None) -> Any:
     if current is None:
         raise RuntimeError("spatial_load needs a running IPython (a notebook or the ipython shell); pass shell= otherwise")
     return current
-
-
-def _expand(paths: list[str]) -> list[str]:
-    """Files in the order given: globs expanded (sorted), folders contribute their images sorted by name."""
-    files: list[str] = []
-    for raw in paths:
-        raw = os.path.expanduser(str(raw))
-        matches = sorted(glob.glob(raw)) if glob.has_magic(raw) else [raw]
-        if not matches:
-            raise FileNotFoundError(f"no file matches {raw!r}")
-        for match in matches:
-            path = Path(match)
-            if path.is_dir():
-                found = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-                if not found:
-                    raise FileNotFoundError(f"folder {path} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
-                files.extend(str(p) for p in found)
-            elif path.is_file():
-                files.append(str(path))
-            else:
-                raise FileNotFoundError(f"{path} does not exist")
-    return files
-
-
-def _spec(paths: list[str], fps: float | None, count: int | None) -> FrameSpec:
-    files = _expand(paths)
-    videos = [f for f in files if Path(f).suffix.lower() in VIDEO_SUFFIXES]
-    if videos:
-        if len(files) != 1:
-            raise ValueError(f"load one video at a time, without images; got {len(videos)} video(s) among {len(files)} file(s)")
-        return FrameSpec.video(videos[0], fps=fps, count=count)
-    if fps is not None or count is not None:
-        raise ValueError("fps and count sample a video; with images every file is a frame")
-    return FrameSpec.images(files)
 
 
 def spatial_load(
@@ -112,7 +77,7 @@ def spatial_load(
     if not paths:
         raise ValueError("give image files, a folder, a glob pattern or a video, e.g. spatial_load('frames/*.jpg')")
     shell = _shell(shell)
-    spec = _spec([str(p) for p in paths], fps, count)
+    spec = frame_spec(list(paths), fps, count)
     task = Task(question=question or "", inputs=[spec], choices=choices)
     if answer_type:
         task.answer_type = answer_type  # type: ignore[assignment]

@@ -372,3 +372,22 @@ def test_sigterm_closes_the_session_cleanly(sessions_env: dict[str, str], frame_
     status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
     assert status["state"] == "closed" and status["end_reason"] == "interrupted"
     assert processes_mentioning(str(directory)) == []
+
+
+def test_input_paths_expand_globs_and_folders_and_reject_mixtures(tmp_path: Path, frame_files: list[Path]) -> None:
+    from spatialclaw.input_paths import expand_paths, frame_spec
+
+    folder = frame_files[0].parent
+    assert expand_paths([str(folder / "*.png")]) == [str(p) for p in frame_files]
+    assert expand_paths([folder]) == [str(p) for p in frame_files]
+    assert frame_spec([frame_files[2], frame_files[0]]).paths == [str(frame_files[2].resolve()), str(frame_files[0].resolve())]
+    (tmp_path / "clip.mp4").write_bytes(b"")
+    with pytest.raises(ValueError, match="one video on its own"):
+        frame_spec([tmp_path / "clip.mp4", frame_files[0]])
+    with pytest.raises(ValueError, match="fps and count sample a video"):
+        frame_spec(frame_files, fps=2)
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        expand_paths([str(tmp_path / "missing-*.png")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no images"):
+        expand_paths([tmp_path / "empty"])

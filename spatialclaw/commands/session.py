@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -43,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     start = add("start", "start a session: a kernel loaded with the frames, and the prompt for whoever drives it", _start)
     inputs = start.add_mutually_exclusive_group(required=True)
-    inputs.add_argument("--frames", nargs="+", metavar="IMAGE", help="image files (or folders of images), in order")
+    inputs.add_argument("--frames", nargs="+", metavar="IMAGE", help="image files, folders of images or glob patterns, in order")
     inputs.add_argument("--video", metavar="PATH", help="a video file")
     start.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time")
     start.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly")
@@ -93,35 +91,16 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
     print(json.dumps(data, default=str) if args.json else text)
 
 
-def _expand_images(paths: list[str]) -> list[str]:
-    """Image files in the order given; a folder contributes its images sorted by name."""
-    files: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            if not found:
-                raise ValueError(f"folder {path} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
-            files.extend(str(p) for p in found)
-        elif path.exists():
-            files.append(str(path))
-        else:
-            raise FileNotFoundError(f"frame file {path} does not exist")
-    return files
-
-
 def _start(args: argparse.Namespace) -> int:
+    from spatialclaw.input_paths import frame_spec
     from spatialclaw.session import start_session
-    from spatialclaw.task import FrameSpec, Task
+    from spatialclaw.task import Task
 
-    if args.video:
-        if not Path(args.video).exists():
-            raise FileNotFoundError(f"video {args.video} does not exist")
-        spec = FrameSpec.video(args.video, fps=args.fps, count=args.count)
-    else:
-        if args.fps is not None or args.count is not None:
-            raise ValueError("--fps and --count sample a video; with --frames every image is a frame")
-        spec = FrameSpec.images(_expand_images(args.frames))
+    if args.frames and (args.fps is not None or args.count is not None):
+        raise ValueError("--fps and --count sample a --video; with --frames every image is a frame")
+    spec = frame_spec([args.video] if args.video else args.frames, fps=args.fps, count=args.count)
+    if args.video and spec.kind != "video":
+        raise ValueError(f"{args.video} is not a video file by its extension; use --frames for images")
     task = Task(question=args.question, inputs=[spec], choices=args.choices)
     if args.answer_type:
         task.answer_type = args.answer_type
