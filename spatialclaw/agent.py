@@ -244,12 +244,18 @@ class Agent:
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
             )
-            episode.write("task", task=task.to_dict(), files=_file_hashes(task))
+            try:
+                files, unreadable = _file_hashes(task), None
+            except FileNotFoundError as failure:  # logged, then ends the episode with status "error"
+                files, unreadable = {}, failure
+            episode.write("task", task=task.to_dict(), files=files)
             vlm = None
             interrupted = False
             own_kernel = kernel is None
             status, answer, source, error = "error", None, None, None
             try:
+                if unreadable is not None:
+                    raise unreadable
                 if config.vlm_side_channel:
                     vlm = self._vlm_channel(episode)
                 workdir = out_dir / "workdir"

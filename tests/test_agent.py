@@ -251,3 +251,12 @@ def test_a_video_preview_names_the_same_absolute_frame_indices_the_kernel_holds(
     text = openai_text(server.requests[0])
     assert "`frames` holds 4 frame(s) (absolute indices 0 to 15); attached below: frame(s) 0, 10, 15." in text
     assert "a video, sampled at 2.0 fps" in text
+
+
+def test_a_missing_input_file_ends_the_episode_with_a_clear_error(kernel, tmp_path):
+    task = Task("q", inputs=[FrameSpec.images([tmp_path / "gone.png"])])
+    with ScriptedProvider([]) as server:
+        result = Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
+    assert result.status == "error" and "gone.png" in result.error and "cannot be read" in result.error
+    assert server.calls == 0
+    assert load_episode(result.trajectory_dir).end["reason"] == "error"
