@@ -34,7 +34,7 @@ from typing import Any
 from spatialclaw.input_paths import frame_spec
 from spatialclaw.task import FrameSpec, Task
 
-__all__ = ["NotebookRenderer", "load_ipython_extension", "spatial_load"]
+__all__ = ["NotebookRenderer", "load_ipython_extension", "loaded_inputs", "run_agent_in_shell", "spatial_load"]
 
 MODEL_ENV = "SPATIALCLAW_MODEL"
 
