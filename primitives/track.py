@@ -383,7 +383,7 @@ def sam2_track(loaded: LoadedModel, arrays: list[np.ndarray], indices: list[int]
 
     height, width = arrays[0].shape[:2]
     processor, model = loaded.processor, loaded.model
-    session = processor.init_video_session(video=arrays, inference_device=model.device, dtype=model.dtype)
+    session = processor.init_video_session(video=np.stack(arrays), inference_device=model.device, dtype=model.dtype)
     object_ids = list(range(1, len(prompts) + 1))
     if kind == "mask":
         processor.add_inputs_to_inference_session(inference_session=session, frame_idx=start, obj_ids=object_ids,
