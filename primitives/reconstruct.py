@@ -286,7 +286,7 @@ def reconstruct(
             prior_K = list(depth_K)
 
     if count == 1:
-        poses, K_out, registered, sparse = _single_frame(arrays[0], known_K)
+        poses, K_out, registered, sparse = _single_frame(arrays[0], known_K if known_K is not None else prior_K)
         method = "single-frame"
     elif sensor_depth and known_K is not None:
         poses, registered, K_out = _rgbd(arrays, depth_maps, known_K)
