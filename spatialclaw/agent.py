@@ -450,7 +450,8 @@ def _preview(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], st
         if total == 0:
             lines.append(f"{name} holds no frames.")
             continue
-        positions = sorted({round(i * (total - 1) / max(per_input - 1, 1)) for i in range(min(per_input, total))})
+        shown_count = min(per_input, total)
+        positions = sorted({round(i * (total - 1) / max(shown_count - 1, 1)) for i in range(shown_count)})
         downscaled = False
         for position in positions:
             frame = frames[position]

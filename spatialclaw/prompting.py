@@ -301,7 +301,8 @@ def task_prompt(task: Task, preview: str = "") -> str:
         "task.md",
         question=task.question,
         choices=choices_text(task),
-        answer_type=task.answer_type.replace("_", " ") + " — " + answer_rules(task.answer_type).splitlines()[0],
+        answer_type=task.answer_type.replace("_", " "),
+        answer_rules=" ".join(answer_rules(task.answer_type).split()),
         inputs=inputs_text(task),
         preview=preview,
     )
