@@ -37,7 +37,10 @@ def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
 def test_a_new_docstring_shows_up_without_editing_any_prompt(fresh_api):
     module = types.ModuleType("spatialclaw_fake_primitive")
 
-    def measure(frame: Frame, metres: float = 1.5) -> float:  # noqa: F821
+    class Frame:
+        """A stand-in type, named in the signature below."""
+
+    def measure(frame: Frame, metres: float = 1.5) -> float:
         """Measure something in metres; a unique sentence 7f3a."""
         return metres
 

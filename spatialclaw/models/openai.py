@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any
 
-from spatialclaw.chat import ImagePart, Message, ModelReply, TextPart, Usage
+from spatialclaw.chat import Message, ModelReply, TextPart, Usage
 from spatialclaw.models.base import Model, ModelAuthError, RetryPolicy, TransientError, with_retries
 from spatialclaw.models.errors import classify_sdk_error
 from spatialclaw.models.pricing import Price, cost_usd
