@@ -91,3 +91,12 @@ def test_demo_uses_a_configured_model(tmp_path):
     assert "SCRIPTED REPLAY" not in done.stdout
     assert requests == len(SCRIPT)
     assert load_episode(tmp_path / "demo").header["model"]["backend"] == "OpenAIModel"
+
+
+def test_quiet_prints_only_the_answer(tmp_path):
+    image = photo(tmp_path)
+    with ScriptedProvider([cell("answer('A')")]) as server:
+        done = spatialclaw("run", "--model", f"openai-compat:scripted@{server.url}", "--frames", str(image),
+                           "--question", "q", "--choices", "x", "y", "--quiet", "--out", str(tmp_path / "ep"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "answer: A\n"

@@ -126,13 +126,15 @@ def demo(args: argparse.Namespace) -> int:
         except (ValueError, ModelError, MissingWeightsError) as error:
             print(f"spatialclaw demo: {error}", file=sys.stderr)
             return 2
-        print(f"demo with model {args.model}")
+        banner = f"demo with model {args.model}"
     else:
         model = ScriptedModel(SCRIPT, name="demo-script")
-        print(
+        banner = (
             "No model configured (pass --model SPEC or set SPATIALCLAW_MODEL): this is a SCRIPTED REPLAY.\n"
             "The cells below were written in advance, not chosen by a model; they run for real in the kernel\n"
             "on the bundled stereo pair and the answer comes from what they compute."
         )
-    print(f"question: {task.question}")
+    if not args.quiet:
+        print(banner)
+        print(f"question: {task.question}")
     return run_episode(model, task, args, out)

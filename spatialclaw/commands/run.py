@@ -47,7 +47,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
-    parser.add_argument("--quiet", action="store_true", help="print only the final answer line")
+    parser.add_argument("--quiet", action="store_true", help="print only the final answer line (the demo's banner too)")
 
 
 def agent_config(args: argparse.Namespace) -> Any:
@@ -98,8 +98,11 @@ def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
     stream.flush()
 
 
-def print_summary(result: Any, stream: TextIO) -> None:
-    """The closing lines; the last one is ``answer: <value>``."""
+def print_summary(result: Any, stream: TextIO, quiet: bool = False) -> None:
+    """The closing lines; the last one is ``answer: <value>`` (the only one when ``quiet``)."""
+    if quiet:
+        print(f"answer: {result.answer}", file=stream, flush=True)
+        return
     usage = result.usage
     cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else "cost unknown"
     print(RULE, file=stream)
@@ -122,7 +125,7 @@ def run_episode(model: Any, task: Any, args: argparse.Namespace, out: Path, stre
     with Agent(model, config) as agent:
         on_step = None if args.quiet else (lambda event: print_step(event, config.max_steps, stream))
         result = agent.run(task, out, on_step=on_step)
-    print_summary(result, stream)
+    print_summary(result, stream, quiet=args.quiet)
     return 0 if result.answer is not None else 1
 
 
