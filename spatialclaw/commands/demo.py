@@ -134,7 +134,7 @@ def demo(args: argparse.Namespace) -> int:
             "The cells below were written in advance, not chosen by a model; they run for real in the kernel\n"
             "on the bundled stereo pair and the answer comes from what they compute."
         )
+    print(banner, file=sys.stderr if args.quiet else sys.stdout)  # never hidden: says whether it is scripted
     if not args.quiet:
-        print(banner)
         print(f"question: {task.question}")
     return run_episode(model, task, args, out)

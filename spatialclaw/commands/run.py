@@ -47,7 +47,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
-    parser.add_argument("--quiet", action="store_true", help="print only the final answer line (the demo's banner too)")
+    parser.add_argument("--quiet", action="store_true", help="print only the final answer line on stdout")
 
 
 def agent_config(args: argparse.Namespace) -> Any:
