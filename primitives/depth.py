@@ -185,9 +185,11 @@ def depth(
     elif fov_deg is not None:
         user_K = intrinsics_from_fov(width, height, float(fov_deg))
     model_id = _model_id(model)
-    loaded = _load(model_id, device)
-    key = cache.cache_key(model_id, loaded.version, "depth", _CACHE_FORMAT, user_K, rgb)
-    values = cache.cached("depth", key, lambda: _estimate(loaded, rgb, user_K))
+    version = models.model_version(model_id)  # without loading: a cache hit never loads the model
+    if version == "unknown":
+        version = _load(model_id, device).version
+    key = cache.cache_key(model_id, version, "depth", _CACHE_FORMAT, user_K, rgb)
+    values = cache.cached("depth", key, lambda: _estimate(_load(model_id, device), rgb, user_K))
     return DepthResult(
         depth=values["depth"],
         intrinsics=values["intrinsics"],

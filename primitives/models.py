@@ -39,6 +39,7 @@ __all__ = [
     "clear",
     "hub_offline",
     "load_model",
+    "loaded_models",
     "model_version",
     "resolve",
 ]
@@ -129,12 +130,17 @@ def resolve(model_id: str | os.PathLike) -> str:
     return text
 
 
-def model_version(source: str, model: Any = None) -> str:
-    """A string that changes when the weights change: the hub commit hash when known, else a hash of the
-    local folder's file names, sizes and modification times."""
+def model_version(model_id: str | os.PathLike, model: Any = None) -> str:
+    """A string that changes when the weights change, for cache keys; cheap (no model load): the hub commit
+    hash (from the loaded model, or the Hugging Face cache's snapshot), else for a local folder a hash of its
+    file names, sizes and modification times; "unknown" when the weights are not available yet."""
     commit = getattr(getattr(model, "config", None), "_commit_hash", None)
     if commit:
         return str(commit)
+    try:
+        source = resolve(model_id)
+    except MissingWeightsError:
+        return "unknown"
     path = Path(source)
     if path.is_dir():
         hasher = hashlib.sha256()
@@ -143,7 +149,18 @@ def model_version(source: str, model: Any = None) -> str:
                 stat = item.stat()
                 hasher.update(f"{item.relative_to(path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
         return hasher.hexdigest()[:16]
+    from huggingface_hub import try_to_load_from_cache
+
+    cached_config = try_to_load_from_cache(source, "config.json")
+    if isinstance(cached_config, str):
+        return Path(cached_config).parent.name  # .../snapshots/<commit>/config.json
     return "unknown"
+
+
+def loaded_models() -> list[tuple[str, str, str]]:
+    """(kind, classes:source, device) of every model loaded in this process."""
+    with _lock:
+        return [key[:3] for key in _loaded]
 
 
 def _transformers_class(name_or_class: Any) -> Any:

@@ -107,6 +107,15 @@ def test_second_call_is_a_cache_hit_with_the_same_result(tiny_da, image):
     assert cache.stats["misses"] == misses + 2
 
 
+def test_a_cache_hit_does_not_load_the_model(tiny_da, image):
+    first = depth(image, model=tiny_da)
+    models.clear()  # as in a fresh kernel
+    hits = cache.stats["hits"]
+    second = depth(image, model=tiny_da)
+    assert cache.stats["hits"] == hits + 1 and models.loaded_models() == []
+    assert np.array_equal(first.depth, second.depth)
+
+
 def test_cached_result_carries_the_callers_frame_index(tiny_da, image):
     depth(FakeFrame(image, index=3), model=tiny_da)
     assert depth(FakeFrame(image, index=7), model=tiny_da).frame_index == 7
