@@ -8,7 +8,8 @@ token limit. The rules, in order:
    before a lone closing tag; an opening tag that is never closed swallows the rest of the reply.
 2. The first fenced block tagged ``python``/``py``/``python3``/``ipython`` is the cell; if no block is
    tagged, the first untagged block that parses as Python is.
-3. A fence still open at the end of the reply (a truncated reply) runs to the end.
+3. A closing fence glued to the end of the last code line still closes the block; a fence still
+   open at the end of the reply (a truncated reply) runs to the end.
 4. With no fence at all, the whole remaining text is the cell if it parses as Python and contains a
    call or an assignment (a bare ``answer("B")``), so that prose is never executed.
 
@@ -67,6 +68,8 @@ def _blocks(text: str) -> list[tuple[str, str, bool]]:
         fence, tag = opening.group(1), opening.group(2).lower()
         body_start = opening.end() + 1
         closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(text, body_start)
+        if closing is None:  # a fence glued to the end of the last code line: "print(x)```"
+            closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(text, body_start)
         if closing is None:
             blocks.append((tag, text[body_start:], False))
             return blocks

@@ -62,3 +62,8 @@ def test_tilde_fences_and_other_language_tags():
 def test_strip_reasoning_handles_other_tag_names():
     assert strip_reasoning("<thinking>x</thinking>visible") == "visible"
     assert strip_reasoning("<reasoning>x</reasoning> shown ") == "shown"
+
+
+def test_a_closing_fence_glued_to_the_last_code_line_still_closes_the_block():
+    cell = extract_cell("```python\nx = 1\nprint(x)```\nThat prints 1.")
+    assert cell.code == "x = 1\nprint(x)" and not cell.truncated
