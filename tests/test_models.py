@@ -95,3 +95,27 @@ def test_folder_without_weights_is_reported(tmp_path):
 def test_unknown_kind_lists_the_known_ones(tiny_folder):
     with pytest.raises(ValueError, match="known kinds"):
         models.load_model("teleportation", tiny_folder)
+
+
+def test_hub_id_loads_from_the_hugging_face_cache_offline_with_its_commit_as_version(tmp_path):
+    """A hub id whose snapshot is in $HF_HOME loads with HF_HUB_OFFLINE=1 (fresh process: the hub library
+    reads HF_HOME at import)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    snapshot = tmp_path / "hf" / "hub" / "models--someorg--tiny-depth" / "snapshots" / "0123abcd"
+    save_tiny_depth_anything(snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0123abcd")
+    code = ("from spatialclaw.primitives import models\n"
+            "print(models.model_version('someorg/tiny-depth'))\n"
+            "loaded = models.load_model('depth', 'someorg/tiny-depth', device='cpu')\n"
+            "print(type(loaded.model).__name__, loaded.version)\n")
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_HUB_CACHE", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["0123abcd", "DepthAnythingForDepthEstimation 0123abcd"]
