@@ -208,7 +208,7 @@ _SMALL = {w: i for i, w in enumerate(
     "sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"hundred": 100, "thousand": 1000}
-_EXTRA = {"a dozen": 12, "dozen": 12, "half": 0.5, "a half": 0.5, "a couple": 2, "couple": 2, "no": 0, "none": 0, "a": 1, "an": 1}
+_PHRASES = {"a dozen": 12, "a half": 0.5, "a couple": 2}
 
 _NUMBER_WORD = "|".join(sorted(list(_SMALL) + list(_TENS) + list(_SCALES), key=len, reverse=True))
 _WORDS_RE = re.compile(rf"\b(?:{_NUMBER_WORD})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD}))*\b", re.IGNORECASE)
@@ -256,7 +256,7 @@ def _replace_number_words(text: str) -> str:
         parts = re.split(r"(?<!hundred)(?<!thousand)\s+and\s+", m.group(0), flags=re.IGNORECASE)
         return " and ".join(convert(part) for part in parts)
 
-    text = re.sub(r"\b(?:a\s+dozen|a\s+half|a\s+couple)\b", lambda m: _fmt(_EXTRA[re.sub(r"\s+", " ", m.group(0).lower())]), text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:a\s+dozen|a\s+half|a\s+couple)\b", lambda m: _fmt(_PHRASES[re.sub(r"\s+", " ", m.group(0).lower())]), text, flags=re.IGNORECASE)
     return _WORDS_RE.sub(sub, text)
 
 

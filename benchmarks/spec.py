@@ -24,7 +24,7 @@ import hashlib
 import io
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -137,7 +137,6 @@ class BenchmarkSpec:
     aggregation: str = "micro"
     media_help: str | None = None
     homepage: str | None = None
-    categories: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _load_dataset(*args: Any, **kwargs: Any) -> Any:
@@ -203,7 +202,7 @@ def load_tasks(
     if media_cache is None:
         base = Path(os.environ.get("SPATIALCLAW_CACHE", Path.home() / ".cache" / "spatialclaw"))
         media_cache = base / "benchmarks" / spec.name / "media"
-    root = Path(media_root).resolve() if media_root else (Path(source).resolve().parent if source and Path(source).is_file() else (Path(source).resolve() if source else None))
+    root = _media_root(source, media_root)
     tasks: list[Task] = []
     seen: set[str] = set()
     for index, (config, record) in enumerate(load_records(spec, source, split)):
@@ -222,6 +221,16 @@ def load_tasks(
         seen.add(task.task_id)
         tasks.append(task)
     return tasks
+
+
+def _media_root(source: str | Path | None, media_root: str | Path | None) -> Path | None:
+    """Where relative media paths resolve: ``media_root``, else the source's folder, else nothing."""
+    if media_root:
+        return Path(media_root).resolve()
+    if source is None:
+        return None
+    source = Path(source).resolve()
+    return source.parent if source.is_file() else source
 
 
 _OPTION_SPLIT = re.compile(r"(?:^|\s|,|;)\(?([A-H])\s*[\.:\)]\s*")
