@@ -110,7 +110,7 @@ def test_anthropic_sends_base64_images_and_a_separate_system_and_keeps_thinking(
     with ScriptedProvider([Reply("done", reasoning="The chair is nearer.")]) as server:
         reply = anthropic_model(server, retry=policy()).chat(conversation(), thinking_budget=2048, temperature=0.5)
     body = server.requests[0]
-    assert body["system"] == "You write code."
+    assert body["system"][0]["text"] == "You write code."
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     image_block = body["messages"][0]["content"][1]
     assert image_block["type"] == "image" and image_block["source"]["media_type"] == "image/png"
@@ -123,12 +123,30 @@ def test_anthropic_sends_base64_images_and_a_separate_system_and_keeps_thinking(
     assert reply.usage.prompt_tokens > 0 and reply.cost_usd is not None
 
 
+def test_anthropic_marks_the_system_prompt_and_the_history_for_prompt_caching_and_bills_it():
+    usage = {"prompt_tokens": 10_000, "cached_tokens": 8_000, "cache_write_tokens": 1_500, "completion_tokens": 100}
+    with ScriptedProvider([Reply("ok", usage=usage), "ok"]) as server:
+        reply = load_model("anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy()).chat(conversation())
+        load_model("anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy(),
+                   prompt_caching=False).chat(conversation())
+    cached, uncached = server.requests
+    assert cached["system"] == [{"type": "text", "text": "You write code.", "cache_control": {"type": "ephemeral"}}]
+    assert cached["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert sum("cache_control" in b for m in cached["messages"] for b in m["content"]) == 1
+    assert uncached["system"] == "You write code." and "cache_control" not in json.dumps(uncached)
+    assert (reply.usage.prompt_tokens, reply.usage.cached_tokens) == (10_000, 8_000)
+    # claude-sonnet-4: $3 / M input, $0.30 / M cache reads, cache writes 1.25 x input, $15 / M output
+    expected = (2_000 * 3.0 + 8_000 * 0.30 + 1_500 * 3.0 * 0.25 + 100 * 15.0) / 1e6
+    assert reply.cost_usd == pytest.approx(expected)
+
+
 def test_anthropic_merges_consecutive_messages_of_one_role():
     messages = [Message.text("user", "a"), Message.text("user", "b"), Message.text("assistant", "c")]
     with ScriptedProvider(["x"]) as server:
         anthropic_model(server, retry=policy()).chat(messages)
     wire = server.requests[0]["messages"]
     assert wire[0] == {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    assert wire[1]["content"][-1]["cache_control"] == {"type": "ephemeral"}  # the last turn is the breakpoint
 
 
 # --- retries and errors -----------------------------------------------------------------------------

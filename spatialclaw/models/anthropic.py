@@ -1,7 +1,10 @@
 """``anthropic:MODEL``: the Messages API through the ``anthropic`` SDK.
 
 System messages become the ``system`` field, images travel as base64 PNG blocks, consecutive messages
-of one role are merged (the API requires alternation). ``thinking_budget=N`` turns on extended thinking
+of one role are merged (the API requires alternation). Prompt caching is on unless
+``prompt_caching=False``: the system prompt and the conversation so far are marked as cache
+breakpoints, so each step re-reads the previous steps from the cache (billed at the cached-input price;
+cache writes at 1.25 times the input price). ``thinking_budget=N`` turns on extended thinking
 with a budget of N tokens; the thinking text goes to :attr:`ModelReply.reasoning` and the complete
 content blocks (thinking with signatures included) stay in ``raw`` for the trajectory. Anthropic reports
 no separate reasoning-token count, so ``Usage.reasoning_tokens`` stays 0 (thinking is billed inside
@@ -17,11 +20,14 @@ from typing import Any
 from spatialclaw.chat import Message, ModelReply, TextPart, Usage
 from spatialclaw.models.base import Model, ModelAuthError, RetryPolicy, TransientError, with_retries
 from spatialclaw.models.errors import classify_sdk_error
-from spatialclaw.models.pricing import Price, cost_usd
+from spatialclaw.models.pricing import Price, cost_usd, price_for
 
 __all__ = ["AnthropicModel", "to_anthropic_messages"]
 
 DEFAULT_MAX_TOKENS = 8192
+CACHE = {"cache_control": {"type": "ephemeral"}}
+CACHE_WRITE_PREMIUM = 0.25
+"""Anthropic bills tokens written to the prompt cache at 1.25 times the input price."""
 
 
 def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
@@ -77,8 +83,12 @@ class AnthropicModel(Model):
         params = {**self.defaults, **params}
         system, wire = to_anthropic_messages(messages)
         body: dict[str, Any] = {"model": self.name, "messages": wire, "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS}
+        cache = params.pop("prompt_caching", True)
         if system:
-            body["system"] = system
+            body["system"] = [{"type": "text", "text": system, **(CACHE if cache else {})}] if cache else system
+        if cache and wire:
+            last = wire[-1]["content"][-1]
+            wire[-1]["content"][-1] = {**last, **CACHE}
         params.pop("reasoning_effort", None)  # an OpenAI parameter
         budget = params.pop("thinking_budget", None)
         if budget:
@@ -118,11 +128,15 @@ class AnthropicModel(Model):
             completion_tokens=u.output_tokens or 0,
             cached_tokens=cache_read,
         )
+        cost = cost_usd(self.name, usage, self.prices)
+        price = price_for(self.name, self.prices)
+        if cost is not None and price is not None:
+            cost += cache_write * price.input * CACHE_WRITE_PREMIUM / 1_000_000
         return ModelReply(
             text=text,
             reasoning="\n\n".join(thinking) if thinking else None,
             usage=usage,
-            cost_usd=cost_usd(self.name, usage, self.prices),
+            cost_usd=cost,
             latency_s=latency_s,
             raw=response.model_dump(mode="json", exclude_none=True),
             finish_reason=response.stop_reason,

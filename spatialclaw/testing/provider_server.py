@@ -52,8 +52,9 @@ IMAGE_TOKENS = 85
 
 @dataclass(frozen=True)
 class Reply:
-    """A scripted successful reply. ``usage`` overrides the estimate: keys ``prompt_tokens``,
-    ``completion_tokens``, ``reasoning_tokens``, ``cached_tokens``."""
+    """A scripted successful reply. ``usage`` overrides the estimate: keys ``prompt_tokens`` (all input
+    tokens), ``completion_tokens``, ``reasoning_tokens``, ``cached_tokens`` (read from the prompt cache)
+    and ``cache_write_tokens`` (written to it; Anthropic only)."""
 
     text: str
     reasoning: str | None = None
@@ -292,6 +293,7 @@ def _estimate_usage(request: dict[str, Any], reply: Reply) -> dict[str, int]:
         "completion_tokens": len(reply.text) // 4 + reasoning + 1,
         "reasoning_tokens": reasoning,
         "cached_tokens": 0,
+        "cache_write_tokens": 0,
     }
     usage.update(reply.usage or {})
     return usage
@@ -333,10 +335,10 @@ def _anthropic_response(request: dict[str, Any], reply: Reply, model: str) -> di
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {
-            "input_tokens": usage["prompt_tokens"],
+        "usage": {  # Anthropic counts cache reads and writes apart from input_tokens
+            "input_tokens": max(usage["prompt_tokens"] - usage["cached_tokens"] - usage["cache_write_tokens"], 0),
             "output_tokens": usage["completion_tokens"],
             "cache_read_input_tokens": usage["cached_tokens"],
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": usage["cache_write_tokens"],
         },
     }
