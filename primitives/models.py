@@ -24,6 +24,7 @@ import hashlib
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,15 +103,26 @@ def hub_offline() -> bool:
                for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
+_UNREACHABLE_MEMORY_S = 300.0
+_unreachable_since: dict[str, float] = {}
+
+
 def _hub_reachable() -> bool:
+    """Probe the hub once; a failed probe is remembered for five minutes so that later loads in the
+    same process fail at once instead of waiting for the probe again."""
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    failed_at = _unreachable_since.get(endpoint)
+    if failed_at is not None and time.monotonic() - failed_at < _UNREACHABLE_MEMORY_S:
+        return False
     parsed = urlparse(endpoint)
     host = parsed.hostname or "huggingface.co"
     port = parsed.port or (443 if parsed.scheme != "http" else 80)
     try:
         with socket.create_connection((host, port), timeout=_PROBE_TIMEOUT_S):
+            _unreachable_since.pop(endpoint, None)
             return True
     except OSError:
+        _unreachable_since[endpoint] = time.monotonic()
         return False
 
 
@@ -229,7 +241,21 @@ def load_model(
         return loaded
 
 
+def _quiet_transformers() -> None:
+    """Progress bars of weight loading would land in the cell's stdout, which the model reads."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    except ImportError:
+        pass
+
+
 def _load(model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: str, dtype: Any) -> LoadedModel:
+    _quiet_transformers()
     local_folder = Path(source).is_dir()
     attempts = [True] if local_folder or hub_offline() else [True, False]
     last_error: Exception | None = None

@@ -19,7 +19,7 @@ __all__ = ["Meta", "build_namespace", "NAMESPACE_NAMES"]
 _P = "spatialclaw.primitives"
 
 NAMESPACE_NAMES = (
-    "frames", "videos", "meta", "show", "answer", "depth", "reconstruct", "detect", "segment", "track",
+    "frames", "videos", "meta", "show", "answer", "depth", "stereo_depth", "reconstruct", "detect", "segment", "track",
     "geom", "scene", "zoom", "draw", "find_color", "vlm", "np", "scipy", "plt", "Image",
 )
 """Every name the kernel namespace provides; the prompt documents exactly these."""
@@ -94,6 +94,7 @@ def build_namespace(
         "show": show,
         "answer": Answerer(info.get("choices"), info.get("answer_type")),
         "depth": LazyCallable(f"{_P}.depth", "depth"),
+        "stereo_depth": LazyCallable(f"{_P}.stereo", "stereo_depth"),
         "reconstruct": LazyCallable(f"{_P}.reconstruct", "reconstruct"),
         "detect": LazyCallable(f"{_P}.detect", "detect"),
         "segment": LazyCallable(f"{_P}.segment", "segment"),

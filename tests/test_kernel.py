@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw import Kernel, KernelPool
+from spatialclaw.primitives.namespace import NAMESPACE_NAMES
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,7 @@ def test_pool_reset_leaves_nothing_of_the_previous_episode(tmp_path):
         assert second is first and second.pid == pid
         result = second.execute(
             "import os\nleft = [n for n in dir() if not n.startswith('_') and n not in ('In', 'Out', 'exit', 'quit', 'get_ipython', 'open')]\n"
-            "print(sorted(set(left) - {'frames','videos','meta','show','answer','depth','reconstruct','detect','segment','track','geom','scene','zoom','draw','find_color','vlm','np','scipy','plt','Image','os'}))\n"
+            f"print(sorted(set(left) - {set(NAMESPACE_NAMES) | {'os'}!r}))\n"
             "print(meta.question)\nprint(len(In))\nprint(os.listdir('.'))\n"
             "import matplotlib.pyplot as pyplot\nprint(pyplot.get_fignums())"
         )
