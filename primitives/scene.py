@@ -12,9 +12,9 @@ to the viewer's left than B's; "A is behind B" = A is farther from the viewer th
 Camera pitch and roll never change these words. Camera k is the camera of absolute frame index k
 (``scene.cameras``), not the k-th list position.
 
-An instance's position is, by default, the centre of its upright box (``Instance.center``): it does not
+An instance's position is, by default, the centre of its upright box (``SceneObject.center``): it does not
 move when one side is sampled more densely than another (faces seen head-on, or only the visible side),
-unlike the mean of the points (``Instance.centroid``, available with ``position="centroid"``).
+unlike the mean of the points (``SceneObject.centroid``, available with ``position="centroid"``).
 Distances in readouts: "centres" = centre-to-centre; "closest points" = the gap between the two point
 sets (KD-tree nearest pair; 0 when they touch).
 """
@@ -34,7 +34,7 @@ from .geom_box import OrientedBox
 from .geom_camera import as_points, as_pose
 from .geom_relate import Direction, format_metres
 
-__all__ = ["Scene", "Instance", "Relation", "Readout"]
+__all__ = ["Scene", "SceneObject", "Relation", "Readout"]
 
 MAX_PAIRS_IN_DESCRIPTION = 45
 
@@ -54,7 +54,7 @@ def _frame_index(frame: Any) -> int:
 
 
 @dataclass
-class Instance:
+class SceneObject:
     """One named thing in the scene.
 
     Attributes:
@@ -106,7 +106,7 @@ class Instance:
                 f"from z={z_lo:.2f} to {z_hi:.2f} m{frames}, {len(self.points)} points")
 
     def __repr__(self) -> str:
-        return f"Instance({self.summary()})"
+        return f"SceneObject({self.summary()})"
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class Scene:
     """
 
     def __init__(self) -> None:
-        self.instances: dict[str, Instance] = {}
+        self.instances: dict[str, SceneObject] = {}
         self.cameras: dict[int, np.ndarray] = {}
         self.unposed: list[int] = []
 
@@ -216,7 +216,7 @@ class Scene:
         frames: Sequence[Any] | Any = (),
         label: str | None = None,
         merge: bool = False,
-    ) -> Instance:
+    ) -> SceneObject:
         """Store (or replace) an instance from its 3D points.
 
         Args:
@@ -236,7 +236,7 @@ class Scene:
             pts = np.concatenate([old.points, pts])
             indices = tuple(sorted(set(old.frames) | set(indices)))
             label = label or old.label
-        instance = Instance(name=name, label=label or name, points=pts, frames=tuple(sorted(set(indices))))
+        instance = SceneObject(name=name, label=label or name, points=pts, frames=tuple(sorted(set(indices))))
         self.instances[name] = instance
         return instance
 
@@ -253,7 +253,7 @@ class Scene:
         erode_px: int = 2,
         reject_outliers: bool = True,
         stride: int = 1,
-    ) -> Instance:
+    ) -> SceneObject:
         """Store an instance from an image mask and the frame's metric depth.
 
         Args:
@@ -316,7 +316,7 @@ class Scene:
     def _from_reconstruction(rec: Any, frame: Any, K: Any, pose: Any) -> tuple[Any, Any, Any]:
         if frame is None:
             raise ValueError("add_from_mask with a reconstruction needs the frame: pass frame=<absolute index> "
-                             "(or a mask Instance with .frame_index)")
+                             "(or a segmentation Instance with .frame_index)")
         index = _frame_index(frame)
         positions = np.flatnonzero(np.asarray(rec.frame_indices) == index)
         if len(positions) == 0:
@@ -341,13 +341,13 @@ class Scene:
         self.cameras.clear()
         self.unposed = []
 
-    def _get(self, name: str) -> Instance:
+    def _get(self, name: str) -> SceneObject:
         if name not in self.instances:
             raise KeyError(f"no instance named {name!r} in the scene; known: {sorted(self.instances)} (add with scene.add)")
         return self.instances[name]
 
-    def __getitem__(self, name: str) -> Instance:
-        """``scene["chair"]``: the stored ``Instance`` (KeyError listing the known names otherwise)."""
+    def __getitem__(self, name: str) -> SceneObject:
+        """``scene["chair"]``: the stored ``SceneObject`` (KeyError listing the known names otherwise)."""
         return self._get(name)
 
     def __contains__(self, name: object) -> bool:
@@ -357,12 +357,12 @@ class Scene:
         """Number of instances."""
         return len(self.instances)
 
-    def __iter__(self) -> Iterator[Instance]:
+    def __iter__(self) -> Iterator[SceneObject]:
         return iter(self.instances.values())
 
     @property
     def names(self) -> list[str]:
-        """Instance names in insertion order."""
+        """Object names in insertion order."""
         return list(self.instances)
 
     # ---- readouts ------------------------------------------------------------------------------
