@@ -8,7 +8,7 @@ from PIL import Image
 from agent_helpers import photo
 from spatialclaw.agent import Agent, AgentConfig
 from spatialclaw.chat import ImagePart, Message, TextPart
-from spatialclaw.models import load_model
+from spatialclaw.models import ModelError, load_model
 from spatialclaw.primitives.models import MissingWeightsError
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectory import load_episode
@@ -62,6 +62,22 @@ def test_an_episode_with_the_local_model_is_logged(model, tmp_path):
     assert calls[0]["response"]["raw"]["generated_token_ids"]
     assert calls[0]["usage"]["prompt_tokens"] > 0
     assert episode.header["model"]["backend"] == "HFModel"
+
+
+def test_a_processor_that_needs_torchvision_says_so(tiny_vlm, tmp_path):
+    import importlib.util
+    import json
+    import shutil
+
+    if importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed here, so the video processor loads")
+    folder = tmp_path / "qwen-like"
+    shutil.copytree(tiny_vlm, folder)
+    config = json.loads((folder / "processor_config.json").read_text())
+    config["processor_class"] = "Qwen2VLProcessor"  # a processor with a video processor
+    (folder / "processor_config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="needs? torchvision|with torchvision, and torchvision is not installed"):
+        load_model(f"hf:{folder}")
 
 
 def test_missing_weights_say_where_to_get_them(tmp_path, monkeypatch):

@@ -5,18 +5,20 @@ chat template works (Qwen2.5-VL, Qwen3-VL, SmolVLM, Idefics3, Gemma 3, ...). Wei
 folder or the Hugging Face hub through the shared loader :func:`spatialclaw.primitives.models.load_model`
 (a clear :class:`~spatialclaw.primitives.models.MissingWeightsError` when they are missing). Device and
 dtype are automatic (CUDA, then MPS, then CPU; ``SPATIALCLAW_DEVICE`` overrides). Decoding is greedy
-unless ``temperature > 0``.
+unless ``temperature > 0``. Processors with a video processor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, SmolVLM2)
+need ``torchvision``; without it loading fails with an error that says so.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import threading
 import time
 from typing import Any
 
 from spatialclaw.chat import Message, ModelReply, TextPart, Usage
-from spatialclaw.models.base import Model, ModelRequestError
+from spatialclaw.models.base import Model, ModelError, ModelRequestError
 
 __all__ = ["HFModel", "to_chat_template_messages"]
 
@@ -48,10 +50,19 @@ class HFModel(Model):
         self.name = model
         self.spec = f"hf:{model}"
         self.defaults = defaults
-        loaded = load_model(
-            "image-text-to-text", model, device=device, dtype=dtype,
-            model_class="AutoModelForImageTextToText", processor_class="AutoProcessor",
-        )
+        try:
+            loaded = load_model(
+                "image-text-to-text", model, device=device, dtype=dtype,
+                model_class="AutoModelForImageTextToText", processor_class="AutoProcessor",
+            )
+        except (RuntimeError, ImportError, AttributeError) as error:
+            if "video processor" in str(error).lower() and importlib.util.find_spec("torchvision") is None:
+                raise ModelError(
+                    f"{self.spec}: this model's processor includes a video processor, which transformers builds "
+                    "with torchvision, and torchvision is not installed. Install the torchvision release that "
+                    "matches your torch (see https://pytorch.org/get-started/previous-versions/)."
+                ) from error
+            raise
         self.model, self.processor = loaded.model, loaded.processor
         self.device = loaded.device
         self.version = loaded.version
