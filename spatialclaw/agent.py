@@ -335,6 +335,8 @@ class Agent:
             extraction = extract_cell(reply.text)
             if not extraction.found:
                 message = render("format_error.md", step=step, max_steps=config.max_steps).rstrip("\n")
+                if reply.finish_reason in ("length", "max_tokens"):
+                    message += "\n" + render("truncated.md").rstrip("\n")
                 episode.write("format_error", step=step, response=reply.text, message=message)
                 memory.append(StepRecord(step, extraction.visible, None, None, message))
                 _notify(on_step, StepEvent(step=step, kind="format_error", reply=reply.text, message=message))

@@ -14,7 +14,7 @@ from spatialclaw import Kernel
 from spatialclaw.agent import Agent, AgentConfig
 from spatialclaw.prompting import prompt_version
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.testing import ScriptedProvider, unauthorized
+from spatialclaw.testing import Reply, ScriptedProvider, unauthorized
 from spatialclaw.trajectory import load_episode
 
 
@@ -260,3 +260,11 @@ def test_a_missing_input_file_ends_the_episode_with_a_clear_error(kernel, tmp_pa
     assert result.status == "error" and "gone.png" in result.error and "cannot be read" in result.error
     assert server.calls == 0
     assert load_episode(result.trajectory_dir).end["reason"] == "error"
+
+
+def test_a_reply_cut_off_before_any_code_is_told_to_be_shorter(task, kernel, tmp_path):
+    script = [Reply("<think>Let me consider every possibility in great detail", finish_reason="length"), cell("answer('A')")]
+    with ScriptedProvider(script) as server:
+        result = Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
+    assert result.status == "answered" and result.steps == 2
+    assert "reached the output token limit" in openai_text(server.requests[1])
