@@ -237,3 +237,11 @@ def test_price_table_longest_prefix_and_user_overrides(tmp_path, monkeypatch):
     table.write_text("not json")
     with pytest.raises(ValueError, match="SPATIALCLAW_PRICES"):
         price_for("gpt-4o")
+
+
+def test_a_script_that_runs_out_says_so_in_the_error():
+    with ScriptedProvider(["only one"]) as server:
+        model = openai_model(server, retry=policy(attempts=2))
+        assert model.chat(conversation()).text == "only one"
+        with pytest.raises(ModelUnavailableError, match="has only 1 replies; request 2 has none"):
+            model.chat(conversation())
