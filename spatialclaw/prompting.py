@@ -34,23 +34,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 _P = "spatialclaw.primitives"
 
-# (name in the kernel, module, attribute, how it is bound): the contract of DESIGN.md's namespace table.
+# (name in the kernel, module, attribute, how it is bound) for the entries whose documentation is not
+# the object the namespace holds: instances built lazily, the ``answer`` callable, the ``frames`` type.
+# Every other entry (lazily imported functions and modules) is found in the namespace itself, so a
+# primitive added there is documented without touching this file.
 NAMESPACE_DOCS: list[tuple[str, str, str, str]] = [
     ("frames", f"{_P}.frames", "Frames", "instance"),
     ("meta", f"{_P}.namespace", "Meta", "instance"),
     ("show", f"{_P}.display", "show", "function"),
     ("answer", f"{_P}.display", "Answerer.__call__", "function"),
-    ("depth", f"{_P}.depth", "depth", "function"),
-    ("reconstruct", f"{_P}.reconstruct", "reconstruct", "function"),
-    ("detect", f"{_P}.detect", "detect", "function"),
-    ("segment", f"{_P}.segment", "segment", "function"),
-    ("track", f"{_P}.track", "track", "function"),
-    ("zoom", f"{_P}.look", "zoom", "function"),
-    ("draw", f"{_P}.look", "draw", "function"),
-    ("find_color", f"{_P}.look", "find_color", "function"),
     ("vlm", f"{_P}.vlm", "VLMClient", "instance"),
     ("scene", f"{_P}.scene", "Scene", "instance"),
-    ("geom", f"{_P}.geom", "", "module"),
 ]
 
 _LIBRARIES = (
@@ -206,6 +200,25 @@ def _resolve(module: Any, attribute: str) -> Any:
     return value
 
 
+def _namespace_entries() -> list[tuple[str, str, str, str]]:
+    """What to document, in the namespace's order: :data:`NAMESPACE_DOCS` where it says, else what the
+    namespace of :func:`spatialclaw.primitives.namespace.build_namespace` holds (lazy functions and
+    primitives modules); entries of the table missing from the namespace come last."""
+    from spatialclaw.primitives.lazy import LazyCallable, LazyModule
+    from spatialclaw.primitives.namespace import build_namespace
+
+    table = {entry[0]: entry for entry in NAMESPACE_DOCS}
+    entries = []
+    for name, value in build_namespace().items():
+        if name in table:
+            entries.append(table.pop(name))
+        elif isinstance(value, LazyCallable):
+            entries.append((name, value._module, value._attribute, "function"))
+        elif isinstance(value, LazyModule) and object.__getattribute__(value, "_lazy_name").startswith(_P):
+            entries.append((name, object.__getattribute__(value, "_lazy_name"), "", "module"))
+    return entries + list(table.values())
+
+
 @functools.lru_cache(maxsize=1)
 def api_section() -> str:
     """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
@@ -217,7 +230,7 @@ def api_section() -> str:
     missing: list[str] = []
     referenced: dict[str, type] = {}
     documented: set[str] = set()
-    for name, module_name, attribute, binding in NAMESPACE_DOCS:
+    for name, module_name, attribute, binding in _namespace_entries():
         try:
             module = importlib.import_module(module_name)
             obj = module if binding == "module" else _resolve(module, attribute)

@@ -11,6 +11,8 @@ import pytest
 
 from spatialclaw import prompting
 from spatialclaw.primitives import display
+from spatialclaw.primitives import namespace
+from spatialclaw.primitives.lazy import LazyCallable
 from spatialclaw.primitives.namespace import NAMESPACE_NAMES
 from spatialclaw.task import FrameSpec, Task
 
@@ -34,7 +36,7 @@ def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
         assert f"`{name}" in api, f"the prompt says nothing about `{name}`"
 
 
-def test_a_new_docstring_shows_up_without_editing_any_prompt(fresh_api):
+def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_prompts(fresh_api):
     module = types.ModuleType("spatialclaw_fake_primitive")
 
     class Frame:
@@ -46,7 +48,9 @@ def test_a_new_docstring_shows_up_without_editing_any_prompt(fresh_api):
 
     module.measure = measure
     fresh_api.setitem(sys.modules, "spatialclaw_fake_primitive", module)
-    fresh_api.setattr(prompting, "NAMESPACE_DOCS", [*prompting.NAMESPACE_DOCS, ("measure", "spatialclaw_fake_primitive", "measure", "function")])
+    real = namespace.build_namespace
+    # a primitive added to the kernel namespace (lazily, as the namespace binds functions)
+    fresh_api.setattr(namespace, "build_namespace", lambda: {**real(), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")})
     api = prompting.api_section()
     assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
     assert "a unique sentence 7f3a" in api
