@@ -30,6 +30,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray instance)")
     parser.add_argument("--episode-timeout", type=float, default=None, help="Ray executor: cancel an episode after this many seconds")
+    parser.add_argument("--ray-gpus-per-worker", type=float, default=0.0,
+                        help="Ray executor: GPUs per worker (fractions share a GPU between episodes)")
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
     parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
@@ -68,7 +70,8 @@ def handle(args: argparse.Namespace) -> int:
             benchmark=args.benchmark, model=args.model, out=args.out, limit=args.limit, seed=args.seed, source=args.source,
             media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
             executor=args.executor, ray_address=args.ray_address, resume=args.resume, agent=_agent_options(args),
-            model_options=model_options, episode_timeout_s=args.episode_timeout, progress=not args.no_progress,
+            model_options=model_options, episode_timeout_s=args.episode_timeout, ray_gpus_per_worker=args.ray_gpus_per_worker,
+            progress=not args.no_progress,
         )
         summary = run_benchmark(config)
     except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable) as failure:

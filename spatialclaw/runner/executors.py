@@ -6,8 +6,10 @@ results file, so the run directory format does not depend on the executor.
 ``local``: ``workers`` threads, each with its own :class:`EpisodeWorker` (model client and agent), sharing
 one :class:`~spatialclaw.pool.KernelPool` of ``workers`` kernels.
 
-``ray``: ``workers`` actors (``ray_num_cpus`` CPUs each), each with its own worker and a one-kernel pool;
-one job in flight per actor. With ``episode_timeout_s`` an episode that runs longer is cancelled by
+``ray``: ``workers`` actors (``ray_num_cpus`` CPUs and ``ray_num_gpus`` GPUs each), each with its own
+worker and a one-kernel pool; one job in flight per actor. A fractional ``ray_num_gpus`` (e.g. 0.25) puts
+several episodes on one GPU node's GPU: Ray sets ``CUDA_VISIBLE_DEVICES`` for the actor, and the
+actor's kernel inherits it, so the perception models an episode loads run on that GPU. With ``episode_timeout_s`` an episode that runs longer is cancelled by
 killing its actor (a fresh actor takes its place) and recorded with status ``timeout``. Without
 ``ray_address`` a local Ray instance is started for the run and stopped afterwards; ``auto`` or
 ``ray://HOST:PORT`` joins a cluster (the run directory must be on a file system the workers share).
@@ -98,7 +100,8 @@ class RayExecutor:
     """Episodes on Ray actors (see the module docstring)."""
 
     def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
-                 address: str | None = None, episode_timeout_s: float | None = None, ray_num_cpus: float = 1.0) -> None:
+                 address: str | None = None, episode_timeout_s: float | None = None, ray_num_cpus: float = 1.0,
+                 ray_num_gpus: float = 0.0) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
@@ -107,6 +110,7 @@ class RayExecutor:
         self.address = address
         self.episode_timeout_s = episode_timeout_s
         self.ray_num_cpus = ray_num_cpus
+        self.ray_num_gpus = ray_num_gpus
 
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         try:
@@ -122,7 +126,7 @@ class RayExecutor:
 
                 ray.init(num_cpus=max(int(self.workers * self.ray_num_cpus + 0.999), os.cpu_count() or 1),
                          include_dashboard=False, log_to_driver=False)
-        actor_class = ray.remote(num_cpus=self.ray_num_cpus)(_RayEpisodeActor)
+        actor_class = ray.remote(num_cpus=self.ray_num_cpus, num_gpus=self.ray_num_gpus)(_RayEpisodeActor)
 
         def new_actor() -> Any:
             return actor_class.remote(self.worker_args, self.kernel_options)

@@ -47,6 +47,7 @@ class RunConfig:
     agent: dict[str, Any] = field(default_factory=dict)
     model_options: dict[str, Any] = field(default_factory=dict)
     episode_timeout_s: float | None = None
+    ray_gpus_per_worker: float = 0.0
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -134,7 +135,8 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     if config.executor == "ray":
         from spatialclaw.runner.executors import RayExecutor
 
-        executor = RayExecutor(config.workers, worker_args, address=config.ray_address, episode_timeout_s=config.episode_timeout_s)
+        executor = RayExecutor(config.workers, worker_args, address=config.ray_address, episode_timeout_s=config.episode_timeout_s,
+                               ray_num_gpus=config.ray_gpus_per_worker)
     else:
         from spatialclaw.runner.executors import LocalExecutor
 
