@@ -145,6 +145,30 @@ def test_no_tools_baseline_report_and_tool_gain(tmp_path: Path) -> None:
     # The mean over questions matches the rows (synthetic aggregates micro).
     rows = _rows(tools)
     assert tool_run["overall"] == pytest.approx(sum(r["score"] for r in rows) / len(rows))
+    cli = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "report", str(tools), str(base), "--out", str(tmp_path / "cli")],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0 and "## synthetic: per category" in cli.stdout
+    assert (tmp_path / "cli" / "chart.png").exists() and (tmp_path / "cli" / "summary.csv").exists()
+
+
+def test_a_request_that_times_out_gives_a_timeout_row_and_resume_retries_it(tmp_path: Path) -> None:
+    state = {"slow": True}
+
+    def script(request: dict, index: int):
+        return delayed(5.0, "ANSWER: B") if state["slow"] else "ANSWER: B"
+
+    with ScriptedProvider(script) as server:
+        options = {"max_attempts": 1, "api_key": "test-key", "timeout_s": 1.0}
+        first = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "r",
+                                        limit=2, workers=2, baseline="no-tools", progress=False, model_options=options,
+                                        agent={"fsync": False, "preview_images": 1}))
+        assert first.statuses == {"timeout": 2}
+        assert all("timed out" in r["error"] for r in _rows(tmp_path / "r"))
+        state["slow"] = False
+        second = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "r",
+                                         limit=2, workers=2, baseline="no-tools", progress=False, model_options=options,
+                                         agent={"fsync": False, "preview_images": 1}, resume=True))
+    assert second.statuses == {"ok": 2} and [r["attempt"] for r in _rows(tmp_path / "r")] == [2, 2]
 
 
 def test_existing_run_needs_resume_and_the_same_configuration(tmp_path: Path) -> None:
