@@ -94,6 +94,15 @@ class RecordContext:
             )
         return str(path.resolve())
 
+    def media_any(self, candidates: list[str]) -> str:
+        """The first of several possible relative paths that exists under ``media_root`` (for datasets whose
+        archives are laid out differently between releases); the error names the first."""
+        if self.media_root is not None:
+            for candidate in candidates:
+                if (self.media_root / candidate).exists():
+                    return str((self.media_root / candidate).resolve())
+        return self.media(candidates[0])
+
     def _store(self, data: bytes, suffix: str) -> str:
         self.media_cache.mkdir(parents=True, exist_ok=True)
         path = self.media_cache / f"{hashlib.sha256(data).hexdigest()}{suffix}"

@@ -148,7 +148,7 @@ def test_erqa(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["erqa"], source=FIXTURES / "erqa" / "test.jsonl", media_cache=tmp_path)
     _check_tasks(tasks, "erqa")
     assert tasks[0].choices[:2] == ["the mug", "the shelf"]
-    assert tasks[0].task_id == "erqa/0" and tasks[1].choices == ["first", "second"]
+    assert tasks[0].task_id == "erqa/erqa_0" and tasks[1].choices == ["first", "second"]
 
 
 def test_spar_bench_numeric_and_choice(tmp_path: Path) -> None:
@@ -170,7 +170,10 @@ def test_viewspatial_bench(tmp_path: Path) -> None:
 def test_omnispatial_answer_index(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["omnispatial"], source=FIXTURES / "omnispatial" / "data.json", media_cache=tmp_path)
     _check_tasks(tasks, "omnispatial")
-    assert [t.ground_truth for t in tasks] == ["C", "A"]
+    assert [t.ground_truth for t in tasks] == ["C", "A", "B"]
+    assert tasks[0].inputs[0].paths[0].endswith("Complex_Logic/0.png")  # image named by the id's prefix
+    assert tasks[0].inputs[0].paths == tasks[2].inputs[0].paths
+    assert tasks[2].choices == ["A", "B", "C", "D"] and "labelled in the image" in tasks[2].question
 
 
 def test_3dsrbench_circular_groups(tmp_path: Path) -> None:

@@ -1,10 +1,9 @@
 """ERQA (Gemini Robotics team, 2025): embodied reasoning multiple choice over one or more images.
 
-Record (the released ``erqa.tfrecord`` fields, as in its Hugging Face parquet mirrors): ``question`` (the
-options inline, ``A. ...``), ``question_type``, ``answer`` (a letter), ``images`` (list of encoded images),
-``visual_indices`` (where each image sits in the prompt). No id field: the record index is the id.
-The default hub id is a community mirror (``FlagEval/ERQA``); pass ``--source`` for another copy.
-Overall = accuracy.
+Record (``FlagEval/ERQA``, BAAI's parquet release of the ``erqa.tfrecord`` file, split ``test``):
+``question_id``, ``question`` (the options inline, ``A. ...``), ``question_type``, ``answer`` (a letter),
+``images`` (list of encoded images), ``visual_indices`` (where each image sits in the prompt; absent in
+some copies). A copy without ``question_id`` uses the record index. Overall = accuracy.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from spatialclaw.task import FrameSpec, Task
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     paths = [ctx.image(image, "images") for image in record["images"]]
-    parsed = parse_inline_options(record["question"], marker="Options:")
+    parsed = parse_inline_options(record["question"], marker="Options:") or parse_inline_options(record["question"])
     if parsed is None:
-        raise ValueError(f"question {record['id']} has no 'Options: A: ..., B: ...' part")
+        raise ValueError(f"question {record['id']} has no inline options ('Options: A: ..., B: ...')")
     stem, options = parsed
     return Task(
         question=stem,

@@ -1,11 +1,13 @@
 """OmniSpatial (Jia et al., 2025): dynamic reasoning, complex spatial logic, spatial interaction and
 perspective taking.
 
-Record (``data.json`` in ``qizekun/OmniSpatial``'s ``OmniSpatial-test.zip``): ``id``, ``question``,
-``options`` (list of option texts), ``answer`` (0-based index of the right option), ``task_type``
-(Dynamic_Reasoning, Complex_Logic, Spatial_Interaction, Perspective_Taking), ``sub_task_type``. Images live
-beside it as ``<task_type>/<id>.png`` (an ``image`` field, when present, names the file instead). Unzip and
-pass ``--source OmniSpatial-test/data.json``. Overall = accuracy.
+Record (``data.json`` in ``qizekun/OmniSpatial``'s ``OmniSpatial-test.zip``): ``id`` (``"<image>_<n>"``:
+several questions share an image), ``question``, ``options`` (list of option texts; empty for the
+Complex_Logic questions whose options are drawn in the image, labelled A, B, C, D), ``answer`` (0-based index
+of the right option), ``task_type`` (Dynamic_Reasoning, Complex_Logic, Spatial_Interaction,
+Perspective_Taking), ``sub_task_type``. Records carry no image field: the image is
+``<task_type>/<image>.png`` beside ``data.json``. Unzip and pass ``--source OmniSpatial-test/data.json``.
+Overall = accuracy.
 """
 
 from __future__ import annotations
@@ -18,16 +20,21 @@ from spatialclaw.task import FrameSpec, Task
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    image = record.get("image") or f"{record['task_type']}/{record['id']}.png"
-    options = list(record["options"])
-    answer = record["answer"]
-    ground_truth = choice_letters(len(options))[int(answer)] if isinstance(answer, int) or str(answer).isdigit() else str(answer)
+    image = f"{record['task_type']}/{str(record['id']).split('_')[0]}.png"
+    options = list(record["options"] or [])
+    answer = int(record["answer"])
+    question = record["question"]
+    if not options:  # the options are drawn in the image
+        options = choice_letters(max(4, answer + 1))
+        question += "\n(The options are labelled in the image.)"
+    if not 0 <= answer < len(options):
+        raise ValueError(f"answer index {answer} is outside the {len(options)} options")
     return Task(
-        question=record["question"],
+        question=question,
         inputs=[FrameSpec.images([ctx.image(image, "image")])],
         choices=options,
         answer_type="multiple_choice",
-        ground_truth=ground_truth,
+        ground_truth=choice_letters(len(options))[answer],
         task_id=f"omnispatial/{record['id']}",
         benchmark="omnispatial",
         category=record["task_type"],

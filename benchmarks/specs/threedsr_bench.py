@@ -3,8 +3,9 @@ multi-object), scored with circular evaluation.
 
 Record (``ccvl/3DSRBench``, config ``benchmark``, split ``test``; the same columns as its VLMEvalKit TSV):
 ``index``, ``question``, ``A`` .. ``D`` (empty for two-option questions), ``answer`` (a letter),
-``category``, and the image either as ``image`` (base64) or ``image_url`` (a COCO URL; the file is looked up
-by name under ``--media-root``, e.g. the unzipped ``coco_images.zip``). Circular variants of one question
+``category``, ``image_source``, and the image either as ``image`` (base64, in the VLMEvalKit TSVs) or
+``image_url`` (a COCO URL; the file is looked up under ``--media-root``, e.g. the unzipped
+``coco_images.zip``, as ``<folder>/<name>`` then ``<name>``). Circular variants of one question
 share ``index % 1,000,000`` (VLMEvalKit's convention); a question counts only when all variants are right.
 """
 
@@ -20,7 +21,8 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     if record.get("image"):
         path = ctx.image(record["image"], "image")
     else:
-        path = ctx.image(str(record["image_url"]).rsplit("/", 1)[-1], "image_url")
+        parts = str(record["image_url"]).rstrip("/").split("/")
+        path = ctx.media_any(["/".join(parts[-2:]), parts[-1]])
     options = [str(record[k]) for k in "ABCD" if record.get(k) not in (None, "") and str(record[k]) != "nan"]
     index = int(record["index"])
     return Task(

@@ -3,8 +3,10 @@ person's perspective.
 
 Record (``lidingm/ViewSpatial-Bench``, config ``ViewSpatial-Bench``, file ``ViewSpatial-Bench.json``,
 split ``test``): ``question_type`` (e.g. ``"Camera perspective - Relative Direction"``), ``image_path``
-(list of paths under ``scannetv2_val/`` or ``val2017/``, shipped as zips), ``question``, ``choices``
-(``"A. left\\nB. right ..."`` or a list), ``answer`` (``"A. left"`` or a letter). Overall = accuracy.
+(list of paths such as ``ViewSpatial-Bench/scannetv2_val/...`` or ``ViewSpatial-Bench/val2017/...``; the
+images ship as ``scannetv2_val.zip`` and ``val2017.zip``, and the leading ``ViewSpatial-Bench/`` is dropped
+when looking under ``--media-root``), ``question``, ``choices`` (``"A. left\\nB. right ..."`` or a list),
+``answer`` (``"A. left"`` or a letter). Overall = accuracy.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from spatialclaw.task import FrameSpec, Task
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     raw_paths = record["image_path"] if isinstance(record["image_path"], list) else [record["image_path"]]
-    paths = [ctx.image(path, "image_path") for path in raw_paths]
+    paths = [ctx.image(str(path).removeprefix("ViewSpatial-Bench/"), "image_path") for path in raw_paths]
     choices = record["choices"]
     if isinstance(choices, str):
         parsed = parse_inline_options(choices)
