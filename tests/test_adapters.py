@@ -52,8 +52,8 @@ def _check_tasks(tasks: list, benchmark: str) -> None:
             assert score_answer(right, task.ground_truth, task.answer_type, task.choices).value == 1.0
             assert score_answer(wrong, task.ground_truth, task.answer_type, task.choices).value == 0.0
         else:
-            assert task.answer_type == "number"
-            assert score_answer(str(task.ground_truth), task.ground_truth, "number").value == 1.0
+            assert task.answer_type in ("number", "text")
+            assert score_answer(str(task.ground_truth), task.ground_truth, task.answer_type).value == 1.0
         assert "ground_truth" not in task.kernel_meta()
 
 
@@ -154,8 +154,9 @@ def test_erqa(tmp_path: Path) -> None:
 def test_spar_bench_numeric_and_choice(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["spar-bench"], source=FIXTURES / "spar-bench" / "test.jsonl", media_cache=tmp_path)
     _check_tasks(tasks, "spar-bench")
-    fill, select = tasks
+    fill, select, words = tasks
     assert fill.ground_truth == 2.35 and fill.meta["metric"] == "mra"
+    assert words.answer_type == "text" and words.meta["metric"] == "exact"
     assert select.choices == ["moved left", "moved right", "moved forward", "moved backward"]
 
 

@@ -3,8 +3,9 @@
 Record (``jasonzhango/SPAR-Bench``, split ``test``): ``id``, ``img_type`` (single-view / multi-view /
 video), ``format_type`` (``fill`` for numeric answers, ``select`` for multiple choice), ``task`` (e.g.
 ``depth_prediction_oc``, ``distance_prediction_oo``, ``view_change_infer``), ``source``, ``image`` (list of
-images), ``question`` (options inline for ``select``), ``answer``. Numeric tasks are scored by mean relative
-accuracy, choices by accuracy; overall = mean over tasks.
+images), ``question`` (options inline for ``select``), ``answer``. Numeric ``fill`` answers are scored by mean
+relative accuracy, other ``fill`` answers by normalised exact match, choices by accuracy; overall = mean
+over tasks.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         return Task(question=stem, choices=options, answer_type="multiple_choice", ground_truth=str(record["answer"]).strip(),
                     meta={**meta, "metric": "choice"}, **common)
     value = extract_number(record["answer"])
-    if value is None:
-        raise ValueError(f"fill question {record['id']} has a non-numeric answer {record['answer']!r}")
+    if value is None:  # a free-form fill answer: scored by normalised exact match
+        return Task(question=record["question"], answer_type="text", ground_truth=str(record["answer"]),
+                    meta={**meta, "metric": "exact"}, **common)
     return Task(question=record["question"], answer_type="number", ground_truth=value, meta={**meta, "metric": "mra"}, **common)
 
 
