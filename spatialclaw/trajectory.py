@@ -5,13 +5,16 @@ Layout::
     EPISODE_DIR/
       episode.jsonl        one JSON event per line, appended and flushed as the episode runs
       images/<sha256>.png  every image that appears in a model request or a cell result
+      texts/<sha256>.txt   every long text part of a request (the system prompt, ...), stored once
 
 Event types (every event has ``type``, ``seq`` (0, 1, ...) and ``time`` (Unix seconds)):
 
 ``header``       format_version, package_version, prompt_version, model, config, config_hash
 ``task``         the :class:`~spatialclaw.task.Task` (``task``) and its input files' hashes (``files``)
 ``model_call``   step, purpose (plan/step/fallback/vlm.ask/vlm.locate), model, params, request
-                 (messages with images as hash references), response (text, reasoning, finish_reason,
+                 (messages with images, and text parts of ``LONG_TEXT_CHARS`` or more, as hash
+                 references ``{"type": "text", "text_ref": sha256}``; :meth:`Episode.messages` resolves
+                 both), response (text, reasoning, finish_reason,
                  raw), usage, cost_usd, latency_s, error
 ``cell``         step, code, result (a :class:`~spatialclaw.cell.CellResult` with images as hash references)
 ``format_error`` step, response text, message shown to the model
@@ -42,6 +45,9 @@ __all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "load_episode", "ite
 FORMAT_VERSION = 1
 EPISODE_FILE = "episode.jsonl"
 IMAGE_DIR = "images"
+TEXT_DIR = "texts"
+LONG_TEXT_CHARS = 4096
+"""Text parts at least this long are stored once under ``texts/`` instead of inline in every request."""
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -75,18 +81,26 @@ class TrajectoryWriter:
         if not self._file.closed:
             self._file.close()
 
-    def store_image(self, png: bytes) -> str:
-        """Store PNG bytes content-addressed (atomic rename) and return the sha256 hex digest."""
-        digest = hashlib.sha256(png).hexdigest()
+    def _store_blob(self, data: bytes, folder: str, suffix: str) -> str:
+        digest = hashlib.sha256(data).hexdigest()
         if digest in self._stored:
             return digest
-        path = self.directory / IMAGE_DIR / f"{digest}.png"
+        path = self.directory / folder / f"{digest}{suffix}"
         if not path.exists():
+            path.parent.mkdir(exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(png)
+            tmp.write_bytes(data)
             os.replace(tmp, path)
         self._stored.add(digest)
         return digest
+
+    def store_image(self, png: bytes) -> str:
+        """Store PNG bytes content-addressed (atomic rename) and return the sha256 hex digest."""
+        return self._store_blob(png, IMAGE_DIR, ".png")
+
+    def store_text(self, text: str) -> str:
+        """Store a long text content-addressed (UTF-8, atomic rename) and return its sha256 hex digest."""
+        return self._store_blob(text.encode("utf-8"), TEXT_DIR, ".txt")
 
     def write(self, event_type: str, **fields: Any) -> dict[str, Any]:
         """Append one event; returns the event as written."""
@@ -100,12 +114,17 @@ class TrajectoryWriter:
         return event
 
     def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
-        """Serialise messages for a ``model_call`` event, storing their images."""
+        """Serialise messages for a ``model_call`` event, storing their images and long texts."""
         for message in messages:
             for part in message.content:
                 if isinstance(part, ImagePart):
                     self.store_image(part.png)
-        return [m.to_dict() for m in messages]
+        serialised = [m.to_dict() for m in messages]
+        for message in serialised:
+            for part in message["content"]:
+                if part["type"] == "text" and len(part["text"]) >= LONG_TEXT_CHARS:
+                    part["text_ref"] = self.store_text(part.pop("text"))
+        return serialised
 
     def cell_result(self, result: CellResult) -> dict[str, Any]:
         """Serialise a cell result for a ``cell`` event, storing its images."""
@@ -164,9 +183,27 @@ class Episode:
         except FileNotFoundError:
             raise FileNotFoundError(f"image {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
 
+    def text(self, sha256: str) -> str:
+        path = self.directory / TEXT_DIR / f"{sha256}.txt"
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"text {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
+
+    def request_messages(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The request messages of a ``model_call`` event as JSON dicts, long texts resolved."""
+        resolved = []
+        for message in (event.get("request") or {}).get("messages") or []:
+            parts = [
+                {"type": "text", "text": self.text(p["text_ref"])} if p["type"] == "text" and "text_ref" in p else p
+                for p in message["content"]
+            ]
+            resolved.append({**message, "content": parts})
+        return resolved
+
     def messages(self, event: dict[str, Any]) -> list[Message]:
-        """The exact request messages of a ``model_call`` event, with image bytes loaded."""
-        return [Message.from_dict(m, self.image_bytes) for m in event["request"]["messages"]]
+        """The exact request messages of a ``model_call`` event, with image bytes and long texts loaded."""
+        return [Message.from_dict(m, self.image_bytes) for m in self.request_messages(event)]
 
     def cells(self) -> list[tuple[dict[str, Any], CellResult]]:
         """Each ``cell`` event with its :class:`CellResult` (image bytes loaded)."""

@@ -109,7 +109,7 @@ def _cell_html(cell: CellResult) -> str:
     return "\n".join(parts)
 
 
-def _step_html(step: Step) -> str:
+def _step_html(step: Step, episode: Episode) -> str:
     parts = [f'<section class="step" id="step-{step.index}"><h2>Step {step.index}</h2>']
     call = step.call or {}
     if call:
@@ -134,7 +134,7 @@ def _step_html(step: Step) -> str:
         reply = (step.fallback.get("response") or {}).get("text")
         parts.append(f"<h3>Fallback</h3><p class=\"meta\">the step budget ran out; the model was asked for a direct answer</p><pre>{_e(reply)}</pre>")
     for side in step.side_calls:
-        messages = (side.get("request") or {}).get("messages") or []
+        messages = episode.request_messages(side)
         asked = "".join(p.get("text", "") for m in messages for p in m["content"] if p["type"] == "text")
         images = sum(1 for m in messages for p in m["content"] if p["type"] == "image")
         response = (side.get("response") or {}).get("text") or side.get("error")
@@ -170,7 +170,7 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
         body.append('<h2>Frames</h2><div class="frames">' + "".join(_img(png, label) for png, label in frames) + "</div>")
     for step in episode_steps(episode):
         if step.call is not None or step.cell is not None or step.format_error is not None or step.fallback is not None:
-            body.append(_step_html(step))
+            body.append(_step_html(step, episode))
     body.append("<h2>Result</h2><table>")
     rows = [
         ("answer", repr(episode.answer) if episode.of_type("answer") else "none"),

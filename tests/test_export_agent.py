@@ -71,7 +71,7 @@ def _expected(directory: Path) -> tuple[int, int, list[str]]:
     main call's request plus its reply."""
     episode = load_episode(directory)
     last = main_model_calls(episode)[-1]
-    messages = last["request"]["messages"]
+    messages = episode.request_messages(last)
     images = sum(1 for m in messages for p in m["content"] if p["type"] == "image")
     assistants = [m["content"][0]["text"] for m in messages if m["role"] == "assistant"]
     return len(messages) + 1, images, assistants
