@@ -40,7 +40,7 @@ from spatialclaw.prompting import fallback_prompt, prompt_version, render, syste
 from spatialclaw.task import Task
 from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
-__all__ = ["Agent", "AgentConfig", "EpisodeResult", "StepEvent", "parse_direct_answer"]
+__all__ = ["Agent", "AgentConfig", "EpisodeResult", "StepEvent", "parse_direct_answer", "preview_frames"]
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +319,7 @@ class Agent:
     def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
         config = self.config
         system = system_prompt(config.max_steps)
-        preview, preview_text = _preview(task, config.preview_images, config.preview_max_side)
+        preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         if config.plan:
             plan_messages = [Message.text("system", system), Message.text("user", task_prompt(task, "") + "\n" + render("plan.md"))]
@@ -434,7 +434,7 @@ def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def _preview(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
+def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
     """Up to ``count`` frames in all, shared among the inputs and evenly spread within each, with lines
     saying which they are (absolute frame indices, as the kernel's ``frames``/``videos`` hold them)."""
     if count <= 0 or not task.inputs:

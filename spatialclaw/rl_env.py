@@ -143,10 +143,10 @@ class SpatialEnv:
         self._task, self._steps, self._done = task, 0, False
         self._episodes += 1
         self._started = time.time()
-        from spatialclaw.agent import _preview
+        from spatialclaw.agent import preview_frames
         from spatialclaw.prompting import prompt_version, task_prompt
 
-        preview, preview_text = _preview(task, self.preview_images, self.preview_max_side)
+        preview, preview_text = preview_frames(task, self.preview_images, self.preview_max_side)
         observation = Observation(text=task_prompt(task, preview_text), images=[p.png for p in preview], step=0)
         self._history = [Message.text("system", self.system_prompt), Message("user", [TextPart(observation.text), *preview])]
         if self.record_dir is not None:

@@ -37,7 +37,7 @@ def test_rollout_observes_cells_and_rewards_the_answer(tmp_path):
     with SpatialEnv(max_steps=5, record_dir=tmp_path / "rollouts") as env:
         observation = env.reset(_choice_task(tmp_path))
         assert "Which frame is red?" in observation.text and "the first" in observation.text
-        assert observation.images, "the frames are previewed with the task, as the agent does"
+        assert len(observation.images) == 2, "both frames are previewed with the task, as the agent does"
         assert Image.open(io.BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
         assert "answer(" in env.system_prompt
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from string import Template
 
 from spatialclaw import __version__
-from spatialclaw.agent import AgentConfig, EpisodeResult, _preview, parse_direct_answer
+from spatialclaw.agent import AgentConfig, EpisodeResult, preview_frames, parse_direct_answer
 from spatialclaw.chat import Message, TextPart, Usage
 from spatialclaw.models import Model, ModelError
 from spatialclaw.prompting import choices_text, inputs_text
@@ -61,7 +61,7 @@ class DirectAnswerer:
             writer.write("task", task=task.to_dict(), files={})
             messages: list[Message] = []
             try:
-                images, preview_text = _preview(task, self.config.preview_images, self.config.preview_max_side)
+                images, preview_text = preview_frames(task, self.config.preview_images, self.config.preview_max_side)
                 messages = [Message("user", [TextPart(direct_prompt(task, preview_text)), *images])]
                 call_started = time.perf_counter()
                 reply = self.model.chat(messages, purpose="step", **self.config.model_params)
