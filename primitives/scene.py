@@ -25,9 +25,12 @@ import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 from . import geom
 from .geom_box import OrientedBox
@@ -444,7 +447,7 @@ class Scene:
         return f"Scene({len(self.instances)} instances: {self.names}; cameras at frames {sorted(self.cameras)})"
 
     # ---- bird's-eye view -----------------------------------------------------------------------
-    def bev(self, size_px: int = 800, max_points: int = 4000, title: str | None = None) -> "Image.Image":
+    def bev(self, size_px: int = 800, max_points: int = 4000, title: str | None = None) -> Image.Image:
         """Top-down view of the world XY plane (+Y up the page, +X to the right), metres on the axes.
 
         Draws each instance's points, its upright box footprint and its name; each camera as a dot with an

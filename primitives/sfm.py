@@ -9,7 +9,6 @@ in COLMAP's arbitrary world frame, intrinsics (3, 3) in pixels with integer coor
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path

@@ -375,34 +375,17 @@ class Agent:
     def _call(self, episode: _Episode, messages: list[Message], purpose: str) -> ModelReply:
         """One logged model call (also used by the ``vlm`` side channel, from its server thread)."""
         params = dict(self.config.model_params)
+        logged = {"step": episode.step, "purpose": purpose, "model": self.model.spec, "params": params, "messages": messages}
         started = time.perf_counter()
         try:
             reply = self.model.chat(messages, purpose=purpose, **params)
         except ModelError as failure:
             episode.model_s += time.perf_counter() - started
-            with episode.lock:
-                request = {"messages": episode.writer.messages(messages)}
-            episode.write("model_call", step=episode.step, purpose=purpose, model=self.model.spec, params=params,
-                          request=request, response=None, usage=asdict(Usage()), cost_usd=None,
-                          latency_s=time.perf_counter() - started, error=str(failure))
+            episode.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
             raise
         episode.model_s += time.perf_counter() - started
         episode.account(reply)
-        with episode.lock:
-            request = {"messages": episode.writer.messages(messages)}
-        episode.write(
-            "model_call",
-            step=episode.step,
-            purpose=purpose,
-            model=self.model.spec,
-            params=params,
-            request=request,
-            response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
-            usage=asdict(reply.usage),
-            cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s,
-            error=None,
-        )
+        episode.writer.model_call(**logged, reply=reply)
         return reply
 
 

@@ -128,13 +128,10 @@ class SessionDaemon:
 
     def _call_model(self, messages: list[Any], purpose: str) -> Any:
         """One ``vlm.*`` model call, logged as a ``model_call`` event like the agent's."""
-        from spatialclaw.chat import Usage
         from spatialclaw.models import ModelError
 
+        logged = {"step": self.steps, "purpose": purpose, "model": self.model.spec, "params": {}, "messages": messages}
         started = time.perf_counter()
-        with self._write_lock:
-            request = {"messages": self.writer.messages(messages)}
-        common = {"step": self.steps, "purpose": purpose, "model": self.model.spec, "params": {}, "request": request}
         try:
             reply = self.model.chat(messages, purpose=purpose)
             with self._write_lock:
@@ -142,18 +139,9 @@ class SessionDaemon:
                 if reply.cost_usd is not None:
                     self.cost_usd = (self.cost_usd or 0.0) + reply.cost_usd
         except ModelError as failure:
-            self._write("model_call", **common, response=None, usage=asdict(Usage()), cost_usd=None,
-                        latency_s=time.perf_counter() - started, error=str(failure))
+            self.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
             raise
-        self._write(
-            "model_call",
-            **common,
-            response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
-            usage=asdict(reply.usage),
-            cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s,
-            error=None,
-        )
+        self.writer.model_call(**logged, reply=reply)
         return reply
 
     def _write(self, event_type: str, **fields: Any) -> None:

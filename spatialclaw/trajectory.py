@@ -32,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 from spatialclaw.cell import CellImage, CellResult
-from spatialclaw.chat import ImagePart, Message
+from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
 
 __all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "load_episode", "iter_episode_dirs"]
 
@@ -60,6 +61,7 @@ class TrajectoryWriter:
     """Appends events to ``DIR/episode.jsonl`` and stores images under ``DIR/images``.
 
     Use as a context manager; :meth:`close` without an ``end`` event leaves the episode marked incomplete.
+    Thread-safe: the agent loop and the ``vlm`` side channel's server thread write to the same episode.
     """
 
     def __init__(self, directory: str | Path, fsync: bool = True) -> None:
@@ -70,6 +72,7 @@ class TrajectoryWriter:
         self._file = open(self.directory / EPISODE_FILE, "a", encoding="utf-8")
         self._seq = sum(1 for _ in open(self.directory / EPISODE_FILE, encoding="utf-8"))
         self._stored: set[str] = set()
+        self._lock = threading.RLock()
 
     def __enter__(self) -> TrajectoryWriter:
         return self
@@ -83,15 +86,16 @@ class TrajectoryWriter:
 
     def _store_blob(self, data: bytes, folder: str, suffix: str) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        if digest in self._stored:
-            return digest
-        path = self.directory / folder / f"{digest}{suffix}"
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        self._stored.add(digest)
+        with self._lock:
+            if digest in self._stored:
+                return digest
+            path = self.directory / folder / f"{digest}{suffix}"
+            if not path.exists():
+                path.parent.mkdir(exist_ok=True)
+                tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+            self._stored.add(digest)
         return digest
 
     def store_image(self, png: bytes) -> str:
@@ -104,14 +108,37 @@ class TrajectoryWriter:
 
     def write(self, event_type: str, **fields: Any) -> dict[str, Any]:
         """Append one event; returns the event as written."""
-        event = {"type": event_type, "seq": self._seq, "time": time.time(), **fields}
-        line = json.dumps(event, ensure_ascii=False, default=_json_default) + "\n"
-        self._file.write(line)
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
-        self._seq += 1
+        with self._lock:
+            event = {"type": event_type, "seq": self._seq, "time": time.time(), **fields}
+            line = json.dumps(event, ensure_ascii=False, default=_json_default) + "\n"
+            self._file.write(line)
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+            self._seq += 1
         return event
+
+    def model_call(
+        self,
+        *,
+        step: int,
+        purpose: str,
+        model: str,
+        params: dict[str, Any],
+        messages: list[Message],
+        reply: ModelReply | None = None,
+        error: str | None = None,
+        latency_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Append a ``model_call`` event: the request exactly as sent, and the reply or the error."""
+        request = {"messages": self.messages(messages)}
+        if reply is None:
+            return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
+                              response=None, usage=asdict(Usage()), cost_usd=None, latency_s=latency_s, error=error)
+        response = {"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw}
+        return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
+                          response=response, usage=asdict(reply.usage), cost_usd=reply.cost_usd,
+                          latency_s=reply.latency_s, error=None)
 
     def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Serialise messages for a ``model_call`` event, storing their images and long texts."""

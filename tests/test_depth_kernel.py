@@ -3,7 +3,6 @@ indices; and the examples of docs/depth_and_reconstruction.md, run as written.""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from doc_examples import code_blocks

@@ -6,7 +6,6 @@ import io
 import os
 import textwrap
 
-import numpy as np
 import pytest
 from PIL import Image
 

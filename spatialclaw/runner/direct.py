@@ -67,18 +67,15 @@ class DirectAnswerer:
                 reply = self.model.chat(messages, purpose="step", **self.config.model_params)
                 model_s = time.perf_counter() - call_started
                 usage, cost = reply.usage, reply.cost_usd
-                writer.write("model_call", step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
-                             request={"messages": writer.messages(messages)},
-                             response={"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw},
-                             usage=asdict(reply.usage), cost_usd=reply.cost_usd, latency_s=reply.latency_s, error=None)
+                writer.model_call(step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
+                                  messages=messages, reply=reply)
                 answer = parse_direct_answer(reply.text, task)
                 status, source = "answered", "direct"
                 writer.write("answer", value=answer, source=source)
             except ModelError as failure:
                 error = str(failure)
-                writer.write("model_call", step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
-                             request={"messages": writer.messages(messages)}, response=None, usage=asdict(Usage()),
-                             cost_usd=None, latency_s=0.0, error=error)
+                writer.model_call(step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
+                                  messages=messages, error=error, latency_s=0.0)
             except Exception as failure:  # recorded, never raised: the runner turns it into an error row
                 error = f"{type(failure).__name__}: {failure}"
             duration = time.perf_counter() - started
