@@ -14,11 +14,10 @@ no separate reasoning-token count, so ``Usage.reasoning_tokens`` stays 0 (thinki
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from spatialclaw.chat import Message, ModelReply, TextPart, Usage
-from spatialclaw.models.base import Model, ModelAuthError, RetryPolicy, TransientError, with_retries
+from spatialclaw.models.base import ModelAuthError, RetryPolicy, SDKModel, TransientError
 from spatialclaw.models.errors import classify_sdk_error
 from spatialclaw.models.pricing import Price, cost_usd, price_for
 
@@ -53,7 +52,7 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, 
     return system, out
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SDKModel):
     """A Claude model over the Messages API."""
 
     def __init__(
@@ -102,12 +101,6 @@ class AnthropicModel(Model):
         body.update({k: v for k, v in params.items() if v is not None})
         return body
 
-    def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
-        body = self.request_body(messages, params)
-        start = time.perf_counter()
-        response = with_retries(lambda: self._create(body), self.retry, f"{self.spec} ({purpose})")
-        return self._reply(response, time.perf_counter() - start)
-
     def _create(self, body: dict[str, Any]) -> Any:
         try:
             response = self._client.messages.create(**body)
@@ -142,5 +135,3 @@ class AnthropicModel(Model):
             finish_reason=response.stop_reason,
         )
 
-    def close(self) -> None:
-        self._client.close()

@@ -18,6 +18,7 @@ from spatialclaw.chat import Message, ModelReply
 
 __all__ = [
     "Model",
+    "SDKModel",
     "ModelAuthError",
     "ModelError",
     "ModelRequestError",
@@ -147,3 +148,33 @@ class Model(ABC):
     def describe(self) -> dict[str, Any]:
         """What the trajectory header records about this model."""
         return {"spec": self.spec, "name": self.name, "backend": type(self).__name__}
+
+
+class SDKModel(Model):
+    """A model served over HTTP through a provider SDK: builds the request body, sends it with retries,
+    and turns the response into a :class:`ModelReply`. Subclasses set ``self._client``, ``self.retry``
+    and implement the three steps."""
+
+    _client: Any
+    retry: RetryPolicy
+
+    @abstractmethod
+    def request_body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
+        """The provider's request body for these messages and call parameters."""
+
+    @abstractmethod
+    def _create(self, body: dict[str, Any]) -> Any:
+        """Send one request; raise :class:`TransientError` (retried) or :class:`ModelError`."""
+
+    @abstractmethod
+    def _reply(self, response: Any, latency_s: float) -> ModelReply:
+        """The provider-neutral reply of a successful response."""
+
+    def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
+        body = self.request_body(messages, params)
+        start = time.perf_counter()
+        response = with_retries(lambda: self._create(body), self.retry, f"{self.spec} ({purpose})")
+        return self._reply(response, time.perf_counter() - start)
+
+    def close(self) -> None:
+        self._client.close()

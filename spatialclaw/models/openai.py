@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from typing import Any
 
 from spatialclaw.chat import Message, ModelReply, TextPart, Usage
-from spatialclaw.models.base import Model, ModelAuthError, RetryPolicy, TransientError, with_retries
+from spatialclaw.models.base import ModelAuthError, RetryPolicy, SDKModel, TransientError
 from spatialclaw.models.errors import classify_sdk_error
 from spatialclaw.models.pricing import Price, cost_usd
 
@@ -45,7 +44,7 @@ def to_openai_messages(messages: list[Message], image_detail: str | None = None)
     return out
 
 
-class OpenAIModel(Model):
+class OpenAIModel(SDKModel):
     """A Chat Completions model. ``compatible=True`` for third-party servers (no parameter rewriting)."""
 
     def __init__(
@@ -103,12 +102,6 @@ class OpenAIModel(Model):
         body.update({k: v for k, v in params.items() if v is not None})
         return body
 
-    def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
-        body = self.request_body(messages, params)
-        start = time.perf_counter()
-        response = with_retries(lambda: self._create(body), self.retry, f"{self.spec} ({purpose})")
-        return self._reply(response, time.perf_counter() - start)
-
     def _create(self, body: dict[str, Any]) -> Any:
         try:
             response = self._client.chat.completions.create(**body)
@@ -143,5 +136,3 @@ class OpenAIModel(Model):
             finish_reason=choice.finish_reason,
         )
 
-    def close(self) -> None:
-        self._client.close()
