@@ -24,10 +24,11 @@ import io
 import json
 import secrets
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
 
 from spatialclaw.chat import ImagePart, Message, ModelReply, TextPart
+from spatialclaw.local_http import LocalHTTPServer
 from spatialclaw.prompting import render
 
 __all__ = ["VLMServer", "ask_messages", "locate_messages"]
@@ -61,7 +62,7 @@ def locate_messages(image: ImagePart, description: str) -> list[Message]:
     return [Message("user", [image, TextPart(prompt)])]
 
 
-class VLMServer:
+class VLMServer(LocalHTTPServer):
     """Serve ``ask``/``locate`` on ``127.0.0.1`` for any number of episodes; a context manager.
 
     ``timeout_s`` is how long (seconds) the kernel side waits for an answer.
@@ -71,7 +72,7 @@ class VLMServer:
         self.timeout_s = timeout_s
         self._channels: dict[str, ModelCall] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        super().__init__("VLM server")
 
     def open_channel(self, call_model: ModelCall) -> dict[str, Any]:
         """Route requests carrying a new random token to ``call_model``; returns the kernel's ``vlm``
@@ -93,28 +94,15 @@ class VLMServer:
             return next((call for known, call in self._channels.items() if secrets.compare_digest(known, token)), None)
 
     def start(self) -> VLMServer:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+        self._serve(_handler(self), poll_interval_s=0.1)
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
 
     def __enter__(self) -> VLMServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     @property
     def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the VLM server is not running; call start() first")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     @staticmethod
     def handle(call_model: ModelCall, route: str, body: dict[str, Any]) -> dict[str, Any]:

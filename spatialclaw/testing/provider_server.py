@@ -31,8 +31,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Sequence, Union
+
+from spatialclaw.local_http import LocalHTTPServer
 
 __all__ = [
     "Fault",
@@ -121,7 +123,7 @@ def _format_seconds(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
 
 
-class ScriptedProvider:
+class ScriptedProvider(LocalHTTPServer):
     """Serve a script on ``127.0.0.1`` (a free port) in a background thread; a context manager.
 
     ``url`` is the base URL to give an SDK (``http://127.0.0.1:PORT/v1`` for OpenAI; the Anthropic SDK
@@ -136,36 +138,15 @@ class ScriptedProvider:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__("scripted provider")
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> ScriptedProvider:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._serve(_make_handler(self))
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
 
     def __enter__(self) -> ScriptedProvider:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the scripted provider is not running; use it as a context manager or call start()")
-        return self._server.server_address[1]
 
     @property
     def url(self) -> str:
