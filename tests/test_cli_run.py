@@ -79,7 +79,7 @@ def test_demo_without_a_model_says_it_is_scripted_and_answers_from_real_stereo(t
     assert answer == pytest.approx(ground_truth_motorcycle_depth(), rel=0.05)
     episode = load_episode(tmp_path / "demo")
     assert episode.header["model"]["backend"] == "ScriptedModel"
-    assert "matched pixels" in episode.cells()[1][1].stdout
+    assert "consistent pixels" in episode.cells()[1][1].stdout
 
 
 def test_demo_uses_a_configured_model(tmp_path):

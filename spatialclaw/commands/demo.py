@@ -5,7 +5,7 @@ with known focal length and baseline). The question: how far is the motorcycle f
 
 With a model configured (``--model SPEC`` or ``$SPATIALCLAW_MODEL``) that model drives the episode. Without
 one, a SCRIPTED REPLAY drives it: pre-written cells, not a model's decisions. The cells still run for real
-in the kernel (OpenCV stereo matching on the real images), print real numbers and answer from them.
+in the kernel (the ``stereo_depth`` primitive on the real images), print real numbers and answer from them.
 """
 
 from __future__ import annotations
@@ -32,38 +32,31 @@ print(len(frames), "frames of", frames[0].size, "pixels")
 print("calibration:", meta["calibration"])
 show(frames[0], frames[1], label=["left", "right"])
 ```""",
-    """The pair is rectified, so I can match along rows with OpenCV's semi-global block matching and turn
-disparity into metric depth with the calibration.
+    """The pair is rectified, so `stereo_depth` (semi-global matching with a left-right consistency check)
+turns it into metric depth with the calibration.
 ```python
-import cv2
-left = cv2.cvtColor(frames[0].array, cv2.COLOR_RGB2GRAY)
-right = cv2.cvtColor(frames[1].array, cv2.COLOR_RGB2GRAY)
-matcher = cv2.StereoSGBM_create(minDisparity=0, numDisparities=96, blockSize=5, P1=8 * 25, P2=32 * 25,
-                                uniquenessRatio=10, speckleWindowSize=100, speckleRange=2)
-disparity = matcher.compute(left, right).astype(np.float32) / 16.0
 cal = meta["calibration"]
-depth = np.where(disparity > 0, cal["focal_px"] * cal["baseline_m"] / (disparity + cal["doffs_px"]), np.nan)
-print(f"matched pixels: {np.isfinite(depth).mean():.0%}")
-print(f"depth percentiles 5/50/95: {np.nanpercentile(depth, 5):.2f} / {np.nanpercentile(depth, 50):.2f} / {np.nanpercentile(depth, 95):.2f} m")
+stereo = stereo_depth(frames[0], frames[1], focal_px=cal["focal_px"], baseline_m=cal["baseline_m"],
+                      doffs=cal["doffs_px"], cx=cal["cx"], cy=cal["cy"])
+depth_m = stereo.depth
+print(f"consistent pixels: {np.isfinite(depth_m).mean():.0%}")
+print(f"depth percentiles 5/50/95: {np.nanpercentile(depth_m, 5):.2f} / {np.nanpercentile(depth_m, 50):.2f} / {np.nanpercentile(depth_m, 95):.2f} m")
 fig, ax = plt.subplots(figsize=(6, 4))
-im = ax.imshow(depth, cmap="turbo", vmin=np.nanpercentile(depth, 2), vmax=np.nanpercentile(depth, 98))
+im = ax.imshow(depth_m, cmap="turbo", vmin=np.nanpercentile(depth_m, 2), vmax=np.nanpercentile(depth_m, 98))
 fig.colorbar(im, label="depth (m)")
 ax.set_title("stereo depth of the left frame")
 plt.show()
 ```""",
-    """The motorcycle fills the centre of the frame. I take the median depth over a central box and mark
+    """The motorcycle fills the centre of the frame. I take the median depth over a central box and draw
 the box to check that it covers the motorcycle.
 ```python
-from PIL import ImageDraw
-h, w = depth.shape
-x0, y0, x1, y1 = int(w * 0.25), int(h * 0.3), int(w * 0.75), int(h * 0.8)
-region = depth[y0:y1, x0:x1]
+h, w = depth_m.shape
+box = (int(w * 0.25), int(h * 0.3), int(w * 0.75), int(h * 0.8))
+region = depth_m[box[1]:box[3], box[0]:box[2]]
 motorcycle_m = float(np.nanmedian(region))
-print(f"box ({x0}, {y0})-({x1}, {y1}) px: median depth {motorcycle_m:.2f} m, spread (IQR) "
-      f"{np.nanpercentile(region, 25):.2f}-{np.nanpercentile(region, 75):.2f} m, {np.isfinite(region).mean():.0%} matched")
-marked = frames[0].image.copy()
-ImageDraw.Draw(marked).rectangle([x0, y0, x1, y1], outline=(255, 0, 0), width=3)
-show(marked, label="measured region")
+print(f"box {box} px: median depth {motorcycle_m:.2f} m, spread (IQR) "
+      f"{np.nanpercentile(region, 25):.2f}-{np.nanpercentile(region, 75):.2f} m, {np.isfinite(region).mean():.0%} measured")
+show(draw(frames[0], boxes={"measured region": box}), label="measured region")
 ```""",
     """The box covers the motorcycle and the depths in it are consistent, so I answer with the median.
 ```python
