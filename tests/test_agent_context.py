@@ -94,16 +94,16 @@ def test_config_rejects_impossible_budgets():
 
 
 def test_the_preview_shows_every_frame_when_there_are_fewer_than_its_budget(tmp_path):
-    from spatialclaw.agent import _preview
+    from spatialclaw.agent import preview_frames
     from spatialclaw.task import FrameSpec
 
     paths = []
     for i in range(3):
         paths.append(tmp_path / f"{i}.png")
         Image.new("RGB", (30, 20), (i * 80, 0, 0)).save(paths[-1])
-    images, text = _preview(Task("q", inputs=[FrameSpec.images(paths)]), count=8, max_side=16)
+    images, text = preview_frames(Task("q", inputs=[FrameSpec.images(paths)]), count=8, max_side=16)
     assert [i.label for i in images] == ["frame 0", "frame 1", "frame 2"]
     assert (images[0].width, images[0].height) == (16, 11)
     assert text == "`frames` holds 3 frame(s) (absolute indices 0 to 2); attached below: frame(s) 0, 1, 2, downscaled."
-    images, _ = _preview(Task("q", inputs=[FrameSpec.images(paths)]), count=2, max_side=100)
+    images, _ = preview_frames(Task("q", inputs=[FrameSpec.images(paths)]), count=2, max_side=100)
     assert [i.label for i in images] == ["frame 0", "frame 2"]
