@@ -105,6 +105,9 @@ class Kernel:
         self._owns_workdir = workdir is None
         self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
+        # snapshots can be large and are only useful while this kernel lives: keep them out of the
+        # workdir (which may sit inside a trajectory directory) and remove them at shutdown
+        self._snapshot_dir = Path(tempfile.mkdtemp(prefix="spatialclaw-snapshot-"))
         self._spec: dict[str, Any] = {}
         self._known_names: list[str] = []
         self._unsaved: dict[str, str] = {}
@@ -134,6 +137,7 @@ class Kernel:
             "meta": dict(meta or {}),
             "vlm": vlm,
             "workdir": str(workdir),
+            "snapshot_dir": str(self._snapshot_dir),
             "memory_limit_mb": self.memory_limit_mb,
             "snapshot_total_mb": self.snapshot_total_mb,
             "snapshot_variable_mb": self.snapshot_variable_mb,
@@ -236,6 +240,7 @@ class Kernel:
     def shutdown(self) -> None:
         """Stop the kernel process; removes the working directory if the kernel created it."""
         self._process.shutdown()
+        shutil.rmtree(self._snapshot_dir, ignore_errors=True)
         if self._owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -189,3 +189,13 @@ def test_pool_reset_leaves_nothing_of_the_previous_episode(tmp_path):
         assert "left_behind.txt" not in lines[3]
         assert lines[4] == "[]"
         pool.release(second)
+
+
+def test_snapshots_stay_out_of_the_workdir_and_go_at_shutdown(tmp_path):
+    kernel = Kernel(workdir=tmp_path)
+    assert kernel.execute("kept = list(range(1000))").ok
+    snapshot_dir = kernel._snapshot_dir
+    assert (snapshot_dir / "kept.pkl").exists()
+    assert not any(p.suffix == ".pkl" for p in tmp_path.rglob("*"))
+    kernel.shutdown()
+    assert not snapshot_dir.exists() and tmp_path.exists()
