@@ -60,12 +60,26 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _check_setup(args: argparse.Namespace) -> None:
+    """Fail before any episode when ``--resume`` names no run, or the model spec is malformed or names an API
+    model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
+    from spatialclaw.models import load_model, parse_spec
+    from spatialclaw.runner.rundir import RunDir
+
+    if args.resume and not RunDir(args.out).exists():
+        raise FileNotFoundError(f"{args.out} is not a run to resume (no manifest.json); drop --resume to start a new run")
+    if parse_spec(args.model)[0] in ("openai", "anthropic", "openai-compat"):
+        load_model(args.model).close()
+
+
 def handle(args: argparse.Namespace) -> int:
     from spatialclaw.benchmarks.spec import DatasetUnavailable
+    from spatialclaw.models import ModelError
     from spatialclaw.runner import RunConfig, run_benchmark
 
     model_options = {"max_attempts": args.model_retries} if args.model_retries is not None else {}
     try:
+        _check_setup(args)
         config = RunConfig(
             benchmark=args.benchmark, model=args.model, out=args.out, limit=args.limit, seed=args.seed, source=args.source,
             media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
@@ -74,7 +88,7 @@ def handle(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
         summary = run_benchmark(config)
-    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable) as failure:
+    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError) as failure:
         print(f"spatialclaw bench: {failure}", file=sys.stderr)
         return 2
     agg = summary.aggregate
