@@ -99,6 +99,9 @@ def export_episodes(
         raise ValueError(f"--out {out} is a directory, but format {fmt!r} writes one file; give a file path")
     if fmt not in SINGLE_FILE_FORMATS and out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, but format {fmt!r} writes a directory; give a directory path")
+    blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise ValueError(f"--out {out} cannot be written: {blocking} is a file, not a folder; choose another path")
     directories = find_episode_dirs(inputs)
     excluded: Counter[str] = Counter()
     writer = importlib.import_module(FORMATS[fmt])
