@@ -39,6 +39,10 @@ def expand_paths(paths: list[str | Path]) -> list[str]:
 def frame_spec(paths: list[str | Path], fps: float | None = None, count: int | None = None) -> FrameSpec:
     """Images (every file a frame, in order) or one video sampled at ``fps`` frames per second of video
     time or ``count`` frames evenly (default: every frame)."""
+    if fps is not None and not fps > 0:
+        raise ValueError(f"fps must be a positive number of frames per second of video time, got {fps}")
+    if count is not None and count < 1:
+        raise ValueError(f"count must be at least 1 frame, got {count}")
     files = expand_paths(paths)
     if not files:
         raise ValueError("give image files, a folder of images, a glob pattern or one video")
