@@ -13,8 +13,10 @@ model, extract one cell (:mod:`spatialclaw.extraction`), execute it in the kerne
 :class:`~spatialclaw.cell.CellResult` into an observation (text plus images), repeat. A reply without
 code is a format error: it costs a step, and ``max_format_errors`` of them in a row end the episode.
 The step before the last carries a warning; when the budget runs out a fallback call asks for a
-direct answer, parsed from its text. Everything is logged to the episode directory in the format of
-:mod:`spatialclaw.trajectory`.
+direct answer, parsed from its text. :class:`~spatialclaw.limits.Limits` (``AgentConfig.limits``) bound
+the episode's wall-clock time, tokens and cost; the limit that ends an episode is recorded in the
+``end`` event and in :attr:`EpisodeResult.limit`. Everything is logged to the episode directory in the
+format of :mod:`spatialclaw.trajectory`.
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ from spatialclaw.cell import CellResult
 from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
 from spatialclaw.context import PlanRecord, StepRecord, TaskRecord, build_messages, observation_parts
 from spatialclaw.extraction import extract_cell
-from spatialclaw.models import Model, ModelError, load_model
+from spatialclaw.limits import LimitClock, LimitHit, LimitReached, Limits
+from spatialclaw.models import Model, ModelError, ModelTimeoutError, load_model
 from spatialclaw.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
 from spatialclaw.task import Task
 from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
-__all__ = ["Agent", "AgentConfig", "EpisodeResult", "StepEvent", "parse_direct_answer", "preview_frames"]
+__all__ = ["Agent", "AgentConfig", "EpisodeResult", "Limits", "StepEvent", "parse_direct_answer", "preview_frames"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,8 @@ class AgentConfig:
     (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
     ``kernel_options`` go to :class:`~spatialclaw.kernel.Kernel` when the agent starts its own kernel
     (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
-    on disk before the loop goes on.
+    on disk before the loop goes on. ``limits`` (a :class:`~spatialclaw.limits.Limits`, or a dict of its
+    fields) bound the episode's wall-clock time, tokens and cost; ``max_steps`` is the step budget.
     """
 
     max_steps: int = 30
@@ -76,8 +80,10 @@ class AgentConfig:
     model_params: dict[str, Any] = field(default_factory=dict)
     kernel_options: dict[str, Any] = field(default_factory=dict)
     fsync: bool = True
+    limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
+        self.limits = Limits.coerce(self.limits)
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.max_format_errors < 1:
@@ -102,9 +108,12 @@ class AgentConfig:
 
 @dataclass
 class EpisodeResult:
-    """How an episode ended. ``status``: ``answered`` (a cell called ``answer``), ``budget`` (the steps
-    ran out; ``answer`` is parsed from the fallback reply, possibly None), ``format_errors`` (too many
-    replies without code in a row) or ``error`` (``error`` says what failed). ``steps`` counts model
+    """How an episode ended. ``status``: ``answered`` (a cell called ``answer``), ``budget`` (the steps,
+    the token limit or the cost limit ran out; after the steps, ``answer`` is parsed from the fallback
+    reply, possibly None), ``timeout`` (the time limit ran out; ``answer`` is None unless
+    ``Limits.fallback_grace_s`` allowed a fallback), ``format_errors`` (too many replies without code in a
+    row) or ``error`` (``error`` says what failed). ``limit`` names the limit that ended the episode
+    (``budget`` and ``timeout`` only). ``steps`` counts model
     steps including format errors. ``cost_usd`` is None when no call had a known price. ``timing``
     splits ``duration_s`` (seconds) into ``model_s`` (inside ``Model.chat``), ``cell_s`` (inside
     ``Kernel.execute``), ``kernel_setup_s`` (starting or resetting the kernel) and ``loop_s`` (the rest:
@@ -120,6 +129,7 @@ class EpisodeResult:
     answer_source: str | None = None
     error: str | None = None
     timing: dict[str, float] = field(default_factory=dict)
+    limit: LimitHit | None = None
 
 
 @dataclass
@@ -157,8 +167,10 @@ def parse_direct_answer(text: str, task: Task) -> Any:
 class _Episode:
     """The mutable state of one run (an :class:`Agent` can run several episodes, also in parallel)."""
 
-    def __init__(self, writer: TrajectoryWriter) -> None:
+    def __init__(self, writer: TrajectoryWriter, clock: LimitClock) -> None:
         self.writer = writer
+        self.clock = clock
+        self.limit: LimitHit | None = None
         self.lock = threading.Lock()
         self.usage = Usage()
         self.cost: float | None = None
@@ -228,12 +240,13 @@ class Agent:
         Model failures that survive the retries end the episode with status ``error``; they do not raise.
         """
         started = time.perf_counter()
+        clock = LimitClock(self.config.limits, time.monotonic())
         out_dir = Path(out_dir)
         if (out_dir / EPISODE_FILE).exists() and (out_dir / EPISODE_FILE).stat().st_size > 0:
             raise FileExistsError(f"{out_dir} already holds an episode; give an empty or new directory")
         config = self.config
         with TrajectoryWriter(out_dir, fsync=config.fsync) as writer:
-            episode = _Episode(writer)
+            episode = _Episode(writer, clock)
             settings = config.to_dict()
             episode.write(
                 "header",
@@ -300,6 +313,7 @@ class Agent:
                 duration_s=duration,
                 error=error,
                 timing=timing,
+                limit=episode.limit.to_dict() if episode.limit is not None else None,
             )
         if interrupted:  # logged as an ended episode; the caller still sees the interrupt
             raise KeyboardInterrupt
@@ -314,6 +328,7 @@ class Agent:
             answer_source=source,
             error=error,
             timing=timing,
+            limit=episode.limit,
         )
 
     def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
@@ -321,72 +336,119 @@ class Agent:
         system = system_prompt(config.max_steps)
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
-        if config.plan:
-            plan_messages = [Message.text("system", system), Message.text("user", task_prompt(task, "") + "\n" + render("plan.md"))]
-            plan = self._call(episode, plan_messages, "plan")
-            memory.append(PlanRecord(extract_cell(plan.text).visible or plan.text))
-            _notify(on_step, StepEvent(step=0, kind="plan", reply=plan.text))
-        format_errors = 0
-        for step in range(1, config.max_steps + 1):
-            episode.step = step
-            note = render("last_step.md") if step == config.max_steps else None
-            messages = build_messages(system, memory, final_note=note, **config.request_limits())
-            reply = self._call(episode, messages, "step")
-            extraction = extract_cell(reply.text)
-            if not extraction.found:
-                message = render("format_error.md", step=step, max_steps=config.max_steps).rstrip("\n")
-                if reply.finish_reason in ("length", "max_tokens"):
-                    message += "\n" + render("truncated.md").rstrip("\n")
-                episode.write("format_error", step=step, response=reply.text, message=message)
-                memory.append(StepRecord(step, extraction.visible, None, None, message))
-                _notify(on_step, StepEvent(step=step, kind="format_error", reply=reply.text, message=message))
-                format_errors += 1
-                if format_errors >= config.max_format_errors:
-                    return "format_errors", None, None
-                continue
+        try:
+            if config.plan:
+                plan_messages = [Message.text("system", system), Message.text("user", task_prompt(task, "") + "\n" + render("plan.md"))]
+                plan = self._call(episode, plan_messages, "plan")
+                memory.append(PlanRecord(extract_cell(plan.text).visible or plan.text))
+                _notify(on_step, StepEvent(step=0, kind="plan", reply=plan.text))
             format_errors = 0
-            code = extraction.code or ""
-            cell_started = time.perf_counter()
-            result = kernel.execute(code, timeout=config.cell_timeout_s)
-            episode.cell_s += time.perf_counter() - cell_started
-            with episode.lock:
-                stored = episode.writer.cell_result(result)
-            episode.write("cell", step=step, code=code, result=stored)
-            notes = []
-            if extraction.ignored_blocks:
-                notes.append(f"your reply had {extraction.ignored_blocks + 1} code blocks; only the first ran. Write one block per step.")
-            if extraction.truncated:
-                notes.append("your reply ended inside the code block (it was cut off); the code up to there ran.")
-            text, images = observation_parts(step, config.max_steps, result, config.observation_chars, config.max_image_side, notes)
-            memory.append(StepRecord(step, extraction.visible, code, result, text, images))
-            paths = [episode.writer.directory / "images" / f"{i.sha256}.png" for i in result.images]
-            _notify(on_step, StepEvent(step=step, kind="cell", reply=reply.text, code=code, result=result, message=text, image_paths=paths))
-            if result.answered:
-                return "answered", result.answer, "cell"
-        if not config.fallback:
-            return "budget", None, None
-        question = fallback_prompt(task, config.max_steps)
+            for step in range(1, config.max_steps + 1):
+                _check_limits(episode)  # a step that cannot start is not counted
+                episode.step = step
+                note = render("last_step.md") if step == config.max_steps else None
+                messages = build_messages(system, memory, final_note=note, **config.request_limits())
+                reply = self._call(episode, messages, "step")
+                extraction = extract_cell(reply.text)
+                if not extraction.found:
+                    message = render("format_error.md", step=step, max_steps=config.max_steps).rstrip("\n")
+                    if reply.finish_reason in ("length", "max_tokens"):
+                        message += "\n" + render("truncated.md").rstrip("\n")
+                    episode.write("format_error", step=step, response=reply.text, message=message)
+                    memory.append(StepRecord(step, extraction.visible, None, None, message))
+                    _notify(on_step, StepEvent(step=step, kind="format_error", reply=reply.text, message=message))
+                    format_errors += 1
+                    if format_errors >= config.max_format_errors:
+                        return "format_errors", None, None
+                    continue
+                format_errors = 0
+                code = extraction.code or ""
+                _check_limits(episode, spending=False)  # the reply is paid for; its cell runs if there is time
+                cell_started = time.perf_counter()
+                result = kernel.execute(code, timeout=episode.clock.cap(config.cell_timeout_s))
+                episode.cell_s += time.perf_counter() - cell_started
+                with episode.lock:
+                    stored = episode.writer.cell_result(result)
+                episode.write("cell", step=step, code=code, result=stored)
+                notes = []
+                if extraction.ignored_blocks:
+                    notes.append(f"your reply had {extraction.ignored_blocks + 1} code blocks; only the first ran. Write one block per step.")
+                if extraction.truncated:
+                    notes.append("your reply ended inside the code block (it was cut off); the code up to there ran.")
+                text, images = observation_parts(step, config.max_steps, result, config.observation_chars, config.max_image_side, notes)
+                memory.append(StepRecord(step, extraction.visible, code, result, text, images))
+                paths = [episode.writer.directory / "images" / f"{i.sha256}.png" for i in result.images]
+                _notify(on_step, StepEvent(step=step, kind="cell", reply=reply.text, code=code, result=result, message=text, image_paths=paths))
+                if result.answered:
+                    return "answered", result.answer, "cell"
+                _check_limits(episode, spending=False)
+            hit = LimitHit("steps", config.max_steps, config.max_steps)
+        except LimitReached as reached:
+            hit = reached.hit
+            log.info("episode %s: %s", task.task_id, hit.describe())
+        episode.limit = hit
+        status = "timeout" if hit.kind == "time" else "budget"
+        grace = config.limits.fallback_grace_s
+        if not config.fallback or hit.kind in ("tokens", "cost") or (hit.kind == "time" and grace <= 0):
+            return status, None, None
+        # The fallback prompt names the steps used so far (after the time limit, fewer than max_steps).
+        question = fallback_prompt(task, config.max_steps if hit.kind == "steps" else episode.step)
         messages = build_messages(system, memory, final_note=question, **config.request_limits())
-        reply = self._call(episode, messages, "fallback")
+        try:
+            reply = self._call(episode, messages, "fallback", grace_s=grace if hit.kind == "time" else None)
+        except (LimitReached, ModelTimeoutError) as cut:  # the time left, or the grace, ran out during the fallback
+            _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply="", message=f"no direct answer: {cut}"))
+            return status, None, None
         answer = parse_direct_answer(extract_cell(reply.text).visible or reply.text, task)
-        _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply=reply.text, message=f"parsed answer: {answer!r}"))
-        return "budget", answer, "fallback"
+        _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply=reply.text,
+                                   message=f"{hit.describe()}; parsed answer: {answer!r}"))
+        return status, answer, "fallback"
 
-    def _call(self, episode: _Episode, messages: list[Message], purpose: str) -> ModelReply:
-        """One logged model call (also used by the ``vlm`` side channel, from its server thread)."""
+    def _call(self, episode: _Episode, messages: list[Message], purpose: str, grace_s: float | None = None) -> ModelReply:
+        """One logged model call (also used by the ``vlm`` side channel, from its server thread).
+
+        The episode's limits are checked first (:class:`LimitReached` when one is spent) and the call gets
+        the time left as its timeout; a call cut by that timeout raises :class:`LimitReached` too. With
+        ``grace_s`` (a fallback after the time limit) the limits are not checked and the call gets
+        ``grace_s`` seconds."""
+        clock = episode.clock
+        if grace_s is None:
+            _check_limits(episode)
+            timeout = clock.cap(None)
+        else:
+            timeout = grace_s
         params = dict(self.config.model_params)
         logged = {"step": episode.step, "purpose": purpose, "model": self.model.spec, "params": params, "messages": messages}
         started = time.perf_counter()
         try:
-            reply = self.model.chat(messages, purpose=purpose, **params)
+            reply = self.model.chat(messages, purpose=purpose, **params, **({"timeout_s": timeout} if timeout is not None else {}))
         except ModelError as failure:
             episode.model_s += time.perf_counter() - started
             episode.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
+            if isinstance(failure, ModelTimeoutError) and grace_s is None and clock.limits.time_s is not None:
+                # The call was bounded by the time left: the time limit ends the episode.
+                raise LimitReached(LimitHit("time", clock.limits.time_s, round(clock.elapsed_s(), 3))) from failure
             raise
         episode.model_s += time.perf_counter() - started
         episode.account(reply)
         episode.writer.model_call(**logged, reply=reply)
+        if clock.limits.cost_usd is not None and reply.cost_usd is None:
+            raise ValueError(
+                f"a cost limit of {clock.limits.cost_usd:g} USD is set but {self.model.spec} has no known price, so "
+                "the cost cannot be counted; give the model a price (load_model(spec, prices=...) or "
+                "$SPATIALCLAW_PRICES, see spatialclaw.models.pricing) or drop the cost limit"
+            )
         return reply
+
+
+def _check_limits(episode: _Episode, spending: bool = True) -> None:
+    """Raise :class:`LimitReached` when the episode's time (or, with ``spending``, its tokens or cost) is spent."""
+    hit = episode.clock.time_hit()
+    if hit is None and spending:
+        with episode.lock:
+            hit = episode.clock.spend_hit(episode.usage, episode.cost)
+    if hit is not None:
+        raise LimitReached(hit)
 
 
 def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> None:

@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--baseline", choices=["no-tools"], default=None, help="answer from the frames directly, without a kernel")
     parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray instance)")
-    parser.add_argument("--episode-timeout", type=float, default=None, help="Ray executor: cancel an episode after this many seconds")
+    parser.add_argument("--episode-timeout", type=float, default=None,
+                        help="end an episode after this many seconds with status timeout (local: the agent's time limit; "
+                        "Ray: its actor is killed); --resume retries it")
     parser.add_argument("--ray-gpus-per-worker", type=float, default=0.0,
                         help="Ray executor: GPUs per worker (fractions share a GPU between episodes)")
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")

@@ -47,14 +47,19 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="end the episode after this many seconds (status timeout)")
+    parser.add_argument("--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens")
+    parser.add_argument("--cost-limit", type=float, metavar="USD", help="end the episode once its model calls cost this many US dollars")
     parser.add_argument("--quiet", action="store_true", help="print only the final answer line on stdout")
 
 
 def agent_config(args: argparse.Namespace) -> Any:
-    from spatialclaw.agent import AgentConfig
+    from spatialclaw.agent import AgentConfig, Limits
 
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
-    return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params)
+    limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
+    return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params,
+                       limits=limits)
 
 
 def build_task(args: argparse.Namespace) -> Any:
@@ -83,7 +88,7 @@ def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
         print(f"{RULE}\nplan\n{_indent(event.reply)}", file=stream, flush=True)
         return
     if event.kind == "fallback":
-        print(f"{RULE}\nstep budget spent: asked for a direct answer\n{_indent(event.reply)}\n  {event.message}", file=stream, flush=True)
+        print(f"{RULE}\nout of budget: asked for a direct answer\n{_indent(event.reply)}\n  {event.message}", file=stream, flush=True)
         return
     print(f"{RULE}\nstep {event.step}/{max_steps}", file=stream)
     if event.kind == "format_error":
@@ -113,6 +118,8 @@ def print_summary(result: Any, stream: TextIO, quiet: bool = False) -> None:
     )
     if result.error:
         print(f"error: {result.error}", file=stream)
+    if result.limit is not None:
+        print(f"limit: {result.limit.describe()}", file=stream)
     print(f"trajectory: {result.trajectory_dir}", file=stream)
     print(f"answer: {result.answer}", file=stream, flush=True)
 
@@ -137,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         task = build_task(args)
         if (args.out / "episode.jsonl").exists():
             raise FileExistsError(f"{args.out} already holds an episode; give a new --out directory")
+        agent_config(args)  # bad limits are bad arguments
         model = load_model(args.model)
     except (FileNotFoundError, FileExistsError, ValueError, ModelError, MissingWeightsError) as error:
         print(f"spatialclaw run: {error}", file=sys.stderr)

@@ -21,6 +21,7 @@ from spatialclaw.models.base import (
     ModelAuthError,
     ModelError,
     ModelRequestError,
+    ModelTimeoutError,
     ModelUnavailableError,
     RetryPolicy,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "ModelAuthError",
     "ModelError",
     "ModelRequestError",
+    "ModelTimeoutError",
     "ModelUnavailableError",
     "RetryPolicy",
     "load_model",

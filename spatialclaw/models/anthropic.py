@@ -101,9 +101,9 @@ class AnthropicModel(SDKModel):
         body.update({k: v for k, v in params.items() if v is not None})
         return body
 
-    def _create(self, body: dict[str, Any]) -> Any:
+    def _create(self, body: dict[str, Any], timeout_s: float | None) -> Any:
         try:
-            response = self._client.messages.create(**body)
+            response = self._client.messages.create(**body, **({"timeout": timeout_s} if timeout_s is not None else {}))
         except Exception as error:  # mapped to retry or a clear ModelError
             raise classify_sdk_error(error, self.spec) from error
         if not isinstance(getattr(response, "content", None), list):

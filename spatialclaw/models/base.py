@@ -3,6 +3,8 @@
 Every backend shares one retry loop (:func:`with_retries`): exponential backoff with full jitter on
 rate limits (429), server errors (5xx), timeouts, dropped connections and malformed responses, honouring
 the server's ``Retry-After``; authentication and bad-request errors fail at once with a clear message.
+A call given ``timeout_s`` (seconds, retries and waits included) gives each request only the time left
+and raises :class:`ModelTimeoutError` when no time is left for another attempt.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "ModelAuthError",
     "ModelError",
     "ModelRequestError",
+    "ModelTimeoutError",
     "ModelUnavailableError",
     "RetryPolicy",
     "TransientError",
@@ -46,6 +49,10 @@ class ModelRequestError(ModelError):
 
 class ModelUnavailableError(ModelError):
     """Transient failures persisted through every retry."""
+
+
+class ModelTimeoutError(ModelUnavailableError):
+    """The call's ``timeout_s`` ran out before a reply came (retries and waits included)."""
 
 
 class TransientError(Exception):
@@ -76,8 +83,10 @@ class RetryPolicy:
         return backoff
 
 
-def with_retries(call: Callable[[], T], policy: RetryPolicy, what: str) -> T:
-    """Run ``call``; retry :class:`TransientError` per ``policy``; other exceptions pass through."""
+def with_retries(call: Callable[[], T], policy: RetryPolicy, what: str, deadline: float | None = None) -> T:
+    """Run ``call``; retry :class:`TransientError` per ``policy``; other exceptions pass through.
+    ``deadline`` (a ``time.monotonic()`` reading): no retry starts, and no wait runs, past it; running out
+    of time raises :class:`ModelTimeoutError`."""
     last: TransientError | None = None
     for attempt in range(1, policy.max_attempts + 1):
         try:
@@ -87,6 +96,10 @@ def with_retries(call: Callable[[], T], policy: RetryPolicy, what: str) -> T:
             if attempt == policy.max_attempts:
                 break
             wait = policy.delay(attempt, error.retry_after)
+            if deadline is not None and time.monotonic() + wait >= deadline:
+                raise ModelTimeoutError(
+                    f"{what} ran out of its time after {attempt} attempt(s) (no time left to retry); last error: {error}"
+                ) from None
             log.warning("%s: %s; retry %d/%d in %.2f s", what, error, attempt, policy.max_attempts - 1, wait)
             policy.sleep(wait)
     raise ModelUnavailableError(
@@ -127,7 +140,9 @@ class Model(ABC):
     ``purpose`` (``plan``, ``step``, ``fallback``, ``vlm.ask``, ``vlm.locate``) says why a call is made;
     only the ``replay:`` backend uses it. Other keyword parameters: ``max_tokens``, ``temperature``,
     ``reasoning_effort`` (OpenAI reasoning models), ``thinking_budget`` (Anthropic extended thinking,
-    tokens), ``stop``, ``seed``, ``extra_body`` (a dict merged into the request body).
+    tokens), ``stop``, ``seed``, ``extra_body`` (a dict merged into the request body), ``timeout_s`` (the
+    longest the call may take, seconds; the HTTP backends bound each request and their retries by it and
+    raise :class:`ModelTimeoutError`, ``hf:`` stops generating at it, ``replay:`` ignores it).
     """
 
     spec: str = ""
@@ -163,17 +178,29 @@ class SDKModel(Model):
         """The provider's request body for these messages and call parameters."""
 
     @abstractmethod
-    def _create(self, body: dict[str, Any]) -> Any:
-        """Send one request; raise :class:`TransientError` (retried) or :class:`ModelError`."""
+    def _create(self, body: dict[str, Any], timeout_s: float | None) -> Any:
+        """Send one request (``timeout_s``: its timeout in seconds; None: the client's default); raise
+        :class:`TransientError` (retried) or :class:`ModelError`."""
 
     @abstractmethod
     def _reply(self, response: Any, latency_s: float) -> ModelReply:
         """The provider-neutral reply of a successful response."""
 
-    def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
+    def chat(self, messages: list[Message], *, purpose: str = "step", timeout_s: float | None = None, **params: Any) -> ModelReply:
         body = self.request_body(messages, params)
         start = time.perf_counter()
-        response = with_retries(lambda: self._create(body), self.retry, f"{self.spec} ({purpose})")
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+
+        def attempt() -> Any:
+            return self._create(body, None if deadline is None else max(deadline - time.monotonic(), 0.001))
+
+        what = f"{self.spec} ({purpose})"
+        try:
+            response = with_retries(attempt, self.retry, what, deadline)
+        except ModelUnavailableError as error:  # the last attempt itself may have used up the time
+            if deadline is not None and not isinstance(error, ModelTimeoutError) and time.monotonic() >= deadline:
+                raise ModelTimeoutError(f"{what} did not reply within {timeout_s:g} s: {error}") from None
+            raise
         return self._reply(response, time.perf_counter() - start)
 
     def close(self) -> None:

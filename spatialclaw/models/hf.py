@@ -86,6 +86,8 @@ class HFModel(Model):
         generation: dict[str, Any] = {"max_new_tokens": max_new_tokens, "do_sample": temperature > 0}
         if temperature > 0:
             generation["temperature"] = temperature
+        if params.get("timeout_s"):  # transformers stops generating after max_time seconds
+            generation["max_time"] = float(params["timeout_s"])
         start = time.perf_counter()
         with self._lock, torch.inference_mode():
             output = self.model.generate(**inputs, **generation)

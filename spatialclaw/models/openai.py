@@ -102,9 +102,9 @@ class OpenAIModel(SDKModel):
         body.update({k: v for k, v in params.items() if v is not None})
         return body
 
-    def _create(self, body: dict[str, Any]) -> Any:
+    def _create(self, body: dict[str, Any], timeout_s: float | None) -> Any:
         try:
-            response = self._client.chat.completions.create(**body)
+            response = self._client.chat.completions.create(**body, **({"timeout": timeout_s} if timeout_s is not None else {}))
         except Exception as error:  # mapped to retry or a clear ModelError
             raise classify_sdk_error(error, self.spec) from error
         if not getattr(response, "choices", None) or getattr(response.choices[0], "message", None) is None:

@@ -3,7 +3,8 @@
 It sees the same question text and the same preview frames (count and size from
 :class:`~spatialclaw.agent.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
 step, so the difference between the two runs is what the tools add. The episode is logged in the
-trajectory format (``header``, ``task``, one ``model_call``, ``answer``, ``end``).
+trajectory format (``header``, ``task``, one ``model_call``, ``answer``, ``end``). A time limit
+(``AgentConfig.limits.time_s``) is the call's timeout; a call cut by it ends with status ``timeout``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from string import Template
 from spatialclaw import __version__
 from spatialclaw.agent import AgentConfig, EpisodeResult, preview_frames, parse_direct_answer
 from spatialclaw.chat import Message, TextPart, Usage
-from spatialclaw.models import Model, ModelError
+from spatialclaw.limits import LimitHit
+from spatialclaw.models import Model, ModelError, ModelTimeoutError
 from spatialclaw.prompting import choices_text, inputs_text
 from spatialclaw.task import Task
 from spatialclaw.trajectory import FORMAT_VERSION, TrajectoryWriter, config_hash
@@ -54,6 +56,8 @@ class DirectAnswerer:
         settings = {"baseline": "no-tools", "preview_images": self.config.preview_images,
                     "preview_max_side": self.config.preview_max_side, "model_params": self.config.model_params}
         usage, cost, answer, status, error, source, model_s = Usage(), None, None, "error", None, None, 0.0
+        time_s = self.config.limits.time_s
+        limit: LimitHit | None = None
         with TrajectoryWriter(out_dir, fsync=self.config.fsync) as writer:
             writer.write("header", format_version=FORMAT_VERSION, package_version=__version__, prompt_version="direct-1",
                          model=self.model.describe(), config=settings,
@@ -64,7 +68,8 @@ class DirectAnswerer:
                 images, preview_text = preview_frames(task, self.config.preview_images, self.config.preview_max_side)
                 messages = [Message("user", [TextPart(direct_prompt(task, preview_text)), *images])]
                 call_started = time.perf_counter()
-                reply = self.model.chat(messages, purpose="step", **self.config.model_params)
+                timeout = {} if time_s is None else {"timeout_s": max(time_s - (call_started - started), 0.001)}
+                reply = self.model.chat(messages, purpose="step", **self.config.model_params, **timeout)
                 model_s = time.perf_counter() - call_started
                 usage, cost = reply.usage, reply.cost_usd
                 writer.model_call(step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
@@ -74,6 +79,8 @@ class DirectAnswerer:
                 writer.write("answer", value=answer, source=source)
             except ModelError as failure:
                 error = str(failure)
+                if isinstance(failure, ModelTimeoutError) and time_s is not None:
+                    status, limit = "timeout", LimitHit("time", time_s, round(time.perf_counter() - started, 3))
                 writer.model_call(step=1, purpose="step", model=self.model.spec, params=self.config.model_params,
                                   messages=messages, error=error, latency_s=0.0)
             except Exception as failure:  # recorded, never raised: the runner turns it into an error row
@@ -81,6 +88,6 @@ class DirectAnswerer:
             duration = time.perf_counter() - started
             timing = {"model_s": model_s, "cell_s": 0.0, "loop_s": max(duration - model_s, 0.0)}
             writer.write("end", reason=status, steps=1, usage=asdict(usage), cost_usd=cost, duration_s=duration,
-                         error=error, timing=timing)
+                         error=error, timing=timing, limit=limit.to_dict() if limit is not None else None)
         return EpisodeResult(answer=answer, status=status, steps=1, usage=usage, cost_usd=cost, duration_s=duration,
-                             trajectory_dir=out_dir, answer_source=source, error=error, timing=timing)
+                             trajectory_dir=out_dir, answer_source=source, error=error, timing=timing, limit=limit)

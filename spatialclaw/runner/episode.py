@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,12 @@ from spatialclaw.trajectory import TrajectoryWriter
 
 __all__ = ["EpisodeJob", "EpisodeWorker", "RETRY_STATUSES", "score_row", "STATUSES"]
 
-#: Row statuses: ``ok`` (answered), ``budget`` (steps or format retries ran out), ``timeout`` (a model call
-#: or the episode ran out of time), ``error`` (anything else failed).
+#: Row statuses: ``ok`` (answered), ``budget`` (steps, format retries, the token or the cost limit ran out),
+#: ``timeout`` (a model call or the episode ran out of time), ``error`` (anything else failed).
 STATUSES = ("ok", "budget", "timeout", "error")
 #: Statuses that ``--resume`` runs again.
 RETRY_STATUSES = ("error", "timeout")
-_FROM_AGENT = {"answered": "ok", "budget": "budget", "format_errors": "budget", "error": "error"}
+_FROM_AGENT = {"answered": "ok", "budget": "budget", "format_errors": "budget", "timeout": "timeout", "error": "error"}
 
 
 @dataclass
@@ -48,14 +48,21 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
 class EpisodeWorker:
     """Runs episodes with one model. ``baseline="no-tools"`` answers without a kernel; otherwise the agent
     runs with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`) on its first
-    episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode)."""
+    episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode).
+    ``episode_timeout_s`` becomes the agent's time limit (the smaller one wins when the agent config sets
+    one too), so an episode that runs longer ends with status ``timeout``."""
 
     def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
-                 pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None) -> None:
+                 pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None,
+                 episode_timeout_s: float | None = None) -> None:
         from spatialclaw.agent import AgentConfig
 
         self.model_spec = model_spec
         self.config = AgentConfig(**(agent_config or {}))
+        if episode_timeout_s is not None:
+            limits = self.config.limits
+            time_s = episode_timeout_s if limits.time_s is None else min(limits.time_s, episode_timeout_s)
+            self.config = replace(self.config, limits=replace(limits, time_s=time_s))
         self.baseline = baseline
         self.pool = pool
         self.model_options = dict(model_options or {})
@@ -107,7 +114,7 @@ class EpisodeWorker:
         row = {**base, "status": status, "end_reason": result.status, "answer": result.answer,
                "answer_source": result.answer_source, "usage": asdict(result.usage), "cost_usd": result.cost_usd,
                "duration_s": result.duration_s, "steps": result.steps, "error": result.error, "timing": result.timing,
-               "finished_at": time.time()}
+               "limit": result.limit.to_dict() if result.limit is not None else None, "finished_at": time.time()}
         try:
             row.update(score_row(task, result.answer))
         except ValueError as failure:  # a task whose ground truth cannot be scored: say so, keep the answer

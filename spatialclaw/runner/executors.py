@@ -4,7 +4,9 @@ Both take the same jobs and hand each finished row to ``on_row`` in the driver, 
 results file, so the run directory format does not depend on the executor.
 
 ``local``: ``workers`` threads, each with its own :class:`EpisodeWorker` (model client and agent), sharing
-one :class:`~spatialclaw.pool.KernelPool` of ``workers`` kernels.
+one :class:`~spatialclaw.pool.KernelPool` of ``workers`` kernels. With ``episode_timeout_s`` each episode
+runs under that time limit (:class:`~spatialclaw.limits.Limits`): its cells and model calls are cut at
+the time left and it ends with status ``timeout``; the thread and its kernel go on to the next episode.
 
 ``ray``: ``workers`` actors (``ray_num_cpus`` CPUs and ``ray_num_gpus`` GPUs each), each with its own
 worker and a one-kernel pool; one job in flight per actor. A fractional ``ray_num_gpus`` (e.g. 0.25) puts
@@ -32,12 +34,14 @@ OnRow = Callable[[dict[str, Any]], None]
 class LocalExecutor:
     """Episodes on ``workers`` threads sharing a kernel pool."""
 
-    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
+                 episode_timeout_s: float | None = None) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
         self.worker_args = worker_args
         self.kernel_options = kernel_options or {}
+        self.episode_timeout_s = episode_timeout_s
 
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         pool = None
@@ -52,7 +56,7 @@ class LocalExecutor:
         def work(job: EpisodeJob) -> dict[str, Any]:
             worker = getattr(local, "worker", None)
             if worker is None:
-                worker = local.worker = EpisodeWorker(pool=pool, **self.worker_args)
+                worker = local.worker = EpisodeWorker(pool=pool, episode_timeout_s=self.episode_timeout_s, **self.worker_args)
                 with made_lock:
                     made.append(worker)
             return worker.run(job)

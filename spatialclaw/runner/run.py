@@ -28,8 +28,9 @@ __all__ = ["RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
 class RunConfig:
     """Everything a run needs. ``agent``: :class:`~spatialclaw.agent.AgentConfig` fields to override;
     ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
-    policy); ``episode_timeout_s`` applies to the Ray executor (local episodes are bounded by the agent's
-    step budget and per-cell and per-request timeouts)."""
+    policy); ``episode_timeout_s`` bounds each episode's wall-clock time: the local executor makes it the
+    agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
+    episode's actor. Either way the row's status is ``timeout`` and ``--resume`` runs the task again."""
 
     benchmark: str
     model: str
@@ -58,6 +59,11 @@ class RunConfig:
             raise ValueError(f"unknown executor {self.executor!r}; use 'local' or 'ray'")
         if self.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
+        if self.episode_timeout_s is not None and not self.episode_timeout_s > 0:
+            raise ValueError(f"--episode-timeout must be above 0 seconds, got {self.episode_timeout_s}")
+        from spatialclaw.agent import AgentConfig
+
+        AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide the results (hashed into the manifest); not workers, executor, paths or
@@ -140,7 +146,7 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     else:
         from spatialclaw.runner.executors import LocalExecutor
 
-        executor = LocalExecutor(config.workers, worker_args)
+        executor = LocalExecutor(config.workers, worker_args, episode_timeout_s=config.episode_timeout_s)
     counts: Counter[str] = Counter()
     progress = _progress(len(jobs), config)
 
