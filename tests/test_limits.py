@@ -4,19 +4,24 @@ bounds the episode, and the one that ended it is recorded in the result and in t
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from agent_helpers import anthropic, cell, openai_compat
+from agent_helpers import anthropic, cell, openai_compat, photo
 from spatialclaw import Kernel
 from spatialclaw.agent import Agent, AgentConfig
+from spatialclaw.chat import Message
 from spatialclaw.limits import LimitHit, Limits
+from spatialclaw.models import ModelTimeoutError, RetryPolicy, load_model
 from spatialclaw.models.pricing import Price
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.task import Task
-from spatialclaw.testing import Reply, ScriptedProvider, delayed
+from spatialclaw.testing import Reply, ScriptedProvider, delayed, rate_limited
 from spatialclaw.trajectory import load_episode
 
 QUICK = {"fsync": False, "vlm_side_channel": False}
@@ -148,3 +153,43 @@ def test_the_local_runner_turns_the_episode_timeout_into_timeout_rows_that_resum
     assert second.ran == 2 and second.statuses == {"ok": 2}
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert sorted(r["attempt"] for r in rows) == [2, 2]
+
+
+def test_a_call_timeout_stops_the_retries_that_would_end_past_it():
+    with ScriptedProvider([rate_limited(retry_after=5), "too late to matter"]) as server:
+        model = load_model(f"openai-compat:scripted@{server.url}", retry=RetryPolicy(max_attempts=4, base_delay_s=0.01))
+        with pytest.raises(ModelTimeoutError, match="no time left to retry"):
+            model.chat([Message.text("user", "hi")], timeout_s=1.0)
+        model.close()
+    assert server.calls == 1  # waiting the server's 5 s Retry-After would have passed the 1 s
+
+
+def test_spatialclaw_run_time_limit_ends_the_episode_and_says_which_limit(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
+    with ScriptedProvider([cell("import time\ntime.sleep(60)")]) as server:
+        done = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "run", "--model", f"openai-compat:scripted@{server.url}",
+                               "--frames", str(photo(tmp_path)), "--question", "Left or right?", "--choices", "left", "right",
+                               "--time-limit", "3", "--out", str(tmp_path / "ep")],
+                              capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1, done.stderr  # no answer
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "answer: None"
+    assert any(line.startswith("status: timeout") for line in lines)
+    assert any(line.startswith("limit: the time limit of 3 s was reached (used 3") for line in lines)
+    assert load_episode(tmp_path / "ep").end["limit"]["kind"] == "time"
+    refused = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "run", "--model", "openai-compat:m@http://127.0.0.1:9/v1",
+                              "--frames", str(photo(tmp_path)), "--question", "q", "--token-limit", "0", "--out", str(tmp_path / "x")],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert refused.returncode == 2 and "Limits.tokens must be above 0" in refused.stderr
+
+
+def test_the_no_tools_baseline_under_the_local_episode_timeout_gives_a_timeout_row(tmp_path: Path) -> None:
+    with ScriptedProvider(lambda request, index: delayed(30, "ANSWER: B")) as server:
+        summary = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
+                                          limit=1, baseline="no-tools", progress=False, episode_timeout_s=2,
+                                          model_options={"max_attempts": 1, "api_key": "test-key"},
+                                          agent={"fsync": False, "preview_images": 1}))
+    assert summary.statuses == {"timeout": 1}
+    (row,) = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert row["end_reason"] == "timeout" and row["limit"]["kind"] == "time" and row["limit"]["value"] == 2
+    assert row["duration_s"] < 30
