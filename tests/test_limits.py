@@ -193,3 +193,14 @@ def test_the_no_tools_baseline_under_the_local_episode_timeout_gives_a_timeout_r
     (row,) = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert row["end_reason"] == "timeout" and row["limit"]["kind"] == "time" and row["limit"]["value"] == 2
     assert row["duration_s"] < 30
+
+
+def test_a_local_hf_model_stops_generating_at_the_call_timeout(tmp_path):
+    from tiny_vlm import build_tiny_vlm
+
+    model = load_model(f"hf:{build_tiny_vlm(tmp_path / 'tiny')}")
+    request = [Message.text("user", "Where is the chair?")]
+    free = model.chat(request, max_tokens=200)
+    cut = model.chat(request, max_tokens=200, timeout_s=1e-6)
+    assert free.usage.completion_tokens == 200  # random weights never stop by themselves here
+    assert cut.usage.completion_tokens < 200 and cut.finish_reason == "time"

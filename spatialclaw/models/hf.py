@@ -96,6 +96,8 @@ class HFModel(Model):
         new_tokens = output[0, prompt_length:]
         text = self.processor.decode(new_tokens, skip_special_tokens=True)
         finish = "length" if len(new_tokens) >= max_new_tokens else "stop"
+        if finish == "stop" and "max_time" in generation and latency >= generation["max_time"]:
+            finish = "time"  # cut by timeout_s, not ended by the model
         return ModelReply(
             text=text,
             usage=Usage(prompt_tokens=int(prompt_length), completion_tokens=int(len(new_tokens))),
