@@ -71,11 +71,32 @@ def build_task(args: argparse.Namespace) -> Any:
         raise FileNotFoundError(f"input file(s) not found: {', '.join(missing)}")
     if args.frames and (args.fps or args.count):
         raise ValueError("--fps and --count apply to --video only")
+    check_input_kinds(args)
     spec = FrameSpec.images(args.frames) if args.frames else FrameSpec.video(args.video, fps=args.fps, count=args.count)
     answer_type = args.answer_type or ("multiple_choice" if args.choices else "text")
     if answer_type == "multiple_choice" and not args.choices:
         raise ValueError("--answer-type multiple_choice needs --choices")
     return Task(args.question, inputs=[spec], choices=args.choices, answer_type=answer_type, task_id="cli")
+
+
+def check_input_kinds(args: argparse.Namespace) -> None:
+    """Catch, before an episode starts, inputs of the wrong kind (by file extension) and bad sampling values;
+    unreadable content is found when the kernel loads the frames and recorded in the episode."""
+    from spatialclaw.primitives.frame_sources import VIDEO_SUFFIXES, image_suffixes
+
+    if args.fps is not None and not args.fps > 0:
+        raise ValueError(f"--fps must be a positive number of frames per second of video time, got {args.fps:g}")
+    if args.count is not None and args.count < 1:
+        raise ValueError(f"--count must be at least 1 frame, got {args.count}")
+    if args.video and args.video.suffix.lower() not in VIDEO_SUFFIXES:
+        raise ValueError(f"{args.video} is not a video (extensions: {', '.join(sorted(VIDEO_SUFFIXES))}); "
+                         "give images with --frames or convert it with e.g. `ffmpeg -i INPUT out.mp4`")
+    for path in args.frames or []:
+        suffix = path.suffix.lower()
+        if suffix in VIDEO_SUFFIXES:
+            raise ValueError(f"{path} is a video; give it with --video (and --fps or --count)")
+        if suffix not in image_suffixes():
+            raise ValueError(f"{path} is not an image file Pillow can read (extension {suffix or '(none)'!r}); convert it to PNG or JPEG")
 
 
 def _indent(text: str, prefix: str = "  │ ") -> str:
