@@ -418,10 +418,12 @@ class Agent:
         else:
             timeout = grace_s
         params = dict(self.config.model_params)
+        if timeout is not None:  # a timeout_s in model_params still applies when it is shorter
+            params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
         logged = {"step": episode.step, "purpose": purpose, "model": self.model.spec, "params": params, "messages": messages}
         started = time.perf_counter()
         try:
-            reply = self.model.chat(messages, purpose=purpose, **params, **({"timeout_s": timeout} if timeout is not None else {}))
+            reply = self.model.chat(messages, purpose=purpose, **params)
         except ModelError as failure:
             episode.model_s += time.perf_counter() - started
             episode.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
