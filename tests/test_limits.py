@@ -204,3 +204,13 @@ def test_a_local_hf_model_stops_generating_at_the_call_timeout(tmp_path):
     cut = model.chat(request, max_tokens=200, timeout_s=1e-6)
     assert free.usage.completion_tokens == 200  # random weights never stop by themselves here
     assert cut.usage.completion_tokens < 200 and cut.finish_reason == "time"
+
+
+def test_side_channel_calls_count_toward_the_token_limit_and_are_refused_once_it_is_spent(task, kernel, tmp_path):
+    script = [Reply(cell("print(vlm.ask([], 'anything?'))"), usage={"prompt_tokens": 900, "completion_tokens": 200})]
+    with ScriptedProvider(script) as server:
+        result = Agent(openai_compat(server), AgentConfig(limits=Limits(tokens=1000), fsync=False)).run(task, tmp_path / "ep", kernel=kernel)
+    assert server.calls == 1  # the side-channel call was refused before any request
+    (_, refused), = load_episode(result.trajectory_dir).cells()
+    assert "the tokens limit of 1000 tokens was reached" in refused.error.message
+    assert result.status == "budget" and result.limit == LimitHit("tokens", 1000, 1100)
