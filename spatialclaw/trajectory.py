@@ -20,7 +20,8 @@ Event types (every event has ``type``, ``seq`` (0, 1, ...) and ``time`` (Unix se
 ``format_error`` step, response text, message shown to the model
 ``answer``       value, source (``cell`` or ``fallback``)
 ``score``        score, ground_truth, details
-``end``          reason (answered/budget/format_errors/error/interrupted), steps, usage, cost_usd, duration_s
+``end``          reason (answered/budget/timeout/format_errors/error/interrupted), steps, usage, cost_usd,
+                 duration_s, and ``limit`` (``{"kind", "value", "used"}``) when a limit ended the episode
 
 Each event is written with one ``write`` of a complete line followed by ``flush`` and ``fsync``, so a
 crash leaves a readable prefix; the loader ignores a torn last line and marks the episode incomplete
