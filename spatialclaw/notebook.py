@@ -163,15 +163,16 @@ class NotebookRenderer:
         elif event.kind == "format_error":
             display(Markdown(f"**Step {event.step}** (no code in the reply)\n\n{event.reply}\n\n> {event.message}"))
         elif event.kind == "fallback":
-            display(Markdown(f"**Out of steps: direct answer**\n\n{event.reply}\n\n> {event.message}"))
+            display(Markdown(f"**Limit reached: direct answer**\n\n{event.reply}\n\n> {event.message}"))
 
     def summary(self, result: Any) -> None:
         from IPython.display import Markdown, display
 
         if result.status == "answered":
             head = f"**Answer: {result.answer!r}** after {result.steps} step(s)"
-        elif result.status == "budget":
-            head = f"**Out of steps**; answer from the direct question: {result.answer!r}"
+        elif result.limit is not None:
+            answer = f"; answer from the direct question: {result.answer!r}" if result.answer is not None else "; no answer"
+            head = f"**Stopped**: {result.limit.describe()}{answer}"
         else:
             head = f"**No answer** ({result.status}{': ' + result.error if result.error else ''})"
         cost = f", ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
