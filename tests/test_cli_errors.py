@@ -112,10 +112,11 @@ def test_run_rejects_a_wrong_input_before_starting_an_episode(tmp_path, files, c
 
 
 @pytest.mark.parametrize("spec, needles", [
-    ("openai", ["'openai'", "openai:MODEL"]),
-    ("openai:", ["'openai:'", "openai:MODEL"]),
+    ("openai", ["'openai'", "no model named", "openai:MODEL"]),
+    ("openai:", ["'openai:'", "no model named", "openai:MODEL"]),
+    ("gpt-4o", ["'gpt-4o'", "no backend: prefix", "openai:MODEL"]),
     ("openai-compat:x", ["'openai-compat:x'", "MODEL@URL"]),
-    ("foo:bar", ["'foo:bar'", "anthropic:MODEL"]),
+    ("foo:bar", ["'foo:bar'", "unknown backend 'foo'", "anthropic:MODEL"]),
 ])
 def test_run_rejects_a_malformed_model_spec(tmp_path, files, spec, needles):
     done = spatialclaw(*run_args(spec, tmp_path / "ep", "--frames", str(files["good"])))

@@ -45,8 +45,9 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
     """``(backend, model, url)`` from a spec string; raises ValueError naming the accepted forms."""
     backend, sep, rest = spec.partition(":")
     if not sep or backend not in BACKENDS or not rest:
+        problem = "no model named" if backend in BACKENDS else f"unknown backend {backend!r}" if sep else "no backend: prefix"
         raise ValueError(
-            f"cannot read model spec {spec!r}; use one of: openai:MODEL, anthropic:MODEL, "
+            f"cannot read model spec {spec!r} ({problem}); use one of: openai:MODEL, anthropic:MODEL, "
             "openai-compat:MODEL@http://HOST:PORT/v1, hf:REPO_OR_PATH, replay:TRAJECTORY_DIR"
         )
     if backend == "openai-compat":
