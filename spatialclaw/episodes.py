@@ -207,6 +207,9 @@ def find_episode_dirs(inputs: Iterable[str | Path]) -> list[Path]:
         path = Path(item)
         if not path.exists():
             raise FileNotFoundError(f"{path} does not exist; give an episode directory or a run directory")
+        if path.is_file():
+            hint = f"the directory holding it, {path.parent}" if path.name == "episode.jsonl" else "an episode directory or a run directory"
+            raise FileNotFoundError(f"{path} is a file; give {hint}")
         dirs = list(iter_episode_dirs(path))
         if not dirs:
             raise FileNotFoundError(

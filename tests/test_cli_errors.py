@@ -238,6 +238,10 @@ def test_replay_and_view_on_a_folder_that_is_not_an_episode(tmp_path, command):
     (folder / "notes.json").write_text("{}")
     assert_clean_failure(spatialclaw(command, str(folder)), str(folder), "holds no episode", "episode directory")
     assert_clean_failure(spatialclaw(command, str(tmp_path / "nowhere")), "nowhere", "does not exist")
+    episode_file = folder / "episode.jsonl"
+    assert_clean_failure(spatialclaw(command, str(folder / "notes.json")), "notes.json is a file", "episode directory")
+    episode_file.write_text("")
+    assert_clean_failure(spatialclaw(command, str(episode_file)), f"{episode_file} is a file", f"holding it, {folder}")
 
 
 @pytest.mark.parametrize("command", ["rescore", "report"])
