@@ -104,7 +104,7 @@ def with_retries(call: Callable[[], T], policy: RetryPolicy, what: str, deadline
             policy.sleep(wait)
     raise ModelUnavailableError(
         f"{what} failed {policy.max_attempts} times; last error: {last}. "
-        "Check that the server is up and not overloaded, or raise RetryPolicy.max_attempts."
+        "Check that the server is up and not overloaded, or allow more attempts (bench --model-retries N; RetryPolicy.max_attempts)."
     )
 
 
