@@ -43,7 +43,7 @@ OS_ERROR_HINTS = {
     errno.ENOSPC: "the disk is full; free some space",
 }
 
-DEBUG_HINT = "run with --debug (or SPATIALCLAW_DEBUG=1) for the traceback"
+BUG_REPORT = "this is a bug in spatialclaw; please report it with the traceback above"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,18 +82,20 @@ def describe_error(error: BaseException) -> str:
 
 
 class LogFormatter(logging.Formatter):
-    """Log records as their message; an attached exception as one ``Type: message`` line unless ``debug``."""
+    """Log records as their message. An attached exception that describes bad input or setup becomes one
+    ``Type: message`` line unless ``debug``; any other keeps its traceback, with a request to report it."""
 
     def __init__(self, debug: bool) -> None:
         super().__init__("%(message)s")
         self.debug = debug
 
     def format(self, record: logging.LogRecord) -> str:
-        if self.debug or not record.exc_info or record.exc_info[1] is None:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or self.debug:
             return super().format(record)
-        error = record.exc_info[1]
-        line = f"{record.getMessage()}: {type(error).__name__}: {describe_error(error)}"
-        return line if is_user_error(error) else f"{line} ({DEBUG_HINT})"
+        if is_user_error(error):
+            return f"{record.getMessage()}: {type(error).__name__}: {describe_error(error)}"
+        return f"{super().format(record)}\n{BUG_REPORT}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if not is_user_error(error):
             traceback.print_exc()
-            print(f"{prefix}: unexpected {type(error).__name__}: this is a bug in spatialclaw; "
-                  "please report it with the traceback above", file=sys.stderr)
+            print(f"{prefix}: unexpected {type(error).__name__}: {BUG_REPORT}", file=sys.stderr)
             return 1
         if debug:
             traceback.print_exc()

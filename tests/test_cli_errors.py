@@ -297,3 +297,23 @@ def test_a_bug_keeps_its_traceback_and_asks_for_a_report(monkeypatch, capsys, tm
     assert "Traceback" in err and "TypeError: an internal mistake" in err
     assert err.strip().splitlines()[-1] == ("spatialclaw rescore: unexpected TypeError: this is a bug in spatialclaw; "
                                             "please report it with the traceback above")
+
+
+def _logged(error: BaseException, debug: bool) -> str:
+    import logging
+
+    from spatialclaw.cli import LogFormatter
+
+    try:
+        raise error
+    except type(error):
+        record = logging.LogRecord("spatialclaw.agent", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
+    return LogFormatter(debug).format(record)
+
+
+def test_logged_exceptions_are_one_line_for_bad_input_and_keep_the_traceback_for_bugs():
+    assert _logged(ValueError("fps must be positive"), debug=False) == "episode cli failed: ValueError: fps must be positive"
+    assert "Traceback" in _logged(ValueError("fps must be positive"), debug=True)
+    bug = _logged(KeyError("oops"), debug=False)
+    assert bug.startswith("episode cli failed\nTraceback") and "KeyError: 'oops'" in bug
+    assert bug.endswith("this is a bug in spatialclaw; please report it with the traceback above")
