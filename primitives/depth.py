@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives import cache, geom, models
+from spatialclaw.primitives import cache, geom, models, remote
 from spatialclaw.primitives.geom_camera import as_intrinsics
 from spatialclaw.primitives.imaging import as_rgb_array
 
@@ -42,6 +42,7 @@ __all__ = [
     "depth",
     "edge_confidence",
     "intrinsics_from_fov",
+    "load_depth_model",
 ]
 
 DEFAULT_MODEL = "depth-anything/Depth-Anything-V2-Metric-Indoor-Small-hf"
@@ -185,11 +186,17 @@ def depth(
     elif fov_deg is not None:
         user_K = intrinsics_from_fov(width, height, float(fov_deg))
     model_id = _model_id(model)
-    version = models.model_version(model_id)  # without loading: a cache hit never loads the model
-    if version == "unknown":
-        version = _load(model_id, device).version
+    service = remote.service()
+    if service is not None:  # $SPATIALCLAW_PERCEPTION: the model runs on a shared service, the cache stays here
+        hosted = service.model("depth", model_id)
+        version, compute = hosted.version, lambda: hosted.run(rgb=rgb, intrinsics=user_K)
+    else:
+        version = models.model_version(model_id)  # without loading: a cache hit never loads the model
+        if version == "unknown":
+            version = load_depth_model(model_id, device).version
+        compute = lambda: _estimate(load_depth_model(model_id, device), rgb, user_K)  # noqa: E731
     key = cache.cache_key(model_id, version, "depth", _CACHE_FORMAT, user_K, rgb)
-    values = cache.cached("depth", key, lambda: _estimate(_load(model_id, device), rgb, user_K))
+    values = cache.cached("depth", key, compute)
     return DepthResult(
         depth=values["depth"],
         intrinsics=values["intrinsics"],
@@ -200,7 +207,8 @@ def depth(
     )
 
 
-def _load(model_id: str, device: str | None) -> models.LoadedModel:
+def load_depth_model(model_id: str, device: str | None = None) -> models.LoadedModel:
+    """Load (once per process) the depth model ``model_id`` (hub id or folder; aliases are not expanded)."""
     try:
         return models.load_model("depth", model_id, device=device)
     except models.MissingDependencyError as error:

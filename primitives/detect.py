@@ -22,12 +22,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialclaw.primitives import remote
 from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.instances import Detections, Instance, box_iou
 from spatialclaw.primitives.models import LoadedModel, load_model
 from spatialclaw.primitives.perception_inputs import frame_array, frame_index, model_name, text_labels
 
-__all__ = ["detect", "detector_id", "DETECT_ALIASES", "DEFAULT_DETECT_MODEL"]
+__all__ = ["detect", "detector_id", "detector_family", "load_detector", "DETECT_ALIASES", "DEFAULT_DETECT_MODEL"]
 
 DEFAULT_DETECT_MODEL = "IDEA-Research/grounding-dino-tiny"
 DETECT_ALIASES = {
@@ -50,7 +51,7 @@ def detector_id(model: str | os.PathLike | None = None) -> str:
 def load_detector(model: str | os.PathLike | None = None, device: str | None = None) -> LoadedModel:
     """Load (once per process) the detector named by ``model`` (see ``detector_id``)."""
     loaded = load_model("zero-shot-object-detection", detector_id(model), device=device)
-    _family(loaded)  # fail early on a model that is not a supported detector
+    detector_family(loaded)  # fail early on a model that is not a supported detector
     return loaded
 
 
@@ -81,19 +82,30 @@ def detect(
     labels = text_labels(text)
     if not 0.0 <= (threshold if threshold is not None else 0.0) <= 1.0:
         raise ValueError(f"threshold must be in [0, 1], got {threshold}")
-    loaded = load_detector(model, device)
-    family = _family(loaded)
+    service = remote.service()
+    if service is not None:  # $SPATIALCLAW_PERCEPTION: the model runs on a shared service, the cache stays here
+        hosted = service.model("detect", detector_id(model))
+        model_id, version, family = hosted.model_id, hosted.version, hosted.info["family"]
+    else:
+        loaded = load_detector(model, device)
+        model_id, version, family = loaded.model_id, loaded.version, detector_family(loaded)
     threshold = _DEFAULT_THRESHOLD[family] if threshold is None else float(threshold)
-    key = cache_key(loaded.model_id, loaded.version, "detect", family, labels, threshold, text_threshold,
+    key = cache_key(model_id, version, "detect", family, labels, threshold, text_threshold,
                     nms_iou, max_instances, array)
-    run = _run_grounding_dino if family == "grounding-dino" else _run_owlv2
-    found = cached("detect", key, lambda: _non_max_suppression(run(loaded, array, labels, threshold, text_threshold),
-                                                               nms_iou)[:max_instances])
+    if service is not None:
+        compute = lambda: hosted.run(array=array, labels=labels, threshold=threshold,  # noqa: E731
+                                     text_threshold=text_threshold, nms_iou=nms_iou, max_instances=max_instances)
+    else:
+        run = _run_grounding_dino if family == "grounding-dino" else _run_owlv2
+        compute = lambda: _non_max_suppression(run(loaded, array, labels, threshold, text_threshold),  # noqa: E731
+                                               nms_iou)[:max_instances]
+    found = cached("detect", key, compute)
     index = frame_index(frame)
-    return Detections([replace(item, frame_index=index) for item in found], frame, backend=model_name(loaded.model_id))
+    return Detections([replace(item, frame_index=index) for item in found], frame, backend=model_name(model_id))
 
 
-def _family(loaded: LoadedModel) -> str:
+def detector_family(loaded: LoadedModel) -> str:
+    """"grounding-dino" or "owlv2" for a loaded detector; ``ValueError`` for any other model."""
     model_type = getattr(loaded.model.config, "model_type", "")
     if model_type in ("grounding-dino", "grounding_dino", "mm-grounding-dino", "mm_grounding_dino"):
         return "grounding-dino"

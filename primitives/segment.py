@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialclaw.primitives import remote
 from spatialclaw.primitives.cache import cache_key, cached
 from spatialclaw.primitives.detect import detect
 from spatialclaw.primitives.instances import Detections, Instance
@@ -114,19 +115,31 @@ def _segment_prompts(frame: Any, array: np.ndarray, points: Any, box: Any, point
             raise ValueError(f"point_labels must give 1 (object) or 0 (background) for each of the {len(coords)} points")
         if 1 not in flags and boxes is None:
             raise ValueError("all points are background (0); mark at least one point on the object with 1")
-    loaded = load_sam(model, device)
+    loaded = _sam_model(model, device)
     count = len(boxes) if boxes is not None else 1
     names = [label] * count if label is not None else _labels_of(box) or ["object"] * count
     instances = _prompt_instances(loaded, array, boxes, coords, flags, names, mask_threshold)
     return Detections(instances, frame, backend=model_name(loaded.model_id))
 
 
-def _prompt_instances(loaded: LoadedModel, array: np.ndarray, boxes: list | None, coords: np.ndarray | None,
-                      flags: list[int] | None, names: list[str], mask_threshold: float) -> list[Instance]:
+def _sam_model(model: str | os.PathLike | None, device: str | None) -> LoadedModel | remote.RemoteModel:
+    """SAM loaded here, or hosted by the perception service named by ``$SPATIALCLAW_PERCEPTION``."""
+    service = remote.service()
+    return service.model("sam", sam_id(model)) if service is not None else load_sam(model, device)
+
+
+def _prompt_instances(loaded: LoadedModel | remote.RemoteModel, array: np.ndarray, boxes: list | None,
+                      coords: np.ndarray | None, flags: list[int] | None, names: list[str],
+                      mask_threshold: float) -> list[Instance]:
     """SAM instances in prompt order (one per box, or one for the point set); cached."""
-    key = cache_key(loaded.model_id, loaded.version, "segment", boxes, None if coords is None else coords.tolist(),
-                    flags, mask_threshold, array)
-    masks, scores = cached("segment", key, lambda: sam_masks(loaded, array, boxes, coords, flags, mask_threshold))
+    points = None if coords is None else coords.tolist()
+    key = cache_key(loaded.model_id, loaded.version, "segment", boxes, points, flags, mask_threshold, array)
+    if isinstance(loaded, remote.RemoteModel):
+        compute = lambda: loaded.run(array=array, boxes=boxes, points=points, point_labels=flags,  # noqa: E731
+                                     mask_threshold=mask_threshold)
+    else:
+        compute = lambda: sam_masks(loaded, array, boxes, coords, flags, mask_threshold)  # noqa: E731
+    masks, scores = cached("segment", key, compute)
     if boxes is not None:
         fallbacks = boxes  # an empty mask keeps its prompt box
     else:
@@ -191,9 +204,10 @@ def _segment_text(frame: Any, array: np.ndarray, labels: list[str], model: Any, 
     choice = text_segmenter_id(text_model)
     explicit = text_model is not None or os.environ.get("SPATIALCLAW_SEGMENT_TEXT_MODEL") is not None
     fallback_reason = ""
+    service = remote.service()
     if choice != "detect":
         try:
-            loaded = load_sam3(choice, device)
+            loaded = service.model("sam3", choice) if service is not None else load_sam3(choice, device)
         except (MissingWeightsError, ImportError) as error:
             if explicit:
                 raise
@@ -201,7 +215,7 @@ def _segment_text(frame: Any, array: np.ndarray, labels: list[str], model: Any, 
         else:
             return _segment_with_sam3(frame, array, labels, loaded, 0.5 if threshold is None else threshold)
     boxes = detect(frame, labels, model=detector, threshold=threshold, device=device)
-    loaded = load_sam(model, device)
+    loaded = _sam_model(model, device)
     route = f"{boxes.backend} boxes + {model_name(loaded.model_id)} masks{fallback_reason}"
     if not boxes:
         return Detections([], frame, backend=route)
@@ -219,10 +233,14 @@ def load_sam3(model: str | os.PathLike = DEFAULT_SAM3_MODEL, device: str | None 
                           "text_model='detect' (detector boxes -> SAM masks)") from error
 
 
-def _segment_with_sam3(frame: Any, array: np.ndarray, labels: list[str], loaded: LoadedModel,
+def _segment_with_sam3(frame: Any, array: np.ndarray, labels: list[str], loaded: LoadedModel | remote.RemoteModel,
                        threshold: float) -> Detections:
     key = cache_key(loaded.model_id, loaded.version, "segment-text", labels, threshold, array)
-    instances = cached("segment", key, lambda: _sam3_instances(loaded, array, labels, threshold))
+    if isinstance(loaded, remote.RemoteModel):
+        compute = lambda: loaded.run(array=array, labels=labels, threshold=threshold)  # noqa: E731
+    else:
+        compute = lambda: _sam3_instances(loaded, array, labels, threshold)  # noqa: E731
+    instances = cached("segment", key, compute)
     return Detections(instances, frame, backend=model_name(loaded.model_id))
 
 

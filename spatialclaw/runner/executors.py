@@ -15,6 +15,10 @@ actor's kernel inherits it, so the perception models an episode loads run on tha
 killing its actor (a fresh actor takes its place) and recorded with status ``timeout``. Without
 ``ray_address`` a local Ray instance is started for the run and stopped afterwards; ``auto`` or
 ``ray://HOST:PORT`` joins a cluster (the run directory must be on a file system the workers share).
+With ``perception_actors`` N > 0 the learned perception models (depth, detect, segment) run on N shared
+actors (``perception_gpus`` GPUs each) instead of in every episode's kernel: the service is started once
+for the run (:mod:`spatialclaw.runner.perception_service`), each kernel gets ``SPATIALCLAW_PERCEPTION`` in
+its environment (:mod:`spatialclaw.primitives.remote`), and the actors are stopped when the run ends.
 """
 
 from __future__ import annotations
@@ -105,9 +109,12 @@ class RayExecutor:
 
     def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
                  address: str | None = None, episode_timeout_s: float | None = None, ray_num_cpus: float = 1.0,
-                 ray_num_gpus: float = 0.0) -> None:
+                 ray_num_gpus: float = 0.0, perception_actors: int = 0, perception_gpus: float = 1.0,
+                 perception_cpus: float = 1.0) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
+        if perception_actors < 0:
+            raise ValueError(f"--perception-actors must be >= 0, got {perception_actors}")
         self.workers = workers
         self.worker_args = worker_args
         self.kernel_options = kernel_options or {}
@@ -115,6 +122,9 @@ class RayExecutor:
         self.episode_timeout_s = episode_timeout_s
         self.ray_num_cpus = ray_num_cpus
         self.ray_num_gpus = ray_num_gpus
+        self.perception_actors = perception_actors
+        self.perception_gpus = perception_gpus
+        self.perception_cpus = perception_cpus
 
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         try:
@@ -128,12 +138,30 @@ class RayExecutor:
             else:
                 import os
 
-                ray.init(num_cpus=max(int(self.workers * self.ray_num_cpus + 0.999), os.cpu_count() or 1),
+                needed = self.workers * self.ray_num_cpus + self.perception_actors * self.perception_cpus
+                ray.init(num_cpus=max(int(needed + 0.999), os.cpu_count() or 1),
                          include_dashboard=False, log_to_driver=False)
+        perception = None
+        kernel_options = self.kernel_options
+        try:
+            if self.perception_actors:
+                from spatialclaw.runner.perception_service import start_perception_service
+
+                perception = start_perception_service(self.perception_actors, self.perception_gpus, self.perception_cpus,
+                                                      fail_fast=started_here and not self.address)
+                kernel_options = {**kernel_options, "env": {**kernel_options.get("env", {}), **perception.env}}
+            self._run_episodes(ray, jobs, on_row, kernel_options)
+        finally:
+            if perception is not None:
+                perception.close()
+            if started_here:
+                ray.shutdown()
+
+    def _run_episodes(self, ray: Any, jobs: list[EpisodeJob], on_row: OnRow, kernel_options: dict[str, Any]) -> None:
         actor_class = ray.remote(num_cpus=self.ray_num_cpus, num_gpus=self.ray_num_gpus)(_RayEpisodeActor)
 
         def new_actor() -> Any:
-            return actor_class.remote(self.worker_args, self.kernel_options)
+            return actor_class.remote(self.worker_args, kernel_options)
 
         actors = [new_actor() for _ in range(min(self.workers, max(len(jobs), 1)))]
         idle = list(actors)
@@ -171,8 +199,6 @@ class RayExecutor:
                 except Exception:  # a killed or dead actor has nothing left to close
                     pass
                 ray.kill(actor, no_restart=True)
-            if started_here:
-                ray.shutdown()
 
 
 def _failed_row(job: EpisodeJob, status: str, error: str) -> dict[str, Any]:

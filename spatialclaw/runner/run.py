@@ -49,6 +49,8 @@ class RunConfig:
     model_options: dict[str, Any] = field(default_factory=dict)
     episode_timeout_s: float | None = None
     ray_gpus_per_worker: float = 0.0
+    perception_actors: int = 0
+    perception_gpus: float = 1.0
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -64,6 +66,18 @@ class RunConfig:
         from spatialclaw.agent import AgentConfig
 
         AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
+        if self.perception_actors and self.executor != "ray":
+            raise ValueError("--perception-actors shares perception models between episodes on Ray actors; "
+                             "add --executor ray (the local executor loads the models in each kernel)")
+        if self.perception_actors < 0 or self.perception_gpus < 0:
+            raise ValueError(f"--perception-actors and --perception-gpus must be >= 0, got {self.perception_actors} "
+                             f"and {self.perception_gpus}")
+
+    def perception_setup(self) -> dict[str, Any] | None:
+        """Where the learned perception models run, for the manifest (None: in each episode's kernel)."""
+        if not self.perception_actors:
+            return None
+        return {"where": "ray-actors", "actors": self.perception_actors, "gpus_per_actor": self.perception_gpus}
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide the results (hashed into the manifest); not workers, executor, paths or
@@ -142,7 +156,9 @@ def run_benchmark(config: RunConfig) -> RunSummary:
         from spatialclaw.runner.executors import RayExecutor
 
         executor = RayExecutor(config.workers, worker_args, address=config.ray_address, episode_timeout_s=config.episode_timeout_s,
-                               ray_num_gpus=config.ray_gpus_per_worker)
+                               ray_num_gpus=config.ray_gpus_per_worker, perception_actors=config.perception_actors,
+                               perception_gpus=config.perception_gpus)
+        run_dir.record_perception(config.perception_setup())
     else:
         from spatialclaw.runner.executors import LocalExecutor
 

@@ -95,6 +95,17 @@ class RunDir:
         })
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
 
+    def record_perception(self, setup: dict[str, Any] | None) -> None:
+        """Record where this session's perception models run (``setup``, e.g. shared Ray actors) in the
+        manifest: as ``perception`` for the session that created the run, in the latest ``resumed`` stamp
+        for a resumed one. ``None`` (models in each kernel, the default) records nothing."""
+        if setup is None:
+            return
+        manifest = self.manifest()
+        stamp = manifest["resumed"][-1] if manifest.get("resumed") else manifest
+        stamp["perception"] = setup
+        _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
+
     def tasks(self) -> list[Task]:
         path = self.path / TASKS
         if not path.exists():

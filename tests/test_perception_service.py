@@ -1,0 +1,199 @@
+"""Shared perception on Ray: a real kernel whose environment names a perception actor runs ``depth`` on the
+actor (a tiny random Depth Anything saved with ``save_pretrained``), gets exactly the local result, keeps
+the cache in front of the actor, and gets clear errors; the runner starts the service for a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spatialclaw import Kernel
+from spatialclaw.primitives import remote
+
+pytest.importorskip("transformers")
+ray = pytest.importorskip("ray")
+from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance for this module. The shared test machine runs near its memory limit; Ray's OOM
+    killer would stop our tiny workers."""
+    previous = os.environ.get("RAY_memory_monitor_refresh_ms")
+    os.environ["RAY_memory_monitor_refresh_ms"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+    if previous is None:
+        os.environ.pop("RAY_memory_monitor_refresh_ms", None)
+    else:
+        os.environ["RAY_memory_monitor_refresh_ms"] = previous
+
+
+@dataclass
+class _IndexedFrame:
+    array: np.ndarray
+    index: int
+
+
+def _cell(kernel: Kernel, code: str):
+    result = kernel.execute(code, timeout=180)
+    assert result.ok, result.to_text()
+    return result
+
+
+def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spatialclaw.primitives.depth import depth
+    from spatialclaw.runner.perception_service import start_perception_service
+
+    tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
+    rgb = np.random.default_rng(7).integers(0, 256, size=(42, 60, 3), dtype=np.uint8)
+    np.save(tmp_path / "frame.npy", rgb)
+    service = start_perception_service(actors=1, num_gpus=0, num_cpus=1)
+    try:
+        env = {**service.env, "SPATIALCLAW_CACHE": str(tmp_path / "kernel-cache")}
+        with Kernel(workdir=tmp_path / "work", env=env) as kernel:
+            call = (f"rgb = np.load({str(tmp_path / 'frame.npy')!r})\n"
+                    f"r = depth(rgb, model={str(tiny)!r})\n"
+                    "from spatialclaw.primitives import cache\n"
+                    "print(cache.stats)\n")
+            first = _cell(kernel, call + f"np.savez({str(tmp_path / 'remote.npz')!r}, depth=r.depth, "
+                                         "intrinsics=r.intrinsics, confidence=r.confidence)\nprint(r.intrinsics_source)")
+            assert first.stderr == ""  # connecting to Ray adds nothing to what the model reads
+            assert first.stdout.split("\n")[:2] == ["{'hits': 0, 'misses': 1}", "default-fov"]
+            [after_first] = service.stats()
+            assert after_first["calls"] == {"describe:depth": 1, "run:depth": 1}
+            assert [kind for kind, _, _ in after_first["models"]] == ["depth"]  # loaded on the actor
+
+            second = _cell(kernel, call)  # same inputs: a cache hit here, the actor is not asked again
+            assert second.stdout.strip() == "{'hits': 1, 'misses': 1}"
+            assert service.stats()[0]["calls"] == after_first["calls"]
+            loaded_here = _cell(kernel, "from spatialclaw.primitives import models\nprint(models.loaded_models())")
+            assert loaded_here.stdout.strip() == "[]"  # the kernel never loaded the model itself
+
+            missing = kernel.execute(f"depth(rgb, model={str(tmp_path / 'no-such-model')!r})", timeout=60)
+            assert missing.error is not None and missing.error.type == "MissingWeightsError"
+            assert "does not exist" in missing.error.message and "on the perception service" in missing.error.message
+
+            gone = kernel.execute(f"import os\nos.environ['SPATIALCLAW_PERCEPTION'] = 'ray://{service.namespace}/nobody'\n"
+                                  f"depth(rgb, model={str(tiny)!r})", timeout=60)
+            assert gone.error is not None and gone.error.type == "PerceptionServiceError"
+            assert f"no perception actor named 'nobody' in Ray namespace '{service.namespace}'" in gone.error.message
+            assert "To fix" in gone.error.message
+    finally:
+        service.close()
+
+    monkeypatch.setenv("SPATIALCLAW_CACHE", "off")
+    monkeypatch.delenv(remote.ENV_VAR, raising=False)
+    local = depth(rgb, model=tiny)
+    with np.load(tmp_path / "remote.npz") as remote_result:
+        assert np.array_equal(remote_result["depth"], local.depth, equal_nan=True)
+        assert np.array_equal(remote_result["intrinsics"], local.intrinsics)
+        assert np.array_equal(remote_result["confidence"], local.confidence)
+    assert np.isfinite(local.depth).any()
+
+
+def test_detect_and_segment_on_the_service_equal_the_local_calls(local_ray, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from spatialclaw.primitives.detect import detect
+    from spatialclaw.primitives.segment import segment
+    from spatialclaw.runner.perception_service import start_perception_service
+    from tiny_instance_models import build_grounding_dino, build_sam
+
+    gdino, sam = str(build_grounding_dino(tmp_path / "gdino")), str(build_sam(tmp_path / "sam"))
+    frame = _IndexedFrame(np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8), index=12)
+
+    def calls() -> tuple:
+        boxes = detect(frame, ["cup", "table"], model=gdino, threshold=0.0, max_instances=5)
+        return (boxes, segment(frame, box=boxes[:2], model=sam),
+                segment(frame, points=[(10, 12), (30, 20)], point_labels=[1, 0], model=sam),
+                segment(frame, text="cup", model=sam, text_model="detect", detector=gdino, threshold=0.0))
+
+    service = start_perception_service(actors=2, num_gpus=0, num_cpus=0.5)
+    try:
+        monkeypatch.setenv(remote.ENV_VAR, service.url)
+        on_service = calls()
+        assert sum(actor["calls"].get("run:detect", 0) for actor in service.stats()) == 2
+        assert sum(actor["calls"].get("run:sam", 0) for actor in service.stats()) == 3
+        assert all(actor["calls"] for actor in service.stats())  # round robin: both actors served
+    finally:
+        service.close()
+    monkeypatch.delenv(remote.ENV_VAR)
+    monkeypatch.setenv("SPATIALCLAW_CACHE", "off")
+    for remote_found, local_found in zip(on_service, calls()):
+        assert len(remote_found) == len(local_found) > 0
+        for a, b in zip(remote_found, local_found):
+            assert (a.label, a.score, a.box, a.frame_index) == (b.label, b.score, b.box, b.frame_index)
+            assert (a.mask is None and b.mask is None) or np.array_equal(a.mask, b.mask)
+        assert remote_found.backend == local_found.backend
+
+
+def test_a_cluster_that_does_not_answer_fails_in_seconds_with_the_fix(tmp_path: Path) -> None:
+    code = ("import numpy as np\nfrom spatialclaw.primitives.depth import depth\n"
+            "try:\n    depth(np.zeros((8, 8, 3), np.uint8))\nexcept Exception as error:\n"
+            "    print(type(error).__name__, error)\n")
+    env = {**os.environ, remote.ENV_VAR: "ray://gone/perception-0", "RAY_ADDRESS": "127.0.0.1:9"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("PerceptionServiceError the Ray cluster at '127.0.0.1:9' (RAY_ADDRESS) for the "
+                                  "perception service ray://gone/perception-0 does not answer"), done.stdout + done.stderr
+    assert "To fix" in done.stdout
+
+
+def test_a_service_that_cannot_be_placed_fails_at_once_with_the_fix(local_ray) -> None:
+    from spatialclaw.runner.perception_service import start_perception_service
+
+    gpus = ray.cluster_resources().get("GPU", 0.0)
+    with pytest.raises(RuntimeError, match=r"need .* GPUs; the Ray cluster has .* lower --perception-gpus"):
+        start_perception_service(actors=1, num_gpus=gpus + 1, fail_fast=True)
+
+
+def test_the_service_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert remote.parse_spec("ray://run-1/perception-0, perception-1") == remote.ServiceSpec("run-1", ("perception-0", "perception-1"))
+    for bad in ("perception-0", "ray://run-1", "ray:///perception-0", "http://run/a"):
+        with pytest.raises(ValueError, match=r"expected 'ray://<namespace>/<actor>"):
+            remote.parse_spec(bad)
+    monkeypatch.delenv(remote.ENV_VAR, raising=False)
+    assert remote.service() is None
+
+
+def test_perception_actors_need_the_ray_executor(tmp_path: Path) -> None:
+    from spatialclaw.runner import RunConfig
+
+    with pytest.raises(ValueError, match="add --executor ray"):
+        RunConfig(benchmark="synthetic", model="openai:x", out=tmp_path / "run", perception_actors=1)
+
+
+@pytest.mark.slow
+def test_bench_with_perception_actors_runs_every_episode_on_the_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.testing.provider_server import ScriptedProvider
+    from spatialclaw.trajectory import load_episode
+
+    monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "0")
+    tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
+    cell = ("```python\n"
+            f"d = depth(frames[0], model={str(tiny)!r})\n"
+            "from spatialclaw.primitives import remote\n"
+            "print(d.depth.shape, sorted(remote.service().stats()[0]['calls']))\n"
+            "answer('B' if meta['choices'] else 2)\n```")
+    with ScriptedProvider(lambda request, index: cell) as server:
+        config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
+                           limit=2, seed=1, workers=2, executor="ray", progress=False, perception_actors=1,
+                           perception_gpus=0, model_options={"max_attempts": 1, "api_key": "test-key"},
+                           agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1})
+        summary = run_benchmark(config)
+    assert summary.statuses == {"ok": 2}
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["perception"] == {"where": "ray-actors", "actors": 1, "gpus_per_actor": 0}
+    for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines():
+        episode = load_episode(tmp_path / "run" / json.loads(line)["trajectory_dir"])
+        [step] = episode.of_type("cell")
+        shape, calls = step["result"]["stdout"].strip().split(") ")
+        assert shape == "(480, 640" and calls == "['describe:depth', 'run:depth']"
