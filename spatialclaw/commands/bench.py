@@ -34,6 +34,10 @@ def register(subparsers: Any) -> None:
                         "Ray: its actor is killed); --resume retries it")
     parser.add_argument("--ray-gpus-per-worker", type=float, default=0.0,
                         help="Ray executor: GPUs per worker (fractions share a GPU between episodes)")
+    parser.add_argument("--perception-actors", type=int, default=0, metavar="N",
+                        help="Ray executor: run depth/detect/segment models on N shared actors instead of in each kernel")
+    parser.add_argument("--perception-gpus", type=float, default=1.0, metavar="G",
+                        help="GPUs per perception actor (default 1; 0 runs the models on CPUs)")
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
     parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
@@ -87,6 +91,7 @@ def handle(args: argparse.Namespace) -> int:
             media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
             executor=args.executor, ray_address=args.ray_address, resume=args.resume, agent=_agent_options(args),
             model_options=model_options, episode_timeout_s=args.episode_timeout, ray_gpus_per_worker=args.ray_gpus_per_worker,
+            perception_actors=args.perception_actors, perception_gpus=args.perception_gpus,
             progress=not args.no_progress,
         )
         summary = run_benchmark(config)
