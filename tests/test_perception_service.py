@@ -197,3 +197,18 @@ def test_bench_with_perception_actors_runs_every_episode_on_the_service(tmp_path
         [step] = episode.of_type("cell")
         shape, calls = step["result"]["stdout"].strip().split(") ")
         assert shape == "(480, 640" and calls == "['describe:depth', 'run:depth']"
+
+
+@pytest.mark.slow
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    from doc_examples import code_blocks
+
+    tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
+    [example] = code_blocks("benchmarks.md", "Shared perception on Ray", "python")
+    assert "model='depth-anything-indoor'" in example
+    example = example.replace("model='depth-anything-indoor'", f"model={str(tiny)!r}")
+    env = {**os.environ, "RAY_memory_monitor_refresh_ms": "0"}
+    env.pop(remote.ENV_VAR, None)
+    done = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-2:] == ["(240, 320) default-fov", "{'describe:depth': 1, 'run:depth': 1}"]
