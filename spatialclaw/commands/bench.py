@@ -69,12 +69,15 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
 def _check_setup(args: argparse.Namespace) -> None:
     """Fail before any episode when ``--resume`` names no run, or the model spec is malformed or names an API
     model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
+    from spatialclaw.benchmarks.registry import benchmark_names
     from spatialclaw.models import load_model, parse_spec
     from spatialclaw.runner.rundir import RunDir
 
     if args.resume and not RunDir(args.out).exists():
         raise FileNotFoundError(f"{args.out} is not a run to resume (no manifest.json); drop --resume to start a new run")
-    if parse_spec(args.model)[0] in ("openai", "anthropic", "openai-compat"):
+    backend = parse_spec(args.model)[0]
+    known = args.benchmark in benchmark_names() or args.benchmark.endswith(".jsonl")  # else the runner names it first
+    if known and backend in ("openai", "anthropic", "openai-compat"):
         load_model(args.model).close()
 
 
