@@ -104,7 +104,8 @@ class PerceptionClient:
         return self._models[key]
 
     def stats(self) -> list[dict[str, Any]]:
-        """Each actor's counters: calls per (method, kind), models loaded, device, process id, node."""
+        """Each actor's counters: calls per ``method:kind``, models loaded (kind, classes:source, device),
+        process id and node."""
         import ray
 
         return ray.get([handle.stats.remote() for handle in self._actors()])
@@ -120,11 +121,11 @@ class PerceptionClient:
         name = self.spec.actors[index]
         try:
             reply = ray.get(getattr(handles[index], method).remote(*args))
-        except ray.exceptions.RayActorError as error:
+        except ray.exceptions.RayError as error:  # the actor died, was stopped, or the call could not be made
             self._handles = None  # look the actors up again next time (a restarted service)
             raise PerceptionServiceError(
-                f"the perception actor {name!r} (namespace {self.spec.namespace!r}) died or was stopped while "
-                f"running {method} {args[0]!r}: {error}. {_FIX}") from None
+                f"the perception actor {name!r} (namespace {self.spec.namespace!r}) failed on {method}({args[0]!r}): "
+                f"{type(error).__name__}: {error}. {_FIX}") from None
         if "error" in reply:
             _raise_remote(reply["error"], f"{self.spec.url} actor {name!r}")
         return reply["ok"]
@@ -224,5 +225,10 @@ def _raise_remote(error: dict[str, Any], where: str) -> None:
         raise models.MissingDependencyError(f"{message} (on the perception service {where})")
     builtin = getattr(builtins, kind, None)
     if isinstance(builtin, type) and issubclass(builtin, Exception):
-        raise builtin(f"{message} (on the perception service {where})")
+        try:
+            same_type = builtin(f"{message} (on the perception service {where})")
+        except TypeError:  # a type with a richer constructor (e.g. UnicodeDecodeError)
+            same_type = None
+        if same_type is not None:
+            raise same_type
     raise PerceptionServiceError(f"{kind} on the perception service {where}: {message}\n{error.get('traceback', '')}")

@@ -87,6 +87,12 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
             assert gone.error is not None and gone.error.type == "PerceptionServiceError"
             assert f"no perception actor named 'nobody' in Ray namespace '{service.namespace}'" in gone.error.message
             assert "To fix" in gone.error.message
+
+            service.close()  # the service stops while the kernel still uses it
+            stopped = kernel.execute(f"os.environ['SPATIALCLAW_PERCEPTION'] = {service.url!r}\n"
+                                     f"depth(rgb[::-1], model={str(tiny)!r})", timeout=60)
+            assert stopped.error is not None and stopped.error.type == "PerceptionServiceError"
+            assert "the perception actor 'perception-0'" in stopped.error.message and "failed on run('depth')" in stopped.error.message
     finally:
         service.close()
 
