@@ -191,7 +191,7 @@ def test_bench_resume_on_a_folder_that_is_not_a_run_touches_nothing(tmp_path, cl
     (folder / "keep.txt").write_text("mine")
     done = spatialclaw("bench", "--benchmark", "synthetic", "--limit", "1", "--model", f"openai-compat:m@{closed_url}",
                        "--out", str(folder), "--resume")
-    assert_clean_failure(done, str(folder), "not a run", "drop --resume")
+    assert_clean_failure(done, str(folder), "not a run", "choose another --out")
     assert [p.name for p in folder.iterdir()] == ["keep.txt"]
 
 

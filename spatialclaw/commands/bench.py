@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import json
 import sys
 from typing import Any
@@ -73,8 +74,11 @@ def _check_setup(args: argparse.Namespace) -> None:
     from spatialclaw.models import load_model, parse_spec
     from spatialclaw.runner.rundir import RunDir
 
-    if args.resume and not RunDir(args.out).exists():
-        raise FileNotFoundError(f"{args.out} is not a run to resume (no manifest.json); drop --resume to start a new run")
+    out = Path(args.out)
+    if args.resume and out.exists() and any(out.iterdir()) and not RunDir(out).exists():
+        # a missing folder starts a new run (so one job script can start and continue a run); a folder that
+        # holds something else is never written into
+        raise FileNotFoundError(f"{out} holds files but is not a run to resume (no manifest.json); choose another --out")
     backend = parse_spec(args.model)[0]
     known = args.benchmark in benchmark_names() or args.benchmark.endswith(".jsonl")  # else the runner names it first
     if known and backend in ("openai", "anthropic", "openai-compat"):
