@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
