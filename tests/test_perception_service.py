@@ -167,6 +167,10 @@ def test_the_service_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> Non
             remote.parse_spec(bad)
     monkeypatch.delenv(remote.ENV_VAR, raising=False)
     assert remote.service() is None
+    imports = "import sys\nfrom spatialclaw.primitives import depth, detect, segment\nprint('ray' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != remote.ENV_VAR})
+    assert done.stdout.strip() == "False", done.stderr  # a kernel without a service never imports Ray
 
 
 def test_perception_actors_need_the_ray_executor(tmp_path: Path) -> None:
