@@ -1,10 +1,9 @@
 """Shared perception on Ray: a real kernel whose environment names a perception actor runs ``depth`` on the
 actor (a tiny random Depth Anything saved with ``save_pretrained``), gets exactly the local result, keeps
-the cache in front of the actor, and gets clear errors; the runner starts the service for a run."""
+the cache in front of the actor, and gets clear errors. The runner end to end: test_perception_run.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -178,47 +177,3 @@ def test_perception_actors_need_the_ray_executor(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="add --executor ray"):
         RunConfig(benchmark="synthetic", model="openai:x", out=tmp_path / "run", perception_actors=1)
-
-
-@pytest.mark.slow
-def test_bench_with_perception_actors_runs_every_episode_on_the_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spatialclaw.runner import RunConfig, run_benchmark
-    from spatialclaw.testing.provider_server import ScriptedProvider
-    from spatialclaw.trajectory import load_episode
-
-    monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "0")
-    tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
-    cell = ("```python\n"
-            f"d = depth(frames[0], model={str(tiny)!r})\n"
-            "from spatialclaw.primitives import remote\n"
-            "print(d.depth.shape, sorted(remote.service().stats()[0]['calls']))\n"
-            "answer('B' if meta['choices'] else 2)\n```")
-    with ScriptedProvider(lambda request, index: cell) as server:
-        config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
-                           limit=2, seed=1, workers=2, executor="ray", progress=False, perception_actors=1,
-                           perception_gpus=0, model_options={"max_attempts": 1, "api_key": "test-key"},
-                           agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1})
-        summary = run_benchmark(config)
-    assert summary.statuses == {"ok": 2}
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["perception"] == {"where": "ray-actors", "actors": 1, "gpus_per_actor": 0}
-    for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines():
-        episode = load_episode(tmp_path / "run" / json.loads(line)["trajectory_dir"])
-        [step] = episode.of_type("cell")
-        shape, calls = step["result"]["stdout"].strip().split(") ")
-        assert shape == "(480, 640" and calls == "['describe:depth', 'run:depth']"
-
-
-@pytest.mark.slow
-def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
-    from doc_examples import code_blocks
-
-    tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
-    [example] = code_blocks("benchmarks.md", "Shared perception on Ray", "python")
-    assert "model='depth-anything-indoor'" in example
-    example = example.replace("model='depth-anything-indoor'", f"model={str(tiny)!r}")
-    env = {**os.environ, "RAY_memory_monitor_refresh_ms": "0"}
-    env.pop(remote.ENV_VAR, None)
-    done = subprocess.run([sys.executable, "-c", example], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-2:] == ["(240, 320) default-fov", "{'describe:depth': 1, 'run:depth': 1}"]
