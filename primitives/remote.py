@@ -195,9 +195,8 @@ def _probe(address: str, spec: ServiceSpec) -> None:
 
 def _token_auth_like_a_local_cluster() -> None:
     """Use Ray's token authentication when a token is available (``~/.ray/auth_token``) and ``RAY_AUTH_MODE``
-    is unset: Ray does this itself when it finds a local cluster, but not for an explicit address such as
-    ``$RAY_ADDRESS``, and a kernel's environment lacks ``RAY_AUTH_MODE`` (names containing AUTH are kept from
-    kernels as possible secrets)."""
+    is unset (the kernel inherits ``RAY_AUTH_MODE`` when the host sets it): Ray does this itself when it finds
+    a local cluster, but not for an explicit address such as ``$RAY_ADDRESS``."""
     if "RAY_AUTH_MODE" in os.environ:
         return
     import logging

@@ -13,10 +13,13 @@ __all__ = ["is_secret", "kernel_environment"]
 
 _SECRET = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|AUTH)", re.IGNORECASE)
 _SECRET_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_APPLICATION", "OPENAI_", "ANTHROPIC_", "GEMINI_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+_NOT_SECRET = frozenset({"RAY_AUTH_MODE"})  # settings whose names look like credentials but hold none
 
 
 def is_secret(name: str) -> bool:
     """True for variables that hold credentials (``*_API_KEY``, ``*TOKEN*``, ``AWS_*``, provider prefixes...)."""
+    if name.upper() in _NOT_SECRET:
+        return False
     return bool(_SECRET.search(name)) or name.upper().startswith(_SECRET_PREFIXES)
 
 

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw import Kernel, KernelPool
+from spatialclaw.kernel_env import is_secret
 from spatialclaw.primitives.namespace import NAMESPACE_NAMES
 
 
@@ -199,3 +200,12 @@ def test_snapshots_stay_out_of_the_workdir_and_go_at_shutdown(tmp_path):
     assert not any(p.suffix == ".pkl" for p in tmp_path.rglob("*"))
     kernel.shutdown()
     assert not snapshot_dir.exists() and tmp_path.exists()
+
+
+@pytest.mark.parametrize("name, secret", [
+    ("OPENAI_API_KEY", True), ("ANTHROPIC_API_KEY", True), ("GITHUB_TOKEN", True), ("HF_TOKEN", True),
+    ("AWS_SECRET_ACCESS_KEY", True), ("DB_PASSWORD", True), ("RAY_AUTH_MODE", False), ("PATH", False),
+    ("SPATIALCLAW_CACHE", False),
+])
+def test_secret_names(name, secret):
+    assert is_secret(name) is secret
