@@ -62,6 +62,8 @@ class AgentConfig:
     (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
     on disk before the loop goes on. ``limits`` (a :class:`~spatialclaw.limits.Limits`, or a dict of its
     fields) bound the episode's wall-clock time, tokens and cost; ``max_steps`` is the step budget.
+    ``api_detail`` is ``"full"`` (whole docstrings in the system prompt's tool manual, about 12k tokens) or
+    ``"brief"`` (signatures and one-paragraph summaries, under half of that: for models with small contexts).
     """
 
     max_steps: int = 30
@@ -81,11 +83,14 @@ class AgentConfig:
     kernel_options: dict[str, Any] = field(default_factory=dict)
     fsync: bool = True
     limits: Limits = field(default_factory=Limits)
+    api_detail: str = "full"
 
     def __post_init__(self) -> None:
         self.limits = Limits.coerce(self.limits)
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.api_detail not in ("full", "brief"):
+            raise ValueError(f"api_detail must be 'full' or 'brief', got {self.api_detail!r}")
         if self.max_format_errors < 1:
             raise ValueError(f"max_format_errors must be at least 1, got {self.max_format_errors}")
         if self.max_images_per_request < 0 or self.max_image_mb_per_request <= 0:
@@ -333,7 +338,7 @@ class Agent:
 
     def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
         config = self.config
-        system = system_prompt(config.max_steps)
+        system = system_prompt(config.max_steps, config.api_detail)
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:

@@ -144,8 +144,10 @@ def _signature(obj: Any, name: str) -> str:
     return f"{name}({', '.join(parts)})" + (f" -> {returns}" if returns and returns != "None" else "")
 
 
-def _doc(obj: Any) -> str:
-    return inspect.getdoc(obj) or "(no description)"
+def _doc(obj: Any, brief: bool = False) -> str:
+    """The docstring; with ``brief``, only its first paragraph (the summary)."""
+    text = inspect.getdoc(obj) or "(no description)"
+    return text.split("\n\n", 1)[0] if brief else text
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -162,8 +164,8 @@ def _public_members(cls: type) -> list[tuple[str, Any]]:
     return members
 
 
-def _document_class(cls: type, shown_name: str, referenced: dict[str, type]) -> str:
-    lines = [_doc(cls)]
+def _document_class(cls: type, shown_name: str, referenced: dict[str, type], brief: bool = False) -> str:
+    lines = [_doc(cls, brief)]
     for attr, member in _public_members(cls):
         if isinstance(member, property):
             lines.append(f"- `.{attr}`: {_doc(member).splitlines()[0] if member.__doc__ else 'attribute'}")
@@ -171,7 +173,7 @@ def _document_class(cls: type, shown_name: str, referenced: dict[str, type]) -> 
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
         call = _signature(function, f"{shown_name}" if attr == "__call__" else f"{shown_name}.{attr}")
         _collect_returns(function, referenced)
-        lines.append(f"- `{call}`\n{_indent(_doc(function))}")
+        lines.append(f"- `{call}`\n{_indent(_doc(function, brief))}")
     return "\n".join(lines)
 
 
@@ -219,13 +221,20 @@ def _namespace_entries() -> list[tuple[str, str, str, str]]:
     return entries + list(table.values())
 
 
-@functools.lru_cache(maxsize=1)
-def api_section() -> str:
+@functools.lru_cache(maxsize=2)
+def api_section(detail: str = "full") -> str:
     """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
+
+    ``detail="full"`` gives whole docstrings (about 45,000 characters); ``"brief"`` gives every signature
+    with only the first paragraph of its docstring (less than half of that), for models with small
+    context windows: they can still call ``help(name)`` in a cell for the rest.
 
     Entries whose module cannot be imported in this installation are listed as unavailable (with a
     logged warning), so the model is never told about a tool that is not there.
     """
+    if detail not in ("full", "brief"):
+        raise ValueError(f"detail must be 'full' or 'brief', got {detail!r}")
+    brief = detail == "brief"
     blocks: list[str] = []
     missing: list[str] = []
     referenced: dict[str, type] = {}
@@ -240,12 +249,12 @@ def api_section() -> str:
             continue
         if binding == "function":
             _collect_returns(obj, referenced)
-            blocks.append(f"### `{_signature(obj, name)}`\n{_doc(obj)}")
+            blocks.append(f"### `{_signature(obj, name)}`\n{_doc(obj, brief)}")
         elif binding == "instance":
             documented.add(obj.__name__)
-            blocks.append(f"### `{name}` ({obj.__name__})\n{_document_class(obj, name, referenced)}")
+            blocks.append(f"### `{name}` ({obj.__name__})\n{_document_class(obj, name, referenced, brief)}")
         else:
-            blocks.append(_document_module(obj, name, referenced, documented))
+            blocks.append(_document_module(obj, name, referenced, documented, brief))
     if "Frames" in documented:
         try:
             frame_class = importlib.import_module(f"{_P}.frames").Frame
@@ -255,14 +264,14 @@ def api_section() -> str:
     blocks.append(_LIBRARIES)
     extra = [cls for key, cls in sorted(referenced.items()) if key not in documented]
     if extra:
-        blocks.append("### Result types\n" + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {})}" for cls in extra))
+        blocks.append("### Result types\n" + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {}, brief)}" for cls in extra))
     if missing:
         blocks.append("Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + ".")
     return "\n\n".join(blocks)
 
 
-def _document_module(module: Any, name: str, referenced: dict[str, type], documented: set[str]) -> str:
-    summary = _doc(module)
+def _document_module(module: Any, name: str, referenced: dict[str, type], documented: set[str], brief: bool = False) -> str:
+    summary = _doc(module, brief)
     lines = [f"### `{name}` (module)\n{summary}"]
     for attr in getattr(module, "__all__", []):
         value = getattr(module, attr, None)
@@ -270,20 +279,21 @@ def _document_module(module: Any, name: str, referenced: dict[str, type], docume
             continue
         if inspect.isclass(value):
             documented.add(value.__name__)
-            lines.append(f"#### `{name}.{attr}`\n{_document_class(value, attr, referenced)}")
+            lines.append(f"#### `{name}.{attr}`\n{_document_class(value, attr, referenced, brief)}")
         elif callable(value):
             _collect_returns(value, referenced)
-            lines.append(f"#### `{_signature(value, f'{name}.{attr}')}`\n{_doc(value)}")
+            lines.append(f"#### `{_signature(value, f'{name}.{attr}')}`\n{_doc(value, brief)}")
     return "\n\n".join(lines)
 
 
 # prompts -------------------------------------------------------------------------------------------
-def system_prompt(max_steps: int) -> str:
-    """The system prompt: step format, conventions, the generated API manual, answer rules."""
+def system_prompt(max_steps: int, api_detail: str = "full") -> str:
+    """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"full"``
+    or ``"brief"``, see :func:`api_section`), answer rules."""
     return render(
         "system.md",
         step_format=_template_text("step_format.md").strip(),
-        api=api_section(),
+        api=api_section(api_detail),
         answer_rules=answer_rules(None),
         max_steps=max_steps,
     )

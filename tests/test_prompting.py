@@ -99,3 +99,29 @@ def test_prompt_version_is_the_declared_version_plus_a_content_hash():
 
     version = prompting.prompt_version()
     assert re.fullmatch(rf"{re.escape(VERSION)}\+[0-9a-f]{{8}}", version)
+
+
+def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
+    full, brief = prompting.api_section("full"), prompting.api_section("brief")
+    assert len(brief) < len(full) / 2
+    signatures = [line for line in full.splitlines() if re.match(r"#{3,4} `|- `[^`]", line)]
+    assert signatures and all(line in brief for line in signatures)
+    with pytest.raises(ValueError, match="'full' or 'brief'"):
+        prompting.api_section("short")
+
+
+def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
+    from agent_helpers import cell, openai_compat, photo
+    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.task import FrameSpec, Task
+    from spatialclaw.testing import ScriptedProvider
+
+    task = Task("Left or right?", inputs=[FrameSpec.images([photo(tmp_path)])], choices=["left", "right"])
+    with ScriptedProvider([cell("answer('A')")]) as server:
+        result = Agent(openai_compat(server), AgentConfig(api_detail="brief")).run(task, tmp_path / "ep")
+    system = server.requests[0]["messages"][0]["content"]
+    system = system if isinstance(system, str) else "".join(p.get("text", "") for p in system)
+    assert result.answer == "A"
+    assert system == prompting.system_prompt(AgentConfig().max_steps, "brief")
+    with pytest.raises(ValueError, match="api_detail"):
+        AgentConfig(api_detail="tiny")

@@ -46,6 +46,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=30, help="step budget (default 30)")
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
+    parser.add_argument("--api-detail", choices=["full", "brief"], default="full",
+                        help="tool manual in the system prompt: full docstrings, or brief summaries for small-context models")
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="end the episode after this many seconds (status timeout)")
     parser.add_argument("--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens")
@@ -59,7 +61,7 @@ def agent_config(args: argparse.Namespace) -> Any:
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
     return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params,
-                       limits=limits)
+                       limits=limits, api_detail=args.api_detail)
 
 
 def build_task(args: argparse.Namespace) -> Any:
