@@ -396,8 +396,11 @@ class Agent:
         grace = config.limits.fallback_grace_s
         if not config.fallback or hit.kind in ("tokens", "cost") or (hit.kind == "time" and grace <= 0):
             return status, None, None
-        # The fallback prompt names the steps used so far (after the time limit, fewer than max_steps).
-        question = fallback_prompt(task, config.max_steps if hit.kind == "steps" else episode.step)
+        if hit.kind == "steps":
+            spent = f"You have used all {config.max_steps} steps"
+        else:
+            spent = f"The time limit of {hit.value:g} s for this question is reached after {episode.step} step(s)"
+        question = fallback_prompt(task, spent)
         messages = build_messages(system, memory, final_note=question, **config.request_limits())
         try:
             reply = self._call(episode, messages, "fallback", grace_s=grace if hit.kind == "time" else None)

@@ -331,8 +331,9 @@ def task_prompt(task: Task, preview: str = "") -> str:
     )
 
 
-def fallback_prompt(task: Task, max_steps: int) -> str:
-    """The request for a direct answer once the step budget is spent."""
+def fallback_prompt(task: Task, spent: str) -> str:
+    """The request for a direct answer once a limit is reached; ``spent`` says which, as the start of a
+    sentence (``"You have used all 30 steps"``)."""
     hints = {
         "multiple_choice": "the letter of one option, e.g. ANSWER: B",
         "number": "a plain number, e.g. ANSWER: 2.5",
@@ -341,7 +342,7 @@ def fallback_prompt(task: Task, max_steps: int) -> str:
     }
     return render(
         "fallback.md",
-        max_steps=max_steps,
+        spent=spent,
         question=task.question,
         choices=choices_text(task),
         answer_hint=hints.get(task.answer_type, "a short answer"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_helpers import anthropic, cell, openai_compat, photo
+from agent_helpers import anthropic, cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
 from spatialclaw.agent import Agent, AgentConfig
 from spatialclaw.chat import Message
@@ -81,6 +81,7 @@ def test_a_fallback_grace_gets_a_direct_answer_after_the_time_limit(task, kernel
     episode = load_episode(result.trajectory_dir)
     assert [e["purpose"] for e in episode.of_type("model_call")] == ["step", "fallback"]
     assert episode.answer == 42.0 and episode.end["limit"]["kind"] == "time"
+    assert "time limit of 2 s for this question is reached" in openai_text(server.requests[-1])
 
 
 def test_the_token_limit_ends_the_episode_between_steps_without_a_fallback(task, kernel, tmp_path):

@@ -73,7 +73,7 @@ def test_system_prompt_fills_every_placeholder_and_states_the_budget():
 def test_every_template_renders_with_its_values():
     task = Task("How far?", inputs=[], answer_type="number")
     assert "Question: How far?" in prompting.task_prompt(task)
-    assert "ANSWER: 2.5" in prompting.fallback_prompt(task, 5)
+    assert "ANSWER: 2.5" in prompting.fallback_prompt(task, "You have used all 5 steps")
     with pytest.raises(KeyError, match=r"\$step"):
         prompting.render("observation.md", max_steps=3, output="x")
 
