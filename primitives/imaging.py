@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-__all__ = ["as_pil", "as_rgb_array", "png_bytes"]
+__all__ = ["as_pil", "as_rgb_array", "png_bytes", "png_size"]
 
 
 def as_rgb_array(image: Any) -> np.ndarray:
@@ -89,3 +89,10 @@ def png_bytes(image: Any, compress_level: int = 1) -> tuple[bytes, int, int]:
     if not ok:
         raise ValueError(f"could not encode an image of shape {array.shape} as PNG")
     return encoded.tobytes(), int(array.shape[1]), int(array.shape[0])
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels read from a PNG's header, without decoding; (0, 0) if it is not a PNG."""
+    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
+        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return 0, 0

@@ -13,6 +13,7 @@ from matplotlib.backend_bases import _Backend
 from matplotlib.backends.backend_agg import _BackendAgg
 
 from spatialclaw.primitives.display import publish_png
+from spatialclaw.primitives.imaging import png_size
 
 
 def figure_png(figure) -> tuple[bytes, int, int]:
@@ -20,9 +21,7 @@ def figure_png(figure) -> tuple[bytes, int, int]:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight", pil_kwargs={"compress_level": 1})
     png = buffer.getvalue()
-    width = int.from_bytes(png[16:20], "big")
-    height = int.from_bytes(png[20:24], "big")
-    return png, width, height
+    return (png, *png_size(png))
 
 
 def flush_figures(origin: str) -> int:

@@ -89,6 +89,14 @@ class CellImage:
         return data
 
     @classmethod
+    def from_png(cls, png: bytes, label: str | None = None, origin: str = "display") -> CellImage:
+        """An image from PNG bytes, its size read from the PNG header."""
+        from spatialclaw.primitives.imaging import png_size
+
+        width, height = png_size(png)
+        return cls(png=png, label=label, origin=origin, width=width, height=height)
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any], png: bytes | None = None) -> CellImage:
         if png is None:
             png = base64.b64decode(data["png_base64"])

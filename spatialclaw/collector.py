@@ -51,12 +51,6 @@ class StreamBuffer:
         return f"{self.head}\n... [{self.dropped} characters dropped while streaming] ...\n{self.tail}"
 
 
-def _png_size(png: bytes) -> tuple[int, int]:
-    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
-        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    return 0, 0
-
-
 def _to_png(data: dict[str, Any]) -> bytes | None:
     if "image/png" in data:
         return base64.b64decode(data["image/png"])
@@ -106,10 +100,7 @@ class CellCollector:
         png = _to_png(data)
         if png is not None:
             info = content.get("metadata", {}).get(IMAGE_METADATA_KEY, {})
-            width, height = _png_size(png)
-            self.result.images.append(
-                CellImage(png=png, label=info.get("label"), origin=info.get("origin", origin), width=width, height=height)
-            )
+            self.result.images.append(CellImage.from_png(png, info.get("label"), info.get("origin", origin)))
             return
         text = data.get("text/plain")
         if text is None:

@@ -37,12 +37,6 @@ class CellTimeout(TimeoutError):
     """Raised inside a cell that ran longer than its limit."""
 
 
-def _png_size(png: bytes) -> tuple[int, int]:
-    if png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) >= 24:
-        return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    return 0, 0
-
-
 @contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     """Raise :class:`CellTimeout` in the running code after ``seconds`` (main thread only; else no limit)."""
@@ -216,9 +210,8 @@ class ShellExecutor:
             if "image/png" in data:
                 raw = data["image/png"]
                 png = base64.b64decode(raw) if isinstance(raw, str) else raw
-                width, height = _png_size(png)
                 info = metadata.get(IMAGE_METADATA_KEY, {})
-                result.images.append(CellImage(png=png, label=info.get("label"), origin=info.get("origin", "display"), width=width, height=height))
+                result.images.append(CellImage.from_png(png, info.get("label"), info.get("origin", "display")))
             elif "text/plain" in data:
                 result.stdout += data["text/plain"] + "\n"
             shown.append(output)
