@@ -18,11 +18,11 @@ import sys
 import traceback
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from spatialclaw.primitives.protocol import RUNTIME_NAME, STATE_MIME
 
-__all__ = ["KernelRuntime", "install"]
+__all__ = ["KernelRuntime", "describe_error", "describe_value", "install"]
 
 _INTERNAL_PATH = re.compile(r"[/\\](IPython|ipykernel|jupyter_client|zmq|tornado|asyncio|traitlets)[/\\]")
 _MODULE_REF = "__spatialclaw_module__"
@@ -260,34 +260,44 @@ class KernelRuntime:
 
     def _describe_error(self, error: BaseException, result: Any) -> dict[str, Any]:
         cell_files = getattr(self.shell.compile, "_filename_map", {})
-        line: int | None = None
-        source: str | None = None
-        lines: list[str] = []
-        if isinstance(error, SyntaxError):
-            line = error.lineno
-            source = (error.text or "").rstrip("\n") or None
-            message = error.msg
-        else:
-            message = str(error)
-            frames = traceback.extract_tb(error.__traceback__)
-            for index, frame in enumerate(frames):
-                in_cell = frame.filename in cell_files
-                last = index == len(frames) - 1
-                if in_cell:
-                    line, source = frame.lineno, (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).rstrip()
-                    where = "cell" if frame.name == "<module>" else f"cell, in {frame.name}"
-                    lines.append(f"  {where}, line {frame.lineno}: {source.strip()}")
-                elif last or not _INTERNAL_PATH.search(frame.filename):
-                    if _INTERNAL_PATH.search(frame.filename) and not last:
-                        continue
-                    lines.append(f'  File "{_short_path(frame.filename)}", line {frame.lineno}, in {frame.name}: {(frame.line or "").strip()}')
+        described = describe_error(error, lambda filename: filename in cell_files, where="kernel")
         if isinstance(error, MemoryError) and self.memory_limit_mb:
-            message = (
-                f"{message or 'out of memory'}: the kernel's memory cap of {self.memory_limit_mb} MiB was reached. "
+            described["message"] = (
+                f"{described['message'] or 'out of memory'}: the kernel's memory cap of {self.memory_limit_mb} MiB was reached. "
                 "Work on less data at once (subsample frames, downscale images, use stride=) or raise memory_limit_mb."
             )
-        compact = "Traceback (kernel-internal frames omitted):\n" + "\n".join(lines) if lines else ""
-        return {"type": type(error).__name__, "message": message, "traceback": compact, "line": line, "source": source}
+        return described
+
+
+def describe_error(
+    error: BaseException,
+    is_cell_file: Callable[[str], bool],
+    where: str,
+    internal: re.Pattern[str] = _INTERNAL_PATH,
+    keep_last: bool = True,
+) -> dict[str, Any]:
+    """A cell's exception as the fields of :class:`spatialclaw.cell.CellError`.
+
+    ``line``/``source`` are the last cell frame's 1-based line and its text; the compact traceback lists
+    the cell's frames and user-visible code, leaving out frames whose path matches ``internal`` (except
+    the frame that raised, with ``keep_last``). ``where`` names the omitted frames (``kernel``, ``notebook``).
+    """
+    if isinstance(error, SyntaxError):
+        source = (error.text or "").rstrip("\n") or None
+        return {"type": type(error).__name__, "message": error.msg, "traceback": "", "line": error.lineno, "source": source}
+    line: int | None = None
+    source: str | None = None
+    lines: list[str] = []
+    frames = traceback.extract_tb(error.__traceback__)
+    for index, frame in enumerate(frames):
+        if is_cell_file(frame.filename):
+            line, source = frame.lineno, (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).rstrip() or None
+            place = "cell" if frame.name == "<module>" else f"cell, in {frame.name}"
+            lines.append(f"  {place}, line {frame.lineno}: {(source or '').strip()}")
+        elif (keep_last and index == len(frames) - 1) or not internal.search(frame.filename):
+            lines.append(f'  File "{_short_path(frame.filename)}", line {frame.lineno}, in {frame.name}: {(frame.line or "").strip()}')
+    compact = f"Traceback ({where}-internal frames omitted):\n" + "\n".join(lines) if lines else ""
+    return {"type": type(error).__name__, "message": str(error), "traceback": compact, "line": line, "source": source}
 
 
 def _short_path(path: str) -> str:

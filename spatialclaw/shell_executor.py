@@ -16,11 +16,11 @@ from __future__ import annotations
 import ast
 import base64
 import linecache
+import re
 import signal
 import sys
 import threading
 import time
-import traceback
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -30,7 +30,7 @@ from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["CellTimeout", "ShellExecutor"]
 
-_HOST_FRAMES = ("/IPython/", "/ipykernel/", "spatialclaw/shell_executor.py")
+_HOST_FRAMES = re.compile(r"/IPython/|/ipykernel/|spatialclaw/shell_executor\.py")
 
 
 class CellTimeout(TimeoutError):
@@ -171,19 +171,9 @@ class ShellExecutor:
 
     @staticmethod
     def _describe(exc: BaseException, filename: str) -> CellError:
-        line: int | None = None
-        text: str | None = None
-        lines: list[str] = []
-        for frame in traceback.extract_tb(exc.__traceback__):
-            if frame.filename == filename:
-                line = frame.lineno
-                text = linecache.getline(filename, frame.lineno or 0).rstrip() or None
-                where = "cell" if frame.name == "<module>" else f"cell, in {frame.name}"
-                lines.append(f"  {where}, line {frame.lineno}: {(text or '').strip()}")
-            elif not any(marker in frame.filename for marker in _HOST_FRAMES):
-                lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}: {(frame.line or "").strip()}')
-        compact = "Traceback (notebook-internal frames omitted):\n" + "\n".join(lines) if lines else ""
-        return CellError(type(exc).__name__, str(exc), compact, line, text)
+        from spatialclaw.primitives.runtime import describe_error
+
+        return CellError(**describe_error(exc, lambda name: name == filename, where="notebook", internal=_HOST_FRAMES, keep_last=False))
 
     @staticmethod
     def _flush_figures() -> None:
