@@ -99,9 +99,11 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
     monkeypatch.delenv(remote.ENV_VAR, raising=False)
     local = depth(rgb, model=tiny)
     with np.load(tmp_path / "remote.npz") as remote_result:
-        assert np.array_equal(remote_result["depth"], local.depth, equal_nan=True)
-        assert np.array_equal(remote_result["intrinsics"], local.intrinsics)
-        assert np.array_equal(remote_result["confidence"], local.confidence)
+        # another process (the actor) may use other thread counts: the same model agrees to float32 rounding
+        assert np.allclose(remote_result["depth"], local.depth, rtol=1e-5, atol=1e-6, equal_nan=True)
+        assert np.array_equal(np.isnan(remote_result["depth"]), np.isnan(local.depth))
+        assert np.allclose(remote_result["intrinsics"], local.intrinsics, rtol=1e-5, atol=1e-6)
+        assert np.allclose(remote_result["confidence"], local.confidence, rtol=1e-5, atol=1e-6, equal_nan=True)
     assert np.isfinite(local.depth).any()
 
 
@@ -135,9 +137,23 @@ def test_detect_and_segment_on_the_service_equal_the_local_calls(local_ray, tmp_
     for remote_found, local_found in zip(on_service, calls()):
         assert len(remote_found) == len(local_found) > 0
         for a, b in zip(remote_found, local_found):
-            assert (a.label, a.score, a.box, a.frame_index) == (b.label, b.score, b.box, b.frame_index)
-            assert (a.mask is None and b.mask is None) or np.array_equal(a.mask, b.mask)
+            assert_same_instance(a, b)
         assert remote_found.backend == local_found.backend
+
+
+def assert_same_instance(a, b) -> None:
+    """The same detection from another process: the actor and this process may run the kernels with other
+    thread counts, so float reductions differ in the last bits (0.8939085602760315 vs 0.8939083218574524 was
+    seen). Scores agree to rtol 1e-5 and boxes to 1e-3 px, which any real difference (another model, another
+    preprocessing, a shifted frame) breaks by orders of magnitude; a mask may differ only in pixels whose
+    logit sits on the threshold (at most 0.5 % of the frame)."""
+    assert (a.label, a.frame_index) == (b.label, b.frame_index)
+    assert a.score == pytest.approx(b.score, rel=1e-5, abs=1e-7)
+    assert np.allclose(a.box, b.box, rtol=0, atol=1e-3), (a.box, b.box)
+    assert (a.mask is None) == (b.mask is None)
+    if a.mask is not None:
+        assert a.mask.shape == b.mask.shape
+        assert np.count_nonzero(a.mask != b.mask) <= 0.005 * a.mask.size
 
 
 def test_a_cluster_that_does_not_answer_fails_in_seconds_with_the_fix(tmp_path: Path) -> None:
