@@ -1,0 +1,94 @@
+"""The model-in-the-loop dev set: its ground truth is checked against the images it wrote, and the
+harness scores a real session from the host's own record."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from spatialclaw.benchmarks import devset, devset_eval
+
+DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+pytestmark = pytest.mark.skipif(not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    os.environ.setdefault("SPATIALCLAW_TEST_DATA", str(DATA))
+    path = devset.generate(tmp_path_factory.mktemp("devset"))
+    return path, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_class_is_present_at_benchmark_size(generated):
+    path, records = generated
+    assert {r["category"] for r in records} == set(devset.CLASSES)
+    for record in records:
+        for name in record["images"]:
+            width, _ = Image.open(path.parent / name).size
+            assert 150 <= width <= 250
+
+
+def test_generation_is_deterministic(generated, tmp_path):
+    _, records = generated
+    again = [json.loads(line) for line in devset.generate(tmp_path).read_text().splitlines()]
+    assert [(r["task_id"], r["answer"]) for r in again] == [(r["task_id"], r["answer"]) for r in records]
+
+
+def test_turn_angles_are_what_the_images_show(generated):
+    """The rotation recovered from the two key frames (features + homography, the stated field of view)
+    matches the ground-truth angle within a degree: the generator's answers describe its images."""
+    path, records = generated
+    for record in (r for r in records if r["task_id"].endswith("-angle") and r["category"] == "camera_turn"):
+        a, b = (np.array(Image.open(path.parent / n).convert("L")) for n in record["images"])
+        h, w = a.shape
+        f = w / 2 / math.tan(math.radians(record["meta"]["hfov_deg"] / 2))
+        K = np.array([[f, 0, (w - 1) / 2], [0, f, (h - 1) / 2], [0, 0, 1]])
+        sift = cv2.SIFT_create()
+        ka, da = sift.detectAndCompute(cv2.resize(a, None, fx=2, fy=2), None)
+        kb, db = sift.detectAndCompute(cv2.resize(b, None, fx=2, fy=2), None)
+        matches = [m for m, n in cv2.BFMatcher().knnMatch(da, db, k=2) if m.distance < 0.75 * n.distance]
+        pa = np.float32([ka[m.queryIdx].pt for m in matches]) / 2
+        pb = np.float32([kb[m.trainIdx].pt for m in matches]) / 2
+        H, _ = cv2.findHomography(pa, pb, cv2.RANSAC, 1.5)
+        R = np.linalg.inv(K) @ H @ K
+        R /= np.cbrt(np.linalg.det(R))
+        angle = math.degrees(math.acos(np.clip((np.trace(R) - 1) / 2, -1, 1)))
+        assert angle == pytest.approx(record["answer"], abs=1.0), record["task_id"]
+
+
+def test_perspective_answers_are_unambiguous(generated):
+    _, records = generated
+    items = [r for r in records if r["category"] == "perspective"]
+    assert items and all(35 <= r["meta"]["angle_deg"] <= 145 for r in items)
+    assert {r["answer"] for r in items} == {"A", "B"}
+
+
+def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_path):
+    path, records = generated
+    tasks = tmp_path / "tasks.jsonl"
+    record = next(r for r in records if r["task_id"] == "camera_turn-0-direction")
+    record = {**record, "images": [str(path.parent / n) for n in record["images"]]}
+    tasks.write_text(json.dumps(record) + "\n")
+    eval_dir = tmp_path / "eval"
+    assert "session start" in devset_eval.prepare(tasks, eval_dir).read_text()
+    assert record["answer"] not in devset_eval.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
+
+    from spatialclaw.session import start_session
+
+    task = next(iter(devset_eval.load_local_tasks(tasks)))
+    session = start_session(task, root=eval_dir / "sessions", session_id=task.task_id)
+    try:
+        session.execute(f"answer({record['answer']!r})")
+    finally:
+        session.close()
+    looking = tmp_path / "looking.jsonl"
+    looking.write_text(json.dumps({"task_id": task.task_id, "answer": "A" if record["answer"] != "A" else "B"}) + "\n")
+    table = devset_eval.score(tasks, eval_dir, looking)["camera_turn"]
+    assert table["kernel"] == 1.0 and table["looking"] == 0.0 and table["gain"] == 1.0 and table["steps"] == 1.0
