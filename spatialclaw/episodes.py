@@ -29,8 +29,16 @@ __all__ = [
     "episode_task",
     "find_episode_dirs",
     "main_model_calls",
+    "normalise_benchmark_name",
     "step_count",
 ]
+
+
+def normalise_benchmark_name(name: str | None) -> str:
+    """A benchmark name in the form names are compared in: lower case, ``-``/spaces/``.`` as ``_``
+    (``VSI-Bench``, ``vsi bench`` and ``vsi_bench`` are the same benchmark); ``""`` for no name."""
+    return re.sub(r"[\s.\-_]+", "_", (name or "").strip().lower()).strip("_")
+
 
 SIDE_CALL_PURPOSES = frozenset({"vlm.ask", "vlm.locate"})
 """``model_call`` purposes that are questions asked from inside a cell, not turns of the main loop."""
@@ -150,7 +158,8 @@ class EpisodeFilter:
     """Which episodes to keep. Every excluded episode is counted under the reason it was excluded.
 
     ``min_score`` compares with the recorded score (unscored episodes fail it); ``max_steps`` counts
-    steps as :func:`step_count`; ``benchmark`` matches the task's ``benchmark`` exactly; incomplete
+    steps as :func:`step_count`; ``benchmarks`` match the task's ``benchmark`` by
+    :func:`normalise_benchmark_name` (``vsi-bench`` keeps ``vsi_bench`` episodes); incomplete
     episodes (no ``end`` event: a crash or a kill) and episodes that ended with an error (a model
     failure: end reason ``error``, or ``interrupted``) are excluded unless ``include_incomplete``.
     """
@@ -168,8 +177,10 @@ class EpisodeFilter:
                 return "incomplete"
             if (episode.end or {}).get("reason") in ("error", "interrupted"):
                 return "ended with error"
-        if self.benchmarks and (episode.task or {}).get("benchmark") not in self.benchmarks:
-            return "other benchmark"
+        if self.benchmarks:
+            wanted = {normalise_benchmark_name(name) for name in self.benchmarks}
+            if normalise_benchmark_name((episode.task or {}).get("benchmark")) not in wanted:
+                return "other benchmark"
         if self.correct_only:
             correct = episode_is_correct(episode)
             if correct is None:
@@ -186,10 +197,15 @@ class EpisodeFilter:
             return "too many steps"
         return None
 
-    def select(self, directories: Iterable[Path], excluded: Counter[str]) -> Iterable[Episode]:
-        """Load each directory and yield the kept episodes; count rejections in ``excluded``."""
+    def select(
+        self, directories: Iterable[Path], excluded: Counter[str], benchmarks_seen: Counter[str] | None = None
+    ) -> Iterable[Episode]:
+        """Load each directory and yield the kept episodes; count rejections in ``excluded`` and, when
+        given, every episode's benchmark name (as recorded, ``"(none)"`` for none) in ``benchmarks_seen``."""
         for directory in directories:
             episode = load_episode(directory)
+            if benchmarks_seen is not None:
+                benchmarks_seen[(episode.task or {}).get("benchmark") or "(none)"] += 1
             reason = self.reject_reason(episode)
             if reason is None:
                 yield episode

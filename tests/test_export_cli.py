@@ -27,7 +27,10 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     write_synthetic_episode(tmp_path / "run" / "bad", steps=2, correct=False)
     code = main(["export", "--format", "openai", "--in", str(tmp_path / "run"), "--out", str(tmp_path / "x.jsonl"), "--correct-only"])
-    assert code == 1 and "no episode passed the filters" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 1 and "no episode passed the filters (1 found)" in err
+    assert "incorrect: 1" in err and "benchmarks seen: synthetic (1)" in err
+    assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.jsonl.partial").exists()
 
 
 def test_console_script_entry_point_runs_export(tmp_path):

@@ -26,6 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-mask-failed", action="store_true",
                         help="openai: weight 1 on every assistant turn, also on failed steps")
     parser.add_argument("--name", default="spatialclaw", help="sharegpt: dataset name in dataset_info.json")
+    parser.add_argument("--system", default="core", metavar="core|full|none|PATH",
+                        help="each row's system prompt: core (default: the compact tool manual, or the episode's own "
+                        "prompt when it was already as short), full (the whole manual), none, or a text file")
+    parser.add_argument("--tokenizer", metavar="PATH_OR_REPO",
+                        help="measure rows in this model's tokens (processor or tokenizer, image tokens included)")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="with --tokenizer: remove trailing turns whole until a row fits N tokens, or drop it "
+                        "(set your trainer's max_length to N: it then never cuts a row, nor an image)")
     parser.set_defaults(handler=run)
 
 
@@ -43,12 +51,14 @@ def run(args: argparse.Namespace) -> int:
     options = {"name": args.name} if args.format == "sharegpt" else {}
     try:
         report = export_episodes(args.format, args.inputs, args.out, episode_filter=episode_filter,
-                                 mask_failed=not args.no_mask_failed, **options)
+                                 mask_failed=not args.no_mask_failed, system=args.system, tokenizer=args.tokenizer,
+                                 max_tokens=args.max_tokens, **options)
     except (ValueError, FileNotFoundError) as error:
         print(f"spatialclaw export: {error}", file=sys.stderr)
         return 2
-    print(report.summary())
     if report.exported == 0:
-        print("spatialclaw export: no episode passed the filters; nothing to train on", file=sys.stderr)
+        print(f"spatialclaw export: {report.why_empty()}", file=sys.stderr)
         return 1
+    print(report.summary())
+    print(report.lengths.summary())
     return 0

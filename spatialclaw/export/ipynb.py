@@ -164,10 +164,10 @@ def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
     """Write one validated notebook per episode into the directory ``out``."""
     import nbformat
 
-    out.mkdir(parents=True, exist_ok=True)
     stats = ExportStats(paths=[out])
     used: set[str] = set()
     for conversation in conversations:
+        out.mkdir(parents=True, exist_ok=True)
         stem = conversation.episode_id
         if stem in used:
             stem = f"{conversation.episode.directory.parent.name}-{stem}"

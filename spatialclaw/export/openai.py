@@ -43,15 +43,23 @@ def conversation_record(conversation: Conversation) -> dict[str, Any]:
 
 
 def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
-    """Write one JSON line per conversation to the file ``out`` (parents created; overwritten)."""
+    """Write one JSON line per conversation to the file ``out`` (parents created; overwritten). Without
+    any conversation nothing is written."""
     stats = ExportStats(paths=[out])
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".partial")
-    with open(tmp, "w", encoding="utf-8") as file:
+    file = None
+    try:
         for conversation in conversations:
+            if file is None:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                file = open(tmp, "w", encoding="utf-8")
             file.write(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n")
             stats.records += 1
             stats.turns += len(conversation.turns)
             stats.images += len(conversation.images)
-    tmp.replace(out)
+    finally:
+        if file is not None:
+            file.close()
+    if file is not None:
+        tmp.replace(out)
     return stats

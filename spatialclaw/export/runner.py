@@ -1,4 +1,10 @@
-"""Find episodes, filter them, build their conversations and hand them to one format's writer."""
+"""Find episodes, filter them, build their conversations and hand them to one format's writer.
+
+Between the conversation and the writer every row gets its system prompt (:mod:`spatialclaw.export.system`)
+and, with a tokenizer, its length measured and fitted to ``max_tokens`` (:mod:`spatialclaw.export.length`).
+Writers create nothing until their first record, so an export that keeps no episode writes nothing; its
+report says why (:meth:`ExportReport.why_empty`).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,11 @@ import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from spatialclaw.episodes import EpisodeFilter, find_episode_dirs
 from spatialclaw.export.conversation import Conversation, episode_conversation
+from spatialclaw.export.length import LengthSummary, TokenCounter, fit_to_budget, row_chars
 
 __all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 
@@ -49,7 +56,8 @@ class ExportStats:
 @dataclass
 class ExportReport:
     """The outcome of :func:`export_episodes`: ``found`` episode directories, ``exported`` episodes, and
-    ``excluded`` episodes counted by reason (filters, unusable logs, format limits)."""
+    ``excluded`` episodes counted by reason (filters, unusable logs, format limits), the benchmark names
+    of every episode found (``benchmarks_seen``) and the per-row ``lengths``."""
 
     format: str
     out: Path
@@ -57,6 +65,16 @@ class ExportReport:
     exported: int
     stats: ExportStats
     excluded: Counter[str]
+    benchmarks_seen: Counter[str] = field(default_factory=Counter)
+    lengths: LengthSummary = field(default_factory=LengthSummary)
+
+    def why_empty(self) -> str:
+        """For an export that kept nothing: which filter or limit removed how many, and the benchmark
+        names the episodes had."""
+        removed = ", ".join(f"{reason}: {n}" for reason, n in sorted(self.excluded.items(), key=lambda kv: -kv[1]))
+        seen = ", ".join(f"{name} ({n})" for name, n in sorted(self.benchmarks_seen.items()))
+        return (f"no episode passed the filters ({self.found} found), so nothing was written to {self.out}; "
+                f"removed by {removed or 'nothing'}; benchmarks seen: {seen or 'none'}")
 
     def summary(self) -> str:
         excluded = ", ".join(f"{n} {reason}" for reason, n in sorted(self.excluded.items())) or "none"
@@ -68,13 +86,27 @@ class ExportReport:
 
 
 def _conversations(
-    directories: list[Path], episode_filter: EpisodeFilter, excluded: Counter[str], mask_failed: bool
+    directories: list[Path],
+    episode_filter: EpisodeFilter,
+    excluded: Counter[str],
+    benchmarks_seen: Counter[str],
+    mask_failed: bool,
+    system: Callable[[Conversation], Conversation],
+    counter: TokenCounter | None,
+    lengths: LengthSummary,
 ) -> Iterator[Conversation]:
-    for episode in episode_filter.select(directories, excluded):
+    for episode in episode_filter.select(directories, excluded, benchmarks_seen):
         try:
-            yield episode_conversation(episode, mask_failed=mask_failed)
+            conversation = system(episode_conversation(episode, mask_failed=mask_failed))
         except ValueError:
             excluded["no model output"] += 1
+            continue
+        fitted = fit_to_budget(conversation, counter, lengths.max_tokens) if counter is not None else None
+        lengths.add(row_chars(conversation), fitted)
+        if fitted is not None and fitted.conversation is None:
+            excluded[f"longer than {lengths.max_tokens} tokens"] += 1
+            continue
+        yield fitted.conversation if fitted is not None else conversation
 
 
 def export_episodes(
@@ -83,15 +115,24 @@ def export_episodes(
     out: str | Path,
     episode_filter: EpisodeFilter | None = None,
     mask_failed: bool = True,
+    system: str = "core",
+    tokenizer: str | None = None,
+    max_tokens: int | None = None,
     **options: object,
 ) -> ExportReport:
     """Export every episode under ``inputs`` (episode or run directories) that passes ``episode_filter``.
 
     ``out`` is a file for ``openai`` (JSONL) and ``verl`` (parquet), a directory for ``trl``,
-    ``sharegpt`` and ``ipynb``. ``options`` go to the format's ``write`` (e.g. ``name`` for sharegpt).
-    Raises ``ValueError`` for an unknown format or an ``out`` of the wrong kind, ``FileNotFoundError``
-    when an input holds no episode.
+    ``sharegpt`` and ``ipynb``. ``system`` picks each row's system prompt (``core``, ``full``, ``none``
+    or a file path; see :func:`spatialclaw.export.system.system_rewriter`). ``tokenizer`` (a model folder
+    or repo id) measures every row in that model's tokens, image tokens included; ``max_tokens`` (needs
+    ``tokenizer``) removes trailing turns whole until a row fits, or drops it. ``options`` go to the
+    format's ``write`` (e.g. ``name`` for sharegpt). Nothing is written when no episode is kept.
+    Raises ``ValueError`` for an unknown format, an ``out`` of the wrong kind or ``max_tokens`` without
+    ``tokenizer``, ``FileNotFoundError`` when an input holds no episode or ``system`` names no file.
     """
+    from spatialclaw.export.system import system_rewriter
+
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     out = Path(out)
@@ -102,14 +143,21 @@ def export_episodes(
     blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None:
         raise ValueError(f"--out {out} cannot be written: {blocking} is a file, not a folder; choose another path")
+    if max_tokens is not None and tokenizer is None:
+        raise ValueError("--max-tokens needs --tokenizer (the model whose tokens to count), e.g. --tokenizer Qwen/Qwen2.5-VL-3B-Instruct")
+    rewrite_system = system_rewriter(system)
     directories = find_episode_dirs(inputs)
+    counter = TokenCounter(tokenizer) if tokenizer is not None else None
     excluded: Counter[str] = Counter()
+    benchmarks_seen: Counter[str] = Counter()
+    lengths = LengthSummary(tokenizer=tokenizer, max_tokens=max_tokens)
     writer = importlib.import_module(FORMATS[fmt])
-    counted = _Counting(_conversations(directories, episode_filter or EpisodeFilter(), excluded, mask_failed))
+    counted = _Counting(_conversations(directories, episode_filter or EpisodeFilter(), excluded, benchmarks_seen,
+                                       mask_failed, rewrite_system, counter, lengths))
     stats: ExportStats = writer.write(counted, out, **options)
     excluded.update(stats.skipped)
     return ExportReport(format=fmt, out=out, found=len(directories), exported=counted.count - sum(stats.skipped.values()),
-                        stats=stats, excluded=excluded)
+                        stats=stats, excluded=excluded, benchmarks_seen=benchmarks_seen, lengths=lengths)
 
 
 class _Counting:

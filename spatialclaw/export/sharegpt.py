@@ -56,6 +56,7 @@ def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str
             if isinstance(part, ImagePart):
                 target = image_dir / f"{part.sha256}.png"
                 if not target.exists():
+                    image_dir.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(part.png)
                 paths.append(f"{image_dir.name}/{target.name}")
                 pieces.append(IMAGE_TOKEN)
@@ -66,25 +67,34 @@ def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str
 
 
 def write(conversations: Iterable[Conversation], out: Path, name: str = "spatialclaw") -> ExportStats:
-    """Write ``out/NAME.json`` (a JSON list), the images and the ``dataset_info.json`` entry ``NAME``."""
+    """Write ``out/NAME.json`` (a JSON list), the images and the ``dataset_info.json`` entry ``NAME``;
+    nothing when no record was made."""
     image_dir = out / "images"
-    image_dir.mkdir(parents=True, exist_ok=True)
     data_path = out / f"{name}.json"
     stats = ExportStats(paths=[data_path, out / "dataset_info.json", image_dir])
     tmp = data_path.with_name(data_path.name + ".partial")
-    with open(tmp, "w", encoding="utf-8") as file:
-        file.write("[")
+    file = None
+    try:
         for conversation in conversations:
             try:
                 record = conversation_record(conversation, image_dir)
             except SkipEpisode as skip:
                 stats.skipped[skip.reason] += 1
                 continue
-            file.write(("\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+            if file is None:
+                out.mkdir(parents=True, exist_ok=True)
+                file = open(tmp, "w", encoding="utf-8")
+            file.write(("[\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
             stats.records += 1
             stats.turns += len(record["conversations"])
             stats.images += len(record["images"])
-        file.write("\n]\n")
+        if file is not None:
+            file.write("\n]\n")
+    finally:
+        if file is not None:
+            file.close()
+    if file is None:
+        return stats
     os.replace(tmp, data_path)
     info_path = out / "dataset_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}

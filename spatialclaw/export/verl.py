@@ -99,7 +99,7 @@ def conversation_row(conversation: Conversation, index: int, split: str) -> dict
 
 
 def write(conversations: Iterable[Conversation], out: Path, split: str = "train") -> ExportStats:
-    """Write the parquet file ``out`` (parents created; overwritten)."""
+    """Write the parquet file ``out`` (parents created; overwritten); nothing when no row was made."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -115,6 +115,8 @@ def write(conversations: Iterable[Conversation], out: Path, split: str = "train"
         stats.records += 1
         stats.turns += len(row["prompt"])
         stats.images += len(row["images"])
+    if not rows:
+        return stats
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".partial")
     pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), tmp)
