@@ -366,6 +366,7 @@ def start_session(
     idle_timeout_s: float = 6 * 3600.0,
     memory_limit_mb: int | None = None,
     vlm_model: str | None = None,
+    vlm_api_key_env: str | None = None,
     start_timeout_s: float = 180.0,
 ) -> Session:
     """Create a session directory, write its prompt and start its daemon; returns when the kernel is ready.
@@ -375,7 +376,10 @@ def start_session(
     the trajectory's ``end`` event with reason ``idle``) after ``idle_timeout_s`` seconds without a
     request, so a forgotten session does not hold a kernel forever. ``vlm_model`` (a model spec) is
     what the kernel's ``vlm.ask``/``vlm.locate`` consult; without it they raise a clear error. Its
-    credentials come from this process's environment and stay in the daemon.
+    credentials come from this process's environment and stay in the daemon: ``openai:``/``anthropic:``
+    use their usual key for their usual endpoint; an ``openai-compat:`` URL gets a key only from the
+    environment variable named by ``vlm_api_key_env`` (never ``OPENAI_API_KEY``, and not
+    ``$SPATIALCLAW_COMPAT_API_KEY`` implicitly, since a client may have chosen the URL).
     """
     if not task.inputs:
         raise SessionError("a session needs frames: give --frames IMAGE... or --video PATH")
@@ -405,6 +409,7 @@ def start_session(
         "idle_timeout_s": float(idle_timeout_s),
         "memory_limit_mb": memory_limit_mb,
         "vlm_model": vlm_model,
+        "vlm_api_key_env": vlm_api_key_env,
         "socket": str(socket_path_for(directory)),
     }
     (directory / SESSION_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")

@@ -115,14 +115,20 @@ class SessionDaemon:
 
     def _start_vlm(self) -> None:
         """With ``vlm_model`` set, the kernel's ``vlm.ask``/``vlm.locate`` reach that model through a
-        local side-channel server in this process (credentials never enter the kernel)."""
+        local side-channel server in this process (credentials never enter the kernel).
+
+        The spec may come from a client (an MCP tool call), so an ``openai-compat:`` URL gets a key only
+        when the starter named one for it (``vlm_api_key_env``); never one from the environment."""
         spec = self.info.get("vlm_model")
         if not spec:
             return
-        from spatialclaw.models import load_model
+        from spatialclaw.models import load_model, parse_spec
         from spatialclaw.vlm_server import VLMServer
 
-        self.model = load_model(spec)
+        options = {}
+        if parse_spec(spec)[0] == "openai-compat" or self.info.get("vlm_api_key_env"):
+            options["api_key_env"] = self.info.get("vlm_api_key_env")
+        self.model = load_model(spec, **options)
         self.vlm_server = VLMServer().start()
         self.vlm_config = self.vlm_server.open_channel(self._call_model)
 

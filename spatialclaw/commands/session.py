@@ -40,15 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         return sub
 
     start = add("start", "start a session: a kernel loaded with the frames, and the prompt for whoever drives it", _start)
-    inputs = start.add_mutually_exclusive_group(required=True)
-    inputs.add_argument("--frames", nargs="+", metavar="IMAGE", help="image files, folders of images or glob patterns, in order")
-    inputs.add_argument("--video", metavar="PATH", help="a video file")
-    start.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time")
-    start.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly")
-    start.add_argument("--question", required=True, help="the spatial question")
+    from spatialclaw.input_paths import add_input_options
+
+    add_input_options(start)
+    start.add_argument("--question", required=True, help="the spatial question as written (lettered options in it are read as choices)")
     start.add_argument("--choices", nargs="+", default=None, metavar="OPTION", help="multiple-choice option texts (answers are letters A, B, ...)")
     start.add_argument("--answer-type", choices=["multiple_choice", "number", "text", "yes_no"], default=None)
     start.add_argument("--vlm-model", default=None, metavar="SPEC", help="model that the kernel's vlm.ask/vlm.locate consult (e.g. openai:gpt-4.1); credentials stay in the daemon")
+    start.add_argument("--vlm-api-key-env", default=None, metavar="NAME", help="environment variable holding the key of an openai-compat --vlm-model (such a URL gets no key otherwise)")
     start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
     start.add_argument("--max-steps", type=int, default=30, help="step budget (cells) stated in the prompt and enforced; answer is always allowed")
     start.add_argument("--cell-timeout", type=float, default=120.0, help="default per-cell limit in seconds")
@@ -92,18 +91,12 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from spatialclaw.input_paths import frame_spec
+    from spatialclaw.input_paths import specs_from_groups
+    from spatialclaw.question import make_task
     from spatialclaw.session import start_session
-    from spatialclaw.task import Task
 
-    if args.frames and (args.fps is not None or args.count is not None):
-        raise ValueError("--fps and --count sample a --video; with --frames every image is a frame")
-    spec = frame_spec([args.video] if args.video else args.frames, fps=args.fps, count=args.count)
-    if args.video and spec.kind != "video":
-        raise ValueError(f"{args.video} is not a video file by its extension; use --frames for images")
-    task = Task(question=args.question, inputs=[spec], choices=args.choices)
-    if args.answer_type:
-        task.answer_type = args.answer_type
+    specs = specs_from_groups(args.inputs, fps=args.fps, count=args.count)
+    task = make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type)
     session = start_session(
         task,
         root=args.root,
@@ -113,6 +106,7 @@ def _start(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout,
         memory_limit_mb=args.memory_limit_mb,
         vlm_model=args.vlm_model,
+        vlm_api_key_env=args.vlm_api_key_env,
     )
     data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory)}
     _emit(
@@ -187,10 +181,16 @@ def _close(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(text: str, limit: int = 80) -> str:
+    """A question as one line of at most ``limit`` characters (``…`` where it was cut)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def _list(args: argparse.Namespace) -> int:
     from spatialclaw.session import list_sessions
 
     rows = [s.status() for s in list_sessions(args.root)]
-    text = "\n".join(f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {r.get('question') or ''}" for r in rows)
+    text = "\n".join(f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {_one_line(r.get('question') or '')}" for r in rows)
     _emit(args, {"sessions": rows}, text or "no sessions")
     return 0

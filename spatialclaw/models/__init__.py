@@ -4,6 +4,8 @@
 ``openai:MODEL``                   OpenAI Chat Completions (``OPENAI_API_KEY``; ``OPENAI_BASE_URL``)
 ``anthropic:MODEL``                Anthropic Messages (``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL``)
 ``openai-compat:MODEL@URL``        any OpenAI-compatible server: vLLM, SGLang, llama.cpp, Ollama
+                                   (a key only when named: ``api_key_env=NAME`` or
+                                   ``SPATIALCLAW_COMPAT_API_KEY``; never ``OPENAI_API_KEY``)
 ``hf:REPO_OR_PATH``                a local ``transformers`` VLM, in-process
 ``replay:TRAJECTORY_DIR``          the model outputs recorded in an episode
 =================================  ==========================================================
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from spatialclaw.models.base import (
@@ -27,6 +30,7 @@ from spatialclaw.models.base import (
 )
 
 __all__ = [
+    "COMPAT_KEY_ENV",
     "Model",
     "ModelAuthError",
     "ModelError",
@@ -39,6 +43,8 @@ __all__ = [
 ]
 
 BACKENDS = ("openai", "anthropic", "openai-compat", "hf", "replay")
+COMPAT_KEY_ENV = "SPATIALCLAW_COMPAT_API_KEY"
+"""The environment variable whose key ``openai-compat:`` endpoints get when no other key is named."""
 
 
 def parse_spec(spec: str) -> tuple[str, str, str | None]:
@@ -66,8 +72,17 @@ def load_model(spec: str, **options: Any) -> Model:
     ``base_url``, ``timeout_s``, ``retry`` (:class:`RetryPolicy`), ``prices`` (see
     :mod:`spatialclaw.models.pricing`), and default call parameters such as ``max_tokens``,
     ``temperature``, ``reasoning_effort``, ``thinking_budget`` or ``extra_body``; ``device``/``dtype``
-    for ``hf:``."""
+    for ``hf:``.
+
+    ``api_key_env=NAME`` reads the key from the environment variable ``NAME`` (which must be set);
+    for ``openai-compat:``, ``api_key_env=None`` means no key at all. Without ``api_key`` or
+    ``api_key_env``, ``openai-compat:`` uses ``$SPATIALCLAW_COMPAT_API_KEY`` when set and otherwise
+    sends no ``Authorization`` header: ``OPENAI_API_KEY`` never goes to an arbitrary URL."""
     backend, model, url = parse_spec(spec)
+    if "api_key_env" in options:
+        options["api_key"] = _named_key(spec, options.pop("api_key_env"), allow_none=backend == "openai-compat")
+    elif backend == "openai-compat" and "api_key" not in options:
+        options["api_key"] = os.environ.get(COMPAT_KEY_ENV) or None
     if backend == "openai":
         from spatialclaw.models.openai import OpenAIModel
 
@@ -87,3 +102,22 @@ def load_model(spec: str, **options: Any) -> Model:
     from spatialclaw.models.replay import ReplayModel
 
     return ReplayModel(model, **options)
+
+
+def _named_key(spec: str, variable: str | None, allow_none: bool) -> str | None:
+    """The key in environment variable ``variable`` (``None``: no key, where the backend allows it)."""
+    if variable is None and allow_none:
+        return None
+    if not isinstance(variable, str) or not variable:
+        raise ModelAuthError(f"{spec}: api_key_env must name an environment variable, got {variable!r}")
+    from spatialclaw.kernel_env import is_secret
+
+    if not is_secret(variable):
+        raise ModelAuthError(
+            f"{spec}: api_key_env={variable!r} does not look like a secret's name, so kernels would inherit it; "
+            "keep the key in a variable named like *_API_KEY or *_TOKEN"
+        )
+    key = os.environ.get(variable)
+    if not key:
+        raise ModelAuthError(f"{spec}: api_key_env names ${variable}, which is not set; export it or name another variable")
+    return key

@@ -6,15 +6,22 @@ OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama) get every parameter 
 ``extra_body`` (e.g. ``{"top_k": 20, "chat_template_kwargs": {"enable_thinking": false}}``) is merged
 into the request body. A separate reasoning text (``reasoning_content`` or ``reasoning``, as vLLM and
 SGLang return it) is kept in :attr:`ModelReply.reasoning`.
+
+Credentials go only where they belong. ``openai:`` sends ``OPENAI_API_KEY`` (or ``api_key``) to OpenAI
+(or the ``OPENAI_BASE_URL`` its user set). ``openai-compat:`` sends a key only when one is named for it
+(``api_key``, ``api_key_env=NAME`` or ``$SPATIALCLAW_COMPAT_API_KEY``), and nothing of the ``OPENAI_*``
+environment the SDK would otherwise add (key, organisation, project, custom headers): the server of an
+arbitrary URL never sees the user's OpenAI credentials.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
 
-from spatialclaw.chat import Message, ModelReply, TextPart, Usage
+from spatialclaw.chat import Message, ModelReply, TextPart, ToolCall, ToolSpec, Usage
 from spatialclaw.models.base import ModelAuthError, RetryPolicy, SDKModel, TransientError
 from spatialclaw.models.errors import classify_sdk_error
 from spatialclaw.models.pricing import Price, cost_usd
@@ -22,26 +29,71 @@ from spatialclaw.models.pricing import Price, cost_usd
 __all__ = ["OpenAIModel", "to_openai_messages"]
 
 REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+COMPAT_HEADERS = {"host", "accept", "accept-encoding", "connection", "content-type", "content-length", "user-agent"}
+"""The only headers (besides the SDK's ``x-stainless-*`` telemetry) sent to an OpenAI-compatible server."""
 
 
 def to_openai_messages(messages: list[Message], image_detail: str | None = None) -> list[dict[str, Any]]:
-    """Chat Completions ``messages``: text-only messages as strings, others as content-part lists."""
+    """Chat Completions ``messages``: text-only messages as strings, others as content-part lists.
+
+    An assistant message's tool calls go as ``tool_calls`` (arguments as a JSON string); a ``tool``
+    message as ``{"role": "tool", "tool_call_id", "content": text}``. Tool messages carry only text in
+    this API, so the images of a run of tool messages follow it in one user message, each image after a
+    line naming the call it came from."""
     out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # images of the tool messages just emitted
+
+    def flush() -> None:
+        if pending:
+            out.append({"role": "user", "content": list(pending)})
+            pending.clear()
+
+    def image(part: Any) -> dict[str, Any]:
+        image_url: dict[str, Any] = {"url": part.data_url()}
+        if image_detail:
+            image_url["detail"] = image_detail
+        return {"type": "image_url", "image_url": image_url}
+
     for message in messages:
+        if message.role == "tool":
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text_content})
+            if message.images:
+                pending.append({"type": "text", "text": f"Images returned by tool call {message.tool_call_id}:"})
+                pending.extend(image(p) for p in message.images)
+            continue
+        flush()
+        if message.role == "assistant" and message.tool_calls:
+            out.append({"role": "assistant", "content": message.text_content or None, "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in message.tool_calls]})
+            continue
         if message.role != "user" or not message.images:
             out.append({"role": message.role, "content": message.text_content})
             continue
         parts: list[dict[str, Any]] = []
         for part in message.content:
-            if isinstance(part, TextPart):
-                parts.append({"type": "text", "text": part.text})
-            else:
-                image_url: dict[str, Any] = {"url": part.data_url()}
-                if image_detail:
-                    image_url["detail"] = image_detail
-                parts.append({"type": "image_url", "image_url": image_url})
+            parts.append({"type": "text", "text": part.text} if isinstance(part, TextPart) else image(part))
         out.append({"role": "user", "content": parts})
+    flush()
     return out
+
+
+def openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Chat Completions ``tools`` (function tools) for ``tools``."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools]
+
+
+def _tool_calls(message: Any) -> list[ToolCall]:
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        try:
+            arguments = json.loads(call.function.arguments or "{}")
+            error = None if isinstance(arguments, dict) else "the arguments are not a JSON object"
+        except json.JSONDecodeError as failure:
+            arguments, error = {}, f"the arguments are not valid JSON ({failure})"
+        calls.append(ToolCall(call.id, call.function.name, arguments if error is None else {}, error))
+    return calls
 
 
 class OpenAIModel(SDKModel):
@@ -65,19 +117,20 @@ class OpenAIModel(SDKModel):
         self.name = name
         self.compatible = compatible
         self.spec = f"openai-compat:{name}@{base_url}" if compatible else f"openai:{name}"
+        self.retry = retry or RetryPolicy()
+        self.prices = prices
+        self.image_detail = image_detail
+        self.defaults = defaults
+        if compatible:
+            self._client = _compat_client(openai, api_key, base_url, timeout_s)
+            return
         if api_key is None:
             api_key = os.environ.get("OPENAI_API_KEY")
-            if compatible:
-                api_key = os.environ.get("OPENAI_COMPAT_API_KEY", api_key or "EMPTY")
         if not api_key:
             raise ModelAuthError(
                 f"{self.spec}: no API key. Set OPENAI_API_KEY (or pass api_key=...); "
                 "for a local OpenAI-compatible server use openai-compat:MODEL@URL instead."
             )
-        self.retry = retry or RetryPolicy()
-        self.prices = prices
-        self.image_detail = image_detail
-        self.defaults = defaults
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
 
     @property
@@ -88,6 +141,9 @@ class OpenAIModel(SDKModel):
         """The keyword arguments for ``chat.completions.create`` (``extra_body`` kept separate)."""
         params = {**self.defaults, **params}
         body: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(messages, self.image_detail)}
+        tools = params.pop("tools", None)
+        if tools:
+            body["tools"] = openai_tools(tools)
         max_tokens = params.pop("max_tokens", None)
         params.pop("thinking_budget", None)  # an Anthropic parameter, meaningless for Chat Completions
         if self.reasoning_model:
@@ -106,7 +162,13 @@ class OpenAIModel(SDKModel):
         try:
             response = self._client.chat.completions.create(**body, **({"timeout": timeout_s} if timeout_s is not None else {}))
         except Exception as error:  # mapped to retry or a clear ModelError
-            raise classify_sdk_error(error, self.spec) from error
+            mapped = classify_sdk_error(error, self.spec)
+            if self.compatible and isinstance(mapped, ModelAuthError):
+                mapped = ModelAuthError(
+                    f"{mapped} An openai-compat server gets a key only when one is named for it: "
+                    "the api_key_env=NAME model option or $SPATIALCLAW_COMPAT_API_KEY (never OPENAI_API_KEY)."
+                )
+            raise mapped from error
         if not getattr(response, "choices", None) or getattr(response.choices[0], "message", None) is None:
             raise TransientError(f"malformed response: no choices in {str(response)[:200]}")
         return response
@@ -134,5 +196,22 @@ class OpenAIModel(SDKModel):
             latency_s=latency_s,
             raw=response.model_dump(mode="json", exclude_none=True),
             finish_reason=choice.finish_reason,
+            tool_calls=_tool_calls(message),
         )
 
+
+def _compat_client(openai: Any, api_key: str | None, base_url: str | None, timeout_s: float) -> Any:
+    """An SDK client for an OpenAI-compatible server that sends ``Authorization: Bearer api_key`` when a
+    key is given, no ``Authorization`` header otherwise, and none of the headers the SDK derives from
+    the ``OPENAI_*`` environment (a request hook keeps only :data:`COMPAT_HEADERS`)."""
+
+    def only_named_credentials(request: Any) -> None:
+        for name in list(request.headers):
+            if name.lower() not in COMPAT_HEADERS and not name.lower().startswith("x-stainless-"):
+                del request.headers[name]
+        if api_key:
+            request.headers["Authorization"] = f"Bearer {api_key}"
+
+    http_client = openai.DefaultHttpxClient(event_hooks={"request": [only_named_credentials]})
+    # the SDK insists on some key; this placeholder is removed by the hook and never leaves the process
+    return openai.OpenAI(api_key="no-key", base_url=base_url, timeout=timeout_s, max_retries=0, http_client=http_client)
