@@ -18,21 +18,36 @@ local node's cluster (``ray.init(address="auto")``).
 
 Each model's version (for cache keys) comes from the actor, which holds the weights, and is remembered
 for the life of this process.
+
+A sandboxed kernel has no network of its own, so it cannot reach Ray: when ``SPATIALCLAW_PERCEPTION_SOCKET``
+names a Unix socket (the host's relay, :class:`spatialclaw.kernel_channels.PerceptionRelay`), each call goes
+there instead, and the host makes the Ray call. Requests travel as JSON with arrays as typed bytes (the host
+never unpickles what a cell sends); replies come back pickled from the host.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
+import json
 import os
+import pickle
+import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from spatialclaw.primitives import models
 
-__all__ = ["ENV_VAR", "PerceptionServiceError", "PerceptionClient", "RemoteModel", "ServiceSpec", "parse_spec", "service"]
+__all__ = ["ENV_VAR", "SOCKET_ENV_VAR", "PerceptionServiceError", "PerceptionClient", "RemoteModel", "ServiceSpec",
+           "decode_request", "encode_request", "parse_spec", "read_frame", "service", "write_frame"]
 
 ENV_VAR = "SPATIALCLAW_PERCEPTION"
+SOCKET_ENV_VAR = "SPATIALCLAW_PERCEPTION_SOCKET"
+#: Largest request or reply on the relay socket, bytes (a few 4K frames with their arrays fit easily).
+MAX_FRAME_BYTES = 1 << 30
+_ARRAY_KINDS = set("biufc")  # bool, integers, floats, complex: never object arrays
 SCHEME = "ray://"
 _PROBE_TIMEOUT_S = 5.0
 _FIX = ("To fix: start the service (`spatialclaw bench --executor ray --perception-actors N` does it for a run), "
@@ -84,10 +99,14 @@ class RemoteModel:
 
 
 class PerceptionClient:
-    """Connection to the actors of one service (made on first use)."""
+    """Connection to the actors of one service (made on first use). With ``socket_path`` (a sandboxed kernel)
+    calls go to the host's relay on that Unix socket; ``address`` is the Ray cluster (default ``$RAY_ADDRESS``,
+    else the local node's)."""
 
-    def __init__(self, spec: ServiceSpec) -> None:
+    def __init__(self, spec: ServiceSpec, socket_path: str | None = None, address: str | None = None) -> None:
         self.spec = spec
+        self.socket_path = socket_path
+        self.address = address
         self._handles: list[Any] | None = None
         self._models: dict[tuple[str, str], RemoteModel] = {}
         self._next = os.getpid()
@@ -112,6 +131,17 @@ class PerceptionClient:
 
     def call(self, method: str, *args: Any) -> Any:
         """Call ``method`` on the next actor; re-raise the actor's error here with its own type."""
+        if self.socket_path is not None:
+            reply, name = _relay_call(self.socket_path, method, args), "via the host relay"
+        else:
+            reply, name = self.raw_call(method, args)
+        if "error" in reply:
+            _raise_remote(reply["error"], f"{self.spec.url} actor {name!r}")
+        return reply["ok"]
+
+    def raw_call(self, method: str, args: tuple[Any, ...] | list[Any]) -> tuple[dict[str, Any], str]:
+        """The actor's reply (``{"ok": value}`` or ``{"error": {...}}``) and the actor's name; raises
+        :class:`PerceptionServiceError` when Ray cannot make the call."""
         import ray
 
         handles = self._actors()
@@ -126,13 +156,11 @@ class PerceptionClient:
             raise PerceptionServiceError(
                 f"the perception actor {name!r} (namespace {self.spec.namespace!r}) failed on {method}({args[0]!r}): "
                 f"{type(error).__name__}: {error}. {_FIX}") from None
-        if "error" in reply:
-            _raise_remote(reply["error"], f"{self.spec.url} actor {name!r}")
-        return reply["ok"]
+        return reply, name
 
     def _actors(self) -> list[Any]:
         if self._handles is None:
-            self._handles = _connect(self.spec)
+            self._handles = _connect(self.spec, self.address)
         return self._handles
 
 
@@ -145,11 +173,99 @@ def service() -> PerceptionClient | None:
     if not text:
         return None
     if text not in _clients:
-        _clients[text] = PerceptionClient(parse_spec(text))
+        _clients[text] = PerceptionClient(parse_spec(text), socket_path=os.environ.get(SOCKET_ENV_VAR) or None)
     return _clients[text]
 
 
-def _connect(spec: ServiceSpec) -> list[Any]:
+def _encode(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in _ARRAY_KINDS:
+            raise TypeError(f"cannot send an array of dtype {value.dtype} to the perception service")
+        data = base64.b64encode(np.ascontiguousarray(value).tobytes()).decode("ascii")
+        return {"__ndarray__": [value.dtype.str, list(value.shape), data]}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(key): _encode(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(item) for item in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot send a {type(value).__name__} to the perception service")
+
+
+def _decode(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, dict):
+        if set(value) == {"__ndarray__"}:
+            dtype_text, shape, data = value["__ndarray__"]
+            dtype = np.dtype(str(dtype_text))
+            if dtype.kind not in _ARRAY_KINDS:
+                raise ValueError(f"arrays of dtype {dtype} are not accepted")
+            return np.frombuffer(base64.b64decode(data), dtype=dtype).reshape([int(n) for n in shape]).copy()
+        return {key: _decode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_decode(item) for item in value]
+    return value
+
+
+def encode_request(method: str, args: tuple[Any, ...] | list[Any]) -> bytes:
+    """A relay request as bytes: JSON, arrays as ``{"__ndarray__": [dtype, shape, base64]}``."""
+    return json.dumps({"method": method, "args": _encode(list(args))}).encode()
+
+
+def decode_request(data: bytes) -> tuple[str, list[Any]]:
+    """``(method, args)`` of a relay request; ``ValueError`` for anything malformed. Never unpickles."""
+    try:
+        request = json.loads(data)
+        method, args = request["method"], _decode(request["args"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"malformed perception request ({type(error).__name__}: {error})") from None
+    if not isinstance(method, str) or not isinstance(args, list):
+        raise ValueError("malformed perception request (method must be a string, args a list)")
+    return method, args
+
+
+def write_frame(sock: socket.socket, payload: bytes) -> None:
+    """Send ``payload`` with its 8-byte length in front."""
+    sock.sendall(struct.pack(">Q", len(payload)) + payload)
+
+
+def read_frame(sock: socket.socket, limit: int = MAX_FRAME_BYTES) -> bytes:
+    """One length-prefixed payload; ``ConnectionError`` when the peer closes early or sends more than ``limit``."""
+    size = struct.unpack(">Q", _read_exactly(sock, 8))[0]
+    if size > limit:
+        raise ConnectionError(f"a perception message of {size} bytes is over the {limit}-byte limit")
+    return _read_exactly(sock, size)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the perception relay closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _relay_call(path: str, method: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    """One call through the host's relay (sandboxed kernels); the reply is the actor's, pickled by the host."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(path)
+            write_frame(sock, encode_request(method, args))
+            return pickle.loads(read_frame(sock))
+    except OSError as error:
+        raise PerceptionServiceError(f"the host's perception relay at {path} does not answer ({error}); the "
+                                     f"kernel's host process may have stopped. {_FIX}") from None
+
+
+def _connect(spec: ServiceSpec, address: str | None = None) -> list[Any]:
     import logging
 
     try:
@@ -157,7 +273,7 @@ def _connect(spec: ServiceSpec) -> list[Any]:
     except ImportError:
         raise PerceptionServiceError(f"{ENV_VAR}={spec.url} needs Ray in the kernel's environment: "
                                      f"pip install 'spatialclaw[ray]'") from None
-    address = os.environ.get("RAY_ADDRESS") or "auto"
+    address = address or os.environ.get("RAY_ADDRESS") or "auto"
     if not ray.is_initialized():
         _probe(address, spec)
         _token_auth_like_a_local_cluster()
@@ -218,6 +334,8 @@ def _raise_remote(error: dict[str, Any], where: str) -> None:
     """Raise an actor-side error here as the same type, so callers (e.g. segment's fallback from SAM 3 when
     its weights are missing) behave as in the local path."""
     kind, message = error["type"], error["message"]
+    if kind == "PerceptionServiceError":  # the host relay could not make the Ray call
+        raise PerceptionServiceError(message)
     if kind == "MissingWeightsError":
         raise models.MissingWeightsError(error["model_id"], f"{error['reason']} (on the perception service {where})")
     if kind == "MissingDependencyError":

@@ -3,14 +3,17 @@
 ``vlm.ask(images, question)`` returns the model's text answer. ``vlm.locate(image, description)``
 returns the places where the model sees the described thing, parsed into pixel coordinates of that
 image (x right, y down, origin top-left): never a raw string. The call travels to the host process over
-a local HTTP channel; the kernel holds no API key.
+a local HTTP channel (a Unix socket in a sandboxed kernel, which has no shared loopback); the kernel holds
+no API key.
 """
 
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import re
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -122,7 +125,8 @@ class VLMClient:
     """Side questions to the model that is answering this episode, from inside a cell: ``vlm.ask`` for a
     judgement in words, ``vlm.locate`` for where something is (pixel boxes and points, never a string).
 
-    ``config`` (set up by the host): ``{"url", "token", "timeout_s"}`` of its local side channel, or None.
+    ``config`` (set up by the host): ``{"url", "token", "timeout_s"}`` of its local side channel, with
+    ``"socket"`` (a Unix socket path) instead of ``"url"`` in a sandboxed kernel; or None.
     """
 
     def __init__(self, config: dict[str, Any] | None) -> None:
@@ -134,6 +138,8 @@ class VLMClient:
     def _post(self, route: str, payload: dict[str, Any]) -> dict[str, Any]:
         if not self._config:
             raise VLMError("the vlm side channel is not configured in this kernel: the host started it without a model")
+        if self._config.get("socket"):
+            return self._post_unix(route, payload)
         request = urllib.request.Request(
             self._config["url"].rstrip("/") + route,
             data=json.dumps(payload).encode(),
@@ -151,6 +157,27 @@ class VLMClient:
             raise VLMError(f"vlm{route.replace('/', '.')} failed (HTTP {error.code}): {message or error.reason}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise VLMError(f"vlm{route.replace('/', '.')} could not reach the host: {error}") from None
+
+    def _post_unix(self, route: str, payload: dict[str, Any]) -> dict[str, Any]:
+        timeout = float(self._config.get("timeout_s", 300))
+        connection = _UnixHTTPConnection(str(self._config["socket"]), timeout)
+        name = f"vlm{route.replace('/', '.')}"
+        try:
+            connection.request("POST", route, body=json.dumps(payload).encode(),
+                               headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._config['token']}"})
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            raise VLMError(f"{name} could not reach the host: {error}") from None
+        finally:
+            connection.close()
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = {}
+        if response.status != 200:
+            raise VLMError(f"{name} failed (HTTP {response.status}): {data.get('error') or response.reason}")
+        return data
 
     @staticmethod
     def _encode(image: Any) -> tuple[str, int, int]:
@@ -172,3 +199,17 @@ class VLMClient:
         data, width, height = self._encode(image)
         reply = self._post("/locate", {"image": data, "description": str(description)})
         return parse_locations(reply["text"], width, height)
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket (the sandboxed kernel's side channel to the host)."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("vlm", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self._path)
+        self.sock = sock

@@ -5,6 +5,11 @@ channels), :class:`~spatialclaw.collector.CellCollector` (one request's messages
 :class:`~spatialclaw.cell.CellResult`) and the kernel-side runtime
 (:mod:`spatialclaw.primitives.runtime`). ``execute`` never raises for what a cell does: errors,
 timeouts and kernel deaths all come back as results, and the kernel is usable afterwards.
+
+By default (``sandbox="auto"``) the process runs in the kernel sandbox where the platform has one
+(:mod:`spatialclaw.sandbox`; Linux with bubblewrap): the cell sees the system, the Python environment, its
+frames (read-only) and its own workdir, and nothing else of the host; it has no network and hard resource
+limits. See docs/security.md.
 """
 
 from __future__ import annotations
@@ -16,17 +21,25 @@ import queue
 import shutil
 import tempfile
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+from urllib.parse import urlsplit
 
 from spatialclaw.cell import CellError, CellResult
 from spatialclaw.collector import CellCollector, strip_ansi
 from spatialclaw.kernel_env import kernel_environment
+from spatialclaw.kernel_sandbox import SandboxDirs
 from spatialclaw.kernel_process import KernelProcess, KernelStartError
 from spatialclaw.primitives.protocol import RUNTIME_NAME
+from spatialclaw.sandbox import ResourceLimits, SandboxUnavailable, check_mode, use_sandbox
 from spatialclaw.task import FrameSpec, Task
 
-__all__ = ["Kernel", "KernelDied", "KernelStartError", "PreloadError", "default_memory_limit_mb"]
+if TYPE_CHECKING:
+    from spatialclaw.kernel_channels import PerceptionRelay, UnixForwarder
+
+__all__ = ["Kernel", "KernelDied", "KernelStartError", "PreloadError", "ResourceLimits", "SandboxUnavailable",
+           "default_memory_limit_mb"]
 
 
 class PreloadError(RuntimeError):
@@ -79,6 +92,12 @@ class Kernel:
     kernel's ``vlm`` object. ``memory_limit_mb``: cap on the kernel's data memory (rlimit; ``None``: the
     default of :func:`default_memory_limit_mb`; ``0``: no cap). ``interrupt_grace_s``: how long an
     interrupted cell may take to stop before the kernel is restarted.
+
+    ``sandbox``: ``"auto"`` (the sandbox where the platform has one, else a plain process and one log line
+    saying what is not isolated), ``"required"`` (raise :class:`SandboxUnavailable` without it) or ``"off"``.
+    ``limits``: the sandbox's hard limits (:class:`ResourceLimits`; its ``memory_mb`` is replaced by
+    ``memory_limit_mb``). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
+    here (or its own temporary one), and ``reset(workdir=...)`` cannot move it elsewhere.
     """
 
     def __init__(
@@ -96,14 +115,19 @@ class Kernel:
         startup_timeout_s: float = 60.0,
         output_cap_chars: int = 1_000_000,
         env: dict[str, str] | None = None,
+        sandbox: str = "auto",
+        limits: ResourceLimits | None = None,
     ) -> None:
+        self.sandbox_mode = check_mode(sandbox)
+        self.sandboxed = use_sandbox(self.sandbox_mode)
         self.memory_limit_mb = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
         self.snapshot_total_mb = snapshot_total_mb
         self.snapshot_variable_mb = snapshot_variable_mb
         self.interrupt_grace_s = interrupt_grace_s
         self.output_cap_chars = output_cap_chars
         self._owns_workdir = workdir is None
-        self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
+        # resolved once, against the caller's working directory (the kernel process starts inside it)
+        self.workdir = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         # snapshots can be large and are only useful while this kernel lives: keep them out of the
         # workdir (which may sit inside a trajectory directory) and remove them at shutdown
@@ -112,13 +136,27 @@ class Kernel:
         self._known_names: list[str] = []
         self._unsaved: dict[str, str] = {}
         self.restarts = 0
-        self._process = KernelProcess(
-            self.workdir,
-            self.workdir / ".spatialclaw",
-            kernel_environment(env),
-            startup_timeout_s=startup_timeout_s,
-        )
-        self._process.start()
+        self._dirs: SandboxDirs | None = None
+        self._vlm_forwarder: UnixForwarder | None = None
+        self._perception_relay: PerceptionRelay | None = None
+        environment = kernel_environment(env)
+        if self.sandboxed:
+            limits = replace(limits or ResourceLimits(), memory_mb=self.memory_limit_mb)
+            self.limits: ResourceLimits | None = limits
+            self._process = self._sandboxed_process(environment, limits, startup_timeout_s)
+        else:
+            self.limits = None
+            self._process = KernelProcess(
+                self.workdir,
+                self.workdir / ".spatialclaw",
+                environment,
+                startup_timeout_s=startup_timeout_s,
+            )
+        try:
+            self._process.start()
+        except BaseException:
+            self._close_sandbox()
+            raise
         try:
             self._load(self._episode_spec(frames, meta, videos, vlm, self.workdir))
         except BaseException:
@@ -126,14 +164,51 @@ class Kernel:
             raise
 
     # -- construction helpers -----------------------------------------------------------------------
+    def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float) -> KernelProcess:
+        """The process, its private directories and its host-side channels (vlm, perception)."""
+        from spatialclaw.kernel_channels import PerceptionRelay, UnixForwarder
+        from spatialclaw.primitives.remote import ENV_VAR, SOCKET_ENV_VAR
+
+        self._dirs = dirs = SandboxDirs()
+        self._vlm_forwarder = UnixForwarder(dirs.channels / "vlm.sock")
+        if environment.get(ENV_VAR):
+            self._perception_relay = PerceptionRelay(dirs.channels / "perception.sock", environment[ENV_VAR],
+                                                     environment.get("RAY_ADDRESS"))
+            environment = {**environment, SOCKET_ENV_VAR: str(self._perception_relay.path)}
+        policy = dirs.policy(environment, self.workdir, [self._snapshot_dir], limits)
+        return KernelProcess(self.workdir, dirs.connection, environment, startup_timeout_s=startup_timeout_s,
+                             sandbox=policy, channel_dir=dirs.channels)
+
+    @property
+    def sandbox(self) -> dict[str, Any]:
+        """What this kernel runs in: ``{"mode", "active", "process_cap", "limits"}`` (for logs and manifests)."""
+        record: dict[str, Any] = {"mode": self.sandbox_mode, "active": self.sandboxed}
+        if self.sandboxed and self.limits is not None:
+            record["process_cap"] = self._process.process_cap
+            record["limits"] = asdict(self.limits)
+        return record
+
+    def _close_sandbox(self) -> None:
+        for channel in (self._vlm_forwarder, self._perception_relay):
+            if channel is not None:
+                channel.close()
+        self._vlm_forwarder = self._perception_relay = None
+        if self._dirs is not None:
+            self._dirs.remove()
+            self._dirs = None
+
     @classmethod
     def for_task(cls, task: Task, workdir: str | Path | None = None, **kwargs: Any) -> Kernel:
         """A kernel loaded with a task's inputs and its ``meta`` (never its ground truth)."""
         return cls(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, **kwargs)
 
     def _episode_spec(self, frames: Any, meta: dict[str, Any] | None, videos: Iterable[Any] | None, vlm: dict[str, Any] | None, workdir: Path) -> dict[str, Any]:
+        inputs = _input_specs(frames, videos)
+        if self._dirs is not None:  # the sandbox sees its own links to this episode's files, nothing around them
+            inputs = self._dirs.stage(inputs)
+            vlm = self._route_vlm(vlm)
         return {
-            "frames": _input_specs(frames, videos),
+            "frames": inputs,
             "meta": dict(meta or {}),
             "vlm": vlm,
             "workdir": str(workdir),
@@ -142,6 +217,17 @@ class Kernel:
             "snapshot_total_mb": self.snapshot_total_mb,
             "snapshot_variable_mb": self.snapshot_variable_mb,
         }
+
+    def _route_vlm(self, vlm: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Point the sandbox's ``vlm.sock`` at this episode's VLM server; the kernel gets the socket path."""
+        assert self._vlm_forwarder is not None
+        if not vlm or not vlm.get("url"):
+            self._vlm_forwarder.target = None
+            return vlm
+        address = urlsplit(vlm["url"])
+        self._vlm_forwarder.target = (address.hostname or "127.0.0.1", address.port or 80)
+        routed = {key: value for key, value in vlm.items() if key != "url"}
+        return {**routed, "socket": str(self._vlm_forwarder.path)}
 
     # -- public API -----------------------------------------------------------------------------------
     @property
@@ -170,7 +256,7 @@ class Kernel:
             return result
         started = time.monotonic()
         msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
-        collector = CellCollector(code, stream_cap=self.output_cap_chars)
+        collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
         deadline = started + timeout
         interrupted_at: float | None = None
         while not collector.done:
@@ -222,9 +308,16 @@ class Kernel:
         vlm: dict[str, Any] | None = None,
     ) -> None:
         """Start a new episode in the same process: no variable, figure, history or snapshot of the
-        previous episode survives; the namespace is rebuilt for the new frames and meta."""
+        previous episode survives; the namespace is rebuilt for the new frames and meta.
+
+        For interactive use. Benchmarks and RL give every episode a fresh process instead
+        (``KernelPool(fresh=True)``): a cell can change a process in ways a reset does not undo (patched
+        modules, threads it started). A sandboxed kernel keeps its workdir (its mounts are fixed at start):
+        another ``workdir`` is ignored and the kernel's own one is emptied when it created it."""
+        if workdir is not None and self.sandboxed and Path(workdir).resolve() != self.workdir.resolve():
+            workdir = None
         if workdir is not None:
-            workdir = Path(workdir)
+            workdir = Path(workdir).resolve()
             workdir.mkdir(parents=True, exist_ok=True)
         if workdir is None and self._owns_workdir:
             _empty_directory(self.workdir, keep=".spatialclaw")
@@ -240,6 +333,7 @@ class Kernel:
     def shutdown(self) -> None:
         """Stop the kernel process; removes the working directory if the kernel created it."""
         self._process.shutdown()
+        self._close_sandbox()
         shutil.rmtree(self._snapshot_dir, ignore_errors=True)
         if self._owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -252,7 +346,8 @@ class Kernel:
 
     def __repr__(self) -> str:
         state = "alive" if self.is_alive() else "stopped"
-        return f"Kernel(pid={self.pid}, {state}, workdir='{self.workdir}')"
+        where = ", sandboxed" if self.sandboxed else ""
+        return f"Kernel(pid={self.pid}, {state}{where}, workdir='{self.workdir}')"
 
     # -- internals ------------------------------------------------------------------------------------
     def _next_iopub(self, timeout: float) -> dict[str, Any] | None:

@@ -61,7 +61,8 @@ def test_cells_reach_the_model_through_the_side_channel_and_the_kernel_holds_no_
     ]
     assert "secret in env: False" in outputs[2]
     assert "key names: []" in outputs[2]
-    assert "vlm config: ['timeout_s', 'token', 'url']" in outputs[2]
+    # the address of the host's side channel (a Unix socket in a sandboxed kernel), the token, the timeout
+    assert ("vlm config: ['timeout_s', 'token', 'url']" in outputs[2]) or ("vlm config: ['socket', 'timeout_s', 'token']" in outputs[2])
     purposes = [e["purpose"] for e in episode.of_type("model_call")]
     assert purposes == ["step", "vlm.ask", "step", "vlm.locate", "step", "step"]
     ask = episode.of_type("model_call")[1]
