@@ -8,23 +8,29 @@ Answer extraction
     midpoint) and optionally converts it to a requested unit.
 
 Metrics
-    :func:`mean_relative_accuracy` follows VSI-Bench (Yang et al., "Thinking in Space", 2024, Sec. 3):
-    ``MRA = 1/|C| * sum_{theta in C} 1[ |pred - gt| / |gt| < 1 - theta ]`` with
-    ``C = {0.50, 0.55, ..., 0.95}`` (ten thresholds). The official lmms-eval code builds the same ten
-    thresholds (``np.linspace(0.5, 0.95, int((0.95 - 0.5) / 0.05 + 2))``: the float quotient is
-    8.999..., so 10 points) but compares with ``<=``; ``inclusive=True`` reproduces that code exactly. The
-    two differ only when the relative error lands exactly on a boundary.
+    :func:`mean_relative_accuracy` is the official VSI-Bench rule bit for bit (lmms-eval
+    ``tasks/vsibench/utils.py``, copied by SPAR-Bench, VSTI-Bench, SpatialTree-Bench and others): a hit at
+    each of the ten thresholds ``conf = np.linspace(0.5, 0.95, 10)`` (numpy's floats: 0.5499999...) when
+    ``|pred - gt| / |gt| <= 1 - conf``; MRA is the share of hits. So 0.88 against 1.0 scores 0.8, 1.26
+    scores 0.5 and 2 against 4 scores 0.1 (the error 0.5 equals ``1 - 0.5``). Paper text writes ``<``; the
+    code, which produced every published number, uses ``<=``.
 
-    Zero ground truth policy: relative error is undefined when ``gt == 0``. We score it as exact: 1.0 when
-    ``|pred| <= 1e-9`` and 0.0 otherwise (no epsilon in the denominator, which would silently turn every
-    non-zero prediction into a huge error anyway). A missing or non-finite prediction scores 0.0.
+    Zero ground truth policy: relative error is undefined when ``gt == 0`` (the official code divides by
+    it). We score it as exact: 1.0 when ``|pred| <= 1e-9`` and 0.0 otherwise. A missing or non-finite
+    prediction scores 0.0.
+
+    Official per-benchmark metrics (``"vsi_mca"``, ``"mmsi_choice"``, ``"dsi_choice"``, ...; see
+    :mod:`spatialclaw.benchmarks.official`) reproduce each benchmark's own answer extraction; the adapters
+    in :mod:`spatialclaw.benchmarks.specs` set them in ``task.meta["metric"]``. The lenient extractors below
+    (:func:`extract_choice`, :func:`extract_number`) serve local and synthetic tasks.
 
 Aggregation
     Every benchmark reports the mean score per category and an overall number computed by that benchmark's
     own rule (:data:`AGGREGATORS`): ``micro`` (mean over questions), ``macro`` (mean over categories),
     ``vsi_bench`` (macro over question types after merging the three relative-direction difficulties),
-    ``cv_bench`` (mean of the 2D score, itself the mean of ADE20K and COCO, and the 3D Omni3D score), and
-    ``circular`` (a question counts only when every circular variant of it is right).
+    ``cv_bench`` (mean of the 2D score, itself the mean of ADE20K and COCO, and the 3D Omni3D score),
+    ``circular`` (a question counts only when every circular variant of it is right), ``videomme_v2``
+    (grouped non-linear scores per video) and ``spatialtree`` (means up the ability tree).
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from spatialclaw.benchmarks.names import normalise_benchmark_name
+from spatialclaw.benchmarks.official import OFFICIAL_METRICS, VSI_CONFIDENCE, literal, parse_metric, render_structured
 
 __all__ = [
     "VSI_BENCH_THRESHOLDS",
@@ -46,12 +57,13 @@ __all__ = [
     "extract_choice",
     "extract_number",
     "mean_relative_accuracy",
+    "normalise_benchmark_name",
     "normalize_choice_answer",
     "score_answer",
 ]
 
-#: The paper's thresholds: 0.50, 0.55, ..., 0.95 (ten values).
-VSI_BENCH_THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
+#: The official thresholds ``np.linspace(0.5, 0.95, 10)``, as the floats numpy makes them.
+VSI_BENCH_THRESHOLDS: tuple[float, ...] = tuple(float(t) for t in VSI_CONFIDENCE)
 
 
 # --------------------------------------------------------------------------------------------- choices
@@ -346,18 +358,11 @@ def _convert(value: float, written: str, target: str | None) -> float:
 
 # --------------------------------------------------------------------------------------------- metrics
 
-def mean_relative_accuracy(
-    pred: Any,
-    gt: Any,
-    thresholds: Sequence[float] = VSI_BENCH_THRESHOLDS,
-    inclusive: bool = False,
-) -> float:
-    """VSI-Bench mean relative accuracy of one numeric prediction, in [0, 1].
-
-    The fraction of thresholds ``theta`` for which ``|pred - gt| / |gt| < 1 - theta`` (``<=`` when
-    ``inclusive``). ``pred`` may be a number or text (read with :func:`extract_number`). A missing,
-    non-numeric or non-finite prediction scores 0.0. Zero ground truth: 1.0 iff ``|pred| <= 1e-9``.
-    """
+def mean_relative_accuracy(pred: Any, gt: Any, thresholds: Sequence[float] = VSI_BENCH_THRESHOLDS) -> float:
+    """VSI-Bench mean relative accuracy of one numeric prediction, in [0, 1], by the official rule: the
+    share of ``thresholds`` (default: the official ten) with ``|pred - gt| / |gt| <= 1 - threshold``.
+    ``pred`` may be a number or text (read with :func:`extract_number`). A missing, non-numeric or
+    non-finite prediction scores 0.0. Zero ground truth: 1.0 iff ``|pred| <= 1e-9``."""
     p = extract_number(pred) if not isinstance(pred, (int, float)) or isinstance(pred, bool) else float(pred)
     g = float(gt) if isinstance(gt, (int, float)) else extract_number(gt)
     if g is None or not math.isfinite(g):
@@ -367,8 +372,7 @@ def mean_relative_accuracy(
     if g == 0.0:
         return 1.0 if abs(p) <= 1e-9 else 0.0
     relative_error = abs(p - g) / abs(g)
-    hits = [(relative_error <= 1.0 - t) if inclusive else (relative_error < 1.0 - t) for t in thresholds]
-    return sum(hits) / len(hits)
+    return float(np.mean(relative_error <= 1 - np.asarray(thresholds, dtype=float)))
 
 
 def exact_match(pred: Any, gt: Any) -> float:
@@ -409,7 +413,7 @@ class Score:
         return {"score": self.value, "metric": self.metric, "extracted": self.extracted, **self.details}
 
 
-METRICS = ("choice", "mra", "exact", "number_exact", "yes_no")
+METRICS = ("choice", "mra", "exact", "number_exact", "yes_no", *OFFICIAL_METRICS)
 
 
 def default_metric(answer_type: str) -> str:
@@ -429,14 +433,22 @@ def score_answer(
 
     ``metric``: ``"choice"`` (option letter accuracy), ``"mra"`` (mean relative accuracy), ``"exact"``
     (normalised string match), ``"number_exact"`` (the number read from the answer equals the ground truth
-    to 1e-6, e.g. counts) or ``"yes_no"``; defaults from ``answer_type``. ``unit`` converts a numeric
+    to 1e-6, e.g. counts) or ``"yes_no"``; defaults from ``answer_type``. A benchmark's official metric
+    (``"vsi_mca"``, ``"spar_na:<task>"``, ...: a name from :data:`~spatialclaw.benchmarks.official.OFFICIAL_METRICS`,
+    optionally ``:parameter``) renders a structured answer in the official reply format and runs that
+    benchmark's own extraction and comparison. ``unit`` converts a numeric
     answer written with units (``"150 cm"``) into the ground truth's unit before comparing.
     """
     metric = metric or default_metric(answer_type)
-    if metric not in METRICS:
+    name, param = parse_metric(metric)
+    if name not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
     if ground_truth is None:
         raise ValueError("cannot score a task without ground truth")
+    if name in OFFICIAL_METRICS:
+        scorer, template = OFFICIAL_METRICS[name]
+        value, extracted = scorer(render_structured(answer, choices, template), ground_truth, choices, param)
+        return Score(float(value), metric, extracted, {"ground_truth": ground_truth})
     if metric == "choice":
         if not choices:
             raise ValueError("metric 'choice' needs the task's choices")
@@ -560,12 +572,88 @@ def aggregate_circular(rows: Sequence[ScoredRow]) -> Aggregate:
     return result
 
 
+def _video_mme_v2_logic(scores: list[bool], structure: Any) -> float:
+    """Video-MME-v2 chain scoring of a logic group: the run of right answers from the first question,
+    weighted by the group's structure (the official map, divided by 100)."""
+    last = -1
+    for index, right in enumerate(scores):
+        if not right:
+            break
+        last = index
+    structure = literal(structure)
+    if structure == [1, 2, 3, 4]:
+        weights = {0: 0.0, 1: 1 / 16, 2: 4 / 16, 3: 9 / 16, 4: 1.0}
+    elif structure == [1, [2, 3], 4]:
+        weights = {0: 0.0, 1: 1 / 12, 2: 4 / 12, 3: 7 / 12, 4: 1.0}
+        if last == 0 and len(scores) > 2 and scores[2]:
+            last += 1
+    elif structure == [[1, 2], 3, 4]:
+        weights = {0: 0.0, 1: 1 / 10, 2: 2 / 10, 3: 5 / 10, 4: 1.0}
+        if last == -1 and len(scores) > 1 and scores[1]:
+            last += 1
+    else:
+        raise ValueError(f"unknown Video-MME-v2 group_structure {structure!r}")
+    return weights.get(last + 1, 0.0)
+
+
+def aggregate_video_mme_v2(rows: Sequence[ScoredRow]) -> Aggregate:
+    """Video-MME-v2 (lmms-eval ``videomme_v2_aggregate_results``): the questions of one video form a group,
+    ordered by the number after the last ``-`` of ``meta["question_id"]``; a ``relevance`` group scores
+    by how many are right (0, 1/16, 4/16, 9/16, 1), a ``logic`` group by :func:`_video_mme_v2_logic`, any
+    other by the share right; overall = mean over groups. Categories: per-question means and
+    ``group:<type>`` group means."""
+    cats, counts = _by_category(rows)
+    groups: dict[str, list[ScoredRow]] = {}
+    for row in rows:
+        groups.setdefault(str(row.meta.get("video_id", row.task_id)), []).append(row)
+    by_type: dict[str, list[float]] = {}
+    for members in groups.values():
+        members.sort(key=lambda r: int(str(r.meta.get("question_id", "0")).split("-")[-1]))
+        right = [(r.score or 0.0) >= 1.0 for r in members]
+        kind = str(members[0].meta.get("group_type"))
+        if kind == "relevance":
+            value = {0: 0.0, 1: 1 / 16, 2: 4 / 16, 3: 9 / 16, 4: 1.0}.get(sum(right), 0.0)
+        elif kind == "logic":
+            value = _video_mme_v2_logic(right, members[0].meta.get("group_structure"))
+        else:
+            value = sum(right) * 0.25
+        by_type.setdefault(kind, []).append(value)
+    every = [v for values in by_type.values() for v in values]
+    extra = {f"group:{k}": sum(v) / len(v) for k, v in sorted(by_type.items())}
+    return Aggregate(_mean(every), {**cats, **extra}, counts, len(rows), "videomme_v2")
+
+
+def aggregate_spatialtree(rows: Sequence[ScoredRow]) -> Aggregate:
+    """SpatialTree-Bench: each question sits at a leaf of the ability tree (``meta["spatree"]``, e.g.
+    ``["L1", "Geometry", "Size"]``); a leaf scores the mean of its questions, every inner node the mean of
+    its children, overall = the root. lmms-eval weights children by ``spatree_hierarchy.json``; that file
+    is not reproduced here, so children weigh equally (the official weights default to 1 too)."""
+    cats, counts = _by_category(rows)
+    leaves: dict[tuple[str, ...], list[float]] = {}
+    for row in rows:
+        path = tuple(str(p) for p in (row.meta.get("spatree") or [row.category or "uncategorized"]))
+        leaves.setdefault(path, []).append(row.score or 0.0)
+
+    def node(prefix: tuple[str, ...]) -> float | None:
+        if prefix in leaves and not any(len(p) > len(prefix) and p[: len(prefix)] == prefix for p in leaves):
+            return sum(leaves[prefix]) / len(leaves[prefix])
+        children = sorted({p[len(prefix)] for p in leaves if len(p) > len(prefix) and p[: len(prefix)] == prefix})
+        values = [v for v in (node(prefix + (c,)) for c in children) if v is not None]
+        return sum(values) / len(values) if values else None
+
+    levels = {f"level:{top}": node((top,)) for top in sorted({p[0] for p in leaves})}
+    return Aggregate(node(()), {**cats, **{k: v for k, v in levels.items() if v is not None}}, counts, len(rows),
+                     "spatialtree")
+
+
 AGGREGATORS: dict[str, Callable[[Sequence[ScoredRow]], Aggregate]] = {
     "micro": aggregate_micro,
     "macro": aggregate_macro,
     "vsi_bench": aggregate_vsi_bench,
     "cv_bench": aggregate_cv_bench,
     "circular": aggregate_circular,
+    "videomme_v2": aggregate_video_mme_v2,
+    "spatialtree": aggregate_spatialtree,
 }
 
 

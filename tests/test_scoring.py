@@ -108,44 +108,47 @@ def test_extract_number_rejects_unknown_target_units() -> None:
         extract_number("3 m", "furlongs")
 
 
-def test_vsi_bench_thresholds_are_the_papers_and_the_official_codes() -> None:
-    assert VSI_BENCH_THRESHOLDS == (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-    # lmms-eval builds np.linspace(0.5, 0.95, int((0.95 - 0.5) / 0.05 + 2)); the float quotient is 8.999...
-    official = np.linspace(0.5, 0.95, int((0.95 - 0.5) / 0.05 + 2))
-    assert np.allclose(VSI_BENCH_THRESHOLDS, official)
+def test_vsi_bench_thresholds_are_the_official_codes_floats() -> None:
+    # lmms-eval tasks/vsibench/utils.py: np.linspace(start, end, int((end - start) / interval + 2)) with
+    # .5, .95, .05; the float quotient is 8.999..., so 10 points, and numpy's 0.9 is 0.8999999999999999.
+    assert VSI_BENCH_THRESHOLDS == (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.8999999999999999, 0.95)
 
 
+# The official VSI-Bench rule (EvolvingLMMs-Lab/lmms-eval, lmms_eval/tasks/vsibench/utils.py,
+# mean_relative_accuracy: abs_dist_norm(pred, gt) <= 1 - conf_intervs, then .mean()); each expected value
+# is what that code returns for the pair, compared exactly (the official result is a mean of ten booleans).
 @pytest.mark.parametrize(
     "pred, gt, expected",
     [
-        (1.0, 1.0, 1.0),  # exact
-        (1.04, 1.0, 1.0),  # 4 % error is under 1 - 0.95
-        (1.06, 1.0, 0.9),  # 6 %: fails only theta = 0.95
-        (1.2, 1.0, 0.6),  # 20 %: passes theta in {0.50..0.75}
-        (0.8, 1.0, 0.6),  # symmetric in the error
-        (1.49, 1.0, 0.1),  # 49 %: passes theta = 0.50 only
-        (1.5, 1.0, 0.0),  # 50 %: strict inequality, fails theta = 0.50
+        (1.0, 1.0, 1.0),
+        (0.88, 1.0, 0.8),  # 12 % error: passes 0.50 .. 0.85
+        (1.26, 1.0, 0.5),  # 26 %: passes 0.50 .. 0.70
+        (0.4, 1.0, 0.0),  # 60 %: passes nothing
+        (2, 4, 0.1),  # 50 % lands on 1 - 0.5 and "<=" counts it
+        (1.5, 1.0, 0.1),  # the same boundary
+        (1.49, 1.0, 0.1),
+        (1.04, 1.0, 1.0),
+        (1.06, 1.0, 0.9),
+        (1.2, 1.0, 0.7),  # float: |1.2 - 1| = 0.19999999999999996 == 1 - 0.8, a hit
+        (0.8, 1.0, 0.7),  # the same float boundary from below
+        (2.2, 2.0, 0.9),
+        (0.7, 1.0, 0.5),
         (3.0, 1.0, 0.0),
         (-1.0, 1.0, 0.0),
-        (2.2, 2.0, 0.8),  # 10 % error: "0.1 < 1 - 0.90" is false (strict), so theta = 0.90 and 0.95 fail
-        ("about 1.2 m", 1.0, 0.6),  # text predictions are read with extract_number
+        ("about 1.2 m", 1.0, 0.7),  # text predictions are read with extract_number
         (None, 1.0, 0.0),
         ("no idea", 1.0, 0.0),
         (float("nan"), 1.0, 0.0),
         (float("inf"), 1.0, 0.0),
     ],
 )
-def test_mean_relative_accuracy_golden(pred: object, gt: float, expected: float) -> None:
-    assert mean_relative_accuracy(pred, gt) == pytest.approx(expected)
+def test_mean_relative_accuracy_is_the_official_rule_bit_for_bit(pred: object, gt: float, expected: float) -> None:
+    assert mean_relative_accuracy(pred, gt) == expected
 
 
-def test_mean_relative_accuracy_official_code_variant() -> None:
-    # Exactly on the theta = 0.5 boundary the official code's "<=" counts one threshold; the paper's "<" none.
-    assert mean_relative_accuracy(1.5, 1.0, inclusive=True) == pytest.approx(0.1)
-    assert mean_relative_accuracy(1.5, 1.0) == 0.0
-    # Away from boundaries the two agree.
-    for pred in (0.3, 0.77, 1.0, 1.13, 1.31, 2.0):
-        assert mean_relative_accuracy(pred, 1.0, inclusive=True) == mean_relative_accuracy(pred, 1.0)
+def test_mean_relative_accuracy_takes_other_thresholds() -> None:
+    assert mean_relative_accuracy(1.3, 1.0, thresholds=(0.5, 0.9)) == 0.5
+    assert mean_relative_accuracy(1.3, 1.0, thresholds=(0.7,)) == 1.0  # 0.30000000000000004 <= 0.30000000000000004
 
 
 def test_mean_relative_accuracy_zero_ground_truth_policy() -> None:
@@ -171,7 +174,7 @@ def test_score_answer_by_answer_type() -> None:
     assert (mc.value, mc.metric, mc.extracted) == (1.0, "choice", "C")
     assert score_answer("left", "(B)", "multiple_choice", DIRECTIONS).value == 0.0
     num = score_answer("120 cm", 1.0, "number", unit="m")
-    assert num.metric == "mra" and num.extracted == pytest.approx(1.2) and num.value == pytest.approx(0.6)
+    assert num.metric == "mra" and num.extracted == pytest.approx(1.2) and num.value == 0.7  # the official float boundary at 1 - 0.8
     assert score_answer("3", 3, "number", metric="number_exact").value == 1.0
     assert score_answer("three chairs", 4, "number", metric="number_exact").value == 0.0
     assert score_answer("Yes, it is.", "yes", "yes_no").value == 1.0

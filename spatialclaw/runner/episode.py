@@ -97,6 +97,13 @@ class EpisodeWorker:
             runner = self._episode_runner()
             if self.baseline == "no-tools":
                 result = runner.run(task, job.out_dir)
+            elif self.pool is not None and self.pool.fresh:
+                # Episodes never share a process: a fresh kernel (a pre-started spare) per episode, shut down after.
+                kernel = self.pool.acquire()
+                try:
+                    result = runner.run(task, job.out_dir, kernel=kernel)
+                finally:
+                    self.pool.release(kernel)
             else:
                 # The worker keeps one kernel from the pool for all its episodes: the agent resets it per task
                 # (and restarts it if it died), so acquiring per episode would only add a second reset.

@@ -52,7 +52,7 @@ class LocalExecutor:
         if self.worker_args.get("baseline") != "no-tools":
             from spatialclaw.pool import KernelPool
 
-            pool = KernelPool(size=self.workers, **self.kernel_options)
+            pool = KernelPool(size=self.workers, fresh=True, **pool_options(self.worker_args, self.kernel_options))
         local = threading.local()
         made: list[EpisodeWorker] = []
         made_lock = threading.Lock()
@@ -90,7 +90,7 @@ class _RayEpisodeActor:
         if worker_args.get("baseline") != "no-tools":
             from spatialclaw.pool import KernelPool
 
-            pool = KernelPool(size=1, **kernel_options)
+            pool = KernelPool(size=1, fresh=True, spares=1, **pool_options(worker_args, kernel_options))
         self.pool = pool
         self.worker = EpisodeWorker(pool=pool, **worker_args)
 
@@ -199,6 +199,12 @@ class RayExecutor:
                 except Exception:  # a killed or dead actor has nothing left to close
                     pass
                 ray.kill(actor, no_restart=True)
+
+
+def pool_options(worker_args: dict[str, Any], kernel_options: dict[str, Any]) -> dict[str, Any]:
+    """Options of the run's kernels: the agent's ``kernel_options`` and ``sandbox`` mode, then the executor's own."""
+    agent = worker_args.get("agent_config") or {}
+    return {**agent.get("kernel_options", {}), "sandbox": agent.get("sandbox", "auto"), **kernel_options}
 
 
 def _failed_row(job: EpisodeJob, status: str, error: str) -> dict[str, Any]:
