@@ -8,7 +8,8 @@ Each line is a JSON object::
      "video": "clips/kitchen.mp4", "fps": 2,             # (optional "count": frames sampled evenly)
      "choices": ["left", "right"],                  # optional: makes it multiple choice (answers A, B, ...)
      "answer": 1.8,                                 # optional ground truth (a letter or option text for choices)
-     "answer_type": "number",                       # multiple_choice | number | yes_no | text (inferred)
+     "answer_type": "number",                       # multiple_choice | number | yes_no | text (inferred
+                                                    # from the question, see spatialclaw.question)
      "category": "distance",                        # optional, for per-category tables
      "metric": "mra", "unit": "m",                  # optional scoring overrides (see scoring.score_answer)
      "meta": {"anything": "else"}}                  # optional, shown to the kernel as meta
@@ -24,12 +25,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.question import parse_question
 from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["load_local_tasks", "task_from_record", "write_local_tasks"]
 
 _KNOWN = {"task_id", "question", "images", "video", "fps", "count", "choices", "answer", "ground_truth", "answer_type",
-          "category", "metric", "unit", "meta", "inputs", "benchmark"}
+          "category", "metric", "unit", "meta", "inputs", "benchmark", "inferred"}
 
 
 def _resolve(path: str, base: Path) -> str:
@@ -65,15 +67,22 @@ def task_from_record(record: dict[str, Any], base: Path, line: int = 0, benchmar
         if key in record:
             meta[key] = record[key]
     choices = record.get("choices")
-    answer_type = record.get("answer_type") or ("multiple_choice" if choices else "text")
     ground_truth = record.get("ground_truth", record.get("answer"))
+    parsed = parse_question(record["question"], list(choices) if choices else None, record.get("answer_type"))
+    answer_type, notes = parsed.answer_type, parsed.notes
     if answer_type == "text" and isinstance(ground_truth, (int, float)) and not isinstance(ground_truth, bool):
         answer_type = "number"
+        notes = [n for n in notes if not n.startswith("answer type")] + ["answer type number: the ground truth is a number"]
+    if isinstance(record.get("inferred"), list):  # a Task's dict form keeps what was inferred when it was made
+        notes = [str(n) for n in record["inferred"]]
+    if parsed.text != record["question"].strip():
+        meta.setdefault("question_as_written", record["question"])
     return Task(
-        question=record["question"],
+        question=parsed.text,
         inputs=inputs,
-        choices=list(choices) if choices else None,
-        answer_type=answer_type,
+        choices=parsed.choices,
+        answer_type=answer_type,  # type: ignore[arg-type]
+        inferred=notes,
         ground_truth=ground_truth,
         task_id=str(record.get("task_id") or f"line-{line}"),
         benchmark=record.get("benchmark") or benchmark,

@@ -7,10 +7,9 @@ notebook. Images travel as PNG with their label and origin in the message metada
 from __future__ import annotations
 
 import base64
-import math
-import re
 from typing import Any, Iterable
 
+from spatialclaw.primitives.answers import AnswerError, normalise_answer
 from spatialclaw.primitives.imaging import png_bytes
 from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY
 
@@ -66,15 +65,9 @@ def show(*images: Any, label: str | list[str] | None = None) -> None:
             plt.close(image)
 
 
-class AnswerError(ValueError):
-    """The submitted answer does not fit the question's answer type; the message says what would."""
-
-
-_LETTER = re.compile(r"^\s*\(?([A-Za-z])\)?[.:)]?\s*$")
-
-
 class Answerer:
-    """The ``answer`` function of one episode; validates against the question's choices and type."""
+    """The ``answer`` function of one episode; validates against the question's choices and type
+    (:func:`spatialclaw.primitives.answers.normalise_answer`, the same check the host repeats)."""
 
     def __init__(self, choices: list[str] | None = None, answer_type: str | None = None) -> None:
         self.choices = list(choices) if choices else None
@@ -83,60 +76,15 @@ class Answerer:
         self.submitted = False
 
     def normalise(self, value: Any) -> Any:
-        if self.choices:
-            return self._choice(value)
-        if self.answer_type == "number":
-            return self._number(value)
-        if self.answer_type == "yes_no":
-            text = str(value).strip().lower()
-            if text in {"yes", "y", "true"} or value is True:
-                return "yes"
-            if text in {"no", "n", "false"} or value is False:
-                return "no"
-            raise AnswerError(f"this question needs 'yes' or 'no'; got {value!r}")
-        if hasattr(value, "item") and getattr(value, "size", 1) == 1:
-            value = value.item()
-        if isinstance(value, (str, int, float, bool)) or value is None:
-            return value
-        return str(value)
-
-    def _choice(self, value: Any) -> str:
-        assert self.choices is not None
-        letters = [chr(ord("A") + i) for i in range(len(self.choices))]
-        options = "; ".join(f"{l}. {c}" for l, c in zip(letters, self.choices))
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(self.choices):
-            raise AnswerError(f"answer with the option's letter, not a position: the options are {options}")
-        text = str(value)
-        match = _LETTER.match(text)
-        if match and match.group(1).upper() in letters:
-            return match.group(1).upper()
-        for letter, choice in zip(letters, self.choices):
-            if text.strip().lower() == str(choice).strip().lower():
-                return letter
-        raise AnswerError(f"{value!r} is not one of the options. Answer with a letter: {options}")
-
-    @staticmethod
-    def _number(value: Any) -> float:
-        if hasattr(value, "item") and getattr(value, "size", 1) == 1:
-            value = value.item()
-        if isinstance(value, bool):
-            raise AnswerError("this question needs a number; got a boolean")
-        if isinstance(value, (int, float)):
-            number = float(value)
-        else:
-            match = re.search(r"-?\d+(?:\.\d+)?(?:[eE]-?\d+)?", str(value).replace(",", ""))
-            if not match:
-                raise AnswerError(f"this question needs a number; got {value!r}. Pass a float, e.g. answer(1.25)")
-            number = float(match.group())
-        if not math.isfinite(number):
-            raise AnswerError(f"the answer must be a finite number; got {number}")
-        return number
+        return normalise_answer(value, self.choices, self.answer_type)
 
     def __call__(self, value: Any) -> None:
         """Submit the final answer and end the episode.
 
-        Multiple choice: the option's letter (``"B"``) or its exact text. Numbers: a float in the unit
-        the question asks for (metres unless stated). Other questions: a short text.
+        Multiple choice: the option's letter (``"B"``, ``"(B)"``, ``"B. the chair"``) or its text.
+        Numbers: a float in the unit the question asks for (metres unless stated). Yes/no: ``"yes"`` or
+        ``"no"``. Other questions: a short text. A value that does not fit raises ``AnswerError`` saying
+        what would.
         """
         from IPython.display import publish_display_data
 

@@ -2,6 +2,11 @@
 
 Messages are Jupyter protocol dicts, read exactly as the protocol defines them. Output streams are kept
 within a cap (head and tail) so that a cell printing gigabytes cannot exhaust the host's memory.
+
+An answer message is a claim made by code the model wrote: with ``answer_spec`` (the task's choices and
+answer type, the host's own copy) it is checked again with the kernel's normalisation
+(:func:`spatialclaw.primitives.answers.validate_claim`); a claim that fails is not recorded and becomes
+the cell's error, so the model reads why and the episode goes on.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import re
 from typing import Any
 
 from spatialclaw.cell import CellError, CellImage, CellResult, VariableInfo
+from spatialclaw.primitives.answers import AnswerError, validate_claim
 from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY, STATE_MIME
 
 __all__ = ["CellCollector", "StreamBuffer", "strip_ansi"]
@@ -66,8 +72,10 @@ def _to_png(data: dict[str, Any]) -> bytes | None:
 class CellCollector:
     """Feed it the IOPub messages of one request (``add``); ``done`` turns true at ``status: idle``."""
 
-    def __init__(self, code: str, stream_cap: int = 1_000_000) -> None:
+    def __init__(self, code: str, stream_cap: int = 1_000_000, answer_spec: dict[str, Any] | None = None) -> None:
         self.result = CellResult(code=code)
+        self.answer_spec = answer_spec  # {"choices": [...] | None, "answer_type": ...}; None: a text answer
+        self.rejected_answers: list[str] = []
         self.stdout = StreamBuffer(stream_cap)
         self.stderr = StreamBuffer(stream_cap)
         self.state: dict[str, Any] | None = None
@@ -94,8 +102,7 @@ class CellCollector:
             self.state = data[STATE_MIME]
             return
         if ANSWER_MIME in data:
-            self.result.answer = data[ANSWER_MIME].get("value")
-            self.result.answered = True
+            self._claim(data[ANSWER_MIME])
             return
         png = _to_png(data)
         if png is not None:
@@ -109,6 +116,19 @@ class CellCollector:
             self.result.result_text = strip_ansi(text)
         else:
             self.stdout.write(strip_ansi(text) + "\n")
+
+    def _claim(self, claim: Any) -> None:
+        """Record an answer claim when it passes the host's check (the first that passes wins)."""
+        if self.result.answered:
+            return
+        spec = self.answer_spec or {}
+        try:
+            value = validate_claim(claim, spec.get("choices"), spec.get("answer_type"))
+        except AnswerError as error:
+            self.rejected_answers.append(str(error))
+            return
+        self.result.answer = value
+        self.result.answered = True
 
     def finish(self, execution_count: int | None, duration_s: float) -> CellResult:
         """Assemble the result: streams (ANSI stripped), the structured error and the variable report."""
@@ -127,6 +147,12 @@ class CellCollector:
                 message=self.raw_error.get("evalue", ""),
                 traceback=strip_ansi("\n".join(self.raw_error.get("traceback", []))),
             )
+        if self.rejected_answers and not result.answered:
+            message = "the answer was not accepted: " + "; ".join(self.rejected_answers[:3]) + ". Call answer(value) again with a valid value."
+            if result.error is None:
+                result.error = CellError("AnswerRejected", message)
+            else:
+                result.notes.append(message)
         if result.error is not None and result.status == "ok":
             result.status = "error"
         return result

@@ -1,14 +1,20 @@
-"""Turn what a person types (files, folders, glob patterns, a video) into a :class:`FrameSpec`."""
+"""Turn what a person types (files, folders, glob patterns, videos, frame indices) into frame specs.
+
+Relative paths are resolved once, against the caller's working directory, when the spec is made.
+"""
 
 from __future__ import annotations
 
+import argparse
 import glob
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from spatialclaw.task import VIDEO_SUFFIXES, FrameSpec
 
-__all__ = ["IMAGE_SUFFIXES", "expand_paths", "frame_spec"]
+__all__ = ["IMAGE_SUFFIXES", "add_input_options", "expand_paths", "frame_spec", "read_sidecar", "specs_from_groups"]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 
@@ -54,3 +60,88 @@ def frame_spec(paths: list[str | Path], fps: float | None = None, count: int | N
     if fps is not None or count is not None:
         raise ValueError("fps and count sample a video; with images every file is a frame")
     return FrameSpec.images(files)
+
+
+# several inputs on a command line -------------------------------------------------------------------
+class _InputAction(argparse.Action):
+    """Appends one input group to ``namespace.inputs`` in command-line order (``--frames``/``--video``),
+    or attaches source frame indices to the group before it (``--indices``/``--sidecar``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        groups = list(getattr(namespace, "inputs", None) or [])
+        if self.dest in ("indices", "sidecar"):
+            if not groups:
+                parser.error(f"{option_string} gives the source frame indices of the input before it: put it after --frames or --video")
+            if groups[-1].get("indices") is not None:
+                parser.error(f"the input {groups[-1]['paths'][0]} already has source indices; give --indices or --sidecar once per input")
+            groups[-1]["indices"] = [int(v) for v in values] if self.dest == "indices" else read_sidecar(values)
+        else:
+            groups.append({"kind": self.dest, "paths": list(values) if isinstance(values, list) else [values], "indices": None})
+        namespace.inputs = groups
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """``--frames``/``--video`` (each repeatable, in order: the first input is ``frames``, all of them
+    ``videos``), ``--indices``/``--sidecar`` for the input before them, and the video sampling options."""
+    parser.add_argument("--frames", nargs="+", action=_InputAction, dest="images", metavar="IMAGE",
+                        help="an image set: files, folders of images or glob patterns, in order (repeat for several sets)")
+    parser.add_argument("--video", action=_InputAction, dest="video", metavar="PATH", help="a video file (repeat for several videos)")
+    parser.add_argument("--indices", nargs="+", type=int, action=_InputAction, dest="indices", metavar="N",
+                        help="source frame numbers of the input before this option: one per image (key frames of a video), "
+                             "or for a video the frames to load")
+    parser.add_argument("--sidecar", action=_InputAction, dest="sidecar", metavar="JSON",
+                        help='a JSON file with the source frame numbers of the input before it: [16, 32] or {"indices": [16, 32]}')
+    parser.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time")
+    parser.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly")
+    parser.set_defaults(inputs=None)
+
+
+def read_sidecar(path: str | Path) -> list[int]:
+    """Source frame indices from a sidecar JSON file: a list of ints, or an object with ``"indices"``
+    (or ``"frame_indices"``)."""
+    file = Path(os.path.expanduser(str(path)))
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"sidecar file {file} does not exist") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"sidecar file {file} is not JSON ({error})") from None
+    if isinstance(data, dict):
+        data = data.get("indices", data.get("frame_indices"))
+    if not isinstance(data, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
+        raise ValueError(f'sidecar file {file} must hold a list of frame numbers or {{"indices": [...]}}')
+    return data
+
+
+def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = None, count: int | None = None) -> list[FrameSpec]:
+    """The :class:`FrameSpec` of each input group (see :func:`add_input_options`); bad combinations are
+    rejected before anything starts, with one line saying what to change."""
+    if not groups:
+        raise ValueError("give the inputs: --frames IMAGE... and/or --video PATH")
+    if fps is not None and count is not None:
+        raise ValueError("--fps and --count both choose how a video is sampled; give one of them")
+    videos = [g for g in groups if g["kind"] == "video"]
+    if (fps is not None or count is not None) and not videos:
+        raise ValueError("--fps and --count sample a --video; with --frames every image is a frame")
+    specs = []
+    for group in groups:
+        indices = group.get("indices")
+        if group["kind"] == "video":
+            if indices is not None and (fps is not None or count is not None):
+                raise ValueError(f"{group['paths'][0]}: --indices chooses the frames to load; do not combine it with --fps or --count")
+            spec = frame_spec(group["paths"], fps=None if indices else fps, count=None if indices else count)
+            if spec.kind != "video":
+                raise ValueError(f"{group['paths'][0]} is not a video file by its extension; use --frames for images")
+        else:
+            spec = frame_spec(group["paths"])
+            if spec.kind == "video":
+                raise ValueError(f"{group['paths'][0]} is a video; give it with --video (and --fps or --count)")
+            if indices is not None and len(indices) != len(spec.paths):
+                raise ValueError(f"--indices gives {len(indices)} frame numbers for {len(spec.paths)} image(s) "
+                                 f"({spec.paths[0]} ...); give one per image")
+        if indices is not None:
+            if len(set(indices)) != len(indices) or any(i < 0 for i in indices):
+                raise ValueError(f"source frame indices must be distinct and non-negative; got {indices}")
+            spec.indices = list(indices)
+        specs.append(spec)
+    return specs

@@ -25,7 +25,8 @@ from typing import Any, Iterator
 import anyio
 
 from spatialclaw.session import Session, SessionError, StepOutcome, start_session
-from spatialclaw.input_paths import frame_spec
+from spatialclaw.input_paths import specs_from_groups
+from spatialclaw.question import make_task
 from spatialclaw.task import Task
 
 __all__ = ["build_server", "serve_stdio"]
@@ -106,8 +107,36 @@ def _quiet_close_request(session: Session) -> None:
         pass
 
 
-def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
-    """The MCP server with the five session tools, and the registry of sessions it starts."""
+def _input_specs(frames: list[str] | None, video: str | None, fps: float | None, count: int | None,
+                 inputs: list[dict[str, Any]] | None) -> list[Any]:
+    """The session's inputs from ``frames``/``video`` (one input) or ``inputs`` (several, in order)."""
+    if inputs:
+        if frames or video:
+            raise ValueError("give either inputs (several) or frames/video (one input), not both")
+        groups = []
+        for number, item in enumerate(inputs, start=1):
+            if not isinstance(item, dict) or bool(item.get("frames")) == bool(item.get("video")):
+                raise ValueError(f"inputs[{number - 1}] must be {{'frames': [paths]}} or {{'video': path}}")
+            unknown = set(item) - {"frames", "video", "fps", "count", "indices"}
+            if unknown:
+                raise ValueError(f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices")
+            kind = "video" if item.get("video") else "images"
+            paths = [item["video"]] if kind == "video" else list(item["frames"])
+            specs = specs_from_groups([{"kind": kind, "paths": paths, "indices": item.get("indices")}],
+                                      fps=item.get("fps"), count=item.get("count"))
+            groups.extend(specs)
+        return groups
+    if bool(frames) == bool(video):
+        raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
+    group = {"kind": "video" if video else "images", "paths": [video] if video else list(frames or []), "indices": None}
+    return specs_from_groups([group], fps=fps, count=count)
+
+
+def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple[Any, _Sessions]:
+    """The MCP server with the five session tools, and the registry of sessions it starts.
+
+    ``sandbox`` is the isolation of every session's kernel; the server's operator chooses it, a client
+    cannot (nor can a client name an API key: see :func:`spatialclaw.session.start_session`)."""
     from mcp.server.mcpserver import MCPServer
 
     from spatialclaw import __version__
@@ -124,6 +153,7 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         count: int | None = None,
         choices: list[str] | None = None,
         answer_type: str | None = None,
+        inputs: list[dict[str, Any]] | None = None,
         max_steps: int = 30,
         cell_timeout_s: float = 120.0,
         vlm_model: str | None = None,
@@ -132,21 +162,22 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
         patterns, in order) or one video.
 
         video: sample ``fps`` frames per second of video time or ``count`` frames evenly (default all).
+        inputs: several videos and/or image sets instead of frames/video, in order, each
+        ``{"frames": [...]}`` or ``{"video": PATH, "fps": F | "count": N}``, optionally with ``"indices"``
+        (source frame numbers); the first becomes ``frames`` in the kernel, all of them ``videos``.
+        question: as written; lettered options in it (``A. ...``, ``(B) ...``) are read as the choices,
+        and the answer type is inferred unless answer_type is given.
         choices: multiple-choice option texts; answer with the letter (A, B, ...).
         max_steps: the number of cells you may run before you must answer.
         vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions.
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
         with _as_tool_errors():
-            if bool(frames) == bool(video):
-                raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
-            spec = frame_spec([video] if video else list(frames or []), fps=fps, count=count)
-            task = Task(question=question, inputs=[spec], choices=choices)
-            if answer_type:
-                task.answer_type = answer_type  # type: ignore[assignment]
+            task = make_task(question, inputs=_input_specs(frames, video, fps, count, inputs), choices=choices, answer_type=answer_type)
             session = await anyio.to_thread.run_sync(
                 lambda: start_session(
-                    task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s, vlm_model=vlm_model
+                    task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s, vlm_model=vlm_model,
+                    sandbox=sandbox,
                 )
             )
         sessions.add(session)
@@ -194,9 +225,9 @@ def build_server(root: str | Path | None = None) -> tuple[Any, _Sessions]:
     return server, sessions
 
 
-def serve_stdio(root: str | Path | None = None, keep_sessions: bool = False) -> None:
+def serve_stdio(root: str | Path | None = None, keep_sessions: bool = False, sandbox: str = "auto") -> None:
     """Serve over stdin/stdout until the client closes the connection."""
-    server, sessions = build_server(root)
+    server, sessions = build_server(root, sandbox=sandbox)
     try:
         anyio.run(server.run_stdio_async)
     finally:

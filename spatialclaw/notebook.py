@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.input_paths import frame_spec
+from spatialclaw.question import make_task
 from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["NotebookRenderer", "load_ipython_extension", "loaded_inputs", "run_agent_in_shell", "spatial_load"]
@@ -67,7 +68,9 @@ def spatial_load(
 
     ``paths``: image files, folders of images or glob patterns (frames in that order), or one video,
     sampled at ``fps`` frames per second of video time or ``count`` frames evenly (default: every
-    frame). ``question``/``choices``/``answer_type`` fill ``meta`` and configure ``answer``.
+    frame). ``question``/``choices``/``answer_type`` fill ``meta`` and configure ``answer``; the
+    question is read as written (:func:`spatialclaw.question.parse_question`: lettered options in it
+    become the choices, the answer type is inferred unless given).
     ``vlm_model`` (a model spec such as ``openai:gpt-4.1``) is what ``vlm.ask``/``vlm.locate``
     consult; without it they raise an error saying so. Rebinds only the namespace names; other
     variables are untouched.
@@ -78,11 +81,14 @@ def spatial_load(
         raise ValueError("give image files, a folder, a glob pattern or a video, e.g. spatial_load('frames/*.jpg')")
     shell = _shell(shell)
     spec = frame_spec(list(paths), fps, count)
-    task = Task(question=question or "", inputs=[spec], choices=choices)
-    if answer_type:
-        task.answer_type = answer_type  # type: ignore[assignment]
-    meta = task.kernel_meta()
-    if not question:
+    if question and question.strip():
+        task = make_task(question, inputs=[spec], choices=choices, answer_type=answer_type)
+        meta = task.kernel_meta()
+    else:
+        task = Task(question="", inputs=[spec], choices=choices)
+        if answer_type:
+            task.answer_type = answer_type  # type: ignore[assignment]
+        meta = task.kernel_meta()
         meta["question"] = None
     namespace = build_namespace(spec.to_dict(), meta, _start_vlm(shell, vlm_model))
     shell.user_ns.update(namespace)
@@ -258,9 +264,7 @@ def run_agent_in_shell(
     inputs = loaded_inputs(shell)
     if not inputs:
         raise ValueError("no frames loaded: run %spatial_load PATHS... (or spatial_load(...)) first")
-    task = Task(question=question, inputs=inputs, choices=choices, task_id="notebook")
-    if answer_type:
-        task.answer_type = answer_type  # type: ignore[assignment]
+    task = make_task(question, inputs=inputs, choices=choices, answer_type=answer_type, task_id="notebook")
     config = AgentConfig()
     if max_steps is not None:
         config.max_steps = max_steps

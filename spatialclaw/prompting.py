@@ -318,12 +318,20 @@ def inputs_text(task: Task) -> str:
     return "\n".join(lines)
 
 
+def inferred_text(task: Task) -> str:
+    """What was read from the question as written (:mod:`spatialclaw.question`), one line each."""
+    if not task.inferred:
+        return ""
+    return "Read from the question as written: " + "; ".join(task.inferred) + "."
+
+
 def task_prompt(task: Task, preview: str = "") -> str:
     """The first user message's text (images, if any, follow it as separate parts)."""
     return render(
         "task.md",
         question=task.question,
         choices=choices_text(task),
+        inferred=inferred_text(task),
         answer_type=task.answer_type.replace("_", " "),
         answer_rules=" ".join(answer_rules(task.answer_type).split()),
         inputs=inputs_text(task),

@@ -67,6 +67,8 @@ class Task:
     ``inputs`` holds one :class:`FrameSpec` per image set or video; the first becomes ``frames`` in the
     kernel and all of them ``videos``. ``choices`` are option texts for multiple choice (answers are
     letters ``A``, ``B``, ... in this order). ``ground_truth`` is optional and never shown to the model.
+    ``inferred`` holds one sentence per thing :func:`spatialclaw.question.parse_question` inferred
+    (options read from the text, the answer type); the prompt states them.
     """
 
     question: str
@@ -78,6 +80,7 @@ class Task:
     benchmark: str | None = None
     category: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    inferred: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.inputs = [FrameSpec.coerce(i) for i in self.inputs]

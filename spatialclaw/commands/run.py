@@ -28,14 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--model", required=True, help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--frames", nargs="+", type=Path, metavar="PATH", help="image files, in order")
-    source.add_argument("--video", type=Path, metavar="PATH", help="a video file")
-    parser.add_argument("--fps", type=float, help="sample the video at this many frames per second of video time")
-    parser.add_argument("--count", type=int, help="sample this many frames evenly from the video")
-    parser.add_argument("--question", required=True)
+    from spatialclaw.input_paths import add_input_options
+
+    add_input_options(parser)
+    parser.add_argument("--question", required=True, help="the question as written; lettered options in it (A. ..., (B) ...) are read as choices")
     parser.add_argument("--choices", nargs="+", metavar="OPTION", help="option texts; the answer is then a letter A, B, ...")
-    parser.add_argument("--answer-type", choices=["multiple_choice", "number", "yes_no", "text"], help="default: multiple_choice with --choices, else text")
+    parser.add_argument("--answer-type", choices=["multiple_choice", "number", "yes_no", "text"],
+                        help="default: inferred from the question (options: multiple_choice; 'how many', 'in meters': number; 'Is ...?': yes_no)")
     add_agent_options(parser)
     parser.add_argument("--out", required=True, type=Path, help="episode directory (must not hold an episode yet)")
     parser.set_defaults(handler=run)
@@ -65,20 +64,20 @@ def agent_config(args: argparse.Namespace) -> Any:
 
 
 def build_task(args: argparse.Namespace) -> Any:
-    from spatialclaw.task import FrameSpec, Task
+    """The task of the command line: every input group in order (relative paths resolved against the
+    working directory), the question parsed as written (:func:`spatialclaw.question.make_task`)."""
+    from spatialclaw.input_paths import specs_from_groups
+    from spatialclaw.question import make_task
 
-    paths = args.frames or [args.video]
-    missing = [str(p) for p in paths if not Path(p).is_file()]
+    groups = args.inputs or []
+    missing = [p for g in groups for p in g["paths"] if not any(ch in p for ch in "*?[") and not Path(p).expanduser().exists()]
     if missing:
         raise FileNotFoundError(f"input file(s) not found: {', '.join(missing)}")
-    if args.frames and (args.fps or args.count):
+    if (args.fps is not None or args.count is not None) and not any(g["kind"] == "video" for g in groups):
         raise ValueError("--fps and --count apply to --video only")
     check_input_kinds(args)
-    spec = FrameSpec.images(args.frames) if args.frames else FrameSpec.video(args.video, fps=args.fps, count=args.count)
-    answer_type = args.answer_type or ("multiple_choice" if args.choices else "text")
-    if answer_type == "multiple_choice" and not args.choices:
-        raise ValueError("--answer-type multiple_choice needs --choices")
-    return Task(args.question, inputs=[spec], choices=args.choices, answer_type=answer_type, task_id="cli")
+    specs = specs_from_groups(groups, fps=args.fps, count=args.count)
+    return make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type, task_id="cli")
 
 
 def check_input_kinds(args: argparse.Namespace) -> None:
@@ -90,15 +89,20 @@ def check_input_kinds(args: argparse.Namespace) -> None:
         raise ValueError(f"--fps must be a positive number of frames per second of video time, got {args.fps:g}")
     if args.count is not None and args.count < 1:
         raise ValueError(f"--count must be at least 1 frame, got {args.count}")
-    if args.video and args.video.suffix.lower() not in VIDEO_SUFFIXES:
-        raise ValueError(f"{args.video} is not a video (extensions: {', '.join(sorted(VIDEO_SUFFIXES))}); "
-                         "give images with --frames or convert it with e.g. `ffmpeg -i INPUT out.mp4`")
-    for path in args.frames or []:
-        suffix = path.suffix.lower()
-        if suffix in VIDEO_SUFFIXES:
-            raise ValueError(f"{path} is a video; give it with --video (and --fps or --count)")
-        if suffix not in image_suffixes():
-            raise ValueError(f"{path} is not an image file Pillow can read (extension {suffix or '(none)'!r}); convert it to PNG or JPEG")
+    if args.fps is not None and args.count is not None:
+        raise ValueError("--fps and --count both choose how a video is sampled; give one of them")
+    for group in args.inputs or []:
+        for raw in group["paths"]:
+            path = Path(raw)
+            suffix = path.suffix.lower()
+            if group["kind"] == "video" and suffix not in VIDEO_SUFFIXES:
+                raise ValueError(f"{path} is not a video (extensions: {', '.join(sorted(VIDEO_SUFFIXES))}); "
+                                 "give images with --frames or convert it with e.g. `ffmpeg -i INPUT out.mp4`")
+            if group["kind"] == "images" and path.is_file():
+                if suffix in VIDEO_SUFFIXES:
+                    raise ValueError(f"{path} is a video; give it with --video (and --fps or --count)")
+                if suffix not in image_suffixes():
+                    raise ValueError(f"{path} is not an image file Pillow can read (extension {suffix or '(none)'!r}); convert it to PNG or JPEG")
 
 
 def _indent(text: str, prefix: str = "  │ ") -> str:
@@ -165,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         task = build_task(args)
+        args.out = args.out.expanduser().resolve()  # once, against the working directory
         if (args.out / "episode.jsonl").exists():
             raise FileExistsError(f"{args.out} already holds an episode; give a new --out directory")
         agent_config(args)  # bad limits are bad arguments

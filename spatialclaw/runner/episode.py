@@ -1,4 +1,4 @@
-"""One task to one result row: run the agent (or the no-tools baseline), score the answer, log the score.
+"""One task to one result row: run the episode with the run's interface, score the answer, log the score.
 
 :class:`EpisodeWorker` is what each local thread or Ray actor holds: one model, one agent, and a kernel
 from the pool for each episode. ``run`` never raises; every failure becomes a row with status ``error``.
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.runner.interfaces import make_runner, needs_kernel
 from spatialclaw.task import Task
 from spatialclaw.trajectory import TrajectoryWriter
 
@@ -46,15 +47,16 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
 
 
 class EpisodeWorker:
-    """Runs episodes with one model. ``baseline="no-tools"`` answers without a kernel; otherwise the agent
-    runs with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`) on its first
+    """Runs episodes with one model through ``interface`` (see :mod:`spatialclaw.runner.interfaces`;
+    ``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``no-tools`` answers
+    without a kernel; the other interfaces run with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`) on its first
     episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode).
     ``episode_timeout_s`` becomes the agent's time limit (the smaller one wins when the agent config sets
     one too), so an episode that runs longer ends with status ``timeout``."""
 
     def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
                  pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None,
-                 episode_timeout_s: float | None = None) -> None:
+                 episode_timeout_s: float | None = None, interface: str = "code") -> None:
         from spatialclaw.agent import AgentConfig
 
         self.model_spec = model_spec
@@ -63,7 +65,8 @@ class EpisodeWorker:
             limits = self.config.limits
             time_s = episode_timeout_s if limits.time_s is None else min(limits.time_s, episode_timeout_s)
             self.config = replace(self.config, limits=replace(limits, time_s=time_s))
-        self.baseline = baseline
+        self.interface = "no-tools" if baseline == "no-tools" else interface
+        self.baseline = "no-tools" if self.interface == "no-tools" else None
         self.pool = pool
         self.model_options = dict(model_options or {})
         self.run_dir = run_dir
@@ -72,19 +75,13 @@ class EpisodeWorker:
 
     def _episode_runner(self) -> Any:
         if self._runner is None:
-            from spatialclaw.agent import Agent
             from spatialclaw.models import RetryPolicy, load_model
 
             options = dict(self.model_options)
             if "max_attempts" in options:
                 options["retry"] = RetryPolicy(max_attempts=int(options.pop("max_attempts")))
             model = load_model(self.model_spec, **options)
-            if self.baseline == "no-tools":
-                from spatialclaw.runner.direct import DirectAnswerer
-
-                self._runner = DirectAnswerer(model, self.config)
-            else:
-                self._runner = Agent(model, self.config)
+            self._runner = make_runner(self.interface, model, self.config)
         return self._runner
 
     def run(self, job: EpisodeJob) -> dict[str, Any]:
@@ -92,10 +89,10 @@ class EpisodeWorker:
         started = time.time()
         task = job.task
         base = {"task_id": task.task_id, "benchmark": task.benchmark, "category": task.category, "attempt": job.attempt,
-                "trajectory_dir": self._relative(job.out_dir), "baseline": self.baseline}
+                "trajectory_dir": self._relative(job.out_dir), "interface": self.interface, "baseline": self.baseline}
         try:
             runner = self._episode_runner()
-            if self.baseline == "no-tools":
+            if not needs_kernel(self.interface):
                 result = runner.run(task, job.out_dir)
             elif self.pool is not None and self.pool.fresh:
                 # Episodes never share a process: a fresh kernel (a pre-started spare) per episode, shut down after.

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable
 
 from spatialclaw.runner.episode import EpisodeJob, EpisodeWorker
+from spatialclaw.runner.interfaces import needs_kernel
 
 __all__ = ["LocalExecutor", "RayExecutor"]
 
@@ -49,7 +50,7 @@ class LocalExecutor:
 
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         pool = None
-        if self.worker_args.get("baseline") != "no-tools":
+        if needs_kernel(self.worker_args.get("interface", "code")):
             from spatialclaw.pool import KernelPool
 
             pool = KernelPool(size=self.workers, fresh=True, **pool_options(self.worker_args, self.kernel_options))
@@ -87,7 +88,7 @@ class _RayEpisodeActor:
 
     def __init__(self, worker_args: dict[str, Any], kernel_options: dict[str, Any]) -> None:
         pool = None
-        if worker_args.get("baseline") != "no-tools":
+        if needs_kernel(worker_args.get("interface", "code")):
             from spatialclaw.pool import KernelPool
 
             pool = KernelPool(size=1, fresh=True, spares=1, **pool_options(worker_args, kernel_options))

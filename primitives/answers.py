@@ -1,0 +1,186 @@
+"""What counts as an answer: one normalisation, used by the kernel's ``answer()`` and by the host.
+
+The kernel's ``answer(value)`` normalises what the model passed (``"(B)"`` -> ``"B"``, ``"3.2 m"`` ->
+``3.2``) and publishes the result; the host treats that message as a claim and checks it again with
+:func:`validate_claim`, the same code, against its own copy of the task's choices and answer type. Only
+a claim that passes is recorded, so nothing a cell does (publishing the answer message directly,
+patching ``answer``) can record a value the question does not allow.
+
+This module is pure Python (no NumPy, no IPython) so that the host imports it without the kernel's
+dependencies.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+__all__ = [
+    "ANSWER_TYPES",
+    "AnswerError",
+    "MAX_TEXT_ANSWER_CHARS",
+    "normalise_answer",
+    "option_letters",
+    "option_key",
+    "validate_claim",
+]
+
+MAX_TEXT_ANSWER_CHARS = 1000
+"""A text answer is a few words; anything longer is rejected rather than recorded."""
+
+ANSWER_TYPES = ("multiple_choice", "number", "text", "yes_no")
+
+
+class AnswerError(ValueError):
+    """The submitted answer does not fit the question's answer type; the message says what would."""
+
+
+def option_letters(count: int) -> list[str]:
+    """``["A", "B", ...]`` for ``count`` options."""
+    return [chr(ord("A") + i) for i in range(count)]
+
+
+def option_key(text: Any) -> str:
+    """An option's text reduced for comparison: case-folded, whitespace collapsed, outer quotes and
+    trailing punctuation removed (``" The Chair. "`` and ``"the chair"`` compare equal)."""
+    reduced = " ".join(str(text).split()).casefold()
+    reduced = reduced.strip("\"'`*")
+    return reduced.rstrip(".,;:!").strip()
+
+
+# "B", "(B)", "B.", "B:", "B)", "[B]", optionally followed by the option's text ("B. the chair")
+_LETTER_FORM = re.compile(r"^\s*(?:option\s+)?[\(\[]?([A-Za-z])[\)\]]?(?:\s*[.:)\-]\s*|\s+|$)(.*)$", re.DOTALL | re.IGNORECASE)
+
+
+def _scalar(value: Any) -> Any:
+    """A NumPy/torch scalar (anything with ``.item()`` and size 1) as its Python value."""
+    if hasattr(value, "item") and getattr(value, "size", 1) in (1, None) and not isinstance(value, (str, bytes)):
+        try:
+            return value.item()
+        except (TypeError, ValueError):
+            return value
+    return value
+
+
+def _choice(value: Any, choices: list[str]) -> str:
+    letters = option_letters(len(choices))
+    options = "; ".join(f"{letter}. {choice}" for letter, choice in zip(letters, choices))
+    value = _scalar(value)
+    if isinstance(value, bool) or value is None:
+        raise AnswerError(f"answer with an option's letter; got {value!r}. The options are {options}")
+    if isinstance(value, int) and 0 <= value < len(choices):
+        raise AnswerError(f"answer with the option's letter, not a position: the options are {options}")
+    if not isinstance(value, (str, int, float)):
+        raise AnswerError(f"answer with an option's letter (a string); got a {type(value).__name__}. The options are {options}")
+    text = str(value).strip()
+    by_text: dict[str, list[str]] = {}
+    for letter, choice in zip(letters, choices):
+        by_text.setdefault(option_key(choice), []).append(letter)
+    match = _LETTER_FORM.match(text)
+    if match and match.group(1).upper() in letters:
+        letter, rest = match.group(1).upper(), option_key(match.group(2))
+        if not rest or rest == option_key(choices[letters.index(letter)]):
+            return letter
+        # "A. the table" where A is "the chair": the letter and the text disagree
+        named = by_text.get(rest)
+        if named and letter not in named:
+            raise AnswerError(
+                f"{value!r} names option {letter} but the text of option {'/'.join(named)}; answer with one letter: {options}"
+            )
+    named = by_text.get(option_key(text))
+    if named:
+        if len(named) > 1:
+            raise AnswerError(f"{value!r} is the text of several options ({', '.join(named)}); answer with one letter: {options}")
+        return named[0]
+    raise AnswerError(f"{value!r} is not one of the options. Answer with a letter: {options}")
+
+
+def _number(value: Any) -> float:
+    value = _scalar(value)
+    if isinstance(value, bool):
+        raise AnswerError("this question needs a number; got a boolean")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        match = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", value.replace(",", ""))
+        if not match:
+            raise AnswerError(f"this question needs a number; got {value!r}. Pass a float, e.g. answer(1.25)")
+        number = float(match.group())
+    else:
+        raise AnswerError(f"this question needs a number; got a {type(value).__name__}. Pass a float, e.g. answer(1.25)")
+    if not math.isfinite(number):
+        raise AnswerError(f"the answer must be a finite number; got {number}")
+    return number
+
+
+def _yes_no(value: Any) -> str:
+    value = _scalar(value)
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    if isinstance(value, str):
+        text = option_key(value)
+        if text in {"yes", "y", "true"}:
+            return "yes"
+        if text in {"no", "n", "false"}:
+            return "no"
+    raise AnswerError(f"this question needs 'yes' or 'no'; got {value!r}")
+
+
+def _text(value: Any) -> Any:
+    value = _scalar(value)
+    if value is None:
+        raise AnswerError("answer() needs a value, e.g. answer('the red chair')")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise AnswerError(f"the answer must be a finite number or a text; got {value}")
+    if not isinstance(value, (str, int, float, bool)):
+        value = str(value)
+    if isinstance(value, str):
+        if not value.strip():
+            raise AnswerError("the answer is empty; give a short text")
+        if len(value) > MAX_TEXT_ANSWER_CHARS:
+            raise AnswerError(f"the answer is {len(value)} characters long; give a short text (at most {MAX_TEXT_ANSWER_CHARS})")
+    return value
+
+
+def normalise_answer(value: Any, choices: list[str] | None = None, answer_type: str | None = None) -> Any:
+    """The answer as it is recorded, or :class:`AnswerError` saying what would fit.
+
+    Multiple choice (``choices`` given): an option letter (``"B"``, ``"b"``, ``"(B)"``, ``"B."``,
+    ``"B. the chair"``) or an option's text, returned as the letter; a text shared by several options
+    must be given as a letter. ``"number"``: an int, a float or a text holding one (``"3.2 m"``),
+    returned as a finite float, in the unit the question asks for. ``"yes_no"``: ``"yes"``/``"no"``
+    (also booleans). ``"text"``: a short text (at most :data:`MAX_TEXT_ANSWER_CHARS` characters).
+    """
+    kind = answer_type or ("multiple_choice" if choices else "text")
+    if kind not in ANSWER_TYPES:
+        raise AnswerError(f"unknown answer type {kind!r}; known: {', '.join(ANSWER_TYPES)}")
+    if choices:
+        return _choice(value, list(choices))
+    if kind == "multiple_choice":
+        raise AnswerError("this multiple-choice question has no options to answer from")
+    if kind == "number":
+        return _number(value)
+    if kind == "yes_no":
+        return _yes_no(value)
+    return _text(value)
+
+
+def validate_claim(claim: Any, choices: list[str] | None = None, answer_type: str | None = None) -> Any:
+    """Check an answer message published by the kernel against the task; returns the value to record.
+
+    A genuine claim is ``{"value": v, "raw": ...}`` where ``v`` is already normalised, so normalising it
+    again gives ``v`` back. Anything else (not a dict, no value, a value of the wrong type, outside the
+    choices, or one that normalisation would still change) raises :class:`AnswerError`.
+    """
+    if not isinstance(claim, dict) or "value" not in claim:
+        raise AnswerError(f"the answer message is malformed (expected an object with a 'value'; got {type(claim).__name__})")
+    value = claim["value"]
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        raise AnswerError(f"the answer message carries a {type(value).__name__}, not an answer value")
+    normalised = normalise_answer(value, choices, answer_type)
+    if type(normalised) is not type(value) or normalised != value:
+        raise AnswerError(f"the answer message carries {value!r}, which is not in normalised form (expected {normalised!r})")
+    return normalised
