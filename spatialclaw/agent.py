@@ -258,6 +258,7 @@ class Agent:
                 format_version=FORMAT_VERSION,
                 package_version=__version__,
                 prompt_version=prompt_version(),
+                interface="code",
                 model=self.model.describe(),
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),

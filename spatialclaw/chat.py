@@ -1,7 +1,10 @@
 """The provider-neutral message model that every backend maps to its own wire format.
 
 A conversation is a list of :class:`Message`; a message's content is a list of parts, either
-:class:`TextPart` or :class:`ImagePart` (PNG bytes). Trajectories store messages with images replaced
+:class:`TextPart` or :class:`ImagePart` (PNG bytes). Structured tool calls: a model may reply with
+:class:`ToolCall` s (``ModelReply.tool_calls``, offered as :class:`ToolSpec` s in the call's ``tools``
+parameter); the conversation carries them as an assistant message's ``tool_calls`` and answers each with
+a ``tool`` message naming its ``tool_call_id`` (text and images, which each backend maps to its wire format). Trajectories store messages with images replaced
 by their content hash (see :mod:`spatialclaw.trajectory`).
 """
 
@@ -13,9 +16,36 @@ import io
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-__all__ = ["ImagePart", "Message", "ModelReply", "Part", "TextPart", "Usage"]
+__all__ = ["ImagePart", "Message", "ModelReply", "Part", "TextPart", "ToolCall", "ToolSpec", "Usage"]
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call: ``name``, ``description`` and ``parameters`` (a JSON schema object)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model asked for: the provider's call ``id``, the tool ``name`` and its JSON ``arguments``;
+    ``error`` says why the arguments could not be read (then ``arguments`` is empty)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments, **({"error": self.error} if self.error else {})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(data["id"], data["name"], dict(data.get("arguments") or {}), data.get("error"))
 
 
 @dataclass(frozen=True)
@@ -56,8 +86,12 @@ Part = Union[TextPart, ImagePart]
 
 @dataclass
 class Message:
+    """``tool_calls``: the calls of an assistant message; ``tool_call_id``: the call a ``tool`` message answers."""
+
     role: Role
     content: list[Part] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
 
     @classmethod
     def text(cls, role: Role, text: str) -> Message:
@@ -79,7 +113,12 @@ class Message:
                 parts.append({"type": "text", "text": p.text})
             else:
                 parts.append({"type": "image", "sha256": p.sha256, "width": p.width, "height": p.height, "label": p.label})
-        return {"role": self.role, "content": parts}
+        data: dict[str, Any] = {"role": self.role, "content": parts}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], load_image: Any = None) -> Message:
@@ -91,7 +130,8 @@ class Message:
             else:
                 png = load_image(p["sha256"]) if load_image else b""
                 parts.append(ImagePart(png=png, width=p.get("width", 0), height=p.get("height", 0), label=p.get("label")))
-        return cls(role=data["role"], content=parts)
+        return cls(role=data["role"], content=parts, tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
+                   tool_call_id=data.get("tool_call_id"))
 
 
 @dataclass
@@ -124,3 +164,4 @@ class ModelReply:
     latency_s: float = 0.0
     raw: Any = None
     finish_reason: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)

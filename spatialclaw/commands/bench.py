@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--split", default=None, help="dataset split (default: the benchmark's evaluation split)")
     parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
     parser.add_argument("--resume", action="store_true", help="continue RUN: retry errored/timed-out and missing tasks")
-    parser.add_argument("--baseline", choices=["no-tools"], default=None, help="answer from the frames directly, without a kernel")
+    parser.add_argument("--interface", choices=["no-tools", "single-pass", "tool-calls", "code"], default=None,
+                        help="how the model acts: no-tools (answers from the frames), single-pass (one cell written "
+                        "blind, then an answer from its output), tool-calls (primitives as structured function calls), "
+                        "code (one cell per step, the default)")
+    parser.add_argument("--baseline", choices=["no-tools"], default=None, help="the same as --interface no-tools")
     parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray instance)")
     parser.add_argument("--episode-timeout", type=float, default=None,
@@ -42,28 +45,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
     parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="any AgentConfig field, value as JSON (e.g. preview_images=4); repeatable")
+                        help="any AgentConfig field, typed as the field (e.g. preview_images=4, fsync=false, "
+                        "limits='{\"time_s\": 60}'); repeatable")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=handle)
 
 
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in args.agent_option:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--agent-option needs KEY=VALUE, got {item!r}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    from spatialclaw.runner.options import parse_agent_options
+
+    options = parse_agent_options(args.agent_option)
     if args.max_steps is not None:
         options["max_steps"] = args.max_steps
-    from spatialclaw.agent import AgentConfig
-
-    unknown = set(options) - set(AgentConfig.__dataclass_fields__)
-    if unknown:
-        raise SystemExit(f"unknown agent option(s) {sorted(unknown)}; known: {sorted(AgentConfig.__dataclass_fields__)}")
     return options
 
 
@@ -74,8 +67,10 @@ def _check_setup(args: argparse.Namespace) -> None:
     from spatialclaw.models import load_model, parse_spec
     from spatialclaw.runner.rundir import RunDir
 
+    from spatialclaw.runner.lock import LOCK_NAME
+
     out = Path(args.out)
-    if args.resume and out.exists() and any(out.iterdir()) and not RunDir(out).exists():
+    if args.resume and out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()) and not RunDir(out).exists():
         # a missing folder starts a new run (so one job script can start and continue a run); a folder that
         # holds something else is never written into
         raise FileNotFoundError(f"{out} holds files but is not a run to resume (no manifest.json); choose another --out")
@@ -89,6 +84,7 @@ def handle(args: argparse.Namespace) -> int:
     from spatialclaw.benchmarks.spec import DatasetUnavailable
     from spatialclaw.models import ModelError
     from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner.lock import RunLockedError
 
     model_options = {"max_attempts": args.model_retries} if args.model_retries is not None else {}
     try:
@@ -96,13 +92,14 @@ def handle(args: argparse.Namespace) -> int:
         config = RunConfig(
             benchmark=args.benchmark, model=args.model, out=args.out, limit=args.limit, seed=args.seed, source=args.source,
             media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
+            interface=args.interface or ("no-tools" if args.baseline else "code"),
             executor=args.executor, ray_address=args.ray_address, resume=args.resume, agent=_agent_options(args),
             model_options=model_options, episode_timeout_s=args.episode_timeout, ray_gpus_per_worker=args.ray_gpus_per_worker,
             perception_actors=args.perception_actors, perception_gpus=args.perception_gpus,
             progress=not args.no_progress,
         )
         summary = run_benchmark(config)
-    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError) as failure:
+    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError, RunLockedError) as failure:
         print(f"spatialclaw bench: {failure}", file=sys.stderr)
         return 2
     agg = summary.aggregate

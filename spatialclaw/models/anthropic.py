@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from spatialclaw.chat import Message, ModelReply, TextPart, Usage
+from spatialclaw.chat import Message, ModelReply, TextPart, ToolCall, ToolSpec, Usage
 from spatialclaw.models.base import ModelAuthError, RetryPolicy, SDKModel, TransientError
 from spatialclaw.models.errors import classify_sdk_error
 from spatialclaw.models.pricing import Price, cost_usd, price_for
@@ -30,7 +30,8 @@ CACHE_WRITE_PREMIUM = 0.25
 
 
 def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
-    """``(system, messages)`` for the Messages API."""
+    """``(system, messages)`` for the Messages API. An assistant message's tool calls become ``tool_use``
+    blocks; a ``tool`` message becomes a ``tool_result`` block (its text and images) in a user turn."""
     system = "\n\n".join(m.text_content for m in messages if m.role == "system")
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -43,13 +44,23 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, 
                     blocks.append({"type": "text", "text": part.text})
             else:
                 blocks.append({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": part.base64()}})
+        role = message.role
+        if role == "tool":
+            blocks = [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": blocks or [{"type": "text", "text": "(empty)"}]}]
+            role = "user"
+        blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls)
         if not blocks:
             blocks.append({"type": "text", "text": "(empty)"})
-        if out and out[-1]["role"] == message.role:
+        if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
-            out.append({"role": message.role, "content": blocks})
+            out.append({"role": role, "content": blocks})
     return system, out
+
+
+def anthropic_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Messages API ``tools`` for ``tools``."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
 
 class AnthropicModel(SDKModel):
@@ -82,6 +93,9 @@ class AnthropicModel(SDKModel):
         params = {**self.defaults, **params}
         system, wire = to_anthropic_messages(messages)
         body: dict[str, Any] = {"model": self.name, "messages": wire, "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS}
+        tools = params.pop("tools", None)
+        if tools:
+            body["tools"] = anthropic_tools(tools)
         cache = params.pop("prompt_caching", True)
         if system:
             body["system"] = [{"type": "text", "text": system, **(CACHE if cache else {})}] if cache else system
@@ -133,5 +147,6 @@ class AnthropicModel(SDKModel):
             latency_s=latency_s,
             raw=response.model_dump(mode="json", exclude_none=True),
             finish_reason=response.stop_reason,
+            tool_calls=[ToolCall(b.id, b.name, dict(b.input or {})) for b in response.content if getattr(b, "type", None) == "tool_use"],
         )
 

@@ -77,6 +77,9 @@ class HFModel(Model):
         import torch
 
         params = {**self.defaults, **params}
+        if params.get("tools"):
+            raise ModelRequestError(f"{self.spec}: the hf: backend does not do structured tool calls; serve the model "
+                                    "with vLLM or SGLang (openai-compat:) for --interface tool-calls, or use another interface")
         max_new_tokens = int(params.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS)
         temperature = float(params.get("temperature") or 0.0)
         inputs = self.processor.apply_chat_template(

@@ -60,7 +60,7 @@ class DirectAnswerer:
         limit: LimitHit | None = None
         with TrajectoryWriter(out_dir, fsync=self.config.fsync) as writer:
             writer.write("header", format_version=FORMAT_VERSION, package_version=__version__, prompt_version="direct-1",
-                         model=self.model.describe(), config=settings,
+                         interface="no-tools", model=self.model.describe(), config=settings,
                          config_hash=config_hash({"model": self.model.spec, **settings}))
             writer.write("task", task=task.to_dict(), files={})
             messages: list[Message] = []

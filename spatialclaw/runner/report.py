@@ -6,7 +6,10 @@ score, statuses, tokens, cost, time), ``categories.csv`` (one line per run and c
 
 Scores are in percent. The overall number follows each benchmark's own rule (see
 :mod:`spatialclaw.benchmarks.scoring`). The tool gain of a run is its score minus the score of the
-no-tools baseline run of the same benchmark and model among the runs given, per category and overall.
+``no-tools`` run of the same benchmark and model among the runs given, per category and overall. When
+the runs of a benchmark use several interfaces (:mod:`spatialclaw.runner.interfaces`), ``report.md``
+also compares them side by side: one column per interface, in the order no-tools, single-pass,
+tool-calls, code, per category and overall, each with its tool gain.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.runner.interfaces import INTERFACES
 from spatialclaw.runner.rundir import RunDir
 from spatialclaw.runner.run import aggregate_rows
 
@@ -32,6 +36,7 @@ class RunReport:
     benchmark: str
     model: str
     baseline: str | None
+    interface: str
     overall: float | None
     categories: dict[str, float]
     counts: dict[str, int]
@@ -67,10 +72,12 @@ def load_run_report(path: str | Path) -> RunReport:
     costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
     durations = [r["duration_s"] for r in rows if r.get("duration_s") is not None]
     steps = [r["steps"] for r in rows if r.get("steps") is not None]
-    baseline = config.get("baseline")
-    label = f"{Path(path).name} ({config['model']}{', ' + baseline if baseline else ''})"
+    interface = config.get("interface") or ("no-tools" if config.get("baseline") == "no-tools" else "code")
+    baseline = "no-tools" if interface == "no-tools" else None
+    label = f"{Path(path).name} ({config['model']}, {interface})"
     return RunReport(
         label=label, path=Path(path), benchmark=manifest["benchmark"], model=config["model"], baseline=baseline,
+        interface=interface,
         overall=agg.overall, categories=agg.categories, counts=agg.counts, statuses=statuses, tasks=manifest["task_count"],
         rows=len(rows), prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
         completion_tokens=sum(u.get("completion_tokens", 0) for u in usage), cost_usd=sum(costs) if costs else None,
@@ -81,9 +88,9 @@ def load_run_report(path: str | Path) -> RunReport:
 
 def _attach_gains(reports: list[RunReport]) -> None:
     for report in reports:
-        if report.baseline is not None:
+        if report.interface == "no-tools":
             continue
-        base = next((b for b in reports if b.baseline == "no-tools" and b.benchmark == report.benchmark and b.model == report.model), None)
+        base = next((b for b in reports if b.interface == "no-tools" and b.benchmark == report.benchmark and b.model == report.model), None)
         if base is None:
             continue
         if report.overall is not None and base.overall is not None:
@@ -112,10 +119,10 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
     files["markdown"].write_text(_markdown(reports), encoding="utf-8")
     with open(files["summary_csv"], "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["run", "benchmark", "model", "baseline", "rule", "overall", "tool_gain", "tasks", "rows", "ok", "budget",
+        writer.writerow(["run", "benchmark", "model", "interface", "rule", "overall", "tool_gain", "tasks", "rows", "ok", "budget",
                          "timeout", "error", "prompt_tokens", "completion_tokens", "cost_usd", "mean_duration_s", "mean_steps"])
         for r in reports:
-            writer.writerow([r.label, r.benchmark, r.model, r.baseline or "", r.rule, r.overall, r.gain_overall, r.tasks, r.rows,
+            writer.writerow([r.label, r.benchmark, r.model, r.interface, r.rule, r.overall, r.gain_overall, r.tasks, r.rows,
                              *(r.statuses.get(s, 0) for s in ("ok", "budget", "timeout", "error")), r.prompt_tokens,
                              r.completion_tokens, r.cost_usd, r.mean_duration_s, r.mean_steps])
     with open(files["categories_csv"], "w", newline="", encoding="utf-8") as f:
@@ -155,7 +162,34 @@ def _markdown(reports: list[RunReport]) -> str:
                 cells.append(cell)
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
         lines.append("| **overall** | " + " | ".join(f"**{_pct(r.overall)}**" for r in group) + " |")
+        lines += _interfaces_table(benchmark, group, categories)
     return "\n".join(lines) + "\n"
+
+
+def _interfaces_table(benchmark: str, group: list[RunReport], categories: list[str]) -> list[str]:
+    """The side-by-side comparison of a benchmark's interfaces (the first run of each interface per
+    model), or nothing when its runs use one interface."""
+    if len({r.interface for r in group}) < 2:
+        return []
+    lines: list[str] = []
+    for model in dict.fromkeys(r.model for r in group):
+        runs = {}
+        for r in group:
+            if r.model == model:
+                runs.setdefault(r.interface, r)
+        if len(runs) < 2:
+            continue
+        columns = [runs[i] for i in INTERFACES if i in runs]
+        lines += ["", f"## {benchmark}: interfaces ({model})", "",
+                  "Score per interface; in parentheses the tool gain over no-tools.", "",
+                  "| category | " + " | ".join(r.interface for r in columns) + " |", "|---|" + "---:|" * len(columns)]
+        for category in categories:
+            cells = [_pct(r.categories.get(category)) + (f" ({_signed(r.gain[category])})" if category in r.gain else "")
+                     for r in columns]
+            lines.append(f"| {category} | " + " | ".join(cells) + " |")
+        lines.append("| **overall** | " + " | ".join(
+            f"**{_pct(r.overall)}**" + (f" ({_signed(r.gain_overall)})" if r.gain_overall is not None else "") for r in columns) + " |")
+    return lines
 
 
 def _chart(reports: list[RunReport], path: Path) -> None:

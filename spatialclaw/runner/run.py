@@ -1,10 +1,18 @@
 """``run_benchmark``: run (or resume) a benchmark into a run directory.
 
 A new run loads the benchmark's tasks, stamps ``manifest.json`` and writes ``tasks.jsonl``. A resumed run
-reads both back (no dataset needed), checks that the configuration is the same one (same hash), keeps
-the rows whose status is ``ok`` or ``budget``, rewrites ``results.jsonl`` with exactly those, and runs every
-other task (errored, timed out, or missing because the run was killed). So each task ends up with
-exactly one row, and an attempt never overwrites an earlier attempt's trajectory.
+reads both back (no dataset needed), checks that the configuration is the same one, keeps the rows whose
+status is ``ok`` or ``budget``, rewrites ``results.jsonl`` with exactly those, and runs every other task
+(errored, timed out, or missing because the run was killed). So each task ends up with exactly one row,
+and an attempt never overwrites an earlier attempt's trajectory.
+
+The whole session holds the run's exclusive lock (:mod:`spatialclaw.runner.lock`): a second process on
+the same run directory fails at once with :class:`~spatialclaw.runner.lock.RunLockedError` naming the
+holder. What a resume may change (:data:`RESUMABLE`): the workers, the executor, the model's endpoint
+URL, the attempts per model request (``model_options["max_attempts"]``) and a larger ``limit``, which
+appends the benchmark's next tasks to the run (the tasks already in it must be the new list's first
+ones). Every session (the first and each resume) is stamped in the manifest's ``sessions`` list with
+those settings.
 """
 
 from __future__ import annotations
@@ -18,15 +26,21 @@ from typing import Any
 
 from spatialclaw.benchmarks.scoring import Aggregate, ScoredRow, aggregate
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
-from spatialclaw.runner.rundir import RunDir
-from spatialclaw.trajectory import config_hash
+from spatialclaw.runner.interfaces import INTERFACES, needs_kernel
+from spatialclaw.runner.lock import RunLock
+from spatialclaw.runner.rundir import RunDir, tasks_hash
 
-__all__ = ["RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
+__all__ = ["RESUMABLE", "RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
+
+#: Settings a resume may change (all others must match the run's): they decide how fast and how
+#: reliably the episodes run, not what an episode is.
+RESUMABLE = ("workers", "executor", "endpoint URL", "model_options.max_attempts (--model-retries)", "a larger limit")
 
 
 @dataclass
 class RunConfig:
-    """Everything a run needs. ``agent``: :class:`~spatialclaw.agent.AgentConfig` fields to override;
+    """Everything a run needs. ``interface``: how the model acts, one of :data:`~spatialclaw.runner.interfaces.INTERFACES`
+    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.AgentConfig` fields to override;
     ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
     policy); ``episode_timeout_s`` bounds each episode's wall-clock time: the local executor makes it the
     agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
@@ -41,6 +55,7 @@ class RunConfig:
     media_root: str | None = None
     split: str | None = None
     workers: int = 1
+    interface: str = "code"
     baseline: str | None = None
     executor: str = "local"
     ray_address: str | None = None
@@ -57,6 +72,13 @@ class RunConfig:
         self.out = Path(self.out)
         if self.baseline not in (None, "no-tools"):
             raise ValueError(f"unknown baseline {self.baseline!r}; the only baseline is 'no-tools'")
+        if self.baseline == "no-tools":
+            if self.interface not in ("code", "no-tools"):
+                raise ValueError(f"--baseline no-tools and --interface {self.interface} contradict each other; give one")
+            self.interface = "no-tools"
+        if self.interface not in INTERFACES:
+            raise ValueError(f"unknown interface {self.interface!r}; choose one of {', '.join(INTERFACES)}")
+        self.baseline = "no-tools" if self.interface == "no-tools" else None
         if self.executor not in ("local", "ray"):
             raise ValueError(f"unknown executor {self.executor!r}; use 'local' or 'ray'")
         if self.workers < 1:
@@ -84,8 +106,24 @@ class RunConfig:
         the URL of an OpenAI-compatible server."""
         model = self.model.rsplit("@", 1)[0] if self.model.startswith("openai-compat:") else self.model  # the server may move
         return {"benchmark": self.benchmark, "limit": self.limit, "seed": self.seed, "split": self.split,
-                "model": model, "baseline": self.baseline, "agent": self.agent,
+                "model": model, "interface": self.interface, "agent": self.agent,
                 "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()}}
+
+    def session(self) -> dict[str, Any]:
+        """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
+        return {"workers": self.workers, "executor": self.executor, "model": self.model,
+                "model_retries": self.model_options.get("max_attempts"), "limit": self.limit,
+                "episode_timeout_s": self.episode_timeout_s, "perception": self.perception_setup()}
+
+
+def comparable(identity: dict[str, Any]) -> dict[str, Any]:
+    """An identity without what a resume may change (``limit``, ``max_attempts``); an older manifest's
+    ``baseline`` read as its ``interface``."""
+    data = {k: v for k, v in identity.items() if k not in ("limit", "baseline")}
+    if "interface" not in data:
+        data["interface"] = "no-tools" if identity.get("baseline") == "no-tools" else "code"
+    data["model_options"] = {k: v for k, v in (identity.get("model_options") or {}).items() if k != "max_attempts"}
+    return data
 
 
 @dataclass
@@ -117,19 +155,36 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     """Run or resume ``config`` (see the module docstring). Returns the summary; raises on bad setup."""
     started = time.perf_counter()
     run_dir = RunDir(config.out)
+    if run_dir.exists() and not config.resume:  # checked before the lock: a finished run is not "in use"
+        raise FileExistsError(f"{config.out} already holds a run; pass --resume to continue it, or choose another --out")
+    created = not config.out.exists()
+    lock = RunLock(config.out)
+    try:
+        with lock:
+            return _run_locked(config, run_dir, started)
+    except BaseException:
+        if created and config.out.is_dir() and [p.name for p in config.out.iterdir()] == [lock.path.name]:  # bad setup leaves nothing behind
+            lock.path.unlink()
+            config.out.rmdir()
+        raise
+
+
+def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummary:
     identity = config.identity()
     if run_dir.exists():
         manifest = run_dir.manifest()
         if not config.resume:
             raise FileExistsError(f"{config.out} already holds a run; pass --resume to continue it, or choose another --out")
-        if manifest["config_hash"] != config_hash(identity):
-            stored = manifest["config"]
-            changed = sorted(k for k in set(stored) | set(identity) if stored.get(k) != identity.get(k))
+        stored, now = comparable(manifest["config"]), comparable(identity)
+        changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
+        if changed:
             raise ValueError(f"cannot resume {config.out}: the configuration differs in {', '.join(changed)} "
-                             f"(run has {[stored.get(k) for k in changed]}, now {[identity.get(k) for k in changed]})")
+                             f"(run has {[stored.get(k) for k in changed]}, now {[now.get(k) for k in changed]}); "
+                             f"a resume may change only {', '.join(RESUMABLE)}")
         tasks = run_dir.tasks()
         rule = manifest["aggregation"]
-        run_dir.record_resume()
+        tasks = _extend(config, run_dir, manifest, tasks)
+        run_dir.record_resume(config.session())
     else:
         from spatialclaw.benchmarks.registry import load_benchmark
 
@@ -138,7 +193,7 @@ def run_benchmark(config: RunConfig) -> RunSummary:
         tasks, rule = loaded.tasks, loaded.aggregation
         if not tasks:
             raise ValueError(f"benchmark {config.benchmark!r} produced no tasks")
-        run_dir.create(identity, tasks, rule, loaded.name)
+        run_dir.create(identity, tasks, rule, loaded.name, session=config.session())
     by_id = {t.task_id: t for t in tasks}
     previous = run_dir.results.load()
     kept = [previous[t.task_id] for t in tasks if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES]
@@ -149,7 +204,7 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     for task in pending:
         out_dir = run_dir.episode_dir(task.task_id)
         jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1])))
-    worker_args = {"model_spec": config.model, "agent_config": config.agent, "baseline": config.baseline,
+    worker_args = {"model_spec": config.model, "agent_config": config.agent, "interface": config.interface,
                    "model_options": config.model_options, "run_dir": run_dir.path}
     executor: Any
     if config.executor == "ray":
@@ -189,6 +244,26 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     statuses = Counter(r["status"] for r in rows)
     return RunSummary(run_dir.path, len(jobs), len(kept), dict(statuses), aggregate_rows(rows, by_id, rule),
                       time.perf_counter() - started)
+
+
+def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks: list[Any]) -> list[Any]:
+    """The run's tasks, extended to ``config.limit`` when a resume asks for more than the run holds."""
+    if config.limit is None or config.limit == len(tasks):
+        return tasks
+    if config.limit < len(tasks):
+        raise ValueError(f"cannot resume {config.out} with --limit {config.limit}: the run already holds {len(tasks)} tasks "
+                         f"(a resume can only grow a run; drop --limit to keep its {len(tasks)})")
+    from spatialclaw.benchmarks.registry import load_benchmark
+
+    loaded = load_benchmark(config.benchmark, source=config.source, media_root=config.media_root,
+                            limit=config.limit, seed=config.seed, split=config.split)
+    head = loaded.tasks[:len(tasks)]
+    if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get("tasks_hash", tasks_hash(tasks)):
+        raise ValueError(f"cannot extend {config.out} to {config.limit} tasks: the benchmark's first {len(tasks)} tasks are not "
+                         "the run's (the dataset, --source or --seed changed); start a new run with --out")
+    if len(loaded.tasks) > len(tasks):
+        run_dir.extend_tasks(loaded.tasks[len(tasks):], config.limit)
+    return run_dir.tasks()
 
 
 def _progress(total: int, config: RunConfig) -> Any:

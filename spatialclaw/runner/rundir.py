@@ -64,8 +64,10 @@ class RunDir:
             raise FileNotFoundError(f"{self.path} is not a run directory (no {MANIFEST}); run `spatialclaw bench` first")
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
-    def create(self, config: dict[str, Any], tasks: list[Task], aggregation: str, benchmark: str) -> dict[str, Any]:
-        """Write the manifest and the task list of a new run."""
+    def create(self, config: dict[str, Any], tasks: list[Task], aggregation: str, benchmark: str,
+               session: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write the manifest and the task list of a new run; ``session``: this session's changeable
+        settings (workers, endpoint, retries, ...), the first entry of the manifest's ``sessions``."""
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / EPISODES).mkdir(exist_ok=True)
         manifest = {
@@ -80,19 +82,36 @@ class RunDir:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "python": platform.python_version(),
             "host": platform.node(),
+            "sessions": [_stamp("created", session)],
         }
         lines = "".join(json.dumps(t.to_dict(), ensure_ascii=False, default=str) + "\n" for t in tasks)
         _write_atomic(self.path / TASKS, lines)
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
         return manifest
 
-    def record_resume(self) -> None:
-        """Append this session's stamp (version, commit, time) to the manifest's ``resumed`` list."""
+    def record_resume(self, session: dict[str, Any] | None = None) -> None:
+        """Append this session's stamp (version, commit, time) to the manifest's ``resumed`` list, and the
+        stamp with this session's changeable settings (``session``) to its ``sessions`` list."""
         manifest = self.manifest()
         manifest.setdefault("resumed", []).append({
             "spatialclaw_version": __version__, "git": git_commit(),
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
+        manifest.setdefault("sessions", []).append(_stamp("resumed", session))
+        _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
+
+    def extend_tasks(self, more: list[Task], limit: int) -> None:
+        """Append ``more`` tasks to the run (a resume with a larger ``limit``): ``tasks.jsonl``, then the
+        manifest's task count, tasks hash and configured limit."""
+        tasks = self.tasks() + list(more)
+        lines = "".join(json.dumps(t.to_dict(), ensure_ascii=False, default=str) + "\n" for t in tasks)
+        _write_atomic(self.path / TASKS, lines)
+        manifest = self.manifest()
+        manifest["config"]["limit"] = limit
+        manifest["config_hash"] = config_hash(manifest["config"])
+        manifest.update(task_count=len(tasks), tasks_hash=tasks_hash(tasks))
+        manifest.setdefault("extended", []).append({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                                    "added": len(more), "task_count": len(tasks)})
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
 
     def record_perception(self, setup: dict[str, Any] | None) -> None:
@@ -122,6 +141,12 @@ class RunDir:
         path = base / f"attempt-{n}"
         path.mkdir()
         return path
+
+
+def _stamp(kind: str, session: dict[str, Any] | None) -> dict[str, Any]:
+    """One entry of the manifest's ``sessions``: who ran it (pid, host, version, commit), when, and how."""
+    return {"kind": kind, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid(),
+            "host": platform.node(), "spatialclaw_version": __version__, **(session or {})}
 
 
 def safe_name(task_id: str) -> str:

@@ -16,7 +16,9 @@ message saying so) or a callable ``(request_json, call_index) -> entry``. An ent
 
 - a ``str``: the reply text;
 - a :class:`Reply`: text plus optional reasoning (OpenAI-compatible ``reasoning_content`` / Anthropic
-  ``thinking`` block), finish reason and explicit token usage;
+  ``thinking`` block), finish reason, explicit token usage, and tool calls (``Reply.tool_calls``, sent as
+  the OpenAI ``tool_calls`` of the message with finish reason ``tool_calls``, or as Anthropic ``tool_use``
+  blocks with stop reason ``tool_use``);
 - a :class:`Fault` from :func:`rate_limited`, :func:`server_error`, :func:`delayed`, :func:`malformed`,
   :func:`dropped`, :func:`unauthorized` or :func:`bad_request`.
 
@@ -40,6 +42,8 @@ __all__ = [
     "Fault",
     "Reply",
     "ScriptedProvider",
+    "ToolCallReply",
+    "tool_call",
     "bad_request",
     "delayed",
     "dropped",
@@ -62,6 +66,22 @@ class Reply:
     reasoning: str | None = None
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
+    tool_calls: tuple[ToolCallReply, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolCallReply:
+    """A scripted tool call: the tool's ``name`` and its ``arguments`` (a JSON object, or a string sent as
+    is, to script malformed arguments); ``id`` is generated when empty."""
+
+    name: str
+    arguments: Any = field(default_factory=dict)
+    id: str = ""
+
+
+def tool_call(name: str, arguments: Any = None, text: str = "", id: str = "") -> Reply:
+    """A reply that calls one tool (``text`` goes beside the call)."""
+    return Reply(text=text, tool_calls=(ToolCallReply(name, {} if arguments is None else arguments, id),))
 
 
 @dataclass(frozen=True)
@@ -285,12 +305,19 @@ def _openai_response(request: dict[str, Any], reply: Reply, model: str) -> dict[
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
+    finish = reply.finish_reason
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id or "call_" + uuid.uuid4().hex[:12], "type": "function",
+             "function": {"name": call.name, "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)}}
+            for call in reply.tool_calls]
+        finish = "tool_calls" if finish == "stop" else finish
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex[:24],
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.get("model", model),
-        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {
             "prompt_tokens": usage["prompt_tokens"],
             "completion_tokens": usage["completion_tokens"],
@@ -306,8 +333,14 @@ def _anthropic_response(request: dict[str, Any], reply: Reply, model: str) -> di
     content: list[dict[str, Any]] = []
     if reply.reasoning is not None:
         content.append({"type": "thinking", "thinking": reply.reasoning, "signature": "scripted-" + uuid.uuid4().hex[:16]})
-    content.append({"type": "text", "text": reply.text})
+    if reply.text or not reply.tool_calls:
+        content.append({"type": "text", "text": reply.text})
+    for call in reply.tool_calls:
+        arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
+        content.append({"type": "tool_use", "id": call.id or "toolu_" + uuid.uuid4().hex[:20], "name": call.name, "input": arguments})
     stop = {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason)
+    if reply.tool_calls and stop == "end_turn":
+        stop = "tool_use"
     return {
         "id": "msg_" + uuid.uuid4().hex[:24],
         "type": "message",
