@@ -19,7 +19,8 @@ __all__ = ["Meta", "build_namespace", "NAMESPACE_NAMES"]
 _P = "spatialclaw.primitives"
 
 NAMESPACE_NAMES = (
-    "frames", "videos", "meta", "show", "answer", "depth", "stereo_depth", "reconstruct", "detect", "segment", "track",
+    "frames", "videos", "meta", "show", "answer", "depth", "stereo_depth", "reconstruct", "motion", "detect", "segment",
+    "track",
     "geom", "scene", "zoom", "draw", "find_color", "vlm", "np", "scipy", "plt", "Image",
 )
 """Every name the kernel namespace provides; the prompt documents exactly these."""
@@ -99,6 +100,7 @@ def build_namespace(
         "detect": LazyCallable(f"{_P}.detect", "detect"),
         "segment": LazyCallable(f"{_P}.segment", "segment"),
         "track": LazyCallable(f"{_P}.track", "track"),
+        "motion": LazyCallable(f"{_P}.motion", "motion"),
         "geom": LazyModule(f"{_P}.geom"),
         "scene": LazyInstance(make_scene, "scene memory"),
         "zoom": LazyCallable(f"{_P}.look", "zoom"),

@@ -64,6 +64,8 @@ class AgentConfig:
     fields) bound the episode's wall-clock time, tokens and cost; ``max_steps`` is the step budget.
     ``api_detail`` is ``"full"`` (whole docstrings in the system prompt's tool manual, about 12k tokens) or
     ``"brief"`` (signatures and one-paragraph summaries, under half of that: for models with small contexts).
+    ``sandbox`` is the kernel sandbox mode (``"auto"``, ``"required"``, ``"off"``; see docs/security.md) of a
+    kernel the agent starts; the trajectory header records it and whether the sandbox was active.
     """
 
     max_steps: int = 30
@@ -84,6 +86,7 @@ class AgentConfig:
     fsync: bool = True
     limits: Limits = field(default_factory=Limits)
     api_detail: str = "full"
+    sandbox: str = "auto"
 
     def __post_init__(self) -> None:
         self.limits = Limits.coerce(self.limits)
@@ -91,6 +94,9 @@ class AgentConfig:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.api_detail not in ("full", "brief"):
             raise ValueError(f"api_detail must be 'full' or 'brief', got {self.api_detail!r}")
+        from spatialclaw.sandbox import check_mode
+
+        check_mode(self.sandbox)
         if self.max_format_errors < 1:
             raise ValueError(f"max_format_errors must be at least 1, got {self.max_format_errors}")
         if self.max_images_per_request < 0 or self.max_image_mb_per_request <= 0:
@@ -262,6 +268,7 @@ class Agent:
                 model=self.model.describe(),
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
+                sandbox=_sandbox_record(config, kernel),
             )
             try:
                 files, unreadable = _file_hashes(task), None
@@ -282,7 +289,8 @@ class Agent:
                 if own_kernel:
                     from spatialclaw.kernel import Kernel
 
-                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm, **config.kernel_options)
+                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm,
+                                    **{"sandbox": config.sandbox, **config.kernel_options})
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
                 episode.kernel_setup_s = time.perf_counter() - setup_started
