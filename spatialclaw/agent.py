@@ -475,6 +475,17 @@ def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> No
         on_step(event)
 
 
+def _sandbox_record(config: AgentConfig, kernel: Any) -> dict[str, Any]:
+    """The header's ``sandbox``: the given kernel's own record (mode, active, limits), else what a kernel
+    started in ``config.sandbox`` mode gets on this host."""
+    record = getattr(kernel, "sandbox", None)
+    if isinstance(record, dict):
+        return record
+    from spatialclaw.sandbox import describe
+
+    return describe(config.kernel_options.get("sandbox", config.sandbox))
+
+
 def _file_hashes(task: Task) -> dict[str, str]:
     """sha256 of every input file (so a trajectory names exactly the data it saw)."""
     hashes: dict[str, str] = {}
