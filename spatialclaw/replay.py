@@ -131,11 +131,12 @@ class RecordedSideCalls:
         return ModelReply(text=response["text"], reasoning=response.get("reasoning"))
 
 
-def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any = None) -> ReplayReport:
+def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any = None, sandbox: str = "auto") -> ReplayReport:
     """Replay the cells of the episode in ``directory``; ``timeout_s`` bounds each cell (seconds).
 
     ``kernel``: an existing :class:`~spatialclaw.Kernel` to reset and reuse (it is not shut down);
-    by default a fresh one is started and shut down afterwards.
+    by default a fresh one is started (in ``sandbox`` mode: ``auto``, ``required`` or ``off``) and shut
+    down afterwards.
     """
     from spatialclaw.kernel import Kernel
     from spatialclaw.vlm_server import VLMServer
@@ -149,7 +150,7 @@ def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any 
     with VLMServer() as server:
         vlm = server.open_channel(RecordedSideCalls(episode))
         if owned:
-            kernel = Kernel.for_task(task, vlm=vlm)
+            kernel = Kernel.for_task(task, vlm=vlm, sandbox=sandbox)
         else:
             kernel.reset(videos=task.inputs, meta=task.kernel_meta(), vlm=vlm)
         try:

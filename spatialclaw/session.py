@@ -29,9 +29,12 @@ The wire protocol is one JSON request line and one JSON reply line per connectio
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import secrets
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -47,6 +50,8 @@ __all__ = [
     "Session",
     "SessionError",
     "StepOutcome",
+    "check_private_directory",
+    "check_session_id",
     "find_session",
     "list_sessions",
     "sessions_root",
@@ -60,6 +65,8 @@ PROMPT_FILE = "prompt.md"
 LOG_FILE = "daemon.log"
 SOCKET_NAME = "daemon.sock"
 _MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux, 103 on macOS
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""What a session id may be: a folder name, never a path (no separators, no leading dot, no ``..``)."""
 
 
 class SessionError(RuntimeError):
@@ -72,15 +79,82 @@ def sessions_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".spatialclaw" / "sessions"
 
 
+def check_session_id(session_id: object) -> str:
+    """``session_id`` if it is a valid id (see :data:`SESSION_ID`), else a :class:`SessionError`."""
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id) or ".." in session_id:
+        raise SessionError(
+            f"{session_id!r} is not a session id (up to 64 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit, no '..'); list them with `spatialclaw session list`"
+        )
+    return session_id
+
+
+def check_private_directory(path: Path) -> Path:
+    """``path`` if it is a real directory of this user that nobody else may write into; sockets and
+    session files are only used inside such a directory (another user could otherwise plant or swap them)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise SessionError(f"{path} does not exist") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise SessionError(f"{path} is not a directory (a link or a file); remove it and start the session again")
+    if info.st_uid != os.getuid():
+        raise SessionError(
+            f"{path} belongs to another user (uid {info.st_uid}, you are {os.getuid()}); refusing to use it for "
+            "session sockets: remove it, or point TMPDIR or $SPATIALCLAW_SESSIONS elsewhere"
+        )
+    if info.st_mode & 0o022:
+        raise SessionError(
+            f"{path} may be written by group or others (mode {stat.S_IMODE(info.st_mode):o}); "
+            f"make it private with `chmod 700 {path}`"
+        )
+    return path
+
+
 def socket_path_for(directory: Path) -> Path:
     """The daemon's socket: inside the session directory when the path is short enough for AF_UNIX,
-    otherwise in a private folder under the system temp directory (recorded in ``daemon.json``)."""
+    otherwise in a private folder under the system temp directory (recorded in ``daemon.json``), whose
+    ownership and mode are checked first."""
     inside = directory / SOCKET_NAME
     if len(str(inside)) <= _MAX_SOCKET_PATH:
         return inside
     private = Path(tempfile.gettempdir()) / f"spatialclaw-{os.getuid()}"
     private.mkdir(mode=0o700, exist_ok=True)
-    return private / f"{directory.name}.sock"
+    return check_private_directory(private) / f"{directory.name}.sock"
+
+
+def _check_sandbox(mode: str) -> None:
+    """A valid sandbox mode, and for ``required`` a sandbox this machine has (before anything starts)."""
+    from spatialclaw.sandbox import check_mode, support
+
+    try:
+        check_mode(mode)
+    except ValueError as exc:
+        raise SessionError(f"{exc} (--sandbox)") from None
+    if mode == "required" and not support().available:
+        raise SessionError(
+            f"--sandbox required, but the kernel sandbox is unavailable here: {support().missing}; "
+            "install it or use --sandbox auto"
+        )
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Create ``path`` readable and writable by this user only (mode 0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def positive_number(name: str, value: object, *, integer: bool = False) -> float:
+    """``value`` as a positive, finite number (a whole one with ``integer``), else a one-line
+    :class:`SessionError` naming ``name``."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if ok and integer and float(value) != int(value):
+        ok = False
+    if not ok:
+        kind = "a whole number of at least 1" if integer else "a positive, finite number"
+        raise SessionError(f"{name} must be {kind}, got {value!r}")
+    return int(value) if integer else float(value)
 
 
 def _new_session_id() -> str:
@@ -173,6 +247,7 @@ class Session:
                 f"session {self.id} has no running daemon ({self.directory / DAEMON_FILE} missing); "
                 f"see {self.log_path}, or start a new session"
             )
+        check_private_directory(Path(sock_path).parent)
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.settimeout(timeout)
         try:
@@ -218,7 +293,7 @@ class Session:
         """
         payload: dict[str, Any] = {"op": "exec", "code": code}
         if timeout is not None:
-            payload["timeout"] = float(timeout)
+            payload["timeout"] = positive_number("the cell timeout (--timeout, seconds)", timeout)
         return StepOutcome.from_dict(self.request(payload))
 
     def answer(self, value: Any) -> StepOutcome:
@@ -332,8 +407,7 @@ def _root(root: str | Path | None) -> Path:
 def find_session(session_id: str, root: str | Path | None = None) -> Path:
     """The directory of session ``session_id`` (a full id or a unique prefix), or a clear error."""
     base = _root(root)
-    if not session_id or "/" in session_id or session_id.startswith("."):
-        raise SessionError(f"{session_id!r} is not a session id; list them with `spatialclaw session list`")
+    check_session_id(session_id)
     exact = base / session_id
     if (exact / SESSION_FILE).exists():
         return exact
@@ -367,6 +441,7 @@ def start_session(
     memory_limit_mb: int | None = None,
     vlm_model: str | None = None,
     vlm_api_key_env: str | None = None,
+    sandbox: str = "auto",
     start_timeout_s: float = 180.0,
 ) -> Session:
     """Create a session directory, write its prompt and start its daemon; returns when the kernel is ready.
@@ -380,7 +455,19 @@ def start_session(
     use their usual key for their usual endpoint; an ``openai-compat:`` URL gets a key only from the
     environment variable named by ``vlm_api_key_env`` (never ``OPENAI_API_KEY``, and not
     ``$SPATIALCLAW_COMPAT_API_KEY`` implicitly, since a client may have chosen the URL).
+    ``sandbox`` (``auto``, ``required``, ``off``) is the kernel's isolation (:class:`spatialclaw.Kernel`):
+    sandboxed, a cell sees its frames and its workdir but no session directory (its own or another's).
+    Limits must be positive and finite (a one-line :class:`SessionError` otherwise).
     """
+    max_steps = int(positive_number("max_steps (--max-steps)", max_steps, integer=True))
+    cell_timeout_s = positive_number("cell_timeout_s (--cell-timeout, seconds)", cell_timeout_s)
+    idle_timeout_s = positive_number("idle_timeout_s (--idle-timeout, seconds)", idle_timeout_s)
+    start_timeout_s = positive_number("start_timeout_s (seconds)", start_timeout_s)
+    if memory_limit_mb is not None:
+        memory_limit_mb = int(positive_number("memory_limit_mb (--memory-limit-mb, MiB)", memory_limit_mb, integer=True))
+    if session_id is not None:
+        check_session_id(session_id)
+    _check_sandbox(sandbox)
     if not task.inputs:
         raise SessionError("a session needs frames: give --frames IMAGE... or --video PATH")
     for spec in task.inputs:
@@ -388,18 +475,19 @@ def start_session(
         if missing:
             raise SessionError(f"input file(s) not found: {', '.join(missing)}")
     base = _root(root)
-    base.mkdir(parents=True, exist_ok=True)
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
     session_id = session_id or _new_session_id()
     directory = base / session_id
     try:
-        directory.mkdir()
+        directory.mkdir(mode=0o700)
+        os.chmod(directory, 0o700)  # whatever the umask: other users see nothing of a session
     except FileExistsError:
         raise SessionError(f"session {session_id!r} already exists in {base}; choose another id") from None
 
     from spatialclaw.session_prompt import build_session_prompt
 
     prompt = build_session_prompt(task, session_id, directory, max_steps, vlm_available=bool(vlm_model))
-    (directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    _write_private(directory / PROMPT_FILE, prompt)
     info = {
         "id": session_id,
         "created": time.time(),
@@ -410,9 +498,10 @@ def start_session(
         "memory_limit_mb": memory_limit_mb,
         "vlm_model": vlm_model,
         "vlm_api_key_env": vlm_api_key_env,
+        "sandbox": sandbox,
         "socket": str(socket_path_for(directory)),
     }
-    (directory / SESSION_FILE).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
+    _write_private(directory / SESSION_FILE, json.dumps(info, indent=2, default=str))
 
     try:
         launcher = subprocess.run(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import queue
 import select
@@ -31,6 +32,12 @@ from pathlib import Path
 from typing import Any
 
 READY = "ready"
+MAX_REQUEST_BYTES = 8 << 20
+"""A request line longer than this (8 MiB) is refused; cells are code, images travel the other way."""
+READ_TIMEOUT_S = 5.0
+"""A client has this many seconds to send its whole request line (a stalled one is answered and dropped)."""
+MAX_CONNECTIONS = 32
+"""Connections served at once; more are refused with an error instead of piling up threads."""
 
 
 class RequestError(Exception):
@@ -79,6 +86,7 @@ class SessionDaemon:
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._stop_reason: str | None = None
         self._server: socket.socket | None = None
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     # ----- lifecycle -------------------------------------------------------------------------
 
@@ -111,6 +119,7 @@ class SessionDaemon:
             workdir=self.directory / "work",
             vlm=self.vlm_config,
             memory_limit_mb=self.info.get("memory_limit_mb"),
+            sandbox=self.info.get("sandbox", "auto"),
         )
 
     def _start_vlm(self) -> None:
@@ -177,6 +186,7 @@ class SessionDaemon:
         import hashlib
 
         from spatialclaw import __version__
+        from spatialclaw.sandbox import describe
         from spatialclaw.session_prompt import prompt_version
         from spatialclaw.trajectory import FORMAT_VERSION, config_hash
 
@@ -187,6 +197,7 @@ class SessionDaemon:
             "idle_timeout_s": self.idle_timeout_s,
             "memory_limit_mb": self.info.get("memory_limit_mb"),
             "vlm_model": self.info.get("vlm_model"),
+            "sandbox": describe(self.info.get("sandbox", "auto")),
         }
         self.writer.write(
             "header",
@@ -296,22 +307,34 @@ class SessionDaemon:
                 continue
             except OSError:
                 return
+            if not self._connections.acquire(blocking=False):
+                threading.Thread(target=self._refuse_connection, args=(conn,), daemon=True).start()
+                continue
             threading.Thread(target=self._serve_connection, args=(conn,), daemon=True).start()
 
+    @staticmethod
+    def _refuse_connection(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(1.0)
+                error = f"the session daemon is serving {MAX_CONNECTIONS} connections already; retry shortly"
+                conn.sendall((json.dumps({"ok": False, "error": error}) + "\n").encode("utf-8"))
+            except OSError:
+                pass
+
     def _serve_connection(self, conn: socket.socket) -> None:
+        try:
+            self._serve_request(conn)
+        finally:
+            self._connections.release()
+
+    def _serve_request(self, conn: socket.socket) -> None:
         pending: _Pending | None = None
         with conn:
-            conn.settimeout(30.0)
             try:
-                buffer = b""
-                while not buffer.endswith(b"\n"):
-                    chunk = conn.recv(1 << 20)
-                    if not chunk:
-                        break
-                    buffer += chunk
-                request = json.loads(buffer.decode("utf-8"))
-            except (OSError, ValueError) as exc:
-                reply = {"ok": False, "error": f"malformed request: {exc}"}
+                request = _read_request(conn)
+            except RequestError as exc:
+                reply = {"ok": False, "error": str(exc)}
             else:
                 if request.get("op") == "status":
                     reply = {"ok": True, "result": self.status()}
@@ -321,7 +344,7 @@ class SessionDaemon:
                     pending.done.wait()
                     reply = pending.reply or {"ok": False, "error": "no reply"}
             try:
-                conn.settimeout(None)
+                conn.settimeout(60.0)  # a client that stops reading does not hold a connection slot for ever
                 conn.sendall((json.dumps(reply, default=str) + "\n").encode("utf-8"))
             except OSError:
                 pass  # the client went away; the step is in the trajectory all the same
@@ -341,7 +364,11 @@ class SessionDaemon:
                     f"the step budget of {self.max_steps} cells is spent; submit your answer with "
                     f"`spatialclaw session answer {self.id} VALUE` (MCP: session_answer)"
                 )
-            return self._execute(code, request.get("timeout")).to_dict()
+            timeout = request.get("timeout")
+            valid = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and math.isfinite(timeout) and timeout > 0
+            if timeout is not None and not valid:
+                raise RequestError(f"exec timeout must be a positive, finite number of seconds, got {timeout!r}")
+            return self._execute(code, timeout).to_dict()
         if op == "answer":
             if "value" not in request:
                 raise RequestError("answer needs a value")
@@ -420,12 +447,44 @@ class SessionDaemon:
             "log": str(self.directory / LOG_FILE),
             "pid": os.getpid(),
             "kernel_pid": getattr(self.kernel, "pid", None) if self.kernel is not None else None,
+            "sandboxed": bool(getattr(self.kernel, "sandboxed", False)) if self.kernel is not None else None,
             "busy_s": time.monotonic() - self.busy_since if self.busy_since is not None else None,
             "idle_s": time.monotonic() - self.last_request,
         }
 
 
+def _read_request(conn: socket.socket) -> dict[str, Any]:
+    """One JSON object sent as one line, within :data:`READ_TIMEOUT_S` and :data:`MAX_REQUEST_BYTES`;
+    anything else is a :class:`RequestError` whose message goes back to the client."""
+    deadline = time.monotonic() + READ_TIMEOUT_S
+    buffer = b""
+    while not buffer.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RequestError(f"malformed request: no complete request line within {READ_TIMEOUT_S:g} s")
+        conn.settimeout(remaining)
+        try:
+            chunk = conn.recv(1 << 16)
+        except socket.timeout:
+            continue
+        except OSError as exc:
+            raise RequestError(f"malformed request: {exc}") from None
+        if not chunk:
+            break
+        buffer += chunk
+        if len(buffer) > MAX_REQUEST_BYTES:
+            raise RequestError(f"request too large: more than {MAX_REQUEST_BYTES >> 20} MiB; send a smaller cell")
+    try:
+        request = json.loads(buffer.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RequestError(f"malformed request: {exc}") from None
+    if not isinstance(request, dict):
+        raise RequestError(f"malformed request: expected a JSON object such as {{\"op\": \"status\"}}, got {type(request).__name__}")
+    return request
+
+
 def _run(directory: Path, ready_fd: int | None) -> int:
+    os.umask(0o077)  # the trajectory, images, kernel files and workdir: this user only
     daemon = SessionDaemon(directory)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda s, _f: daemon.request_stop("interrupted"))

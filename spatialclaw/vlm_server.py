@@ -12,8 +12,10 @@ Protocol (JSON over HTTP POST, header ``Authorization: Bearer <token>``):
 ``/locate``  ``{"image": base64 PNG, "description": str}`` -> ``{"text": str, "width": int, "height": int}``
              (the kernel side parses the reply into pixel boxes and points)
 
-Errors come back as ``{"error": str}`` with status 400 (bad request), 401 (wrong token) or 502 (the
-model call failed), so the cell raises an exception with that message.
+Errors come back as ``{"error": str}`` with status 400 (bad request), 401 (wrong token), 408 (the body
+did not arrive within :data:`READ_TIMEOUT_S`), 413 (a body over :data:`MAX_BODY_BYTES`) or 502 (the model
+call failed), so the cell raises an exception with that message. The token is checked before any of
+the body is read: without a valid one, a large body is never read into memory.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ __all__ = ["VLMServer", "ask_messages", "locate_messages"]
 
 ModelCall = Callable[[list[Message], str], ModelReply]
 """``(messages, purpose) -> reply``: how the server reaches the model (the agent logs each call)."""
+MAX_BODY_BYTES = 64 << 20
+"""The largest request body (64 MiB: a few dozen full-resolution PNGs in base64) the channel reads."""
+READ_TIMEOUT_S = 30.0
+"""Seconds a client may take to send a request (its headers, then its body)."""
+_DRAIN_BYTES = 64 << 10
+"""A refused request's body up to this size is read and dropped so that the client receives the reply."""
 
 
 def _image(data: str) -> ImagePart:
@@ -107,10 +115,14 @@ class VLMServer(LocalHTTPServer):
     @staticmethod
     def handle(call_model: ModelCall, route: str, body: dict[str, Any]) -> dict[str, Any]:
         """Answer one request with ``call_model`` (raises ValueError for a bad request)."""
+        if not isinstance(body, dict):
+            raise ValueError(f"the request body must be a JSON object, got {type(body).__name__}")
         if route == "/ask":
             question = body.get("question")
             if not isinstance(question, str) or not question.strip():
                 raise ValueError("ask needs a non-empty 'question' string")
+            if not isinstance(body.get("images") or [], list):
+                raise ValueError("ask needs 'images' as a list of base64 PNGs")
             images = [_image(i) for i in body.get("images") or []]
             reply = call_model(ask_messages(images, question), "vlm.ask")
             return {"text": reply.text}
@@ -129,16 +141,31 @@ class VLMServer(LocalHTTPServer):
 def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = READ_TIMEOUT_S  # the socket's timeout: a stalled client is dropped, not waited for
 
         def log_message(self, format: str, *args: Any) -> None:  # keep the host's stderr clean
             return
 
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            length = self._content_length()
+            if length is None:
+                return
+            # the token first: without it not a byte of the body is read (beyond a small one, dropped)
             call_model = server.channel(self.headers.get("Authorization", ""))
             if call_model is None:
-                self._send(401, {"error": "wrong, missing or expired token for the vlm side channel"})
+                self._refuse(401, "wrong, missing or expired token for the vlm side channel", length)
+                return
+            if length > MAX_BODY_BYTES:
+                self._refuse(413, f"request body of {length} bytes is over the {MAX_BODY_BYTES >> 20} MiB limit; "
+                             "send fewer or smaller images", length)
+                return
+            try:
+                raw = self.rfile.read(length) if length else b""
+            except TimeoutError:
+                self._refuse(408, f"the request body did not arrive within {READ_TIMEOUT_S:g} s", 0)
+                return
+            if len(raw) < length:  # the client went away mid-body
+                self.close_connection = True
                 return
             try:
                 body = json.loads(raw or b"{}")
@@ -150,11 +177,38 @@ def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
             except Exception as error:  # the model call failed: report it to the cell
                 self._send(502, {"error": f"the model call failed: {type(error).__name__}: {error}"})
 
+        def _content_length(self) -> int | None:
+            """The declared body size, or None after answering 400/411 for a missing or bad one."""
+            value = self.headers.get("Content-Length")
+            if value is None and self.headers.get("Transfer-Encoding"):
+                self._refuse(411, "send the body with a Content-Length (chunked bodies are not read)", 0)
+                return None
+            try:
+                length = int(value or 0)
+            except ValueError:
+                length = -1
+            if length < 0:
+                self._refuse(400, f"bad Content-Length {value!r}", 0)
+                return None
+            return length
+
+        def _refuse(self, status: int, message: str, length: int) -> None:
+            """Answer ``status`` and close the connection, reading at most a small body first."""
+            self.close_connection = True
+            if 0 < length <= _DRAIN_BYTES:
+                try:
+                    self.rfile.read(length)
+                except (OSError, TimeoutError):
+                    pass
+            self._send(status, {"error": message})
+
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 

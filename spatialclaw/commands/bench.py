@@ -43,6 +43,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--perception-gpus", type=float, default=1.0, metavar="G",
                         help="GPUs per perception actor (default 1; 0 runs the models on CPUs)")
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
+    from spatialclaw.commands.run import add_sandbox_option
+
+    add_sandbox_option(parser)
     parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
                         help="any AgentConfig field, typed as the field (e.g. preview_images=4, fsync=false, "
@@ -57,6 +60,8 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     options = parse_agent_options(args.agent_option)
     if args.max_steps is not None:
         options["max_steps"] = args.max_steps
+    if args.sandbox != "auto":  # recorded in the run's identity only when chosen (older runs resume unchanged)
+        options["sandbox"] = args.sandbox
     return options
 
 

@@ -17,11 +17,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--root", type=Path, default=None, help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)")
     parser.add_argument("--keep-sessions", action="store_true", help="leave the sessions this server started running when it exits")
+    parser.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto", help="kernel isolation of every session this server starts (clients cannot change it)")
     parser.set_defaults(handler=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from spatialclaw.mcp_server import serve_stdio
 
-    serve_stdio(root=args.root, keep_sessions=args.keep_sessions)
+    serve_stdio(root=args.root, keep_sessions=args.keep_sessions, sandbox=args.sandbox)
     return 0

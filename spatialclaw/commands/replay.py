@@ -16,6 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("path", metavar="EPISODE_OR_RUN", help="an episode directory (or a run directory)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per cell (default 120)")
+    from spatialclaw.commands.run import add_sandbox_option
+
+    add_sandbox_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -31,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     all_ok = True
     for directory in directories:
         try:
-            report = replay_episode(directory, timeout_s=args.timeout)
+            report = replay_episode(directory, timeout_s=args.timeout, sandbox=args.sandbox)
         except (FileNotFoundError, ValueError) as error:
             print(f"spatialclaw replay: {error}", file=sys.stderr)
             all_ok = False

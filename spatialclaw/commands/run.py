@@ -52,6 +52,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens")
     parser.add_argument("--cost-limit", type=float, metavar="USD", help="end the episode once its model calls cost this many US dollars")
     parser.add_argument("--quiet", action="store_true", help="print only the final answer line on stdout")
+    add_sandbox_option(parser)
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    """``--sandbox`` of ``run``, ``demo``, ``bench`` and ``replay`` (see docs/security.md)."""
+    parser.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto",
+                        help="kernel sandbox: auto (where the platform has one; default), required (refuse to run "
+                             "without it) or off")
 
 
 def agent_config(args: argparse.Namespace) -> Any:
@@ -60,7 +68,7 @@ def agent_config(args: argparse.Namespace) -> Any:
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
     return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params,
-                       limits=limits, api_detail=args.api_detail)
+                       limits=limits, api_detail=args.api_detail, sandbox=args.sandbox)
 
 
 def build_task(args: argparse.Namespace) -> Any:

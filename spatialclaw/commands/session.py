@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     start.add_argument("--answer-type", choices=["multiple_choice", "number", "text", "yes_no"], default=None)
     start.add_argument("--vlm-model", default=None, metavar="SPEC", help="model that the kernel's vlm.ask/vlm.locate consult (e.g. openai:gpt-4.1); credentials stay in the daemon")
     start.add_argument("--vlm-api-key-env", default=None, metavar="NAME", help="environment variable holding the key of an openai-compat --vlm-model (such a URL gets no key otherwise)")
+    start.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto", help="kernel isolation: auto (the sandbox where this platform has one), required, or off (docs/security.md)")
     start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
     start.add_argument("--max-steps", type=int, default=30, help="step budget (cells) stated in the prompt and enforced; answer is always allowed")
     start.add_argument("--cell-timeout", type=float, default=120.0, help="default per-cell limit in seconds")
@@ -107,6 +108,7 @@ def _start(args: argparse.Namespace) -> int:
         memory_limit_mb=args.memory_limit_mb,
         vlm_model=args.vlm_model,
         vlm_api_key_env=args.vlm_api_key_env,
+        sandbox=args.sandbox,
     )
     data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory)}
     _emit(
