@@ -14,9 +14,11 @@ Conventions (everywhere in this module):
 
 Functions: backproject, project, transform, invert_pose; distance (centroid | closest), closest_points,
 angle_between, direction; fit_plane (RANSAC), find_floor, gravity_alignment; oriented_box (upright
-yaw-only, or PCA); rectify_plane (metric top view from four image points). Also available:
-observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, and the result
-types Plane, OrientedBox, Direction, Rectified.
+yaw-only, or PCA); rectify_plane (metric top view from four image points); find_plane_reference
+(planar metrology: finds a sheet/square/border of known size to sub-pixel precision and returns a
+Rectified plane whose length/angle/ratio/area/point measure in its units with a sigma). Also available:
+observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad, and
+the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from .geom_box import OrientedBox, oriented_box
 from .geom_camera import backproject, invert_pose, project, transform
 from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
+from .geom_metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
 from .geom_relate import (
     Direction,
@@ -39,4 +42,5 @@ __all__ = [
     "backproject", "project", "transform", "invert_pose",
     "distance", "closest_points", "angle_between", "direction",
     "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
+    "find_plane_reference", "refine_quad",
 ]

@@ -7,13 +7,16 @@ plane coordinates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
 
 from .imaging import as_rgb_array
+
+if TYPE_CHECKING:
+    from .geom_metrology import Measurement, PlanePoint
 
 __all__ = ["Rectified", "rectify_plane", "homography_from_points"]
 
@@ -41,8 +44,18 @@ class Rectified:
         image: the top view (PIL RGB), ``round(width_m * px_per_m)`` x ``round(height_m * px_per_m)`` px.
         homography: (3, 3) source-image pixels -> top-view pixels (homogeneous).
         plane_homography: (3, 3) source-image pixels -> plane metres.
-        px_per_m: top-view pixels per metre.
-        size_m: (width_m, height_m) of the rectangle.
+        px_per_m: top-view pixels per metre (per ``unit``).
+        size_m: (width_m, height_m) of the rectangle (in ``unit``).
+        quad: (4, 2) the corners in the source image, pixels.
+        corner_samples: (S, 4, 2) corner positions drawn from their uncertainty (side fits, or
+            ``corner_sigma_px``); the measurements' sigmas come from them.
+        unit: the unit of the plane coordinates ("m" unless another was given).
+        edge_rms_px: per-side rms residual of the sub-pixel edge fit (``find_plane_reference``), pixels.
+
+    Measuring (image pixels in, plane units out, each a ``Measurement`` with ``.value``, ``.sigma``,
+    ``.text``): ``length(a, b)``, ``angle(a, vertex, b)`` (degrees), ``ratio((a, b), (c, d))``,
+    ``area(polygon)``, ``point(uv)`` (a ``PlanePoint``); points may be (x, y) pairs or ``Blob``s.
+    ``point_sigma_px`` (default 0.3 px) is the uncertainty of each measured image point.
     """
 
     image: Image.Image
@@ -50,6 +63,10 @@ class Rectified:
     plane_homography: np.ndarray
     px_per_m: float
     size_m: tuple[float, float]
+    quad: np.ndarray | None = field(default=None, repr=False)
+    corner_samples: np.ndarray | None = field(default=None, repr=False)
+    unit: str = "m"
+    edge_rms_px: tuple[float, ...] = ()
 
     @property
     def array(self) -> np.ndarray:
@@ -72,6 +89,55 @@ class Rectified:
         """Metric distance on the plane between two source-image pixels (x, y), metres."""
         return float(np.linalg.norm(self.to_plane(uv_a) - self.to_plane(uv_b)))
 
+    def point(self, uv_px: Any, point_sigma_px: float = 0.3) -> "PlanePoint":
+        """Plane coordinates (in ``unit``) of one image point (x, y) px or ``Blob``, with their sigmas."""
+        from .geom_metrology import PlanePoint, sample_plane_points
+
+        samples = sample_plane_points(self, uv_px, point_sigma_px)[:, 0]
+        sigma = samples[1:].std(axis=0) if len(samples) > 2 else np.zeros(2)
+        return PlanePoint((float(samples[0, 0]), float(samples[0, 1])), (float(sigma[0]), float(sigma[1])), self.unit)
+
+    def length(self, a: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
+        """Distance on the plane between image points ``a`` and ``b`` ((x, y) px or Blobs), in ``unit``."""
+        from .geom_metrology import measurement, sample_plane_points
+
+        pts = sample_plane_points(self, [_pixel(a), _pixel(b)], point_sigma_px)
+        return measurement(np.linalg.norm(pts[:, 0] - pts[:, 1], axis=1), self.unit, "length")
+
+    def angle(self, a: Any, vertex: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
+        """Angle on the plane at ``vertex`` between the directions to ``a`` and ``b``, degrees (0..180)."""
+        from .geom_metrology import angle_deg, measurement, sample_plane_points
+
+        pts = sample_plane_points(self, [_pixel(a), _pixel(vertex), _pixel(b)], point_sigma_px)
+        return measurement(angle_deg(pts[:, 0], pts[:, 1], pts[:, 2]), "deg", "angle")
+
+    def ratio(self, first: Any, second: Any, point_sigma_px: float = 0.3) -> "Measurement":
+        """Length of segment ``first`` = (a, b) over length of segment ``second`` = (c, d), on the plane."""
+        from .geom_metrology import measurement, sample_plane_points
+
+        (a, b), (c, d) = first, second
+        pts = sample_plane_points(self, [_pixel(a), _pixel(b), _pixel(c), _pixel(d)], point_sigma_px)
+        top = np.linalg.norm(pts[:, 0] - pts[:, 1], axis=1)
+        bottom = np.linalg.norm(pts[:, 2] - pts[:, 3], axis=1)
+        return measurement(top / bottom, "", "ratio")
+
+    def area(self, polygon_px: Any, point_sigma_px: float = 0.3) -> "Measurement":
+        """Area on the plane of an image polygon ((N, 2) px, in order), in ``unit`` squared."""
+        from .geom_metrology import measurement, sample_plane_points
+
+        pts = sample_plane_points(self, polygon_px, point_sigma_px)
+        x, y = pts[..., 0], pts[..., 1]
+        areas = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
+        return measurement(areas, f"{self.unit}^2", "area")
+
+    @property
+    def text(self) -> str:
+        """One line: the reference's size, its corners in the image and the edge-fit residuals."""
+        corners = "" if self.quad is None else " corners " + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in self.quad) + " px"
+        edges = f"; side fits rms {max(self.edge_rms_px):.2f} px" if self.edge_rms_px else ""
+        return (f"plane reference {self.size_m[0]:g} x {self.size_m[1]:g} {self.unit}:{corners}{edges}; "
+                f"plane x along quad[0]->quad[1], y along quad[0]->quad[3]")
+
     def _repr_png_(self) -> bytes:
         from .imaging import png_bytes
 
@@ -79,7 +145,17 @@ class Rectified:
 
     def __repr__(self) -> str:
         return (f"Rectified({self.image.width}x{self.image.height} px top view of a {self.size_m[0]:g} x "
-                f"{self.size_m[1]:g} m plane, {self.px_per_m:.1f} px/m)")
+                f"{self.size_m[1]:g} {self.unit} plane, {self.px_per_m:.1f} px/{self.unit})")
+
+
+def _pixel(point: Any) -> np.ndarray:
+    try:
+        value = np.asarray(getattr(point, "centroid", point), dtype=np.float64)
+    except (TypeError, ValueError):
+        value = np.empty(0)
+    if value.shape != (2,) or not np.isfinite(value).all():
+        raise ValueError(f"a point must be image pixels (x, y) or a Blob, got {point!r}")
+    return value
 
 
 def homography_from_points(src: Any, dst: Any) -> np.ndarray:
@@ -115,6 +191,8 @@ def rectify_plane(
     quad: Any,
     size: tuple[float, float],
     px_per_m: float | None = None,
+    corner_sigma_px: float = 0.5,
+    unit: str = "m",
 ) -> Rectified:
     """Warp a planar rectangle of known size to a metric top view.
 
@@ -126,6 +204,10 @@ def rectify_plane(
         size: (width_m, height_m): the rectangle's real size in metres (quad[0]->quad[1] is the width).
         px_per_m: top-view resolution; default keeps about the source resolution (the longer top-view
             side equals the longest quad edge in pixels, clamped to 64..2048 px).
+        corner_sigma_px: how precisely the corners are known, pixels (0.5 for corners read off a zoom
+            grid); the measurements' sigmas propagate it. ``geom.find_plane_reference`` finds and fits
+            the corners itself, with their fitted uncertainty.
+        unit: the unit of ``size`` ("m" by default).
 
     Returns:
         ``Rectified`` with ``image``, ``homography``, ``to_plane(uv_px)``, ``to_image(xy_m)`` and
@@ -150,4 +232,11 @@ def rectify_plane(
     out_w, out_h = max(1, int(round(width_m * px_per_m))), max(1, int(round(height_m * px_per_m)))
     source = as_rgb_array(frame)
     top = cv2.warpPerspective(source, H_top, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return Rectified(Image.fromarray(top), H_top, H_plane, float(px_per_m), (width_m, height_m))
+    samples = None
+    if corner_sigma_px > 0:
+        from .geom_metrology import MONTE_CARLO_SAMPLES
+
+        noise = np.random.default_rng(0).normal(0.0, float(corner_sigma_px), (MONTE_CARLO_SAMPLES, 4, 2))
+        samples = quad[None] + noise
+    return Rectified(Image.fromarray(top), H_top, H_plane, float(px_per_m), (width_m, height_m),
+                     quad=quad.copy(), corner_samples=samples, unit=unit)

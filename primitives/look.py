@@ -15,7 +15,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from .imaging import as_pil, as_rgb_array, png_bytes
 
-__all__ = ["Zoom", "zoom", "draw", "contact_sheet", "Blob", "ColorBlobs", "find_color", "NAMED_COLORS"]
+__all__ = ["Zoom", "zoom", "auto_contrast", "draw", "overlay_sizes", "contact_sheet", "Blob", "ColorBlobs", "find_color", "NAMED_COLORS"]
 
 PALETTE = [(255, 64, 64), (64, 160, 255), (64, 220, 64), (255, 200, 0), (220, 64, 255), (0, 220, 220),
            (255, 128, 0), (255, 255, 255)]
@@ -35,7 +35,7 @@ class Zoom:
         image: the rendered view (PIL RGB): the upscaled crop placed at ``offset`` inside margins that
             hold the tick labels (x labels on top, y labels on the left).
         box: (x0, y0, x1, y1) the cropped original pixels: columns x0..x1-1, rows y0..y1-1.
-        scale: output pixels per original pixel (nearest-neighbour upscaling, so each original pixel
+        scale: output pixels per original pixel (with ``interpolation="nearest"`` each original pixel
             is a ``scale`` x ``scale`` block).
         offset: (left, top) margin in output pixels.
         x_ticks / y_ticks: (original coordinate, output pixel) pairs; each grid line runs through the
@@ -48,6 +48,8 @@ class Zoom:
     offset: tuple[int, int]
     x_ticks: list[tuple[int, int]] = field(repr=False)
     y_ticks: list[tuple[int, int]] = field(repr=False)
+    interpolation: str = "nearest"
+    contrast: str | None = None
 
     @property
     def array(self) -> np.ndarray:
@@ -70,8 +72,36 @@ class Zoom:
         return png_bytes(self.image)[0]
 
     def __repr__(self) -> str:
-        return (f"Zoom(box={self.box} original px, scale={self.scale:g}x, image {self.image.width}x{self.image.height}; "
+        how = self.interpolation + (", auto contrast" if self.contrast else "")
+        return (f"Zoom(box={self.box} original px, scale={self.scale:g}x {how}, image {self.image.width}x{self.image.height}; "
                 f"grid labels are original pixel coordinates)")
+
+
+_RESAMPLING = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC,
+               "lanczos": Image.LANCZOS}
+
+
+def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: float = 99.0) -> np.ndarray:
+    """A display copy of an (H, W, 3) uint8 image with its brightness stretched (the input is untouched).
+
+    The ``low_percentile``..``high_percentile`` range of the brightness (mean of R, G, B) is mapped to
+    0..255 (the same linear map for all channels, so hues are kept), then a gamma brings the median
+    brightness to mid-grey (gamma clamped to 0.33..3). For looking at dark or overexposed frames only.
+    """
+    image = np.asarray(array)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"auto_contrast needs an (H, W, 3) RGB image, got shape {image.shape}")
+    values = image.astype(np.float64)
+    brightness = values.mean(axis=2)
+    lo, hi = np.percentile(brightness, [low_percentile, high_percentile])
+    if hi - lo < 1.0:
+        return image.copy()
+    stretched = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+    median = float(np.median(stretched.mean(axis=2)))
+    if 0.0 < median < 1.0:
+        gamma = float(np.clip(np.log(0.5) / np.log(median), 1 / 3, 3.0))
+        stretched = stretched ** gamma
+    return np.round(stretched * 255).astype(np.uint8)
 
 
 def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:
@@ -82,8 +112,16 @@ def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:
 
 
 def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pad: int = 0,
-         target_px: int = 768) -> Zoom:
-    """Crop ``box`` from ``frame`` and upscale it (nearest neighbour), with a labelled pixel grid.
+         target_px: int = 768, interpolation: str = "nearest", contrast: str | None = None) -> Zoom:
+    """Crop ``box`` from ``frame`` and upscale it, with a labelled pixel grid in ORIGINAL pixel coordinates.
+
+    Which interpolation when: ``"nearest"`` (default) keeps each original pixel a sharp square block, so
+    you can read exact pixel coordinates and edges off the grid (use it to locate or measure);
+    ``"bicubic"`` (or ``"lanczos"``) gives a smooth upscaled view that is easier to recognise things in
+    (use it to identify what a small object is; the grid still labels original pixels, but a blurred edge
+    no longer sits on a block boundary). ``contrast="auto"`` stretches a dark or overexposed crop for
+    viewing only (1st..99th brightness percentile to full range, then a gamma that brings the median to
+    mid-grey); the frame's pixels are never changed, so measure on the frame, not on the zoom.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
@@ -93,6 +131,9 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
             within ``target_px`` (at least 1, at most 32).
         grid: draw grid lines and tick labels in the original image's pixel coordinates.
         pad: grow the box by this many pixels on every side (context around a detection).
+        interpolation: "nearest" (pixel blocks, for reading coordinates), "bicubic" or "lanczos" (smooth,
+            for looking), or "bilinear".
+        contrast: None (pixels as they are) or "auto" (stretch dark/overexposed crops for viewing).
 
     Returns:
         A ``Zoom`` (``.image``; ``show(z)`` displays it), with ``to_original(u, v)`` / ``to_zoom(x, y)``.
@@ -109,16 +150,22 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
     cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
     if cx1 <= cx0 or cy1 <= cy0:
         raise ValueError(f"box {tuple(box)} lies outside the {width}x{height} image (x in 0..{width - 1}, y in 0..{height - 1})")
+    if interpolation not in _RESAMPLING:
+        raise ValueError(f"interpolation must be one of {sorted(_RESAMPLING)}, got {interpolation!r}")
+    if contrast not in (None, "auto"):
+        raise ValueError(f"contrast must be None or 'auto', got {contrast!r}")
     crop = array[cy0:cy1, cx0:cx1]
+    if contrast == "auto":
+        crop = auto_contrast(crop)
     crop_h, crop_w = crop.shape[:2]
     if scale is None:
         scale = float(min(32, max(1, target_px // max(crop_w, crop_h))))
     if scale <= 0:
         raise ValueError(f"scale must be positive, got {scale}")
     out_w, out_h = max(1, int(round(crop_w * scale))), max(1, int(round(crop_h * scale)))
-    upscaled = Image.fromarray(crop).resize((out_w, out_h), Image.NEAREST)
+    upscaled = Image.fromarray(crop).resize((out_w, out_h), _RESAMPLING[interpolation])
     if not grid:
-        return Zoom(upscaled, (cx0, cy0, cx1, cy1), float(scale), (0, 0), [], [])
+        return Zoom(upscaled, (cx0, cy0, cx1, cy1), float(scale), (0, 0), [], [], interpolation, contrast)
     font = _font(12)
     label_w = int(ImageDraw.Draw(upscaled).textlength(str(cy1), font=font)) + 8
     left, top = max(label_w, 24), 18
@@ -141,10 +188,17 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
         text.text((u, top - 2), str(x), fill=(0, 0, 0), font=font, anchor="mb")
     for y, v in y_ticks:
         text.text((left - 4, v), str(y), fill=(0, 0, 0), font=font, anchor="rm")
-    return Zoom(canvas, (cx0, cy0, cx1, cy1), float(scale), (left, top), x_ticks, y_ticks)
+    return Zoom(canvas, (cx0, cy0, cx1, cy1), float(scale), (left, top), x_ticks, y_ticks, interpolation, contrast)
 
 
 # ---- draw ----------------------------------------------------------------------------------------
+def overlay_sizes(width: int, height: int) -> tuple[int, int]:
+    """(line width px, label font px) that suit a ``width`` x ``height`` image: both grow with the image's
+    geometric-mean side (1 px / 8 px on a 200x150 frame, 2 px / 14 px at 640x480, 12 px / 80 px at 4000x3000)."""
+    side = float(np.sqrt(max(1, width) * max(1, height)))
+    return int(np.clip(round(side / 300), 1, 24)), int(np.clip(round(side / 40), 8, 80))
+
+
 def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
     if items is None:
         return []
@@ -156,6 +210,8 @@ def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
         return [(np.asarray(getattr(i, "box", i), dtype=np.float64), getattr(i, "label", None)) for i in items]
     if kind in ("points", "boxes", "lines"):
         array = np.asarray(items, dtype=np.float64)
+        if array.size == 0:
+            return []
         width = {"points": 2, "boxes": 4, "lines": 4}[kind]
         if array.ndim == 1 and array.size == width:
             array = array[None]
@@ -166,6 +222,8 @@ def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
             raise ValueError(f"{kind} must be {shapes[kind]} pixels, got shape {array.shape}")
         return [(row, None) for row in array]
     entries: list[tuple[Any, str | None]] = []
+    if isinstance(items, np.ndarray) and items.size == 0:
+        return []
     many = not isinstance(items, np.ndarray) and not hasattr(items, "mask") and hasattr(items, "__len__")
     for item in items if many else [items]:
         mask = np.asarray(getattr(item, "mask", item)).astype(bool)
@@ -186,7 +244,8 @@ def draw(
     masks: Any = None,
     lines: Any = None,
     labels: Sequence[str] | None = None,
-    width: int = 2,
+    width: int | None = None,
+    font_px: int | None = None,
 ) -> Image.Image:
     """Overlay labelled points, boxes, masks and lines on an image; returns a new PIL RGB image.
 
@@ -199,9 +258,18 @@ def draw(
         lines: (N, 4) pixels (x0, y0, x1, y1) or (N, 2, 2), or a dict {label: line}.
         labels: texts for the elements when exactly one of points/boxes/masks/lines is given as a
             sequence (use dicts to label several kinds at once).
-        width: line width in pixels.
+        width: line width in pixels; default scales with the image (1 px on a 200-px frame, 2 px at
+            640x480, about 12 px on a 4000-px photo).
+        font_px: label height in pixels; default scales with the image (8 px on a 200-px frame, 14 px at
+            640x480, up to 80 px), so labels stay legible without covering small frames.
+
+    Empty overlays (``boxes=[]``, ``points=np.zeros((0, 2))``, ``masks=[]``) draw nothing: with nothing
+    to draw the frame comes back unchanged (as a copy).
     """
     base = as_pil(frame).copy()
+    auto_width, auto_font = overlay_sizes(base.width, base.height)
+    width = auto_width if width is None else max(1, int(width))
+    font_px = auto_font if font_px is None else max(6, int(font_px))
     groups = {kind: _named_items(value, kind) for kind, value in
               (("masks", masks), ("boxes", boxes), ("lines", lines), ("points", points))}
     if labels is not None:
@@ -224,7 +292,8 @@ def draw(
         alpha = Image.fromarray((mask.astype(bool) * 110).astype(np.uint8))
         base.paste(tint, (0, 0), alpha)
     pen = ImageDraw.Draw(base)
-    font = _font(max(12, base.width // 60))
+    font = _font(font_px)
+    text_pad = max(1, font_px // 7)
     colour_index = 0
     texts: list[tuple[tuple[float, float], str, tuple[int, int, int]]] = []
     for mask, label in groups["masks"]:
@@ -257,7 +326,7 @@ def draw(
             texts.append(((x + radius + 2, y - radius - 2), label, colour))
     for (x, y), label, colour in texts:
         left, top, right, bottom = pen.textbbox((x, y), label, font=font, anchor="lb")
-        pen.rectangle([left - 2, top - 2, right + 2, bottom + 2], fill=(0, 0, 0))
+        pen.rectangle([left - text_pad, top - text_pad, right + text_pad, bottom + text_pad], fill=(0, 0, 0))
         pen.text((x, y), label, fill=colour, font=font, anchor="lb")
     return base
 
@@ -298,12 +367,16 @@ def contact_sheet(crops: Sequence[Any], labels: Sequence[str] | None = None, col
 
 
 # ---- find_color ----------------------------------------------------------------------------------
-# OpenCV HSV: hue 0..179 (degrees / 2), saturation and value 0..255. (centre hue, half-width).
-NAMED_COLORS: dict[str, tuple[int, int]] = {
-    "red": (0, 9), "orange": (15, 6), "yellow": (28, 7), "green": (60, 24), "cyan": (92, 8),
-    "blue": (112, 12), "purple": (138, 13), "magenta": (160, 9), "pink": (165, 10),
+# Hue bands in degrees (HSV hue, 0..360): (centre, half-width). Chroma and lightness are CIE Lab.
+NAMED_COLORS: dict[str, tuple[float, float]] = {
+    "red": (0.0, 18.0), "orange": (28.0, 10.0), "yellow": (56.0, 13.0), "green": (120.0, 48.0),
+    "cyan": (184.0, 16.0), "blue": (224.0, 24.0), "purple": (276.0, 26.0), "magenta": (320.0, 18.0),
+    "pink": (335.0, 22.0),
 }
-_ACHROMATIC = {"white": (0, 45, 190, 255), "black": (0, 255, 0, 55), "gray": (0, 45, 56, 189), "grey": (0, 45, 56, 189)}
+_LIGHTNESS = {"pink": (60.0, 100.0), "red": (8.0, 75.0)}   # Lab L ranges that tell pink from red
+_ACHROMATIC = ("white", "black", "gray", "grey")
+_NEUTRAL_CHROMA = 12.0      # Lab chroma below which a pixel counts as neutral (white/grey/black)
+_MIN_CHROMA = 6.0           # never call a pixel coloured below this Lab chroma
 
 
 @dataclass(frozen=True)
@@ -311,11 +384,17 @@ class Blob:
     """One connected region of the colour.
 
     Attributes:
-        centroid: (x, y) pixels (mean of the region's pixel centres).
-        area: pixel count (px^2).
+        centroid: (x, y) pixels, sub-pixel: the centre of the region weighted by how strongly each pixel
+            (including the partly covered edge pixels just outside the mask) shows the colour.
+        area: pixel count of the mask (px^2). ``weighted_area``: the same weighted by colour strength
+            (edge pixels count partly), px^2.
         box: (x0, y0, x1, y1) pixels: columns x0..x1-1 and rows y0..y1-1.
         mask: (H, W) bool region.
         mean_rgb: (3,) mean colour of the region, 0..255.
+        match: 0..1, how well the blob fits the request (colour closeness and, when an expected size was
+            given, size closeness); blobs are ranked by it.
+        plane_xy / plane_size: with ``rectified=``: the centroid in plane units and the equivalent
+            diameter in plane units (else None).
     """
 
     centroid: tuple[float, float]
@@ -323,102 +402,276 @@ class Blob:
     box: tuple[int, int, int, int]
     mask: np.ndarray = field(repr=False)
     mean_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    weighted_area: float = 0.0
+    match: float = 1.0
+    plane_xy: tuple[float, float] | None = None
+    plane_size: float | None = None
+
+    @property
+    def size_px(self) -> float:
+        """Equivalent diameter in pixels: the diameter of a disc of ``weighted_area``."""
+        return float(np.sqrt(4.0 * (self.weighted_area or self.area) / np.pi))
 
     def __repr__(self) -> str:
-        return (f"Blob(centroid=({self.centroid[0]:.1f}, {self.centroid[1]:.1f}) px, area={self.area} px^2, "
-                f"box={self.box})")
+        plane = ""
+        if self.plane_xy is not None:
+            plane = f", plane=({self.plane_xy[0]:.4g}, {self.plane_xy[1]:.4g}) size {self.plane_size:.3g}"
+        return (f"Blob(centroid=({self.centroid[0]:.2f}, {self.centroid[1]:.2f}) px, area={self.area} px^2, "
+                f"box={self.box}, match={self.match:.2f}{plane})")
 
 
 class ColorBlobs(list):
-    """Blobs of one colour, largest first (a list of ``Blob``), with the colour mask that produced them."""
+    """Blobs of one colour, best match first (a list of ``Blob``), with the colour mask that produced them.
 
-    def __init__(self, blobs: Sequence[Blob], color: str, mask: np.ndarray) -> None:
+    Without an expected size the order is by area (largest first); ``.thresholds`` records the adaptive
+    thresholds used (hue band in degrees, Lab chroma or lightness floor)."""
+
+    def __init__(self, blobs: Sequence[Blob], color: str, mask: np.ndarray,
+                 thresholds: dict[str, Any] | None = None) -> None:
         super().__init__(blobs)
         self.color = color
         self.mask = mask
+        self.thresholds = thresholds or {}
 
     def __repr__(self) -> str:
         if not self:
-            return f"ColorBlobs(no {self.color} blobs found)"
-        lines = [f"{len(self)} {self.color} blob{'s' if len(self) != 1 else ''}, largest first:"]
+            return f"ColorBlobs(no {self.color} blobs found; thresholds {self.thresholds})"
+        lines = [f"{len(self)} {self.color} blob{'s' if len(self) != 1 else ''}, best match first:"]
         lines += [f"  [{i}] {blob!r}" for i, blob in enumerate(self)]
         return "\n".join(lines)
 
 
-def _color_mask(hsv: np.ndarray, color: Any, hue_tolerance: int | None, min_saturation: int,
-                min_value: int) -> tuple[np.ndarray, str]:
-    hue, sat, val = (hsv[..., i].astype(np.int32) for i in range(3))
+@dataclass(frozen=True)
+class _ColorSpace:
+    hue: np.ndarray        # degrees 0..360 (HSV hue)
+    lightness: np.ndarray  # Lab L, 0..100
+    chroma: np.ndarray     # Lab chroma sqrt(a^2 + b^2), 0..~130
+
+
+def _color_space(array: np.ndarray) -> _ColorSpace:
+    import cv2
+
+    unit = array.astype(np.float32) / 255.0
+    lab = cv2.cvtColor(unit, cv2.COLOR_RGB2LAB)
+    hsv = cv2.cvtColor(unit, cv2.COLOR_RGB2HSV)
+    return _ColorSpace(hsv[..., 0].astype(np.float64), lab[..., 0].astype(np.float64),
+                       np.hypot(lab[..., 1], lab[..., 2]).astype(np.float64))
+
+
+def _otsu(values: np.ndarray) -> float:
+    if values.size < 2 or np.ptp(values) < 1e-6:
+        return float(values.min()) if values.size else 0.0
+    histogram, edges = np.histogram(values, bins=128)
+    centres = (edges[:-1] + edges[1:]) / 2
+    weight = np.cumsum(histogram)
+    mean = np.cumsum(histogram * centres)
+    total, total_mean = weight[-1], mean[-1]
+    between = np.zeros(len(centres))
+    valid = (weight > 0) & (weight < total)
+    w0, m0 = weight[valid], mean[valid]
+    between[valid] = (total_mean * w0 / total - m0) ** 2 / (w0 * (total - w0))
+    return float(edges[int(np.argmax(between)) + 1])
+
+
+def _hue_distance(hue: np.ndarray, centre: float) -> np.ndarray:
+    difference = np.abs(hue - centre) % 360.0
+    return np.minimum(difference, 360.0 - difference)
+
+
+def _neutral_floor(chroma: np.ndarray) -> float:
+    """The chroma a pixel needs to count as coloured in this image: 2.5 x the typical chroma of its
+    more neutral half (JPEG noise, white balance), at least ``_MIN_CHROMA``."""
+    lower = chroma[chroma <= np.median(chroma)]
+    return float(max(_MIN_CHROMA, 2.5 * float(np.median(lower)) if lower.size else _MIN_CHROMA))
+
+
+def _chromatic_mask(space: _ColorSpace, centre: float, half: float, min_chroma: float | None,
+                    lightness: tuple[float, float] = (8.0, 100.0)) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    in_band = (_hue_distance(space.hue, centre) <= half) & (space.lightness >= lightness[0]) & (space.lightness <= lightness[1])
+    if min_chroma is None:
+        min_chroma = _neutral_floor(space.chroma)
+    mask = in_band & (space.chroma >= min_chroma)
+    thresholds = {"hue_deg": (round(centre, 1), round(half, 1)), "min_chroma": round(float(min_chroma), 1)}
+    if lightness != (8.0, 100.0):
+        thresholds["lightness"] = lightness
+    return mask, space.chroma, thresholds
+
+
+def _color_mask(space: _ColorSpace, color: Any, hue_tolerance: float | None, min_chroma: float | None
+                ) -> tuple[np.ndarray, np.ndarray, str, dict[str, Any], float | None, float]:
+    """(mask, strength map, label, thresholds, hue centre or None, hue half-width)."""
     if isinstance(color, str):
         name = color.lower().strip()
         if name in _ACHROMATIC:
-            s_lo, s_hi, v_lo, v_hi = _ACHROMATIC[name]
-            return (sat >= s_lo) & (sat <= s_hi) & (val >= v_lo) & (val <= v_hi), name
+            neutral = space.chroma < _NEUTRAL_CHROMA
+            if name == "white":
+                floor = max(70.0, min(92.0, _otsu(space.lightness[neutral]) if neutral.any() else 70.0))
+                return (neutral & (space.lightness >= floor), space.lightness, name,
+                        {"max_chroma": _NEUTRAL_CHROMA, "min_lightness": round(floor, 1)}, None, 0.0)
+            if name == "black":
+                return (space.lightness <= 22.0, 100.0 - space.lightness, name, {"max_lightness": 22.0}, None, 0.0)
+            mask = neutral & (space.lightness > 22.0) & (space.lightness < 75.0)
+            return mask, 100.0 - np.abs(space.lightness - 50.0), name, {"max_chroma": _NEUTRAL_CHROMA,
+                                                                      "lightness": (22.0, 75.0)}, None, 0.0
         if name not in NAMED_COLORS:
             known = sorted(NAMED_COLORS) + sorted(_ACHROMATIC)
             raise ValueError(f"unknown colour {color!r}; use one of {known} or an (r, g, b) tuple")
         centre, half = NAMED_COLORS[name]
-        if name == "pink":
-            min_saturation = min(min_saturation, 40)
+        lightness = _LIGHTNESS.get(name, (8.0, 100.0))
         label = name
     else:
-        import cv2
-
         rgb = np.asarray(color, dtype=np.float64).ravel()
         if rgb.shape != (3,) or (rgb < 0).any() or (rgb > 255).any():
             raise ValueError(f"color must be a name or an (r, g, b) tuple with values 0..255, got {color!r}")
-        target = cv2.cvtColor(rgb.astype(np.uint8).reshape(1, 1, 3), cv2.COLOR_RGB2HSV)[0, 0].astype(int)
+        target = _color_space(rgb.astype(np.uint8).reshape(1, 1, 3))
         label = f"rgb{tuple(int(v) for v in rgb)}"
-        if target[1] < 45:
-            v_lo, v_hi = max(0, target[2] - 40), min(255, target[2] + 40)
-            return (sat < 45) & (val >= v_lo) & (val <= v_hi), label
-        centre, half = int(target[0]), 10
-        min_saturation = min(min_saturation, int(target[1] * 0.6))
-        min_value = min(min_value, int(target[2] * 0.6))
+        t_hue, t_light, t_chroma = float(target.hue[0, 0]), float(target.lightness[0, 0]), float(target.chroma[0, 0])
+        if t_chroma < _NEUTRAL_CHROMA:
+            mask = (space.chroma < _NEUTRAL_CHROMA) & (np.abs(space.lightness - t_light) <= 15.0)
+            return mask, 100.0 - np.abs(space.lightness - t_light), label, {"lightness": (t_light - 15, t_light + 15)}, None, 0.0
+        centre, half = t_hue, 20.0
+        lightness = (8.0, 100.0)
+        if min_chroma is None:
+            min_chroma = max(_MIN_CHROMA, 0.4 * t_chroma)
     if hue_tolerance is not None:
-        half = int(hue_tolerance)
-    difference = np.abs(hue - centre)
-    difference = np.minimum(difference, 180 - difference)
-    return (difference <= half) & (sat >= min_saturation) & (val >= min_value), label
+        half = float(hue_tolerance)
+    mask, strength, thresholds = _chromatic_mask(space, centre, half, min_chroma, lightness)
+    return mask, strength, label, thresholds, centre, half
+
+
+def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int, int]
+                       ) -> tuple[tuple[float, float], float]:
+    """Sub-pixel centre and area of a region (``local``: its mask in a crop with a 5-px margin,
+    ``values``: the colour strength there, ``origin``: the crop's (x0, y0)): pixels within 2 px of the
+    region weigh by their strength, scaled from the surrounding background's (0) to the core's (1)."""
+    from scipy.ndimage import binary_dilation, binary_erosion
+
+    near = binary_dilation(local, iterations=2)
+    ring = binary_dilation(local, iterations=4) & ~near
+    core = binary_erosion(local, iterations=1)
+    core = core if core.any() else local
+    background = float(np.median(values[ring])) if ring.any() else float(values[~local].min(initial=values.min()))
+    inside = float(np.median(values[core]))
+    if inside - background < 1e-6:
+        weights = local.astype(np.float64)
+    else:
+        weights = np.clip((values - background) / (inside - background), 0.0, 1.0) * near
+    total = float(weights.sum())
+    if total <= 0:
+        weights, total = local.astype(np.float64), float(local.sum())
+    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    return (float((weights * gx).sum() / total) + origin[0], float((weights * gy).sum() / total) + origin[1]), total
 
 
 def find_color(
     frame: Any,
     color: str | tuple[int, int, int] = "red",
     min_area: int = 20,
-    hue_tolerance: int | None = None,
-    min_saturation: int = 80,
-    min_value: int = 60,
+    hue_tolerance: float | None = None,
+    min_chroma: float | None = None,
     max_blobs: int = 50,
+    expected_size: float | None = None,
+    rectified: Any = None,
 ) -> ColorBlobs:
-    """Find regions of a colour with classical HSV thresholds and connected components (no model needed).
+    """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components.
+
+    A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
+    (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
+    (2.5 x the typical chroma of its more neutral half, at least 6), so pale stickers on white paper and
+    saturated ones are both found, and grey or white surfaces are not; pink is the light (Lab L >= 60)
+    and red the darker (L <= 75) part of the red-pink hues. White/grey/black use Lab lightness among
+    neutral pixels.
+
+    Ranking: without ``expected_size`` blobs come largest first. With ``expected_size`` (the blob's
+    typical width: a disc's diameter, about 1.13 x a square's side) they are ranked by ``match``: how
+    close their size is to it (in pixels, or in plane units when ``rectified=`` is given) and how close
+    their colour is to the band centre, so a large object of similar hue, or light-brown tape when asking
+    for yellow, ranks below the sticker you asked for.
+
+    Centroids are sub-pixel: intensity-weighted over the blob and its partly covered edge pixels.
+    Measure in a plane by passing ``rectified=geom.find_plane_reference(...)`` (or ``geom.rectify_plane``):
+    each blob then has ``plane_xy`` and ``plane_size`` in the plane's units.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) RGB array).
         color: a name ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "magenta", "pink",
-            "white", "black", "gray") or an (r, g, b) tuple 0..255 (matched by hue +- 10 of 180, or by
-            brightness for greys).
+            "white", "black", "gray") or an (r, g, b) tuple 0..255 (hue +- 20 degrees, chroma at least
+            0.4 x the target's; greys by lightness +- 15).
         min_area: smaller regions (pixels) are dropped.
-        hue_tolerance: override the hue half-width (OpenCV hue units, 0..179 = 0..358 degrees).
-        min_saturation, min_value: HSV floors (0..255) for chromatic colours.
-        max_blobs: keep at most this many, largest first.
+        hue_tolerance: override the hue half-width, degrees (0..180).
+        min_chroma: override the adaptive Lab chroma floor (0..~130; pale colours ~15-30, vivid 50+).
+        max_blobs: keep at most this many, best first.
+        expected_size: typical width of the wanted blobs, pixels (or plane units with ``rectified``).
+        rectified: a ``Rectified`` plane (from ``geom.rectify_plane`` / ``geom.find_plane_reference``).
 
     Returns:
-        ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px, area px^2, box, mask, mean_rgb) sorted by
-        decreasing area, 8-connected; ``.mask`` holds the full colour mask.
+        ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px sub-pixel, area px^2, box, mask, mean_rgb,
+        match, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
+        thresholds used.
     """
     import cv2
 
     array = as_rgb_array(frame)
-    hsv = cv2.cvtColor(array, cv2.COLOR_RGB2HSV)
-    mask, label = _color_mask(hsv, color, hue_tolerance, min_saturation, min_value)
-    count, components, stats, centroids = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    order = [i for i in np.argsort(-stats[1:, cv2.CC_STAT_AREA]) + 1 if stats[i, cv2.CC_STAT_AREA] >= min_area]
-    blobs = []
-    for i in order[:max_blobs]:
-        region = components == i
+    space = _color_space(array)
+    mask, strength, label, thresholds, centre, half = _color_mask(space, color, hue_tolerance, min_chroma)
+    if expected_size is not None and not float(expected_size) > 0:
+        raise ValueError(f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}")
+    count, components, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    candidates = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= min_area]
+    height, width = mask.shape
+    found = []
+    for i in candidates:
         x, y, w, h, area = (int(v) for v in stats[i])
-        blobs.append(Blob(
-            centroid=(float(centroids[i][0]), float(centroids[i][1])), area=area, box=(x, y, x + w, y + h),
-            mask=region, mean_rgb=tuple(float(v) for v in array[region].mean(axis=0)),
-        ))
-    return ColorBlobs(blobs, label, mask)
+        x0, y0, x1, y1 = max(0, x - 5), max(0, y - 5), min(width, x + w + 5), min(height, y + h + 5)
+        local = components[y0:y1, x0:x1] == i
+        centroid, weighted = _weighted_centroid(local, strength[y0:y1, x0:x1], (x0, y0))
+        score = 0.0
+        if centre is not None:
+            mean_hue = _circular_mean(space.hue[y0:y1, x0:x1][local])
+            score += 0.5 * float(_hue_distance(np.array(mean_hue), centre)) / max(half, 1.0)
+            if _is_fringe(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1], centre, half):
+                score += 2.0
+        plane_xy = plane_size = None
+        size = float(np.sqrt(4.0 * weighted / np.pi))
+        if rectified is not None:
+            plane_xy, plane_size = _blob_on_plane(rectified, centroid, weighted)
+            size = plane_size
+        if expected_size is not None:
+            score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
+        found.append((i, (x, y, x + w, y + h), area, centroid, weighted, float(np.exp(-score)), plane_xy, plane_size,
+                      tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0))))
+    found.sort(key=(lambda f: -f[2]) if expected_size is None else (lambda f: -f[5]))
+    blobs = [Blob(centroid=centroid, area=area, box=box, mask=components == i, mean_rgb=mean_rgb,
+                  weighted_area=weighted, match=match, plane_xy=plane_xy, plane_size=plane_size)
+             for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb in found[:max_blobs]]
+    return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
+
+
+def _is_fringe(local: np.ndarray, chroma: np.ndarray, hue: np.ndarray, centre: float, half: float) -> bool:
+    """True when the region is the blurred rim of a more saturated object of a similar hue (the light
+    edge of a red dot asked for as "pink"): its neighbours within 2 px are much more colourful than it."""
+    from scipy.ndimage import binary_dilation
+
+    ring = binary_dilation(local, iterations=2) & ~local & (_hue_distance(hue, centre) <= 2 * half)
+    if ring.sum() < 3:
+        return False
+    return float(np.percentile(chroma[ring], 75)) > 1.5 * float(np.median(chroma[local]))
+
+
+def _circular_mean(hue_deg: np.ndarray) -> float:
+    angles = np.radians(hue_deg)
+    return float(np.degrees(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean())) % 360.0)
+
+
+def _blob_on_plane(rectified: Any, centroid: tuple[float, float], area_px: float) -> tuple[tuple[float, float], float]:
+    """Centroid in plane units and equivalent diameter in plane units (area scaled by the homography's
+    local Jacobian at the centroid)."""
+    to_plane = getattr(rectified, "to_plane", None)
+    if to_plane is None:
+        raise ValueError("rectified= must be a Rectified plane (geom.rectify_plane or geom.find_plane_reference)")
+    c = np.asarray(centroid, dtype=np.float64)
+    probe = np.array([c, c + (1.0, 0.0), c + (0.0, 1.0)])
+    mapped = np.asarray(to_plane(probe), dtype=np.float64)
+    jacobian = np.stack([mapped[1] - mapped[0], mapped[2] - mapped[0]], axis=1)
+    area_plane = area_px * abs(float(np.linalg.det(jacobian)))
+    return (float(mapped[0][0]), float(mapped[0][1])), float(np.sqrt(4.0 * area_plane / np.pi))

@@ -125,3 +125,46 @@ def test_detections_can_be_drawn_and_zoomed_directly():
     assert z.box == (35, 25, 85, 65)
     drawn = np.asarray(draw(np.zeros((100, 120, 3), np.uint8), boxes=[cup]))
     assert drawn[45, 40].any() and not drawn[45, 60].any()
+
+
+def test_draw_with_empty_overlays_returns_the_frame_unchanged():
+    image = coordinate_image()
+    for empty in ({"boxes": []}, {"points": []}, {"masks": []}, {"lines": []}, {"points": np.zeros((0, 2))},
+                  {"boxes": np.zeros((0, 4))}, {"masks": np.zeros((0, 200, 300), bool)}, {"boxes": [], "labels": []}):
+        out = draw(image, **empty)
+        assert np.array_equal(np.asarray(out), image), empty
+
+
+def _label_height(image: np.ndarray) -> int:
+    out = np.asarray(draw(image, boxes={"chair": (image.shape[1] * 0.3, image.shape[0] * 0.4,
+                                                  image.shape[1] * 0.6, image.shape[0] * 0.8)}))
+    changed = np.any(out != image, axis=2)
+    rows = np.nonzero(changed[: int(image.shape[0] * 0.4) - 1].any(axis=1))[0]   # the label sits above the box
+    return int(rows.max() - rows.min() + 1)
+
+
+def test_draw_scales_labels_and_lines_with_the_image():
+    small, large = np.full((150, 200, 3), 90, np.uint8), np.full((3000, 4000, 3), 90, np.uint8)
+    small_h, large_h = _label_height(small), _label_height(large)
+    assert small_h <= 0.12 * 150            # a label does not cover a 200-px frame
+    assert large_h >= 0.015 * 3000          # and stays legible on a 4000-px photo
+    line = np.asarray(draw(large, lines=[(100, 1500, 3900, 1500)]))
+    assert np.any(line[:, 2000] != 90, axis=1).sum() >= 8
+    assert np.any(np.asarray(draw(small, lines=[(10, 75, 190, 75)]))[:, 100] != 90, axis=1).sum() <= 2
+
+
+def test_zoom_smooth_interpolation_and_auto_contrast_for_looking():
+    image = coordinate_image() * 8                                      # columns 8 grey levels apart
+    nearest = zoom(image, (10, 10, 30, 30), scale=8, grid=False)
+    smooth = zoom(image, (10, 10, 30, 30), scale=8, grid=False, interpolation="bicubic")
+    assert len(np.unique(nearest.array[..., 0])) == 20                  # 20 original columns -> 20 blocks
+    assert len(np.unique(smooth.array[..., 0])) > 60                    # interpolated in between
+    assert smooth.to_original(*smooth.to_zoom(17, 23)) == pytest.approx((17, 23))
+    dark = (np.random.default_rng(0).uniform(0, 30, (60, 80, 3))).astype(np.uint8)
+    original = dark.copy()
+    bright = zoom(dark, (0, 0, 80, 60), scale=2, grid=False, contrast="auto")
+    assert np.median(bright.array) > 100 > np.median(dark)
+    assert np.array_equal(dark, original)                               # the frame's pixels are untouched
+    assert "auto contrast" in repr(bright) and "bicubic" in repr(smooth)
+    with pytest.raises(ValueError, match="interpolation must be one of"):
+        zoom(image, (0, 0, 10, 10), interpolation="smooth")
