@@ -22,12 +22,20 @@ format (cells, answer, score, end), so rollouts can be replayed and viewed; pass
 as ``step(cell, output=reply)`` and the log also holds a ``model_call`` per step whose request is the
 conversation so far (system prompt, task, earlier replies and observations), so rewarded rollouts export
 as fine-tuning data like agent episodes.
+
+For TRL's ``GRPOTrainer`` (``environment_factory``, TRL >= 1.x), :class:`TRLSpatialEnvironment` wraps
+one ``SpatialEnv`` per rollout: ``reset(task_json=...)`` starts the task from the dataset row
+(:func:`grpo_dataset` builds the rows), the model calls its one tool ``run_cell(code)``, and
+``get_reward()`` is the host-side score of the answer. The ground truth never enters the kernel
+(:meth:`Task.kernel_meta` leaves it out), so a cell can only choose its answer, not its reward.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +45,7 @@ from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.task import Task
 from spatialclaw.trajectory import EPISODE_FILE, TrajectoryWriter, config_hash
 
-__all__ = ["EXTERNAL_POLICY", "Observation", "SpatialEnv"]
+__all__ = ["EXTERNAL_POLICY", "Observation", "SpatialEnv", "TRLSpatialEnvironment", "grpo_dataset"]
 
 EXTERNAL_POLICY = "external-policy"
 """The model name logged for rollouts: the policy lives outside the environment."""
@@ -224,6 +232,93 @@ class SpatialEnv:
                         duration_s=round(time.time() - self._started, 3))
         self._log.close()
         self._log = None
+
+
+TOOL_NOTE = (
+    "\n\nIn this environment each cell runs through the `run_cell` tool: call it with the code of one cell "
+    "(instead of writing a ```python block```) and read its output in the tool's reply."
+)
+
+
+class TRLSpatialEnvironment:
+    """A TRL ``GRPOTrainer`` environment (``environment_factory=TRLSpatialEnvironment`` or a
+    ``functools.partial`` of it with :class:`SpatialEnv` arguments): one kernel per instance, reused
+    across the rollouts TRL gives it.
+
+    TRL exposes every public method but ``reset``/``get_reward`` as a tool, so there is one: ``run_cell``.
+    ``reset`` receives the dataset row's columns and needs ``task_json`` (see :func:`grpo_dataset`);
+    its return value (the task prompt) is appended to the row's last user message. With
+    ``tool_images=True``, ``run_cell`` returns the cell's images too (content blocks, for VLM policies).
+    Call :meth:`close_all` after training to stop the kernels.
+    """
+
+    _instances: weakref.WeakSet[TRLSpatialEnvironment] = weakref.WeakSet()
+
+    def __init__(self, tool_images: bool = False, **env_kwargs: Any) -> None:
+        self.env = SpatialEnv(**env_kwargs)
+        self.tool_images = tool_images
+        self.reward = 0.0
+        self.done = True
+        self.last_info: dict[str, Any] = {}
+        TRLSpatialEnvironment._instances.add(self)
+
+    def reset(self, task_json: str, **row: Any) -> str:
+        """Start the row's task (its other columns are ignored); returns the task prompt text."""
+        observation = self.env.reset(task_json)
+        self.reward, self.done, self.last_info = 0.0, False, {}
+        return observation.text
+
+    def run_cell(self, code: str) -> Any:
+        """Run one Python cell in the spatialclaw kernel (frames, perception and geometry tools are preloaded;
+        call answer(value) in a cell to give the final answer).
+
+        Args:
+            code: The Python source of one cell.
+
+        Returns:
+            The cell's output as the agent shows it: printed text, the last value, errors, images.
+        """
+        if self.done:
+            return "The episode is over: the answer was given or the step budget is spent. Stop calling tools."
+        observation, self.done, reward, self.last_info = self.env.step(code)
+        if self.done:
+            self.reward = reward
+        if not self.tool_images or not observation.images:
+            return observation.text
+        from PIL import Image
+
+        return [{"type": "text", "text": observation.text}] + [
+            {"type": "image", "image": Image.open(io.BytesIO(png)).convert("RGB")} for png in observation.images
+        ]
+
+    def get_reward(self) -> float:
+        """The benchmark score of the answer in [0, 1], computed on the host; 0 without an answer."""
+        return self.reward
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Stop the kernel of every instance (TRL keeps them in a pool for the whole run)."""
+        for instance in list(cls._instances):
+            instance.env.close()
+
+
+def grpo_dataset(tasks: list[Task], max_steps: int = 16, system: str | None = None) -> Any:
+    """A ``datasets.Dataset`` for ``GRPOTrainer`` with :class:`TRLSpatialEnvironment`: per task a
+    conversational ``prompt`` (the system prompt, default the compact manual for ``max_steps`` plus how
+    to call ``run_cell``; then an empty user turn that ``reset`` fills with the task), the ``task_json``
+    and the ``task_id``. Tasks must have a ground truth."""
+    import datasets
+
+    from spatialclaw.export.system import compact_system_prompt
+
+    system = system if system is not None else compact_system_prompt(max_steps) + TOOL_NOTE
+    rows = []
+    for task in tasks:
+        if task.ground_truth is None:
+            raise ValueError(f"task {task.task_id!r} has no ground truth; the reward needs it")
+        rows.append({"prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
+                     "task_json": json.dumps(task.to_dict()), "task_id": task.task_id})
+    return datasets.Dataset.from_list(rows)
 
 
 def _version() -> str:
