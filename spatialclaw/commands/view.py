@@ -10,8 +10,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "view",
         help="write HTML pages (images inlined) for an episode or a run, and print the path to open",
-        description="Write a self-contained HTML page per episode (inside the episode directory) and an "
-        "index.html per run, or everything under --out. Opens in any browser without a server.",
+        description="For a run directory (from `spatialclaw bench`): one self-contained page, RUN/index.html, "
+        "with filter/sort/search over its tasks and every attempt's messages and cells. For an episode directory "
+        "(or a folder of episodes): a page per episode and an index.html, or everything under --out. Opens in any "
+        "browser without a server.",
     )
     parser.add_argument("path", metavar="RUN_OR_EPISODE", help="an episode directory or a run directory")
     parser.add_argument("--out", help="directory (or .html file for one episode) to write to instead")
@@ -19,9 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spatialclaw.run_viewer import is_run_dir, write_run_page
     from spatialclaw.viewer import write_views
 
     try:
+        if is_run_dir(args.path):
+            print(write_run_page(args.path, args.out))
+            return 0
         result = write_views(args.path, args.out)
     except (FileNotFoundError, ValueError) as error:
         print(f"spatialclaw view: {error}", file=sys.stderr)
