@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from spatialclaw.benchmarks.names import normalise_benchmark_name
 from spatialclaw.cell import CellResult
 from spatialclaw.task import Task
 from spatialclaw.trajectory import Episode, iter_episode_dirs, load_episode
@@ -29,16 +30,8 @@ __all__ = [
     "episode_task",
     "find_episode_dirs",
     "main_model_calls",
-    "normalise_benchmark_name",
     "step_count",
 ]
-
-
-def normalise_benchmark_name(name: str | None) -> str:
-    """A benchmark name in the form names are compared in: lower case, ``-``/spaces/``.`` as ``_``
-    (``VSI-Bench``, ``vsi bench`` and ``vsi_bench`` are the same benchmark); ``""`` for no name."""
-    return re.sub(r"[\s.\-_]+", "_", (name or "").strip().lower()).strip("_")
-
 
 SIDE_CALL_PURPOSES = frozenset({"vlm.ask", "vlm.locate"})
 """``model_call`` purposes that are questions asked from inside a cell, not turns of the main loop."""

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from spatialclaw.chat import TextPart
-from spatialclaw.episodes import EpisodeFilter, normalise_benchmark_name
+from spatialclaw.benchmarks.names import normalise_benchmark_name
+from spatialclaw.episodes import EpisodeFilter
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.export.conversation import Turn
 from spatialclaw.export.length import TokenCounter, fit_to_budget
@@ -165,7 +166,7 @@ def test_empty_export_writes_nothing_and_names_filters_and_benchmarks(tmp_path):
 
 def test_benchmark_names_compare_normalised(tmp_path):
     assert normalise_benchmark_name("VSI-Bench") == normalise_benchmark_name("vsi_bench") == "vsi_bench"
-    assert normalise_benchmark_name(" MMSI bench ") == "mmsi_bench" and normalise_benchmark_name(None) == ""
+    assert normalise_benchmark_name(" MMSI bench ") == "mmsi_bench" and normalise_benchmark_name("VSIBench") == "vsi_bench"
     write_synthetic_episode(tmp_path / "run" / "a", steps=2, seed=1, benchmark="vsi_bench")
     report = export_episodes("openai", [tmp_path / "run"], tmp_path / "o.jsonl",
                              episode_filter=EpisodeFilter(benchmarks=("vsi-bench",)))
