@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from spatialclaw.benchmarks.names import canonical_benchmark_name
 from spatialclaw.task import Task
 
 __all__ = ["LoadedBenchmark", "benchmark_names", "load_benchmark"]
@@ -26,7 +27,9 @@ class LoadedBenchmark:
 
 
 def benchmark_names() -> list[str]:
-    """Every name :func:`load_benchmark` accepts (besides a path to a ``.jsonl`` file)."""
+    """Every name :func:`load_benchmark` accepts (besides a path to a ``.jsonl`` file); any spelling that
+    :func:`~spatialclaw.benchmarks.names.normalise_benchmark_name` folds to one of them works too
+    (``VSI-Bench``, ``vsi_bench``)."""
     from spatialclaw.benchmarks.specs import SPECS
 
     return ["synthetic", "local", *SPECS]
@@ -49,6 +52,7 @@ def load_benchmark(
     """
     if name.endswith(".jsonl") and source is None:
         name, source = "local", name
+    name = canonical_benchmark_name(name, ("synthetic", "local")) or name
     if name == "synthetic":
         from spatialclaw.benchmarks.synthetic import generate
 
@@ -63,7 +67,8 @@ def load_benchmark(
     from spatialclaw.benchmarks.spec import load_tasks
     from spatialclaw.benchmarks.specs import SPECS
 
-    spec = SPECS.get(name)
+    canonical = canonical_benchmark_name(name, SPECS)
+    spec = SPECS.get(canonical) if canonical else None
     if spec is None:
         raise ValueError(f"unknown benchmark {name!r}; choose one of: {', '.join(benchmark_names())}, or a .jsonl file")
     tasks = load_tasks(spec, source=source, media_root=media_root, split=split, limit=None if seed else limit)

@@ -24,6 +24,7 @@ import hashlib
 import io
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -132,13 +133,16 @@ class BenchmarkSpec:
 
     ``hub_id``/``configs``/``split``: where ``datasets`` loads the records from (several configs are
     concatenated, e.g. BLINK's spatial subsets). ``data_files``: for hub repos that are plain JSON files.
-    ``to_task(record, ctx) -> Task``: the record-to-task mapping. ``aggregation``: the rule for the overall
-    number. ``media_help``: how to obtain media not embedded in the records.
+    ``to_task(record, ctx) -> Task | None``: the record-to-task mapping (None: a record the adapter does
+    not score, counted and reported by :func:`load_tasks`). ``aggregation``: the rule for the overall
+    number. ``media_help``: how to obtain media not embedded in the records. ``splits``: every published
+    split (default: ``split`` alone). ``metric``: one line on how the benchmark is scored, for
+    ``spatialclaw bench --list``.
     """
 
     name: str
     description: str
-    to_task: Callable[[dict[str, Any], RecordContext], Task]
+    to_task: Callable[[dict[str, Any], RecordContext], Task | None]
     hub_id: str | None = None
     configs: tuple[str | None, ...] = (None,)
     split: str = "test"
@@ -146,6 +150,17 @@ class BenchmarkSpec:
     aggregation: str = "micro"
     media_help: str | None = None
     homepage: str | None = None
+    splits: tuple[str, ...] = ()
+    metric: str = "accuracy"
+
+    @property
+    def source(self) -> str:
+        """Where the records come from: the hub id, else the homepage."""
+        return self.hub_id or self.homepage or "local files (--source)"
+
+    @property
+    def all_splits(self) -> tuple[str, ...]:
+        return self.splits or (self.split,)
 
 
 def _load_dataset(*args: Any, **kwargs: Any) -> Any:
@@ -207,13 +222,16 @@ def load_tasks(
     limit: int | None = None,
 ) -> list[Task]:
     """The benchmark's tasks, in record order (``limit``: the first N). ``media_cache`` defaults to
-    ``$SPATIALCLAW_CACHE/benchmarks/<name>/media``."""
+    ``$SPATIALCLAW_CACHE/benchmarks/<name>/media``. Records the adapter does not score (its ``to_task``
+    returns None, e.g. SpatialTree-Bench's LLM-judged questions) are skipped with one warning that
+    counts them."""
     if media_cache is None:
         base = Path(os.environ.get("SPATIALCLAW_CACHE", Path.home() / ".cache" / "spatialclaw"))
         media_cache = base / "benchmarks" / spec.name / "media"
     root = _media_root(source, media_root)
     tasks: list[Task] = []
     seen: set[str] = set()
+    skipped = 0
     for index, (config, record) in enumerate(load_records(spec, source, split)):
         if limit is not None and len(tasks) >= limit:
             break
@@ -225,10 +243,16 @@ def load_tasks(
                 f"{spec.name}: record {index} does not have the expected layout ({type(exc).__name__}: {exc}); "
                 f"fields present: {sorted(record)}"
             ) from exc
+        if task is None:
+            skipped += 1
+            continue
         if task.task_id in seen:
             raise ValueError(f"{spec.name}: duplicate task id {task.task_id!r} at record {index}")
         seen.add(task.task_id)
         tasks.append(task)
+    if skipped:
+        warnings.warn(f"{spec.name}: skipped {skipped} record(s) whose official metric spatialclaw does not "
+                      "reproduce (see the spec's docstring)", stacklevel=2)
     return tasks
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from pathlib import Path
 
@@ -47,22 +48,39 @@ def _check_tasks(tasks: list, benchmark: str) -> None:
             assert task.answer_type == "multiple_choice"
             assert normalize_choice_answer(task.ground_truth, task.choices) is not None
             # The right answer's letter scores 1, another letter 0.
+            # by the benchmark's own (official) metric, as the runner scores it
             right = normalize_choice_answer(task.ground_truth, task.choices)
             wrong = "A" if right != "A" else "B"
-            assert score_answer(right, task.ground_truth, task.answer_type, task.choices).value == 1.0
-            assert score_answer(wrong, task.ground_truth, task.answer_type, task.choices).value == 0.0
+            metric = task.meta.get("metric")
+            assert score_answer(right, task.ground_truth, task.answer_type, task.choices, metric).value == 1.0
+            assert score_answer(wrong, task.ground_truth, task.answer_type, task.choices, metric).value == 0.0
         else:
-            assert task.answer_type in ("number", "text")
-            assert score_answer(str(task.ground_truth), task.ground_truth, task.answer_type).value == 1.0
+            assert task.answer_type in ("number", "text", "yes_no")
+            metric = task.meta.get("metric")
+            assert score_answer(str(task.ground_truth), task.ground_truth, task.answer_type, metric=metric).value == 1.0
         assert "ground_truth" not in task.kernel_meta()
 
 
 def test_every_public_benchmark_has_a_spec() -> None:
-    assert set(SPECS) == {"vsi-bench", "mmsi-bench", "mindcube", "blink", "cv-bench", "erqa", "spar-bench",
-                          "viewspatial-bench", "omnispatial", "3dsrbench"}
+    assert set(SPECS) == {"vsi-bench", "vsi-bench-debiased", "mmsi-bench", "mindcube", "blink", "cv-bench", "erqa",
+                          "spar-bench", "viewspatial-bench", "omnispatial", "3dsrbench", "dsi-bench", "osi-bench",
+                          "pai-bench", "perceptioncomp", "spatialtree-bench", "spbench-si", "spbench-mv", "video-mme",
+                          "video-mme-v2", "vsti-bench", "mmsi-video-bench", "omni3d-bench"}
     assert {"synthetic", "local", *SPECS} == set(benchmark_names())
     for spec in SPECS.values():
-        assert spec.hub_id, spec.name  # the hub id is the default path for users
+        assert spec.source and spec.all_splits and spec.metric, spec.name  # what bench --list shows
+        assert spec.hub_id or spec.name == "vsti-bench", spec.name  # the hub id is the default path for users
+        assert "Scoring:" in (importlib.import_module(spec.to_task.__module__).__doc__ or ""), spec.name
+
+
+def test_benchmark_names_are_normalised_in_the_registry(tmp_path: Path) -> None:
+    tasks = load_tasks(SPECS["spar-bench"], source=FIXTURES / "spar-bench" / "test.jsonl", media_cache=tmp_path)
+    for spelling in ("SPAR-Bench", "spar_bench", "Spar Bench"):
+        loaded = load_benchmark(spelling, source=FIXTURES / "spar-bench" / "test.jsonl")
+        assert loaded.name == "spar-bench" and [t.task_id for t in loaded.tasks] == [t.task_id for t in tasks]
+    assert load_benchmark("Synthetic", limit=2).name == "synthetic"
+    with pytest.raises(ValueError, match="unknown benchmark 'spar-bench-3'"):
+        load_benchmark("spar-bench-3")
 
 
 def test_vsi_bench(tmp_path: Path) -> None:
@@ -71,13 +89,16 @@ def test_vsi_bench(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["vsi-bench"], source=FIXTURES / "vsi-bench" / "test.jsonl", media_root=tmp_path, media_cache=tmp_path / "m")
     _check_tasks(tasks, "vsi-bench")
     by_type = {t.category: t for t in tasks}
-    assert by_type["object_counting"].ground_truth == 4.0 and by_type["object_counting"].meta["metric"] == "mra"
+    assert by_type["object_counting"].ground_truth == 4.0 and by_type["object_counting"].meta["metric"] == "vsi_na"
     assert by_type["object_abs_distance"].meta["unit"] == "m"
     assert by_type["object_size_estimation"].meta["unit"] == "cm"
     assert by_type["room_size_estimation"].meta["unit"] == "m2"
     direction = by_type["object_rel_direction_hard"]
     assert direction.choices[2] == "C. back-left" and direction.ground_truth == "C"
-    assert score_answer("back-left", direction.ground_truth, "multiple_choice", direction.choices).value == 1.0
+    assert score_answer("back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
+    assert score_answer("C. back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
+    # free text goes through the official first-token rule: "It is back-left" reads "It"
+    assert score_answer("It is back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 0.0
     assert direction.inputs[0].kind == "video"
     assert direction.inputs[0].paths[0].endswith("scannet/scene0011_00.mp4")
 
@@ -151,13 +172,18 @@ def test_erqa(tmp_path: Path) -> None:
     assert tasks[0].task_id == "erqa/erqa_0" and tasks[1].choices == ["first", "second"]
 
 
-def test_spar_bench_numeric_and_choice(tmp_path: Path) -> None:
+def test_spar_bench_scores_by_task_as_the_official_code(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["spar-bench"], source=FIXTURES / "spar-bench" / "test.jsonl", media_cache=tmp_path)
     _check_tasks(tasks, "spar-bench")
-    fill, select, words = tasks
-    assert fill.ground_truth == 2.35 and fill.meta["metric"] == "mra"
-    assert words.answer_type == "text" and words.meta["metric"] == "exact"
-    assert select.choices == ["moved left", "moved right", "moved forward", "moved backward"]
+    depth, view_change, relation, distance_mv = tasks
+    assert depth.meta["metric"] == "spar_na:depth_prediction_oc" and depth.answer_type == "number"
+    assert view_change.meta["metric"] == "spar_vci" and view_change.ground_truth == "move_forward:0.8,rotate_left:30"
+    assert relation.choices == ["lamp", "monitor", "plant", "keyboard"] and relation.meta["metric"] == "spar_mca"
+    # the multi-view distance task reads the reply's last number, the single-view depth its first
+    assert score_answer("from 1.0 to 1.6 m", distance_mv.ground_truth, "number", metric=distance_mv.meta["metric"]).value == 1.0
+    assert score_answer("2.35 m, not 5", depth.ground_truth, "number", metric=depth.meta["metric"]).value == 1.0
+    half = score_answer("move_forward:0.8", view_change.ground_truth, "text", metric="spar_vci")
+    assert half.value == 0.8  # four of five axes exact; rotation predicted 0 against 30 scores 0
 
 
 def test_viewspatial_bench(tmp_path: Path) -> None:

@@ -10,30 +10,55 @@ from spatialclaw.benchmarks.spec import BenchmarkSpec
 from spatialclaw.benchmarks.specs import (
     blink,
     cv_bench,
+    dsi_bench,
     erqa,
     mindcube,
     mmsi_bench,
+    mmsi_video_bench,
+    omni3d_bench,
     omnispatial,
+    osi_bench,
+    pai_bench,
+    perceptioncomp,
     spar_bench,
+    spatialtree_bench,
+    spbench,
     threedsr_bench,
+    video_mme,
+    video_mme_v2,
     viewspatial_bench,
     vsi_bench,
+    vsi_bench_debiased,
+    vsti_bench,
 )
 
 __all__ = ["SPECS"]
 
 SPECS: dict[str, BenchmarkSpec] = {
-    module.SPEC.name: module.SPEC
-    for module in (
-        vsi_bench,
-        mmsi_bench,
-        mindcube,
-        blink,
-        cv_bench,
-        erqa,
-        spar_bench,
-        viewspatial_bench,
-        omnispatial,
-        threedsr_bench,
+    spec.name: spec
+    for spec in (
+        vsi_bench.SPEC,
+        vsi_bench_debiased.SPEC,
+        mmsi_bench.SPEC,
+        mindcube.SPEC,
+        blink.SPEC,
+        cv_bench.SPEC,
+        erqa.SPEC,
+        spar_bench.SPEC,
+        viewspatial_bench.SPEC,
+        omnispatial.SPEC,
+        threedsr_bench.SPEC,
+        dsi_bench.SPEC,
+        osi_bench.SPEC,
+        pai_bench.SPEC,
+        perceptioncomp.SPEC,
+        spatialtree_bench.SPEC,
+        spbench.SPEC_SI,
+        spbench.SPEC_MV,
+        video_mme.SPEC,
+        video_mme_v2.SPEC,
+        vsti_bench.SPEC,
+        mmsi_video_bench.SPEC,
+        omni3d_bench.SPEC,
     )
 }

@@ -4,6 +4,9 @@ object localization and visual correspondence.
 Record (``BLINK-Benchmark/BLINK``, one config per subtask, split ``val``; ``test`` answers are hidden):
 ``idx``, ``question``, ``sub_task``, ``image_1`` .. ``image_4`` (images or null), ``choices`` (option
 texts), ``answer`` (``"(A)"``), ``prompt``, ``explanation``. Overall = mean over subtasks.
+
+Scoring: lmms-eval ``lmms_eval/tasks/blink/utils.py`` (the leading-letter extraction, metric ``cv_letter``)
+and zeyofu/BLINK_Benchmark ``eval/evaluate.py`` (overall = mean over subtasks).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"blink/{record['idx']}",
         benchmark="blink",
         category=record.get("sub_task") or ctx.config,
-        meta={"metric": "choice"},
+        meta={"metric": "cv_letter"},
     )
 
 
@@ -40,5 +43,6 @@ SPEC = BenchmarkSpec(
     configs=SPATIAL_SUBTASKS,
     split="val",
     aggregation="macro",
+    metric="accuracy per subtask, overall = mean over subtasks; the reply's leading letter (lmms-eval)",
     homepage="https://huggingface.co/datasets/BLINK-Benchmark/BLINK",
 )

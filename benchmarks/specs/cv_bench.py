@@ -4,6 +4,9 @@ Record (``nyu-visionx/CV-Bench``, split ``test``): ``idx``, ``type`` (2D/3D), ``
 Depth, Distance), ``image``, ``question``, ``choices``, ``answer`` (``"(A)"``), ``prompt``, ``filename``,
 ``source`` (ADE20K, COCO, Omni3D), ``source_dataset``, ``source_filename``, ``target_class``,
 ``target_size``, ``bbox``. Overall by the card's rule: ((ADE20K + COCO) / 2 + Omni3D) / 2.
+
+Scoring: lmms-eval ``lmms_eval/tasks/cv_bench/utils.py`` (metric ``cv_letter``; the overall formula is its
+``cv_bench_default_aggregate_results``, the dataset card's rule).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"cv-bench/{record['idx']}",
         benchmark="cv-bench",
         category=record["task"],
-        meta={"metric": "choice", "source": record["source"], "type": record.get("type")},
+        meta={"metric": "cv_letter", "source": record["source"], "type": record.get("type")},
     )
 
 
@@ -36,5 +39,6 @@ SPEC = BenchmarkSpec(
     hub_id="nyu-visionx/CV-Bench",
     split="test",
     aggregation="cv_bench",
+    metric="accuracy, overall = ((ADE20K + COCO) / 2 + Omni3D) / 2; the reply's leading letter (lmms-eval)",
     homepage="https://huggingface.co/datasets/nyu-visionx/CV-Bench",
 )

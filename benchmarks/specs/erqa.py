@@ -4,6 +4,9 @@ Record (``FlagEval/ERQA``, BAAI's parquet release of the ``erqa.tfrecord`` file,
 ``question_id``, ``question`` (the options inline, ``A. ...``), ``question_type``, ``answer`` (a letter),
 ``images`` (list of encoded images), ``visual_indices`` (where each image sits in the prompt; absent in
 some copies). A copy without ``question_id`` uses the record index. Overall = accuracy.
+
+Scoring: lmms-eval ``lmms_eval/tasks/erqa/utils.py`` with ``lmms_eval/tasks/_task_utils/mcq_extract.py``
+(metric ``erqa_choice``: its main rules, see :func:`spatialclaw.benchmarks.official.mcq_extract`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"erqa/{record.get('question_id', ctx.index)}",
         benchmark="erqa",
         category=record.get("question_type") or "uncategorized",
-        meta={"metric": "choice", "visual_indices": list(record.get("visual_indices") or [])},
+        meta={"metric": "erqa_choice", "visual_indices": list(record.get("visual_indices") or [])},
     )
 
 
@@ -40,5 +43,6 @@ SPEC = BenchmarkSpec(
     hub_id="FlagEval/ERQA",
     split="test",
     aggregation="micro",
+    metric="accuracy; the last declared or the bare option letter (lmms-eval extract_mcq_answer rules)",
     homepage="https://github.com/embodiedreasoning/ERQA",
 )

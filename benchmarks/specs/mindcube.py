@@ -5,6 +5,9 @@ its setting: ``rotation_...``, ``around_...``, ``among_...``), ``category`` (lis
 ``meta_info``, ``question`` (options inline as ``A. ...``), ``images`` (paths relative to the unzipped
 ``data/`` folder), ``gt_answer`` (a letter). The hub repository holds a zip, not loadable records: unzip it
 and pass ``--source data/raw/MindCube_tinybench.jsonl --media-root data``. Overall = accuracy.
+
+Scoring: mll-lab-nu/MindCube ``src/evaluation/core/extractors.py`` and lmms-eval
+``lmms_eval/tasks/mindcube/utils.py`` (metric ``mindcube_choice``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"mindcube/{record['id']}",
         benchmark="mindcube",
         category=setting,
-        meta={"metric": "choice", "tags": list(record.get("category") or [])},
+        meta={"metric": "mindcube_choice", "tags": list(record.get("category") or [])},
     )
 
 
@@ -44,6 +47,7 @@ SPEC = BenchmarkSpec(
     hub_id="MLL-Lab/MindCube",
     split="train",
     aggregation="micro",
+    metric="accuracy; MindCube's prioritised answer patterns (official extract_answer)",
     media_help="Download data.zip from MLL-Lab/MindCube, unzip it, and use its data/ folder",
     homepage="https://huggingface.co/datasets/MLL-Lab/MindCube",
 )

@@ -3,6 +3,8 @@
 Record (``RunsenXu/MMSI-Bench``, split ``test``): ``id``, ``images`` (list of encoded image bytes),
 ``question_type``, ``question`` (the options inline after ``"Options:"``), ``answer`` (a letter),
 ``thought``. Overall = accuracy over all questions.
+
+Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/mmsi_bench/utils.py`` (metric ``mmsi_choice``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"mmsi-bench/{record['id']}",
         benchmark="mmsi-bench",
         category=record["question_type"],
-        meta={"metric": "choice"},
+        meta={"metric": "mmsi_choice"},
     )
 
 
@@ -39,5 +41,6 @@ SPEC = BenchmarkSpec(
     hub_id="RunsenXu/MMSI-Bench",
     split="test",
     aggregation="micro",
+    metric="accuracy; the first standalone A-D not followed by a word (official MMSI-Bench extraction)",
     homepage="https://huggingface.co/datasets/RunsenXu/MMSI-Bench",
 )

@@ -8,6 +8,9 @@ of the right option), ``task_type`` (Dynamic_Reasoning, Complex_Logic, Spatial_I
 Perspective_Taking), ``sub_task_type``. Records carry no image field: the image is
 ``<task_type>/<image>.png`` beside ``data.json``. Unzip and pass ``--source OmniSpatial-test/data.json``.
 Overall = accuracy.
+
+Scoring: lmms-eval ``lmms_eval/tasks/omnispatial/utils.py`` with its ``_default_template_yaml``
+(``eval_type: re``; metric ``omnispatial_choice``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"omnispatial/{record['id']}",
         benchmark="omnispatial",
         category=record["task_type"],
-        meta={"metric": "choice", "sub_task_type": record.get("sub_task_type")},
+        meta={"metric": "omnispatial_choice", "sub_task_type": record.get("sub_task_type")},
     )
 
 
@@ -49,6 +52,7 @@ SPEC = BenchmarkSpec(
     hub_id="qizekun/OmniSpatial",
     split="test",
     aggregation="micro",
+    metric="accuracy; the last 'Answer: X', else A (lmms-eval, eval_type re)",
     media_help="Download OmniSpatial-test.zip from qizekun/OmniSpatial and unzip it",
     homepage="https://huggingface.co/datasets/qizekun/OmniSpatial",
 )

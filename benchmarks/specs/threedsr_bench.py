@@ -7,6 +7,9 @@ Record (``ccvl/3DSRBench``, config ``benchmark``, split ``test``; the same colum
 ``image_url`` (a COCO URL; the file is looked up under ``--media-root``, e.g. the unzipped
 ``coco_images.zip``, as ``<folder>/<name>`` then ``<name>``). Circular variants of one question
 share ``index % 1,000,000`` (VLMEvalKit's convention); a question counts only when all variants are right.
+
+Scoring: VLMEvalKit's circular evaluation; its option matching falls back to an LLM judge, which is
+not reproduced: answers are read with the lenient ``choice`` metric.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ SPEC = BenchmarkSpec(
     configs=("benchmark",),
     split="test",
     aggregation="circular",
+    metric="circular accuracy (every variant right); option letter or text (VLMEvalKit's LLM fallback not reproduced)",
     media_help="Download coco_images.zip from ccvl/3DSRBench and unzip it",
     homepage="https://huggingface.co/datasets/ccvl/3DSRBench",
 )

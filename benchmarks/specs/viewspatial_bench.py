@@ -7,6 +7,8 @@ split ``test``): ``question_type`` (e.g. ``"Camera perspective - Relative Direct
 images ship as ``scannetv2_val.zip`` and ``val2017.zip``, and the leading ``ViewSpatial-Bench/`` is dropped
 when looking under ``--media-root``), ``question``, ``choices`` (``"A. left\\nB. right ..."`` or a list),
 ``answer`` (``"A. left"`` or a letter). Overall = accuracy.
+
+Scoring: ZJU-REAL/ViewSpatial-Bench ``evaluate.py`` (metric ``viewspatial_choice``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"viewspatial-bench/{record.get('id', ctx.index)}",
         benchmark="viewspatial-bench",
         category=record["question_type"],
-        meta={"metric": "choice"},
+        meta={"metric": "viewspatial_choice"},
     )
 
 
@@ -47,6 +49,7 @@ SPEC = BenchmarkSpec(
     configs=("ViewSpatial-Bench",),
     split="test",
     aggregation="micro",
+    metric="accuracy; the first A-D in the reply's last line (official evaluate.py)",
     media_help="Download scannetv2_val.zip and val2017.zip from lidingm/ViewSpatial-Bench and unzip them into one folder",
     homepage="https://huggingface.co/datasets/lidingm/ViewSpatial-Bench",
 )

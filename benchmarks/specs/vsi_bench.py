@@ -6,11 +6,14 @@ scannetpp), ``scene_name``, ``question_type``, ``question``, ``ground_truth``, `
 ``<media_root>/<dataset>/<scene_name>.mp4``. Numeric answers: distances in metres, object sizes in
 centimetres, room sizes in square metres, counts; scored by mean relative accuracy; multiple choice by
 accuracy; overall by the ``vsi_bench`` rule.
+
+Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/vsibench/utils.py`` (metrics ``vsi_mca``,
+``vsi_na``; ``vsibench_aggregate_results``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
 from spatialclaw.task import FrameSpec, Task
@@ -18,31 +21,40 @@ from spatialclaw.task import FrameSpec, Task
 UNITS = {"object_abs_distance": "m", "object_size_estimation": "cm", "room_size_estimation": "m2"}
 
 
-def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    video = ctx.media(f"{record['dataset']}/{record['scene_name']}.mp4")
-    options = list(record.get("options") or [])
-    qtype = record["question_type"]
-    common = dict(
-        question=record["question"],
-        inputs=[FrameSpec.video(video)],
-        task_id=f"vsi-bench/{record['id']}",
-        benchmark="vsi-bench",
-        category=qtype,
-    )
-    if options:
-        return Task(**common, choices=options, answer_type="multiple_choice", ground_truth=str(record["ground_truth"]),
-                    meta={"metric": "choice", "scene": record["scene_name"]})
-    return Task(**common, answer_type="number", ground_truth=float(record["ground_truth"]),
-                meta={"metric": "mra", "unit": UNITS.get(qtype), "scene": record["scene_name"]})
+def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Task]:
+    """The record mapping for VSI-Bench and its debiased release (same layout, another config)."""
 
+    def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+        video = ctx.media(f"{record['dataset']}/{record['scene_name']}.mp4")
+        options = list(record.get("options") or [])
+        qtype = record["question_type"]
+        common = dict(
+            question=record["question"],
+            inputs=[FrameSpec.video(video)],
+            task_id=f"{benchmark}/{record['id']}",
+            benchmark=benchmark,
+            category=qtype,
+        )
+        if options:
+            return Task(**common, choices=options, answer_type="multiple_choice",
+                        ground_truth=str(record["ground_truth"]), meta={"metric": "vsi_mca", "scene": record["scene_name"]})
+        return Task(**common, answer_type="number", ground_truth=float(record["ground_truth"]),
+                    meta={"metric": "vsi_na", "unit": UNITS.get(qtype), "scene": record["scene_name"]})
+
+    return to_task
+
+
+MEDIA_HELP = ("Download arkitscenes.zip, scannet.zip and scannetpp.zip from nyu-visionx/VSI-Bench and unzip them "
+              "into one folder")
 
 SPEC = BenchmarkSpec(
     name="vsi-bench",
     description="Visual-spatial intelligence on indoor scan videos (counts, distances, sizes, directions, routes)",
-    to_task=to_task,
+    to_task=make_to_task("vsi-bench"),
     hub_id="nyu-visionx/VSI-Bench",
     split="test",
     aggregation="vsi_bench",
-    media_help="Download arkitscenes.zip, scannet.zip and scannetpp.zip from nyu-visionx/VSI-Bench and unzip them into one folder",
+    media_help=MEDIA_HELP,
     homepage="https://huggingface.co/datasets/nyu-visionx/VSI-Bench",
+    metric="accuracy (first token) and MRA, mean over question types, directions merged (lmms-eval vsibench)",
 )
