@@ -202,6 +202,10 @@ def test_a_sandboxed_cell_sees_no_session_directory_at_all(sessions: dict[str, S
     assert "victim" not in (seen["root"] or [])
     assert seen["own"] in (None, ["work"])  # its own session's files are out of reach too
     assert victim.status()["state"] == "running"
+    from spatialclaw.trajectory import load_episode
+
+    assert load_episode(attacker.directory).header["config"]["sandbox"]["active"] is True
+    assert load_episode(sessions["plain"].directory).header["config"]["sandbox"] == {"mode": "off", "active": False, "mechanism": None}
 
 
 def test_socket_directories_of_another_user_or_open_to_others_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
