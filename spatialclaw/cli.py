@@ -4,7 +4,8 @@
 Errors: a problem with the user's input or setup (a missing or unreadable file, a bad value, a model that
 cannot be reached or refuses the key, ...) ends the command with a one-line ``spatialclaw COMMAND: ...``
 message on stderr and exit code 2; anything else is a bug and prints its traceback with a request to report
-it (exit code 1). ``--debug`` (or ``SPATIALCLAW_DEBUG=1``) shows tracebacks for every error, logged ones too.
+it (exit code 1). A missing optional dependency names the extra that installs it
+(:mod:`spatialclaw.extras`, exit code 2). ``--debug`` (or ``SPATIALCLAW_DEBUG=1``) shows tracebacks for every error, logged ones too.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ class LogFormatter(logging.Formatter):
         error = record.exc_info[1] if record.exc_info else None
         if error is None or self.debug:
             return super().format(record)
+        from spatialclaw.extras import install_hint
+
+        hint = install_hint(error)
+        if hint is not None:
+            return f"{record.getMessage()}: {hint}"
         if is_user_error(error):
             return f"{record.getMessage()}: {type(error).__name__}: {describe_error(error)}"
         return f"{super().format(record)}\n{BUG_REPORT}"
@@ -115,6 +121,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
+        from spatialclaw.extras import install_hint
+
+        hint = install_hint(error)
+        if hint is not None:  # a missing optional dependency: say which extra installs it
+            if debug:
+                traceback.print_exc()
+            print(f"{prefix}: {hint}", file=sys.stderr)
+            return 2
         if not is_user_error(error):
             traceback.print_exc()
             print(f"{prefix}: unexpected {type(error).__name__}: {BUG_REPORT}", file=sys.stderr)

@@ -46,6 +46,10 @@ class PreloadError(RuntimeError):
     """The episode's namespace could not be loaded (for example a missing or corrupt frame file)."""
 
 
+class _ProtocolBroken(Exception):
+    """A message from the kernel did not decode: the cell broke the kernel's side of the protocol."""
+
+
 class KernelDied(RuntimeError):
     """The kernel died during an internal operation (preload, reset) and could not be brought back."""
 
@@ -257,6 +261,18 @@ class Kernel:
         started = time.monotonic()
         msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
         collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
+        try:
+            return self._collect(msg_id, collector, started, timeout)
+        except _ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
+            result = collector.finish(None, time.monotonic() - started)
+            result.status = "crashed"
+            result.error = CellError("KernelProtocolError", f"the kernel's messages no longer decode ({broken}): the cell "
+                                     "broke the kernel's own messaging, for example by patching json")
+            self._recover(result, "the kernel was restarted because its messages no longer decoded")
+            return result
+
+    def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:
+        """The messages of request ``msg_id`` into a result: the body of :meth:`execute`."""
         deadline = started + timeout
         interrupted_at: float | None = None
         while not collector.done:
@@ -358,6 +374,8 @@ class Kernel:
             return client.get_iopub_msg(timeout=timeout)
         except queue.Empty:
             return None
+        except Exception as error:  # a message that does not decode or verify
+            raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
 
     def _await_reply(self, msg_id: str, timeout: float = 10.0) -> int | None:
         client = self._process.client
@@ -367,6 +385,8 @@ class Kernel:
                 reply = client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
             except queue.Empty:
                 break
+            except Exception as error:  # a reply that does not decode or verify
+                raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
             if reply.get("parent_header", {}).get("msg_id") == msg_id:
                 return reply["content"].get("execution_count")
         return None
