@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--choices", nargs="+", metavar="OPTION", help="option texts; the answer is then a letter A, B, ...")
     parser.add_argument("--answer-type", choices=["multiple_choice", "number", "yes_no", "text"],
                         help="default: inferred from the question (options: multiple_choice; 'how many', 'in meters': number; 'Is ...?': yes_no)")
+    parser.add_argument("--ground-truth", metavar="VALUE",
+                        help="the correct answer (a letter, a number, yes/no or text): the episode is scored and the "
+                        "score recorded, so it exports like a benchmark episode; the kernel never sees it")
     add_agent_options(parser)
     parser.add_argument("--out", required=True, type=Path, help="episode directory (must not hold an episode yet)")
     parser.set_defaults(handler=run)
@@ -45,8 +48,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=30, help="step budget (default 30)")
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
-    parser.add_argument("--api-detail", choices=["full", "brief"], default="full",
-                        help="tool manual in the system prompt: full docstrings, or brief summaries for small-context models")
+    parser.add_argument("--api-detail", choices=["core", "brief", "full"], default="core",
+                        help="tool manual in the system prompt: core (one line per name; manual(name) in a cell for more), "
+                             "brief (one paragraph each) or full docstrings")
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="end the episode after this many seconds (status timeout)")
     parser.add_argument("--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens")
@@ -85,7 +89,22 @@ def build_task(args: argparse.Namespace) -> Any:
         raise ValueError("--fps and --count apply to --video only")
     check_input_kinds(args)
     specs = specs_from_groups(groups, fps=args.fps, count=args.count)
-    return make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type, task_id="cli")
+    task = make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type, task_id="cli")
+    if getattr(args, "ground_truth", None) is not None:
+        task.ground_truth = parse_ground_truth(args.ground_truth, task.answer_type)
+    return task
+
+
+def parse_ground_truth(value: str, answer_type: str) -> Any:
+    """``--ground-truth`` as the task's answer type holds it: a float for ``number`` (``ValueError`` saying
+    what to give otherwise), the text as given for the other types (letters, yes/no and text are
+    normalised by the scorer)."""
+    if answer_type != "number":
+        return value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"--ground-truth {value!r} is not a number, but the answer type is number; give e.g. 2.5") from None
 
 
 def check_input_kinds(args: argparse.Namespace) -> None:
@@ -159,16 +178,35 @@ def print_summary(result: Any, stream: TextIO, quiet: bool = False) -> None:
     print(f"answer: {result.answer}", file=stream, flush=True)
 
 
-def run_episode(model: Any, task: Any, args: argparse.Namespace, out: Path, stream: TextIO = sys.stdout) -> int:
-    """Run and stream one episode; the exit code says whether an answer came back."""
+def run_episode(model: Any, task: Any, args: argparse.Namespace, out: Path, stream: TextIO | None = None) -> int:
+    """Run and stream one episode (to ``stream``, default the current ``sys.stdout``); the exit code says
+    whether an answer came back."""
     from spatialclaw.agent import Agent
+
+    stream = stream if stream is not None else sys.stdout
 
     config = agent_config(args)
     with Agent(model, config) as agent:
         on_step = None if args.quiet else (lambda event: print_step(event, config.max_steps, stream))
         result = agent.run(task, out, on_step=on_step)
+    if task.ground_truth is not None:
+        record_score(task, result, out, stream, quiet=args.quiet)
     print_summary(result, stream, quiet=args.quiet)
     return 0 if result.answer is not None else 1
+
+
+def record_score(task: Any, result: Any, out: Path, stream: TextIO, quiet: bool = False) -> None:
+    """Score the answer against the task's ground truth on the host, as the benchmark runner does, append
+    the ``score`` event to the episode and print ``score: ...`` (unless ``quiet``)."""
+    from spatialclaw.runner.episode import score_row
+    from spatialclaw.trajectory import TrajectoryWriter
+
+    row = score_row(task, result.answer)
+    with TrajectoryWriter(out, fsync=False) as writer:
+        writer.write("score", score=row["score"], ground_truth=row["ground_truth"],
+                     details={"metric": row["metric"], "extracted": row["extracted"]})
+    if not quiet:
+        print(f"score: {row['score']:g} ({row['metric']}; ground truth {row['ground_truth']!r})", file=stream)
 
 
 def run(args: argparse.Namespace) -> int:
