@@ -36,8 +36,13 @@ from . import geom
 from .geom_box import OrientedBox
 from .geom_camera import as_points, as_pose
 from .geom_relate import Direction, format_metres
+from .scene_bearings import Bearing, intrinsics_from_fov, level_camera_pose, locate, make_bearing
+from .scene_perspective import Perspective, perspective_from_positions
 
-__all__ = ["Scene", "SceneObject", "Relation", "Readout"]
+__all__ = ["Scene", "SceneObject", "Relation", "Readout", "Perspective", "Bearing"]
+
+DEFAULT_HFOV_DEG = 60.0
+"""Horizontal field of view assumed for a bearing when neither K nor hfov_deg is given, degrees."""
 
 MAX_PAIRS_IN_DESCRIPTION = 45
 
@@ -63,14 +68,26 @@ class SceneObject:
     Attributes:
         name: unique key, used in readouts as "the <name>".
         label: category (e.g. "chair"); defaults to the name.
-        points: (N, 3) world points in metres.
+        points: (N, 3) world points in metres (one point, the estimate, for a bearing-located object).
         frames: absolute frame indices it was observed in.
+        covariance: (3, 3) position covariance in m^2 for an object located from bearings (None for one
+            measured in 3D, whose position is taken as exact).
+        bearings: the image observations it was located from (``Bearing``s), if any.
+        located: how it was located, e.g. "2 bearings from 2 views, 1 with a distance estimate".
     """
 
     name: str
     label: str
     points: np.ndarray = field(repr=False)
     frames: tuple[int, ...] = ()
+    covariance: np.ndarray | None = field(default=None, repr=False)
+    bearings: tuple[Bearing, ...] = field(default=(), repr=False)
+    located: str = ""
+
+    @property
+    def sigma_m(self) -> np.ndarray:
+        """(3,) standard deviation of the position along world X, Y, Z, metres (zeros for 3D-measured objects)."""
+        return np.zeros(3) if self.covariance is None else np.sqrt(np.clip(np.diag(self.covariance), 0, None))
 
     @property
     def centroid(self) -> np.ndarray:
@@ -98,9 +115,18 @@ class SceneObject:
         return self.box.size
 
     def summary(self) -> str:
-        """One line: name, label, size, centre, height range, frames, point count."""
-        length, width, height = self.size
+        """One line: name, label, size, centre, height range, frames, point count (for a bearing-located
+        object: its position with the standard deviations and how it was located)."""
         c = self.center
+        if self.covariance is not None:
+            sx, sy, sz = self.sigma_m
+            label = f" ({self.label})" if self.label != self.name else ""
+            frames = f", seen in frames {list(self.frames)}" if self.frames else ""
+            assumed = sorted({b.assumed for b in self.bearings if b.assumed})
+            note = f"; assumed {'; '.join(assumed)}" if assumed else ""
+            return (f"{self.name}{label}: at ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m ± ({sx:.2f}, {sy:.2f}, {sz:.2f}) m "
+                    f"(1 sigma), located from {self.located}{frames}{note}")
+        length, width, height = self.size
         z_lo, z_hi = self.extent[:, 2]
         label = f" ({self.label})" if self.label != self.name else ""
         frames = f", seen in frames {list(self.frames)}" if self.frames else ""
@@ -182,6 +208,7 @@ class Scene:
         self.instances: dict[str, SceneObject] = {}
         self.cameras: dict[int, np.ndarray] = {}
         self.unposed: list[int] = []
+        self.pending: dict[str, tuple[Bearing, ...]] = {}
 
     # ---- cameras -------------------------------------------------------------------------------
     def set_cameras(self, poses: Any, frame_indices: Sequence[int] | None = None) -> None:
@@ -333,6 +360,153 @@ class Scene:
                              f"with K and pose=rec.poses[{i}] instead")
         return rec.depth[i], (rec.intrinsics[i] if K is None else K), (rec_pose if pose is None else pose)
 
+    def add_bearing(
+        self,
+        name: str,
+        pixel: Any,
+        distance: float | None = None,
+        distance_sigma: float | None = None,
+        frame: Any = None,
+        K: Any = None,
+        hfov_deg: float | None = None,
+        image_size: tuple[int, int] | None = None,
+        pose: Any = None,
+        pixel_sigma_px: float | None = None,
+        label: str | None = None,
+        replace: bool = False,
+    ) -> SceneObject | Readout:
+        """Locate an object from 2D evidence: where it is in an image plus (optionally) how far it is.
+
+        Each call adds one observation; calling again with the same name and another view fuses the
+        bearings (triangulation when the camera poses differ, with or without distances), so a layout
+        can be built from a few small frames with no depth model. The position and its covariance come
+        from a weighted least-squares fit (see ``scene_bearings``); every readout that uses the object
+        (``perspective``, ``relation``, ``describe``, ``bev``) carries that uncertainty.
+
+        Args:
+            name: the object's name (an existing bearing-located object of that name gets this
+                observation added; ``replace=True`` starts it over).
+            pixel: (x, y) pixels of the object's centre (or a ``Blob``/detection centre) in the frame.
+            distance: estimated distance from the camera to the object along that ray, metres (from a
+                known-size scale, ``geom.scale_from_known_size``, a depth map, or a judgement); None for a
+                bearing only. distance_sigma: its standard deviation, metres (default 25% of distance).
+            frame: the absolute frame index or the ``Frame`` the pixel is in (a Frame, or a PIL image,
+                also gives the image size). Its registered camera pose is used unless ``pose`` is given.
+            K: (3, 3) intrinsics, pixels. Without K: ``hfov_deg`` (horizontal field of view, degrees;
+                default 60, stated in the readouts as an assumption) and the image size (from the Frame or
+                ``image_size=(width, height)`` px).
+            pose: (4, 4) camera-to-world pose. Default: the registered camera of ``frame``; with no
+                camera registered at all, the design world's first camera: at the origin, level, facing +Y
+                (stated as an assumption).
+            pixel_sigma_px: uncertainty of ``pixel``, pixels (default 2).
+
+        Returns:
+            The located ``SceneObject`` (``.center``, ``.covariance``, ``.sigma_m``, ``.located``); for a
+            first bearing without a distance, a ``Readout`` saying it is kept (``scene.pending``) until a
+            second view or a distance locates it.
+
+        Example::
+
+            scene.add_bearing("sofa", (52, 120), distance=3.0, distance_sigma=0.5, frame=frames[0], hfov_deg=60)
+            scene.add_bearing("tv", (160, 95), distance=2.5, frame=frames[0], hfov_deg=60)
+            scene.add_bearing("lamp", (20, 100), distance=1.8, frame=frames[0], hfov_deg=60)
+            scene.perspective("lamp", standing_at="sofa", facing="tv")   # clock, left/right, degrees, metres
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        has_index = frame is not None and (hasattr(frame, "index") or isinstance(frame, (int, np.integer)))
+        index = _frame_index(frame) if has_index else None
+        assumed: list[str] = []
+        if K is None:
+            size = image_size
+            if size is None and hasattr(frame, "width") and hasattr(frame, "height"):
+                size = (frame.width, frame.height)
+            if size is None or len(size) != 2:
+                raise ValueError("add_bearing needs K=(3, 3), or the image size to go with a field of view: pass "
+                                 "frame=<the Frame>, or image_size=(width, height) pixels")
+            if hfov_deg is None:
+                hfov_deg = DEFAULT_HFOV_DEG
+                assumed.append(f"{DEFAULT_HFOV_DEG:g} deg horizontal field of view")
+            K = intrinsics_from_fov(int(size[0]), int(size[1]), float(hfov_deg))
+        if pose is None:
+            if index is not None and index in self.cameras:
+                pose = self.cameras[index]
+            elif not self.cameras:
+                pose = level_camera_pose()
+                assumed.append("camera at the origin, level, facing +Y")
+            else:
+                raise ValueError(f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
+                                 f"it (scene.add_camera); registered frames: {sorted(self.cameras)}")
+        bearing = make_bearing(pixel, index, K, pose, pixel_sigma_px, distance, distance_sigma, "; ".join(assumed))
+        previous = self.instances.get(name)
+        if previous is not None and not replace and previous.covariance is None:
+            raise ValueError(f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
+                             f"bearings instead, or use another name")
+        earlier = () if replace else (previous.bearings if previous is not None else self.pending.get(name, ()))
+        bearings = earlier + (bearing,)
+        if index is not None and index not in self.cameras and "camera at the origin" not in bearing.assumed:
+            self.add_camera(index, bearing.pose)
+        if len(bearings) == 1 and bearing.distance_m is None:
+            self.pending[name] = bearings
+            return Readout(f"{name}: 1 bearing kept (frame {index}); it is located once you add a bearing of it from "
+                           f"another view (with that camera's pose) or a distance estimate")
+        position, covariance, how = locate(bearings)
+        self.pending.pop(name, None)
+        frames = tuple(sorted({b.frame for b in bearings if b.frame is not None}))
+        instance = SceneObject(name=name, label=label or (previous.label if previous is not None else name),
+                               points=position[None], frames=frames, covariance=covariance, bearings=bearings,
+                               located=how)
+        self.instances[name] = instance
+        return instance
+
+    def _place(self, ref: Any, role: str) -> tuple[str, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(wording, (3,) position, (3, 3) covariance, (3,) forward or None) of a name, camera or point."""
+        if isinstance(ref, str):
+            instance = self._get(ref)
+            cov = instance.covariance if instance.covariance is not None else np.zeros((3, 3))
+            return f"the {ref}", instance.center, cov, None
+        if isinstance(ref, (int, np.integer)) and not isinstance(ref, (bool, np.bool_)):
+            pose, who = self._observer(int(ref))
+            return who, pose[:3, 3].copy(), np.zeros((3, 3)), geom.observer_axes(pose)[1]
+        point = np.asarray(ref, dtype=np.float64).ravel()
+        if point.shape == (2,):
+            point = np.append(point, 0.0)
+        if point.shape != (3,) or not np.isfinite(point).all():
+            raise ValueError(f"{role} must be an object name, a camera's frame index, or a world point (x, y[, z]) "
+                             f"in metres; got {ref!r}")
+        return f"({point[0]:.2f}, {point[1]:.2f}) m", point, np.zeros((3, 3)), None
+
+    def perspective(self, target: Any, standing_at: Any, facing: Any = None, seed: int = 0) -> Perspective:
+        """Perspective taking: standing at ``standing_at`` facing ``facing``, where is ``target``?
+
+        Read on the ground plane (world XY, +Z up): ahead = the horizontal direction from the viewer to
+        ``facing``; the answer is a clock hour (12 ahead, 3 right), an eight-way direction (front,
+        front-right, right, ... also as a compass with ahead = N), left/right and in front/behind, the
+        signed angle in degrees (> 0 to the right) and the horizontal distance in metres, each with its
+        standard deviation and the probability of the wording, propagated from the positions'
+        uncertainties (bearing-located objects). Works the same for objects measured in 3D.
+
+        Args:
+            target, standing_at, facing: object names, a camera's absolute frame index (the camera's
+                position; as ``standing_at`` with ``facing=None`` it faces its own viewing direction), or
+                world points (x, y) / (x, y, z) in metres.
+            seed: random seed of the uncertainty sampling.
+
+        Returns:
+            A ``Perspective``: ``.angle_deg``, ``.angle_sigma_deg``, ``.clock``, ``.direction``,
+            ``.compass``, ``.side``, ``.depth``, ``.distance_m``, ``.distance_sigma_m``, ``.p_right``,
+            ``.p_front``, ``.p_clock``, ``.p_direction`` and ``.text``.
+        """
+        where = self._place(standing_at, "standing_at")
+        what = self._place(target, "target")
+        if facing is None:
+            if where[3] is None:
+                raise ValueError("say what the viewer faces: facing=<object name, camera index or point>; only a "
+                                 "camera (standing_at=<frame index>) has a facing of its own")
+            return perspective_from_positions(what[:3], where[:3], ("its viewing direction", None, None),
+                                              forward=where[3], seed=seed)
+        return perspective_from_positions(what[:3], where[:3], self._place(facing, "facing")[:3], seed=seed)
+
     def remove(self, name: str) -> None:
         """Forget an instance."""
         self._get(name)
@@ -342,6 +516,7 @@ class Scene:
         """Forget all instances and cameras."""
         self.instances.clear()
         self.cameras.clear()
+        self.pending.clear()
         self.unposed = []
 
     def _get(self, name: str) -> SceneObject:
@@ -450,9 +625,11 @@ class Scene:
     def bev(self, size_px: int = 800, max_points: int = 4000, title: str | None = None) -> Image.Image:
         """Top-down view of the world XY plane (+Y up the page, +X to the right), metres on the axes.
 
-        Draws each instance's points, its upright box footprint and its name; each camera as a dot with an
-        arrow along its forward direction on the ground, labelled "cam k". Returns a PIL RGB image about
-        ``size_px`` pixels across.
+        Draws each instance's points, its upright box footprint and its name; an object located from
+        bearings as a cross with its 2-sigma uncertainty ellipse (95% of the position's probability on
+        the ground) and dashed rays from the cameras that saw it; each camera as a dot with an arrow along
+        its forward direction on the ground, labelled "cam k". Returns a PIL RGB image about ``size_px``
+        pixels across.
         """
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -468,6 +645,9 @@ class Scene:
         rng = np.random.default_rng(0)
         spans = []
         for colour, instance in zip(colours, self.instances.values()):
+            if instance.covariance is not None:
+                spans.append(_draw_bearing_object(ax, instance, colour))
+                continue
             pts = instance.points
             if len(pts) > max_points:
                 pts = pts[rng.choice(len(pts), max_points, replace=False)]
@@ -508,6 +688,29 @@ class Scene:
         figure.savefig(buffer, format="png", dpi=dpi)
         buffer.seek(0)
         return Image.open(buffer).convert("RGB")
+
+
+def _draw_bearing_object(ax: Any, instance: SceneObject, colour: Any) -> np.ndarray:
+    """Cross, 2-sigma ellipse (chi-square 95% for 2 dof: 2.45 sigma) and rays; returns its (2, 2) XY span."""
+    from matplotlib.patches import Ellipse
+
+    c = instance.center
+    cov = np.asarray(instance.covariance)[:2, :2]
+    values, vectors = np.linalg.eigh(cov)
+    values = np.clip(values, 0, None)
+    k = float(np.sqrt(5.991))
+    width, height = 2 * k * np.sqrt(values[1]), 2 * k * np.sqrt(values[0])
+    angle = float(np.degrees(np.arctan2(vectors[1, 1], vectors[0, 1])))
+    ax.add_patch(Ellipse((c[0], c[1]), width, height, angle=angle, fill=True, alpha=0.18, color=colour))
+    ax.add_patch(Ellipse((c[0], c[1]), width, height, angle=angle, fill=False, linewidth=1.5, color=colour))
+    ax.plot([c[0]], [c[1]], marker="+", markersize=10, color=colour, markeredgewidth=2)
+    for bearing in instance.bearings:
+        o = bearing.origin
+        ax.plot([o[0], c[0]], [o[1], c[1]], linestyle="--", linewidth=0.8, color=colour, alpha=0.7)
+    ax.annotate(instance.name, (c[0], c[1]), textcoords="offset points", xytext=(6, 6), fontsize=9, weight="bold",
+                bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85))
+    half = k * np.sqrt(np.clip(np.diag(cov), 0, None))
+    return np.array([c[:2] - half, c[:2] + half])
 
 
 def figure_colour(i: int) -> tuple[float, float, float]:
