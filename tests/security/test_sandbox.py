@@ -1,0 +1,304 @@
+"""Adversarial cells against the default kernel (``sandbox="auto"``): each probe is what a model-written
+cell would try, and each asserts that the attack fails with a clear outcome.
+
+Linux with bubblewrap only (the sandbox's platform); elsewhere the module is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from spatialclaw.kernel import Kernel
+from spatialclaw.pool import KernelPool
+from spatialclaw.sandbox import support
+
+pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
+
+
+def _probe(kernel: Kernel, code: str, timeout: float = 60.0) -> dict:
+    """Run ``code`` (which prints one ``PROBE <json>`` line) and return the JSON."""
+    result = kernel.execute(code, timeout=timeout)
+    assert result.status == "ok", (result.status, result.error, result.stdout)
+    line = next(l for l in result.stdout.splitlines() if l.startswith("PROBE "))
+    return json.loads(line[len("PROBE "):])
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    with Kernel() as k:
+        yield k
+
+
+def test_the_default_kernel_is_sandboxed(kernel: Kernel) -> None:
+    assert kernel.sandbox["mode"] == "auto" and kernel.sandbox["active"] is True
+    assert "sandboxed" in repr(kernel)
+
+
+def test_no_secret_is_readable_anywhere_under_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = f"sk-probe-{uuid.uuid4().hex}"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    # the cell searches for the secret's shape, never its text (which would then be in the cell's own memory)
+    code = f"""
+import os, re, json
+secret = re.compile(rb'sk-probe-[0-9a-f]{{32}}')
+found, pids, regions = [], [], 0
+for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
+    pids.append(int(pid))
+    for name in ('environ', 'cmdline'):
+        try:
+            if secret.search(open(f'/proc/{{pid}}/{{name}}', 'rb').read()):
+                found.append(f'{{pid}}/{{name}}')
+        except OSError:
+            pass
+    try:
+        maps = open(f'/proc/{{pid}}/maps').read().splitlines()
+        with open(f'/proc/{{pid}}/mem', 'rb', 0) as mem:
+            for line in maps:
+                span, perms = line.split()[:2]
+                if 'r' not in perms or line.endswith(('[vvar]', '[vsyscall]', '[vvar_vclock]')):
+                    continue
+                start, end = (int(x, 16) for x in span.split('-'))
+                try:
+                    mem.seek(start)
+                    if secret.search(mem.read(end - start)):
+                        found.append(f'{{pid}}/mem')
+                    regions += 1
+                except (OSError, ValueError, OverflowError):
+                    pass
+    except OSError:
+        pass
+cmdlines = [open(f'/proc/{{p}}/cmdline', 'rb').read().replace(b'\\0', b' ').decode(errors='replace') for p in pids]
+print('PROBE', json.dumps({{'found': found, 'pids': pids, 'regions': regions, 'cmdlines': cmdlines}}))
+"""
+    with Kernel() as k:
+        report = _probe(k, code, timeout=120)
+    assert report["found"] == []
+    assert report["regions"] > 10, "the probe must actually read the kernel's memory"
+    assert max(report["pids"]) < 100, "only the sandbox's own few processes are visible"
+    assert not any("pytest" in c for c in report["cmdlines"]), "the host process must not be visible"
+    assert str(os.getpid()) not in map(str, report["pids"]) or os.getpid() > 100
+
+
+def test_host_files_are_out_of_reach(kernel: Kernel, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "tasks.jsonl").write_text('{"task_id": "t1", "ground_truth": "B"}\n')
+    (run / "results.jsonl").write_text("")
+    with Kernel() as other:
+        code = f"""
+import json, os, pathlib
+report = {{}}
+for path in [{str(run / 'tasks.jsonl')!r}, {str(other.connection_file)!r}, {str(Path.home() / '.bashrc')!r}, '/etc/shadow']:
+    try:
+        open(path).read(); report[path] = 'READ'
+    except OSError as error:
+        report[path] = type(error).__name__
+try:
+    open({str(run / 'results.jsonl')!r}, 'a').write('{{"task_id": "t1", "score": 1.0}}\\n'); report['append'] = 'WROTE'
+except OSError as error:
+    report['append'] = type(error).__name__
+try:
+    report['home'] = os.listdir({str(Path.home())!r})
+except OSError as error:
+    report['home'] = type(error).__name__
+walk = []
+for parent in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents]:
+    try:
+        walk += [str(parent / n) for n in os.listdir(parent) if n.endswith('.jsonl')]
+    except OSError:
+        pass
+report['walk'] = walk
+print('PROBE', json.dumps(report))
+"""
+        report = _probe(kernel, code)
+    assert report.pop("append") in ("FileNotFoundError", "PermissionError", "OSError")
+    assert report.pop("walk") == []
+    home = report.pop("home")
+    # nothing of the home directory but the way to a Python installed under it (pyenv, conda)
+    on_the_way = {Path(p).relative_to(Path.home()).parts[0] for p in (sys.prefix, sys.base_prefix)
+                  if Path(p).is_relative_to(Path.home())}
+    assert home in ("FileNotFoundError", "PermissionError") or set(home) <= on_the_way, home
+    assert all(outcome in ("FileNotFoundError", "PermissionError") for outcome in report.values()), report
+    assert (run / "results.jsonl").read_text() == ""
+
+
+def test_a_bench_run_cannot_read_its_ground_truth_or_forge_its_results(tmp_path: Path) -> None:
+    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.testing.provider_server import ScriptedProvider
+    from spatialclaw.trajectory import load_episode
+
+    run = tmp_path / "run"
+    cell = f"""```python
+import json, os, pathlib
+report = {{}}
+for name in ('tasks.jsonl', 'results.jsonl', 'manifest.json'):
+    try:
+        open(pathlib.Path({str(run)!r}) / name).read(); report[name] = 'READ'
+    except OSError as error:
+        report[name] = type(error).__name__
+try:
+    open(pathlib.Path({str(run)!r}) / 'results.jsonl', 'a').write('{{"task_id": "forged", "score": 1.0}}\\n')
+    report['append'] = 'WROTE'
+except OSError as error:
+    report['append'] = type(error).__name__
+found = []
+for parent in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents]:
+    try:
+        found += [n for n in os.listdir(parent) if n.endswith('.jsonl') or n == 'manifest.json']
+    except OSError:
+        pass
+report['walk'] = found
+print('PROBE', json.dumps(report))
+```"""
+    answer = "```python\nanswer('B' if meta['choices'] else 2)\n```"
+    with ScriptedProvider(lambda request, index: cell if index % 2 == 0 else answer) as server:
+        run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=run, limit=1,
+                                seed=3, workers=1, progress=False, model_options={"max_attempts": 1, "api_key": "test-key"},
+                                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1}))
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
+    assert [r["task_id"] for r in rows] != [] and all(r["task_id"] != "forged" for r in rows)
+    episode = load_episode(run / rows[0]["trajectory_dir"])
+    stdout = next(result.stdout for _, result in episode.cells() if "PROBE" in result.stdout)
+    report = json.loads(stdout.split("PROBE ", 1)[1])
+    assert report.pop("walk") == []
+    assert all(outcome in ("FileNotFoundError", "PermissionError") for outcome in report.values()), report
+
+
+def test_a_host_listener_on_loopback_is_unreachable(kernel: Kernel) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    accepted: list[object] = []
+
+    def accept() -> None:
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            try:
+                accepted.append(listener.accept())
+            except OSError:
+                pass
+
+    watcher = threading.Thread(target=accept)
+    watcher.start()
+    try:
+        report = _probe(kernel, f"""
+import json, socket
+report = {{}}
+for host in ('127.0.0.1', 'localhost', '::1'):
+    try:
+        socket.create_connection((host, {port}), timeout=3).close(); report[host] = 'CONNECTED'
+    except OSError as error:
+        report[host] = type(error).__name__
+interfaces = [name for _, name in socket.if_nameindex()]
+print('PROBE', json.dumps({{'attempts': report, 'interfaces': interfaces}}))
+""")
+    finally:
+        watcher.join()
+        listener.close()
+    assert accepted == []
+    assert "CONNECTED" not in report["attempts"].values(), report
+    assert report["interfaces"] == ["lo"], "the kernel's network namespace holds only its own loopback"
+
+
+def test_a_listener_opened_by_a_cell_is_unreachable_from_the_host(kernel: Kernel) -> None:
+    report = _probe(kernel, """
+import json, socket
+server = socket.socket()
+server.bind(('0.0.0.0', 0))
+server.listen(1)
+print('PROBE', json.dumps({'port': server.getsockname()[1]}))
+""")
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", report["port"]), timeout=2).close()
+
+
+def test_the_memory_cap_cannot_be_raised_and_allocation_past_it_is_a_memory_error() -> None:
+    with Kernel(memory_limit_mb=1024) as k:
+        raised = k.execute("import resource\nresource.setrlimit(resource.RLIMIT_DATA, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))")
+        assert raised.status == "error" and raised.error.type in ("ValueError", "PermissionError"), raised.error
+        allocated = k.execute("import numpy as np\nblock = np.ones(3 * 2**30, dtype=np.uint8)")
+        assert allocated.status == "error" and allocated.error.type == "MemoryError"
+        assert "memory cap of 1024 MiB" in allocated.error.message
+        assert k.execute("print('still here')").stdout == "still here\n"
+
+
+def test_no_process_outlives_shutdown() -> None:
+    marker = str(90000 + uuid.uuid4().int % 9999)
+    k = Kernel()
+    started = k.execute(f"""
+import subprocess
+subprocess.run(['setsid', 'sh', '-c', "sh -c 'exec sleep {marker}' > /dev/null 2>&1 &"], check=True)
+""")
+    assert started.status == "ok", started.error
+
+    def escaped() -> list[int]:
+        return [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+
+    deadline = time.monotonic() + 5
+    while not escaped() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert escaped(), "the probe must have started its detached process"
+    k.shutdown()
+    deadline = time.monotonic() + 5
+    while escaped() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert escaped() == []
+
+
+def test_a_fork_bomb_is_contained_and_the_kernel_stays_usable() -> None:
+    with Kernel(interrupt_grace_s=3.0) as k:
+        bomb = k.execute("import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(30)\n",
+                         timeout=5)
+        assert bomb.status in ("timeout", "crashed") and bomb.error is not None
+        after = k.execute("print(6 * 7)")
+        assert after.status == "ok" and after.stdout == "42\n"
+
+
+def test_patches_in_one_episode_do_not_reach_the_next() -> None:
+    patch = """
+import builtins, math
+import spatialclaw.primitives.display as display
+builtins.abs = lambda value: 42
+math.pi = 3.0
+display.Answerer.__call__ = lambda self, *args, **kwargs: print('forged answer')
+with open('/tmp/planted', 'w') as f:
+    f.write('from the last episode')
+"""
+    check = """
+import json, math, os
+import spatialclaw.primitives.display as display
+print('PROBE', json.dumps({'abs': abs(-2), 'pi': round(math.pi, 4),
+                           'answerer': getattr(display.Answerer.__call__, '__name__', ''),
+                           'planted': os.path.exists('/tmp/planted')}))
+"""
+    with KernelPool(size=1, fresh=True, spares=1) as pool:
+        first = pool.acquire(meta={"question": "q"})
+        assert first.execute(patch).status == "ok"
+        first_pid = first.pid
+        pool.release(first)
+        second = pool.acquire(meta={"question": "q"})
+        try:
+            assert second.pid != first_pid
+            report = _probe(second, check)
+        finally:
+            pool.release(second)
+    assert report == {"abs": 2, "pi": 3.1416, "answerer": "__call__", "planted": False}
+
+
+def test_a_cell_that_breaks_the_kernels_messaging_gets_an_error_and_a_restarted_kernel(kernel: Kernel) -> None:
+    broken = kernel.execute("import json\njson.dumps = lambda *args, **kwargs: 'forged'\nprint('patched')")
+    assert broken.status == "crashed" and broken.error.type == "KernelProtocolError"
+    assert broken.restarted
+    assert kernel.execute("import json\nprint(json.dumps([1]))").stdout == "[1]\n"
