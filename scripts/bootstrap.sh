@@ -9,6 +9,7 @@ need_apt=()
 dpkg -s libusb-1.0-0 >/dev/null 2>&1 || need_apt+=(libusb-1.0-0)
 dpkg -s libgl1 >/dev/null 2>&1 || need_apt+=(libgl1)
 dpkg -s libgomp1 >/dev/null 2>&1 || need_apt+=(libgomp1)
+dpkg -s bubblewrap >/dev/null 2>&1 || need_apt+=(bubblewrap)  # the kernel sandbox (docs/security.md)
 if [ "${SPATIALCLAW_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
 fi

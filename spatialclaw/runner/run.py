@@ -113,7 +113,14 @@ class RunConfig:
         """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
         return {"workers": self.workers, "executor": self.executor, "model": self.model,
                 "model_retries": self.model_options.get("max_attempts"), "limit": self.limit,
-                "episode_timeout_s": self.episode_timeout_s, "perception": self.perception_setup()}
+                "episode_timeout_s": self.episode_timeout_s, "perception": self.perception_setup(),
+                "sandbox": self.sandbox_setup()}
+
+    def sandbox_setup(self) -> dict[str, Any]:
+        """The kernel sandbox of this session's episodes: mode, whether it is active here, what is missing."""
+        from spatialclaw.sandbox import describe
+
+        return describe(self.agent.get("sandbox", "auto"))
 
 
 def comparable(identity: dict[str, Any]) -> dict[str, Any]:
