@@ -16,9 +16,11 @@ Functions: backproject, project, transform, invert_pose; distance (centroid | cl
 angle_between, direction; fit_plane (RANSAC), find_floor, gravity_alignment; oriented_box (upright
 yaw-only, or PCA); rectify_plane (metric top view from four image points); find_plane_reference
 (planar metrology: finds a sheet/square/border of known size to sub-pixel precision and returns a
-Rectified plane whose length/angle/ratio/area/point measure in its units with a sigma). Also available:
+Rectified plane whose length/angle/ratio/area/point measure in its units with a sigma);
+scale_from_known_size (metres per pixel and distance from an object of known size, with the uncertainty
+its assumed size range brings). Also available:
 observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad, and
-the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint.
+the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .geom_camera import backproject, invert_pose, project, transform
 from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
 from .geom_metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
+from .geom_scale import KnownScale, scale_from_known_size
 from .geom_relate import (
     Direction,
     angle_between,
@@ -42,5 +45,5 @@ __all__ = [
     "backproject", "project", "transform", "invert_pose",
     "distance", "closest_points", "angle_between", "direction",
     "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
-    "find_plane_reference", "refine_quad",
+    "find_plane_reference", "refine_quad", "scale_from_known_size",
 ]

@@ -86,7 +86,9 @@ class SpatialEnv:
     ``max_image_side``, ``preview_images`` and ``preview_max_side`` (pixels) size the images as
     :class:`spatialclaw.agent.AgentConfig` does;
     ``record_dir``: log each episode under a new ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
-    :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``). One kernel is reused across episodes.
+    :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``, ``sandbox``). Every episode gets a fresh kernel
+    process, started ahead as a spare (``spares``), so that nothing a policy's cell changes in one episode
+    (patched modules, files in ``/tmp``) reaches the next.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class SpatialEnv:
         preview_images: int = 8,
         preview_max_side: int = 768,
         record_dir: str | Path | None = None,
+        spares: int = 1,
         **kernel_kwargs: Any,
     ) -> None:
         self.max_steps = max_steps
@@ -108,6 +111,8 @@ class SpatialEnv:
         self.preview_max_side = preview_max_side
         self.record_dir = Path(record_dir) if record_dir is not None else None
         self._kernel_kwargs = kernel_kwargs
+        self._spares = spares
+        self._pool: Any = None
         self._kernel: Any = None
         self._task: Task | None = None
         self._steps = 0
@@ -138,16 +143,18 @@ class SpatialEnv:
     def reset(self, task: Task | dict[str, Any] | str) -> Observation:
         """Start an episode of ``task`` (a :class:`Task`, its dict, or its JSON). The task must have a
         ground truth, since the reward is its score."""
-        from spatialclaw.kernel import Kernel
+        from spatialclaw.pool import KernelPool
 
         task = _coerce_task(task)
         if task.ground_truth is None:
             raise ValueError(f"task {task.task_id!r} has no ground truth; the environment needs it to compute the reward")
         self._finish_log("interrupted")
-        if self._kernel is None:
-            self._kernel = Kernel.for_task(task, **self._kernel_kwargs)
-        else:
-            self._kernel.reset(videos=task.inputs, meta=task.kernel_meta())
+        if self._pool is None:
+            self._pool = KernelPool(size=1, fresh=True, spares=self._spares, **self._kernel_kwargs)
+        if self._kernel is not None:
+            self._pool.release(self._kernel)
+            self._kernel = None
+        self._kernel = self._pool.acquire(videos=task.inputs, meta=task.kernel_meta())
         self._task, self._steps, self._done = task, 0, False
         self._episodes += 1
         self._started = time.time()
@@ -208,8 +215,11 @@ class SpatialEnv:
         """Close the current episode's log (as interrupted if it was not over) and stop the kernel."""
         self._finish_log("interrupted")
         if self._kernel is not None:
-            self._kernel.shutdown()
+            self._pool.release(self._kernel)
             self._kernel = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def _new_episode_dir(self, task_id: str) -> Path:
         assert self.record_dir is not None

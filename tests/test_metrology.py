@@ -129,3 +129,28 @@ def test_a_hand_given_quad_has_measurements_with_a_sigma_from_its_corner_uncerta
 def test_no_reference_of_that_colour_says_what_to_pass():
     with pytest.raises(ValueError, match="quad="):
         geom.find_plane_reference(np.zeros((60, 80, 3), np.uint8), size=(1, 1), color="white")
+
+
+def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed_size():
+    from geom_synthetic import intrinsics
+    from spatialclaw.primitives.scene import Scene
+
+    K = intrinsics(200, 150, 160.0)
+    door_px = 160.0 * 2.0 / 4.0                       # a 2.0 m door 4.0 m away spans 80 px
+    exact = geom.scale_from_known_size(door_px, 2.0, K=K, size_px_sigma=0.0)
+    assert exact.distance_m == pytest.approx(4.0) and exact.metres_per_px == pytest.approx(0.025)
+    assert exact.measure(40).value == pytest.approx(1.0) and exact.distance_sigma_m == 0
+    ranged = geom.scale_from_known_size((10, 20, 40, 20 + door_px), (1.9, 2.1), K=K)
+    assert ranged.distance_m == pytest.approx(4.0)
+    expected_relative = np.hypot(0.2 / np.sqrt(12) / 2.0, 1.0 / door_px)
+    assert ranged.relative_sigma == pytest.approx(expected_relative)
+    assert ranged.distance_sigma_m == pytest.approx(4.0 * expected_relative)
+    wide = geom.scale_from_known_size(door_px, (1.5, 2.5), hfov_deg=2 * np.degrees(np.arctan(100 / 160.0)), image_width=200)
+    assert wide.distance_m == pytest.approx(4.0) and wide.distance_sigma_m > 4 * ranged.distance_sigma_m
+    assert "m from the camera" in ranged.text
+    scene = Scene()                                   # feeding the scene memory
+    obj = scene.add_bearing("door", (99.5, 74.5), distance=ranged.distance_m, distance_sigma=ranged.distance_sigma_m,
+                            image_size=(200, 150), K=K)
+    assert obj.center[1] == pytest.approx(4.0, abs=1e-6) and obj.sigma_m[1] == pytest.approx(ranged.distance_sigma_m, rel=0.02)
+    with pytest.raises(ValueError, match="image_width"):
+        geom.scale_from_known_size(80, 2.0, hfov_deg=60)
