@@ -369,7 +369,8 @@ def spatialtree_choice(reply: str, gt: Any, choices: Sequence[str] | None = None
 
 
 def spatialtree_number(text: str) -> str:
-    """SpatialTree-Bench ``find_number``: the first number outside coordinate pairs such as ``(1, 2)``."""
+    """SpatialTree-Bench ``find_number``: the first number outside coordinate pairs such as ``(1, 2)``;
+    as upstream, commas are dropped before the pair patterns run, so a written pair is not recognised."""
     text = text.replace(",", "")
     stripped = text
     for pattern in (r"\(\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\)", r"\[\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\]",

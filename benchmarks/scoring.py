@@ -446,6 +446,9 @@ def score_answer(
     if ground_truth is None:
         raise ValueError("cannot score a task without ground truth")
     if name in OFFICIAL_METRICS:
+        if answer is None or not str(answer).strip():
+            # no answer is wrong everywhere (SPAR-Bench's exact_match would count an empty reply as right)
+            return Score(0.0, metric, None, {"ground_truth": ground_truth})
         scorer, template = OFFICIAL_METRICS[name]
         value, extracted = scorer(render_structured(answer, choices, template), ground_truth, choices, param)
         return Score(float(value), metric, extracted, {"ground_truth": ground_truth})

@@ -15,6 +15,7 @@ from spatialclaw.benchmarks.scoring import (
     extract_choice,
     extract_number,
     mean_relative_accuracy,
+    normalise_benchmark_name,
     normalize_choice_answer,
     score_answer,
 )
@@ -254,3 +255,203 @@ def test_circular_aggregation_needs_every_variant_right() -> None:
 def test_unknown_aggregation_rule_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown aggregation rule"):
         aggregate([], "median")
+
+
+# ------------------------------------------------------------------------ official per-benchmark goldens
+# Each set traces one benchmark's published evaluation code on raw replies (the extraction itself, before
+# any structured-answer rendering). The expected values are what that code returns, quirks included.
+
+from spatialclaw.benchmarks.official import OFFICIAL_METRICS, render_structured  # noqa: E402
+
+
+def _official(metric: str, reply: str, gt: object, choices: list[str] | None = None) -> float:
+    name, _, param = metric.partition(":")
+    return OFFICIAL_METRICS[name][0](reply, gt, choices, param or None)[0]
+
+
+# EvolvingLMMs-Lab/lmms-eval lmms_eval/tasks/vsibench/utils.py (fuzzy_matching, exact_match, to_float,
+# mean_relative_accuracy); VSTI-Bench (VITA-Group/VLM-3R thinking-in-space/lmms_eval/tasks/vstibench/utils.py)
+# and SPBench (ZJU-REAL/SpatialLadder eval_spld/evaluator.py -> vsibench_eval) use the same rules.
+VSI_GOLDENS = [
+    ("vsi_mca", "B", "B", 1.0),
+    ("vsi_mca", "b.", "B", 1.0),  # trailing dots stripped, case ignored
+    ("vsi_mca", "B. lamp", "B", 1.0),  # first space-separated token
+    ("vsi_mca", "The answer is B", "B", 0.0),  # first token "The"
+    ("vsi_mca", "(B)", "B", 0.0),  # "(B)" is not "b"
+    ("vsi_na", "3.5 meters", 4.0, 0.8),  # float("3.5"); 12.5 % error
+    ("vsi_na", "about 4", 4.0, 0.0),  # float("about") fails: the worst case, 0
+    ("vsi_na", "4.", 4.0, 1.0),
+    ("vsi_na", "2", 4.0, 0.1),
+]
+# lmms-eval lmms_eval/tasks/cv_bench/utils.py and lmms_eval/tasks/blink/utils.py (_extract_answer_letter,
+# the answer's parentheses stripped)
+CV_BLINK_GOLDENS = [
+    ("cv_letter", "(B) chair", "(B)", 1.0),
+    ("cv_letter", "b", "(B)", 1.0),  # re.IGNORECASE, then upper()
+    ("cv_letter", "Bed", "(B)", 1.0),  # a leading letter, even when it starts a word
+    ("cv_letter", "The answer is B", "(B)", 0.0),  # reads "T"
+    ("cv_letter", "", "(A)", 0.0),
+]
+# lmms-eval lmms_eval/tasks/mmsi_bench/utils.py (extract_single_choice_with_word_boundary)
+MMSI_GOLDENS = [
+    ("mmsi_choice", "B. chair", "B", 1.0),
+    ("mmsi_choice", "A chair is on the left", "A", 0.0),  # "A" followed by a space and a word is skipped
+    ("mmsi_choice", "The answer is `C`", "C", 1.0),  # backticks unwrap first
+    ("mmsi_choice", "{D}", "D", 1.0),
+    ("mmsi_choice", "I think B", "B", 1.0),
+    ("mmsi_choice", "b", "B", 0.0),  # capitals only
+]
+# mll-lab-nu/MindCube src/evaluation/core/extractors.py (extract_answer), as lmms-eval's mindcube task uses it
+MINDCUBE_GOLDENS = [
+    ("mindcube_choice", "B. Behind the sofa", "B", 1.0),
+    ("mindcube_choice", "My answer is C", "C", 1.0),
+    ("mindcube_choice", "A. left\nFinal: D.", "D", 1.0),  # the last "X." wins
+    ("mindcube_choice", "<Answer> B", "B", 1.0),
+    ("mindcube_choice", "E", "A", 0.0),
+    ("mindcube_choice", "none", "A", 0.0),
+]
+# ZJU-REAL/ViewSpatial-Bench evaluate.py (extract_option on the reply's last line)
+VIEWSPATIAL_GOLDENS = [
+    ("viewspatial_choice", "The chair is right of me.\nB", "B. right", 1.0),
+    ("viewspatial_choice", "B\nbecause a chair is there", "B. right", 0.0),  # last line: the word "a" reads A
+    ("viewspatial_choice", "the answer: c", "C. front", 1.0),
+]
+# lmms-eval lmms_eval/tasks/omnispatial/utils.py with _default_template_yaml (eval_type: re)
+OMNISPATIAL_GOLDENS = [
+    ("omnispatial_choice", "The car turns.\nAnswer: C", "C", 1.0),
+    ("omnispatial_choice", "answer: c", "C", 0.0),  # matched case-insensitively, compared case-sensitively
+    ("omnispatial_choice", "C", "A", 1.0),  # no "Answer: X": the official default "A"
+    ("omnispatial_choice", "C", "C", 0.0),
+]
+# lmms-eval lmms_eval/tasks/erqa/utils.py with lmms_eval/tasks/_task_utils/mcq_extract.py
+ERQA_GOLDENS = [
+    ("erqa_choice", "B", "B", 1.0),
+    ("erqa_choice", "The answer is C.", "C", 1.0),
+    ("erqa_choice", "Answer: A or B", "A", 0.0),  # two alternatives abstain
+    ("erqa_choice", "<answer>D</answer>", "D", 1.0),
+    ("erqa_choice", "Answer: B. Final answer: Z", "B", 0.0),  # the last declaration names no option
+]
+# lmms-eval lmms_eval/tasks/perceptioncomp/utils.py (parse_multi_choice_response)
+PERCEPTIONCOMP_OPTIONS = ["two", "four", "five", "six", "eight"]
+PERCEPTIONCOMP_GOLDENS = [
+    ("perceptioncomp_choice", "(B)", "B", 1.0),
+    ("perceptioncomp_choice", "B", "B", 1.0),
+    ("perceptioncomp_choice", "I counted four chairs around the table", "B", 1.0),  # option text, > 5 words
+]
+# lmms-eval lmms_eval/tasks/videomme/utils.py and lmms_eval/tasks/videomme_v2/utils.py (extract_characters_regex)
+VIDEOMME_GOLDENS = [
+    ("videomme_choice", "The best answer is C.", "C", 1.0),
+    ("videomme_choice", "Definitely B", "B", 0.0),  # the first capital A-D is the D of "Definitely"
+    ("videomme_choice", "c", "C", 0.0),  # capitals only
+    ("videomme_v2_choice", "Final Answer: G", "G", 1.0),
+    ("videomme_v2_choice", "H", "h", 1.0),
+]
+# DSI-Bench's official README, "Evaluate model performance" (extract_single_choice_with_word_boundary, pred[0] == GT)
+DSI_GOLDENS = [
+    ("dsi_choice", "<answer> b </answer>", "B", 1.0),
+    ("dsi_choice", "B", "B", 0.0),  # no tag: "E"
+]
+# InternRobotics/MMSI-Video-Bench evaluation.py (extract_answer)
+MMSI_VIDEO_GOLDENS = [
+    ("mmsi_video_choice", "\\boxed{C}", "C", 1.0),
+    ("mmsi_video_choice", '{"answer": "B", "reason": "it moves"}', "B", 1.0),
+    ("mmsi_video_choice", "The answer is A.", "A", 1.0),
+    ("mmsi_video_choice", "Answer: D, since it is behind", "D", 1.0),
+    ("mmsi_video_choice", "I have no answer", "A", 0.0),  # "no answer": "O"
+]
+# SHI-Labs/physical-ai-bench reason/models.py (check_answer after the <answer> split)
+PAI_GOLDENS = [
+    ("pai_choice", "<think>it moves</think>\n<answer>B.</answer>", "B", 1.0),
+    ("pai_choice", "B", "B", 0.0),  # no tag: "B N/A"
+]
+# VLMEvalKit Omni3DBench_acc (extract_answer, int/str/float branches, strict "<" tolerances)
+OMNI3D_GOLDENS = [
+    ("omni3d:int", "<ans>3</ans>", "3", 1.0),
+    ("omni3d:int", "three", "3", 0.0),
+    ("omni3d:float", "2.0", "2.5", 0.6),  # 20 % error: tolerances 0.5 .. 0.25 pass, 0.2 does not ("<")
+    ("omni3d:float", "2", "4", 0.0),  # 50 % error fails even 0.5 (VSI-Bench's "<=" would give 0.1)
+    ("omni3d:str", "False", "no", 1.0),
+    ("omni3d:str", "Yes, it is not", "no", 1.0),  # "no" is inside "not"
+    ("omni3d:str", "Lamp", "lamp", 1.0),
+    ("omni3d:str", "the lamp", "lamp", 0.0),
+]
+# lmms-eval lmms_eval/tasks/sparbench/utils.py (exact_match, process_na, abs_dist_norm, compute_vci_metric)
+SPAR_GOLDENS = [
+    ("spar_mca", "Answer: A", "A", 1.0),  # the reply's first character "a" equals the answer
+    ("spar_mca", "B", "C", 0.0),
+    ("spar_na:depth_prediction_oc", "1 or 2", "2", 0.1),  # the first number
+    ("spar_na:depth_prediction_oc_mv", "1 or 2", "2", 1.0),  # multi-view: the last number
+    ("spar_na:depth_prediction_oc", "x^2 = 4", "4", 1.0),  # a number after ^ is an exponent
+    ("spar_na:depth_prediction_oc", "0.3", "0", 0.5),  # a zero target: absolute error
+    ("spar_vci", "move_forward:0.8,rotate_left:30", "move_forward:0.8,rotate_left:30", 1.0),
+    ("spar_vci", "move forward", "move_forward:0.8", 0.0),  # unparsable: 0
+]
+# VLMEvalKit vlmeval/dataset/osibench.py (_apply_osi_na_mra)
+OSI_GOLDENS = [
+    ("osi_na:absolute_speed", "about 0.2 m/s", "0", 1.0),  # zero speed, prediction under 0.30
+    ("osi_na:absolute_distance", "0", "0", 1.0),
+    ("osi_na:absolute_distance", "0.1", "0", 0.0),
+]
+# lmms-eval lmms_eval/tasks/spatialtreebench/metrics/rule_metrics.py (multichoiceeval, meanrelativeacc)
+SPATIALTREE_GOLDENS = [
+    ("spatialtree_choice", "The answer is B", "B", 1.0),
+    ("spatialtree_choice", "answer: b", "B", 0.0),  # no pattern, no capital: nothing (official: random)
+    # find_number drops commas *before* its coordinate patterns run, so "(1, 2)" is no pair and 1 is read
+    ("spatialtree_mra", "It is (1, 2) then 3.5 m", "3.5", 0.0),
+    ("spatialtree_mra", "roughly 3.5 m", "3.5", 1.0),
+]
+
+
+@pytest.mark.parametrize(
+    "metric, reply, gt, expected",
+    VSI_GOLDENS + CV_BLINK_GOLDENS + MMSI_GOLDENS + MINDCUBE_GOLDENS + VIEWSPATIAL_GOLDENS + OMNISPATIAL_GOLDENS
+    + ERQA_GOLDENS + VIDEOMME_GOLDENS + DSI_GOLDENS + MMSI_VIDEO_GOLDENS + PAI_GOLDENS + OMNI3D_GOLDENS
+    + SPAR_GOLDENS + OSI_GOLDENS,
+)
+def test_official_extraction_goldens(metric: str, reply: str, gt: object, expected: float) -> None:
+    assert _official(metric, reply, gt) == expected
+
+
+@pytest.mark.parametrize("metric, reply, gt, expected", PERCEPTIONCOMP_GOLDENS)
+def test_perceptioncomp_goldens(metric: str, reply: str, gt: str, expected: float) -> None:
+    assert _official(metric, reply, gt, PERCEPTIONCOMP_OPTIONS) == expected
+
+
+@pytest.mark.parametrize("metric, reply, gt, expected", SPATIALTREE_GOLDENS)
+def test_spatialtree_goldens(metric: str, reply: str, gt: str, expected: float) -> None:
+    assert _official(metric, reply, gt, ["A. the mug", "B. the kettle"]) == expected
+
+
+def test_blink_overall_is_the_mean_over_subtasks() -> None:
+    # zeyofu/BLINK_Benchmark eval/evaluate.py (eval_prediction): accuracy per subtask, then their mean
+    rows = [ScoredRow("1", "Relative_Depth", 1.0), ScoredRow("2", "Relative_Depth", 0.0),
+            ScoredRow("3", "Spatial_Relation", 1.0)]
+    assert aggregate(rows, "macro").overall == 0.75  # 2/3 over questions
+
+
+def test_a_structured_answer_is_rendered_in_the_official_reply_format() -> None:
+    options = ["left", "right", "behind"]
+    assert render_structured("b", options, "<answer>{}</answer>") == "<answer>B</answer>"
+    assert render_structured("(C)", options, "Answer: {}") == "Answer: C"
+    assert render_structured("Right", options) == "B"  # an option's exact text is that option
+    assert render_structured(1, options) == "B"  # a 0-based index
+    assert render_structured("It is on the right", options) == "It is on the right"  # free text: unchanged
+    assert render_structured(2.5, None, "<ans>{}</ans>") == "<ans>2.5</ans>" and render_structured(3.0, None) == "3"
+    # through score_answer: DSI's official extraction needs the tag, a structured "B" gets it
+    assert score_answer("B", "B", "multiple_choice", options, "dsi_choice").value == 1.0
+    assert score_answer("the answer is B", "B", "multiple_choice", options, "dsi_choice").value == 0.0
+
+
+@pytest.mark.parametrize("metric", sorted(OFFICIAL_METRICS))
+def test_no_answer_scores_zero_under_every_official_metric(metric: str) -> None:
+    param = {"spar_na": ":depth_prediction_oc", "omni3d": ":str", "osi_na": ":absolute_distance"}.get(metric, "")
+    for missing in (None, "", "   "):
+        assert score_answer(missing, "A", "multiple_choice", ["x", "y"], metric + param).value == 0.0
+
+
+def test_benchmark_names_normalise_to_one_form() -> None:
+    assert normalise_benchmark_name("VSI-Bench") == normalise_benchmark_name("vsi_bench") == "vsi_bench"
+    assert normalise_benchmark_name("vsi bench") == normalise_benchmark_name(" VSI.Bench ") == "vsi_bench"
+    assert normalise_benchmark_name("ThreeDSRBench") == normalise_benchmark_name("3DSRBench") == "3dsrbench"
+    assert normalise_benchmark_name("Video-MME-v2") == normalise_benchmark_name("videomme_v2") == "video_mme_v2"
+    assert normalise_benchmark_name(None) == ""
