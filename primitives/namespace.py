@@ -21,20 +21,49 @@ _P = "spatialclaw.primitives"
 NAMESPACE_NAMES = (
     "frames", "videos", "meta", "show", "answer", "depth", "stereo_depth", "reconstruct", "motion", "detect", "segment",
     "track",
-    "geom", "scene", "zoom", "draw", "find_color", "vlm", "np", "scipy", "plt", "Image",
+    "geom", "scene", "zoom", "draw", "find_color", "vlm", "manual", "np", "scipy", "plt", "Image",
 )
 """Every name the kernel namespace provides; the prompt documents exactly these."""
+
+RESULT_TYPES: dict[str, str] = {
+    "Frame": "frames", "Frames": "frames", "DepthResult": "depth", "Reconstruction": "reconstruct",
+    "FrameStatus": "reconstruct", "Motion": "motion", "CameraStep": "motion", "ObjectStep": "motion",
+    "Detections": "instances", "Instance": "instances", "Track": "track", "Location": "vlm",
+    "Direction": "geom_relate", "Plane": "geom_plane", "OrientedBox": "geom_box", "Rectified": "geom_rectify",
+    "Measurement": "geom_metrology", "PlanePoint": "geom_metrology", "KnownScale": "geom_scale",
+    "SceneObject": "scene", "Relation": "scene", "Readout": "scene", "Perspective": "scene_perspective",
+    "Bearing": "scene_bearings", "Zoom": "look", "Blob": "look", "ColorBlobs": "look", "AnswerError": "answers",
+}
+"""Result types the manual shows by name -> their primitives module. Each is a name in the kernel
+(``Frame.from_image(img)``, ``isinstance(x, Blob)``, ``except AnswerError``), imported on first use."""
+
+NAMESPACE_NAMES = NAMESPACE_NAMES + tuple(RESULT_TYPES)
 
 
 class Meta(dict):
     """Task metadata with attribute access: ``meta.question``, ``meta.choices``, ``meta.answer_type``,
-    ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths)."""
+    ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths),
+    ``meta.tools`` (which learned tools can run here, and why not)."""
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
         except KeyError:
             raise AttributeError(f"meta has no {name!r}; it has: {', '.join(sorted(self))}") from None
+
+
+def _result_types() -> dict[str, Any]:
+    """The classes of :data:`RESULT_TYPES`: the class itself when its module is already imported (so
+    ``except`` works), else a lazy stand-in that imports it on first use."""
+    import sys
+
+    from spatialclaw.primitives.lazy_type import LazyType
+
+    bound: dict[str, Any] = {}
+    for name, module in RESULT_TYPES.items():
+        loaded = sys.modules.get(f"{_P}.{module}")
+        bound[name] = getattr(loaded, name) if loaded is not None else LazyType(f"{_P}.{module}", name)
+    return bound
 
 
 def _load_inputs(specs: list[dict[str, Any]]) -> list[Any]:
@@ -59,12 +88,17 @@ def build_namespace(
     frames: dict[str, Any] | list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
     vlm: dict[str, Any] | None = None,
+    check_tools: bool = True,
 ) -> dict[str, Any]:
     """Build the namespace for one episode.
 
     ``frames`` is one ``FrameSpec`` dict or a list of them (several videos or image sets: ``frames`` is
     the first, ``videos`` all of them). ``meta`` carries the question, choices and answer type.
     ``vlm`` configures the side channel to the host (``None``: ``vlm`` calls raise a clear error).
+    With ``check_tools`` each learned tool reports whether it can run here
+    (:func:`~spatialclaw.primitives.availability.tool_status`, well under a second, no network); one
+    that cannot is replaced by a stand-in that fails at once with the reason, and the report is kept
+    in ``meta.tools``.
     """
     specs = [] if frames is None else ([frames] if isinstance(frames, dict) else list(frames))
     inputs = _load_inputs(specs)
@@ -88,7 +122,7 @@ def build_namespace(
 
         return VLMClient(vlm)
 
-    return {
+    namespace = {
         "frames": first,
         "videos": inputs,
         "meta": info,
@@ -107,8 +141,24 @@ def build_namespace(
         "draw": LazyCallable(f"{_P}.look", "draw"),
         "find_color": LazyCallable(f"{_P}.look", "find_color"),
         "vlm": LazyInstance(make_vlm, "side channel to the vision-language model"),
+        "manual": LazyCallable(f"{_P}.manual", "manual"),
         "np": np,
         "scipy": LazyModule("scipy"),
         "plt": LazyModule("matplotlib.pyplot"),
         "Image": Image,
+        **_result_types(),
     }
+    if check_tools:
+        _apply_tool_status(namespace, info)
+    return namespace
+
+
+def _apply_tool_status(namespace: dict[str, Any], info: Meta) -> None:
+    """Replace learned tools that cannot run here by stand-ins that say why; record the report."""
+    from spatialclaw.primitives.availability import UnavailableTool, tool_status
+
+    report = tool_status()
+    for name, status in report.items():
+        if not status.available and name in namespace:
+            namespace[name] = UnavailableTool(name, status.reason, namespace[name])  # a LazyCallable: docs stay
+    info["tools"] = {name: status.to_dict() for name, status in report.items()}

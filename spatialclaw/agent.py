@@ -62,8 +62,9 @@ class AgentConfig:
     (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
     on disk before the loop goes on. ``limits`` (a :class:`~spatialclaw.limits.Limits`, or a dict of its
     fields) bound the episode's wall-clock time, tokens and cost; ``max_steps`` is the step budget.
-    ``api_detail`` is ``"full"`` (whole docstrings in the system prompt's tool manual, about 12k tokens) or
-    ``"brief"`` (signatures and one-paragraph summaries, under half of that: for models with small contexts).
+    ``api_detail`` is ``"core"`` (the default: every name of the kernel with its signature and one line,
+    under 12,000 characters; the kernel's ``manual(name)`` gives the rest), ``"brief"`` (signatures and
+    one-paragraph summaries) or ``"full"`` (whole docstrings, about 47,000 characters).
     ``sandbox`` is the kernel sandbox mode (``"auto"``, ``"required"``, ``"off"``; see docs/security.md) of a
     kernel the agent starts; the trajectory header records it and whether the sandbox was active.
     """
@@ -85,15 +86,15 @@ class AgentConfig:
     kernel_options: dict[str, Any] = field(default_factory=dict)
     fsync: bool = True
     limits: Limits = field(default_factory=Limits)
-    api_detail: str = "full"
+    api_detail: str = "core"
     sandbox: str = "auto"
 
     def __post_init__(self) -> None:
         self.limits = Limits.coerce(self.limits)
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
-        if self.api_detail not in ("full", "brief"):
-            raise ValueError(f"api_detail must be 'full' or 'brief', got {self.api_detail!r}")
+        if self.api_detail not in ("core", "brief", "full"):
+            raise ValueError(f"api_detail must be 'core', 'brief' or 'full', got {self.api_detail!r}")
         from spatialclaw.sandbox import check_mode
 
         check_mode(self.sandbox)
@@ -347,7 +348,7 @@ class Agent:
 
     def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
         config = self.config
-        system = system_prompt(config.max_steps, config.api_detail)
+        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel))
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:
@@ -458,6 +459,16 @@ class Agent:
                 "$SPATIALCLAW_PRICES, see spatialclaw.models.pricing) or drop the cost limit"
             )
         return reply
+
+
+def _tool_report(kernel: Any) -> dict[str, Any] | None:
+    """Which learned tools can run where the cells run: the kernel's report, or (a notebook's own shell,
+    which runs in this process) the report made when its namespace was built."""
+    if hasattr(kernel, "tool_status"):
+        return kernel.tool_status()
+    from spatialclaw.primitives.availability import last_report
+
+    return last_report()
 
 
 def _check_limits(episode: _Episode, spending: bool = True) -> None:

@@ -314,6 +314,26 @@ class Kernel:
         self._remember_state(collector)
         return result
 
+    def tool_status(self) -> dict[str, dict[str, Any]] | None:
+        """What the kernel's learned tools reported when its namespace was last built (see
+        :func:`spatialclaw.primitives.availability.tool_status`): ``{name: {"available", "reason",
+        "note"}}``; None when the kernel cannot say."""
+        import ast
+
+        expression = "__import__('spatialclaw.primitives.availability', fromlist=['last_report']).last_report()"
+        try:
+            reply = self._internal("", user_expressions={"tools": expression}, timeout=10.0)
+        except (RuntimeError, KernelDied):
+            return None
+        data = reply.get("tools", {})
+        if data.get("status") != "ok":
+            return None
+        try:
+            report = ast.literal_eval(data.get("data", {}).get("text/plain", "None"))
+        except (ValueError, SyntaxError):
+            return None
+        return report if isinstance(report, dict) else None
+
     def reset(
         self,
         frames: Any = None,

@@ -12,7 +12,9 @@ import functools
 import hashlib
 import importlib
 import inspect
+import json
 import logging
+import re
 import string
 from importlib import resources
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from spatialclaw.task import Task
 
 __all__ = [
+    "API_DETAILS",
     "NAMESPACE_DOCS",
     "answer_rules",
     "api_section",
@@ -116,7 +119,7 @@ def _annotation(value: Any) -> str:
     return getattr(value, "__qualname__", None) or str(value).replace("typing.", "")
 
 
-def _signature(obj: Any, name: str) -> str:
+def _signature(obj: Any, name: str, annotations: bool = True) -> str:
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -134,13 +137,15 @@ def _signature(obj: Any, name: str) -> str:
         elif parameter.kind is parameter.KEYWORD_ONLY and not saw_keyword_only:
             parts.append("*")
             saw_keyword_only = True
-        annotation = _annotation(parameter.annotation)
+        annotation = _annotation(parameter.annotation) if annotations else ""
         if annotation:
             text += f": {annotation}"
         if parameter.default is not parameter.empty:
-            text += f" = {parameter.default!r}"
+            text += f" = {parameter.default!r}" if annotation else f"={parameter.default!r}"
         parts.append(text)
     returns = _annotation(signature.return_annotation)
+    if not annotations and returns and returns != "None":  # the short form keeps the result type's name
+        returns = _identifiers(returns)[0] if _identifiers(returns) and returns[0].isupper() else returns
     return f"{name}({', '.join(parts)})" + (f" -> {returns}" if returns and returns != "None" else "")
 
 
@@ -211,7 +216,7 @@ def _namespace_entries() -> list[tuple[str, str, str, str]]:
 
     table = {entry[0]: entry for entry in NAMESPACE_DOCS}
     entries = []
-    for name, value in build_namespace().items():
+    for name, value in build_namespace(check_tools=False).items():
         if name in table:
             entries.append(table.pop(name))
         elif isinstance(value, LazyCallable):
@@ -221,24 +226,108 @@ def _namespace_entries() -> list[tuple[str, str, str, str]]:
     return entries + list(table.values())
 
 
-@functools.lru_cache(maxsize=2)
-def api_section(detail: str = "full") -> str:
+API_DETAILS = ("core", "brief", "full")
+
+
+def _first_sentence(obj: Any) -> str:
+    """The first sentence of a docstring, on one line."""
+    text = " ".join(_doc(obj, brief=True).split())
+    match = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    sentence = match.group(1) if match else text
+    return sentence if len(sentence) <= 200 else sentence[:199].rstrip() + "…"
+
+
+def _core_class(cls: type, shown_name: str) -> list[str]:
+    lines = []
+    for attr, member in _public_members(cls):
+        if isinstance(member, property):
+            lines.append(f"  - `{shown_name}.{attr}`: {_first_sentence(member) if member.__doc__ else 'attribute'}")
+            continue
+        function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+        call = _signature(function, shown_name if attr == "__call__" else f"{shown_name}.{attr}", annotations=False)
+        lines.append(f"  - `{call}`: {_first_sentence(function)}")
+    return lines
+
+
+def _core_section(entries: list[tuple[str, Any, str]]) -> str:
+    """One line per namespace entry (signature + first sentence), members of modules and instances
+    indented under them; result types named, their docs one ``manual(...)`` away."""
+    lines = ["Every name below is defined in the kernel. This is the short form: `manual('name')` (e.g. "
+             "`manual('reconstruct')`, `manual('geom.distance')`, `manual('DepthResult')`) or `help(name)` in a "
+             "cell prints the full documentation with units, frames and examples; read it before relying on details."]
+    referenced: dict[str, type] = {}
+    documented: set[str] = set()
+    for name, obj, binding in entries:
+        if binding == "function":
+            _collect_returns(obj, referenced)
+            lines.append(f"- `{_signature(obj, name, annotations=False)}`: {_first_sentence(obj)}")
+        elif binding == "instance":
+            documented.add(obj.__name__)
+            lines.append(f"- `{name}` ({obj.__name__}): {_first_sentence(obj)}")
+            lines.extend(_core_class(obj, name))
+            for _, member in _public_members(obj):
+                function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                if not isinstance(member, property):
+                    _collect_returns(function, referenced)
+        else:
+            lines.append(f"- `{name}` (module): {_first_sentence(obj)}")
+            for attr in getattr(obj, "__all__", []):
+                value = getattr(obj, attr, None)
+                if inspect.isclass(value):
+                    documented.add(value.__name__)
+                    lines.append(f"  - `{name}.{attr}` (class): {_first_sentence(value)}")
+                elif callable(value):
+                    _collect_returns(value, referenced)
+                    lines.append(f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: {_first_sentence(value)}")
+    extra = sorted(key for key in referenced if key not in documented)
+    if extra:
+        lines.append("Result types (attributes and methods: `manual('TypeName')`): " + ", ".join(f"`{k}`" for k in extra) + ".")
+    return "\n".join(lines)
+
+
+def _unavailable_text(tools: dict[str, Any] | None) -> str:
+    """Lines for learned tools that cannot run here (and partial ones), as the kernel reported them."""
+    if not tools:
+        return ""
+    lines = []
+    for name, status in sorted(tools.items()):
+        status = status if isinstance(status, dict) else status.to_dict()
+        if not status.get("available", True):
+            lines.append(f"- `{name}` is UNAVAILABLE here (calling it fails at once): {status.get('reason')}")
+        elif status.get("note"):
+            lines.append(f"- `{name}`: {status['note']}")
+    return ("Learned tools in this installation:\n" + "\n".join(lines)) if lines else ""
+
+
+def api_section(detail: str = "core", tools: dict[str, Any] | None = None) -> str:
     """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
 
-    ``detail="full"`` gives whole docstrings (about 45,000 characters); ``"brief"`` gives every signature
-    with only the first paragraph of its docstring (less than half of that), for models with small
-    context windows: they can still call ``help(name)`` in a cell for the rest.
+    ``detail="core"`` (the default) lists every entry of the namespace with its signature and one line
+    (under 12,000 characters); the kernel's ``manual(name)`` and ``help(name)`` give the rest on demand.
+    ``"brief"`` gives every signature with the first paragraph of its docstring; ``"full"`` whole
+    docstrings (about 45,000 characters). ``tools`` is what the kernel reported at start (see
+    :func:`spatialclaw.primitives.availability.tool_status`): learned tools that cannot run are listed as
+    unavailable with the reason.
 
     Entries whose module cannot be imported in this installation are listed as unavailable (with a
     logged warning), so the model is never told about a tool that is not there.
     """
-    if detail not in ("full", "brief"):
-        raise ValueError(f"detail must be 'full' or 'brief', got {detail!r}")
+    if detail not in API_DETAILS:
+        raise ValueError(f"detail must be one of {', '.join(API_DETAILS)}, got {detail!r}")
+    key = None if tools is None else json.dumps({k: (v if isinstance(v, dict) else v.to_dict()) for k, v in tools.items()}, sort_keys=True)
+    return _api_section(detail, key)
+
+
+@functools.lru_cache(maxsize=8)
+def _api_section(detail: str, tools_key: str | None) -> str:
+    """:func:`api_section` for a hashable tool report (its JSON), cached per detail and report."""
+    tools = json.loads(tools_key) if tools_key else None
     brief = detail == "brief"
     blocks: list[str] = []
     missing: list[str] = []
     referenced: dict[str, type] = {}
     documented: set[str] = set()
+    resolved: list[tuple[str, Any, str]] = []
     for name, module_name, attribute, binding in _namespace_entries():
         try:
             module = importlib.import_module(module_name)
@@ -247,6 +336,16 @@ def api_section(detail: str = "full") -> str:
             log.warning("kernel API docs: %s unavailable (%s: %s)", name, type(error).__name__, error)
             missing.append(name)
             continue
+        resolved.append((name, obj, binding))
+    unavailable = _unavailable_text(tools)
+    if detail == "core":
+        blocks = [_core_section(resolved), _LIBRARIES]
+        if unavailable:
+            blocks.append(unavailable)
+        if missing:
+            blocks.append("Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + ".")
+        return "\n\n".join(blocks)
+    for name, obj, binding in resolved:
         if binding == "function":
             _collect_returns(obj, referenced)
             blocks.append(f"### `{_signature(obj, name)}`\n{_doc(obj, brief)}")
@@ -265,9 +364,14 @@ def api_section(detail: str = "full") -> str:
     extra = [cls for key, cls in sorted(referenced.items()) if key not in documented]
     if extra:
         blocks.append("### Result types\n" + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {}, brief)}" for cls in extra))
+    if unavailable:
+        blocks.append(unavailable)
     if missing:
         blocks.append("Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + ".")
     return "\n\n".join(blocks)
+
+
+api_section.cache_clear = _api_section.cache_clear  # type: ignore[attr-defined]
 
 
 def _document_module(module: Any, name: str, referenced: dict[str, type], documented: set[str], brief: bool = False) -> str:
@@ -287,13 +391,15 @@ def _document_module(module: Any, name: str, referenced: dict[str, type], docume
 
 
 # prompts -------------------------------------------------------------------------------------------
-def system_prompt(max_steps: int, api_detail: str = "full") -> str:
-    """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"full"``
-    or ``"brief"``, see :func:`api_section`), answer rules."""
+def system_prompt(max_steps: int, api_detail: str = "core", tools: dict[str, Any] | None = None) -> str:
+    """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"core"``,
+    ``"brief"`` or ``"full"``, see :func:`api_section`; ``tools``: the kernel's report of which learned
+    tools can run), answer rules. ``spatialclaw.prompting.system_prompt(30)`` is the prompt the agent
+    sends by default."""
     return render(
         "system.md",
         step_format=_template_text("step_format.md").strip(),
-        api=api_section(api_detail),
+        api=api_section(api_detail, tools),
         answer_rules=answer_rules(None),
         max_steps=max_steps,
     )

@@ -99,6 +99,7 @@ class SessionDaemon:
         self._write_header()
         self._start_vlm()
         self.kernel = self._new_kernel()
+        self._rewrite_prompt()
         if self.socket_path.exists():
             self.socket_path.unlink()
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -110,6 +111,19 @@ class SessionDaemon:
         self.state = "running"
         self._write_daemon_file()
         threading.Thread(target=self._accept_loop, name="session-acceptor", daemon=True).start()
+
+    def _rewrite_prompt(self) -> None:
+        """Rewrite the prompt with what the kernel's learned tools reported at start (unavailable ones
+        are marked, with the reason)."""
+        from spatialclaw.session import PROMPT_FILE
+        from spatialclaw.session_prompt import build_session_prompt
+
+        tools = self.kernel.tool_status() if hasattr(self.kernel, "tool_status") else None
+        if tools is None:
+            return
+        prompt = build_session_prompt(self.task, self.id, self.directory, int(self.info.get("max_steps") or 0),
+                                      vlm_available=bool(self.info.get("vlm_model")), tools=tools)
+        (self.directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
 
     def _new_kernel(self) -> Any:
         from spatialclaw.kernel import Kernel

@@ -5,6 +5,7 @@ in the session (``prompts/session.md``), followed by the task (``prompts/task.md
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from spatialclaw.task import Task
 
@@ -18,8 +19,10 @@ def prompt_version() -> str:
     return prompting.prompt_version()
 
 
-def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int, vlm_available: bool) -> str:
-    """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``."""
+def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int, vlm_available: bool,
+                         tools: dict[str, Any] | None = None, api_detail: str = "core") -> str:
+    """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
+    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
     from spatialclaw import prompting
 
     vlm_note = "" if vlm_available else (
@@ -30,7 +33,7 @@ def build_session_prompt(task: Task, session_id: str, directory: str | Path, max
     system = prompting.render(
         "system.md",
         step_format=how_to,
-        api=prompting.api_section(),
+        api=prompting.api_section(api_detail, tools),
         answer_rules=prompting.answer_rules(None),
         max_steps=max_steps,
     )

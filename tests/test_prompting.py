@@ -25,13 +25,13 @@ def fresh_api(monkeypatch):
 
 
 def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
-    api = prompting.api_section()
+    api = prompting.api_section("full")
     assert inspect.getdoc(display.show) in api
     assert "show(*images: Any, label: str | list[str] | None = None)" in api
 
 
 def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
-    api = prompting.api_section()
+    api = prompting.api_section("full")
     for name in NAMESPACE_NAMES:
         assert f"`{name}" in api, f"the prompt says nothing about `{name}`"
 
@@ -50,8 +50,8 @@ def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_pr
     fresh_api.setitem(sys.modules, "spatialclaw_fake_primitive", module)
     real = namespace.build_namespace
     # a primitive added to the kernel namespace (lazily, as the namespace binds functions)
-    fresh_api.setattr(namespace, "build_namespace", lambda: {**real(), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")})
-    api = prompting.api_section()
+    fresh_api.setattr(namespace, "build_namespace", lambda **options: {**real(**options), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")})
+    api = prompting.api_section("full")
     assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
     assert "a unique sentence 7f3a" in api
 
@@ -106,7 +106,7 @@ def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
     assert len(brief) < len(full) / 2
     signatures = [line for line in full.splitlines() if re.match(r"#{3,4} `|- `[^`]", line)]
     assert signatures and all(line in brief for line in signatures)
-    with pytest.raises(ValueError, match="'full' or 'brief'"):
+    with pytest.raises(ValueError, match="core, brief, full"):
         prompting.api_section("short")
 
 
@@ -122,6 +122,9 @@ def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     system = server.requests[0]["messages"][0]["content"]
     system = system if isinstance(system, str) else "".join(p.get("text", "") for p in system)
     assert result.answer == "A"
-    assert system == prompting.system_prompt(AgentConfig().max_steps, "brief")
+    from spatialclaw.primitives.availability import tool_status
+
+    tools = {name: status.to_dict() for name, status in tool_status().items()}
+    assert system == prompting.system_prompt(AgentConfig().max_steps, "brief", tools)
     with pytest.raises(ValueError, match="api_detail"):
         AgentConfig(api_detail="tiny")

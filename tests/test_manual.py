@@ -1,0 +1,101 @@
+"""A manual that tells the truth: learned tools report whether they can run, the prompt says so, a call
+to one that cannot fails at once, and the manual comes in tiers (a core in the prompt, the rest on demand)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from agent_helpers import cell, openai_compat, openai_text, photo
+from spatialclaw import Kernel, prompting
+from spatialclaw.agent import Agent, AgentConfig
+from spatialclaw.primitives.availability import tool_status, weights_status
+from spatialclaw.primitives.namespace import NAMESPACE_NAMES
+from spatialclaw.task import FrameSpec, Task
+from spatialclaw.testing import ScriptedProvider
+
+LEARNED = ("depth", "detect", "segment")
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """No weights anywhere: an empty Hugging Face cache, offline mode, no model settings."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in ("SPATIALCLAW_DEPTH_MODEL", "SPATIALCLAW_DETECT_MODEL", "SPATIALCLAW_SEGMENT_MODEL", "SPATIALCLAW_TRACK_MODEL",
+                 "SPATIALCLAW_MODELS", "SPATIALCLAW_PERCEPTION", "SPATIALCLAW_PERCEPTION_SOCKET"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_offline_every_unavailable_learned_tool_is_marked_in_the_prompt_and_fails_at_once(offline, tmp_path):
+    task = Task("How far is the wall, in metres?", inputs=[FrameSpec.images([photo(tmp_path)])], answer_type="number")
+    probe = ("import sys\n"
+             "for tool in (depth, detect, segment):\n"
+             "    try:\n"
+             "        tool(frames[0]) if tool is not segment else tool(frames[0], points=[[5, 5]])\n"
+             "    except Exception as error:\n"
+             "        print(type(error).__name__, '|', error)\n"
+             "print('heavy imports:', [m for m in ('torch', 'transformers') if m in sys.modules])")
+    with ScriptedProvider([cell(probe), cell("answer(1.0)")]) as server:
+        result = Agent(openai_compat(server), AgentConfig(max_steps=3)).run(task, tmp_path / "ep")
+    system = openai_text({"messages": server.requests[0]["messages"][:1]})
+    for name in LEARNED:
+        assert f"`{name}` is UNAVAILABLE here" in system
+    assert "method='flow' (optical flow) works" in system  # track keeps its classical path
+    observation = openai_text(server.requests[1])
+    assert observation.count("ToolUnavailableError |") == 3
+    assert "not on this machine" in observation and "hf download" in observation
+    assert "heavy imports: []" in observation  # no model code was even imported: nothing to wait for
+    assert result.answer == 1.0
+
+
+def test_a_tool_given_its_own_model_still_runs_when_the_default_weights_are_missing(offline, tmp_path):
+    with Kernel() as kernel:
+        result = kernel.execute(f"depth(np.zeros((32, 32, 3), np.uint8), model={str(tmp_path / 'nowhere')!r})")
+    assert result.error is not None and result.error.type != "ToolUnavailableError"
+    assert "does not exist" in result.error.message  # the real loader ran for the model it was given
+
+
+def test_weights_in_a_local_folder_count_as_available(offline, tmp_path):
+    folder = tmp_path / "depth-model"
+    folder.mkdir()
+    assert "does not exist" in weights_status(str(tmp_path / "missing"))
+    assert "no config.json" in weights_status(str(folder))
+    (folder / "config.json").write_text("{}")
+    assert weights_status(str(folder)) is None
+
+
+def test_the_setting_of_a_tool_model_is_what_is_checked(offline, monkeypatch, tmp_path):
+    folder = tmp_path / "depth-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setenv("SPATIALCLAW_DEPTH_MODEL", str(folder))
+    status = tool_status()
+    assert status["depth"].available and not status["detect"].available
+    assert status["reconstruct"].note == ""  # learned depth is there for it
+
+
+def test_the_core_manual_lists_the_whole_namespace_in_under_12k_characters():
+    core, full = prompting.api_section("core"), prompting.api_section("full")
+    assert len(core) < 12_000 < len(full)
+    for name in NAMESPACE_NAMES:
+        assert f"`{name}" in core, f"{name} is missing from the core manual"
+    assert "`geom.distance(" in core and "`scene.relation(" in core  # module and instance members too
+    assert prompting.system_prompt(30) == prompting.system_prompt(30, "core")
+
+
+def test_full_documentation_is_one_call_away_in_the_kernel():
+    from spatialclaw.primitives.reconstruct import reconstruct
+    from spatialclaw.primitives.geom_relate import Direction
+
+    with Kernel() as kernel:
+        tool = kernel.execute("manual('reconstruct')")
+        member = kernel.execute("manual('geom.distance')")
+        result_type = kernel.execute("manual('Direction')")
+        unknown = kernel.execute("manual('teleport')")
+    assert inspect.getdoc(reconstruct).splitlines()[-1] in tool.stdout
+    assert "metres" in member.stdout and "geom.distance(" in member.stdout
+    assert inspect.getdoc(Direction).splitlines()[0] in result_type.stdout
+    assert unknown.error.type == "NameError" and "manual()" in unknown.error.message
