@@ -85,6 +85,7 @@ def test_a_resume_may_change_retries_workers_endpoint_and_grow_the_limit(tmp_pat
     assert all(s["pid"] == os.getpid() for s in sessions)
     rows = _rows(tmp_path / "run")
     assert len(rows) == 5 and len({r["task_id"] for r in rows}) == 5
+    assert sorted(r["session"] for r in rows) == [1, 1, 1, 2, 2], "each row names the session that ran it"
     with pytest.raises(ValueError, match="can only grow"):
         run_benchmark(config(moved_url, resume=True, limit=2))
     with pytest.raises(ValueError, match="differs in seed"):

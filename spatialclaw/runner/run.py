@@ -12,7 +12,8 @@ holder. What a resume may change (:data:`RESUMABLE`): the workers, the executor,
 URL, the attempts per model request (``model_options["max_attempts"]``) and a larger ``limit``, which
 appends the benchmark's next tasks to the run (the tasks already in it must be the new list's first
 ones). Every session (the first and each resume) is stamped in the manifest's ``sessions`` list with
-those settings.
+those settings, and each row it writes names it (``session``: its 1-based number in that list), so
+every attempt can be traced to the retries, workers and endpoint it ran with.
 """
 
 from __future__ import annotations
@@ -202,6 +203,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
             raise ValueError(f"benchmark {config.benchmark!r} produced no tasks")
         run_dir.create(identity, tasks, rule, loaded.name, session=config.session())
     by_id = {t.task_id: t for t in tasks}
+    session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
     previous = run_dir.results.load()
     kept = [previous[t.task_id] for t in tasks if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES]
     run_dir.results.rewrite(kept)
@@ -235,6 +237,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
                 row["trajectory_dir"] = str(path.resolve().relative_to(run_dir.path.resolve()))
             except ValueError:
                 pass
+        row["session"] = session
         run_dir.results.append(row)
         counts[row["status"]] += 1
         if progress is not None:
