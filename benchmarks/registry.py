@@ -11,10 +11,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from spatialclaw.benchmarks.names import canonical_benchmark_name
 from spatialclaw.task import Task
 
-__all__ = ["LoadedBenchmark", "benchmark_names", "load_benchmark"]
+if TYPE_CHECKING:
+    from spatialclaw.benchmarks.spec import BenchmarkSpec
+
+__all__ = ["LoadedBenchmark", "benchmark_names", "benchmark_table", "load_benchmark"]
 
 
 @dataclass
@@ -33,6 +38,28 @@ def benchmark_names() -> list[str]:
     from spatialclaw.benchmarks.specs import SPECS
 
     return ["synthetic", "local", *SPECS]
+
+
+def benchmark_table() -> str:
+    """Every benchmark with its source (hub id or URL), splits and metric: the ``bench --list`` table."""
+    from spatialclaw.benchmarks.specs import SPECS
+
+    rows = [("benchmark", "source", "splits", "metric"),
+            ("synthetic", "generated (--seed)", "-", "accuracy and MRA on rendered scenes with exact geometry"),
+            ("local", "a .jsonl task file (--source)", "-", "per task: choice, mra, exact, number_exact, yes_no")]
+    rows += [(s.name, _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 6)
+    return "\n".join(lines) + f"\n{len(rows) - 1} benchmarks; names match in any spelling (VSI-Bench = vsi_bench)."
+
+
+def _source(spec: BenchmarkSpec) -> str:
+    configs = [c for c in spec.configs if c]
+    where = spec.source + (f" {spec.data_files}" if spec.data_files else "")
+    if len(configs) > 2:
+        return f"{where} [{len(configs)} subsets]"
+    return where + (f" [{', '.join(configs)}]" if configs else "")
 
 
 def load_benchmark(

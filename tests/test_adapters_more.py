@@ -203,3 +203,20 @@ def test_every_new_adapter_records_its_official_metric() -> None:
     for name in new:
         assert SPECS[name].metric != "accuracy", name  # a line that says how, for bench --list
         assert SPECS[name].description and SPECS[name].source, name
+
+
+def test_bench_list_shows_every_benchmark_with_source_splits_and_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    from spatialclaw.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--list"])  # no --model/--out needed
+    assert done.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["benchmark", "source", "splits", "metric"]
+    rows = {line.split()[0]: line for line in lines[2:-1]}
+    assert {"synthetic", "local", *SPECS} == set(rows) and len(SPECS) >= 20
+    for name, spec in SPECS.items():
+        assert spec.source in rows[name] and spec.metric in rows[name], name
+        assert ", ".join(spec.all_splits) in rows[name], name
+    assert "[debiased]" in rows["vsi-bench-debiased"] and "SPBench-MV.parquet" in rows["spbench-mv"]
+    assert lines[-1].startswith(f"{len(SPECS) + 2} benchmarks")

@@ -209,6 +209,7 @@ def test_unscored_rows_count_as_wrong() -> None:
 
 
 def test_vsi_bench_aggregation_merges_the_direction_difficulties() -> None:
+    # lmms-eval lmms_eval/tasks/vsibench/utils.py vsibench_aggregate_results
     rows = _rows(
         [
             ("object_counting", 0.5),
@@ -227,6 +228,7 @@ def test_vsi_bench_aggregation_merges_the_direction_difficulties() -> None:
 
 
 def test_cv_bench_aggregation_averages_2d_sources_then_2d_and_3d() -> None:
+    # lmms-eval lmms_eval/tasks/cv_bench/utils.py cv_bench_default_aggregate_results (the card's formula)
     rows = (
         _rows([("Count", 1.0), ("Count", 1.0), ("Relation", 0.0), ("Relation", 1.0)], source="ADE20K")
         + _rows([("Count", 0.0), ("Relation", 0.0)], source="COCO")
@@ -242,6 +244,7 @@ def test_cv_bench_aggregation_averages_2d_sources_then_2d_and_3d() -> None:
 
 
 def test_circular_aggregation_needs_every_variant_right() -> None:
+    # 3DSRBench, VLMEvalKit's circular evaluation: variants share index % 1,000,000, all must be right
     rows = [
         ScoredRow("q1-0", "height", 1.0, {"circular_group": "q1"}),
         ScoredRow("q1-1", "height", 1.0, {"circular_group": "q1"}),

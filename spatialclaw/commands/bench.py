@@ -13,9 +13,10 @@ def register(subparsers: Any) -> None:
         "bench",
         help="run a benchmark (parallel, resumable) and write RUN/results.jsonl",
         description="Run a benchmark: one episode per task, results in RUN/results.jsonl, trajectories in RUN/episodes/. "
-        "Benchmarks: synthetic, vsi-bench, mmsi-bench, mindcube, blink, cv-bench, erqa, spar-bench, viewspatial-bench, "
-        "omnispatial, 3dsrbench, local (with --source FILE.jsonl) or a path to a .jsonl task file.",
+        "Benchmarks: see --list (each with its source, splits and metric), local (with --source FILE.jsonl) or a "
+        "path to a .jsonl task file.",
     )
+    parser.add_argument("--list", action=_ListBenchmarks, help="print every benchmark with its source, splits and metric, and exit")
     parser.add_argument("--benchmark", required=True, help="benchmark name or a .jsonl task file")
     parser.add_argument("--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1")
     parser.add_argument("--out", required=True, help="run directory")
@@ -52,6 +53,20 @@ def register(subparsers: Any) -> None:
                         "limits='{\"time_s\": 60}'); repeatable")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=handle)
+
+
+class _ListBenchmarks(argparse.Action):
+    """``--list``: print the benchmark table and exit before the required options are checked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from spatialclaw.benchmarks.registry import benchmark_table
+
+        print(benchmark_table())
+        parser.exit()
 
 
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
