@@ -234,7 +234,7 @@ def _first_sentence(obj: Any) -> str:
     text = " ".join(_doc(obj, brief=True).split())
     match = re.match(r"(.+?[.!?])(?:\s|$)", text)
     sentence = match.group(1) if match else text
-    return sentence if len(sentence) <= 200 else sentence[:199].rstrip() + "…"
+    return sentence if len(sentence) <= 150 else sentence[:149].rstrip() + "…"
 
 
 def _core_class(cls: type, shown_name: str) -> list[str]:
