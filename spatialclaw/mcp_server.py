@@ -185,25 +185,26 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
         return f"session: {session.id}\nprompt file: {session.prompt_path}\n\n{prompt}"
 
     @server.tool(name="session_exec", structured_output=False)
-    async def session_exec(session: str, code: str, timeout_s: float | None = None) -> list[Any]:
-        """Run one Python cell in the session's kernel.
+    async def session_exec(session: str, code: str, timeout_s: float | None = None, reasoning: str | None = None) -> list[Any]:
+        """Run one Python cell in the session's kernel. Optionally pass ``reasoning``: your words about
+        this cell (why you run it), recorded with the cell in the session's trajectory.
 
         Returns the observation text (stdout, the result, errors with the failing line, variables that
         changed) followed by every image the cell showed, as PNG image content. Variables persist.
         """
         with _as_tool_errors():
             handle = sessions.open(session)
-            outcome = await anyio.to_thread.run_sync(lambda: handle.execute(code, timeout=timeout_s))
+            outcome = await anyio.to_thread.run_sync(lambda: handle.execute(code, timeout=timeout_s, reasoning=reasoning))
         return _outcome_content(outcome)
 
     @server.tool(name="session_answer", structured_output=False)
-    async def session_answer(session: str, value: str) -> list[Any]:
+    async def session_answer(session: str, value: str, reasoning: str | None = None) -> list[Any]:
         """Submit the final answer: the option letter for multiple choice, a number (metres unless the
         question says otherwise) or a short text. An answer that does not fit the question is rejected
-        with the reason, and the session stays open."""
+        with the reason, and the session stays open. ``reasoning``: your words for the answer, recorded."""
         with _as_tool_errors():
             handle = sessions.open(session)
-            outcome = await anyio.to_thread.run_sync(lambda: handle.answer(value))
+            outcome = await anyio.to_thread.run_sync(lambda: handle.answer(value, reasoning=reasoning))
         return _outcome_content(outcome)
 
     @server.tool(name="session_status", structured_output=False)

@@ -22,6 +22,7 @@ The wire protocol is one JSON request line and one JSON reply line per connectio
 
     {"op": "exec", "code": "...", "timeout": 120.0}  ->  {"ok": true, "result": {...}}
     {"op": "answer", "value": "B"}                   ->  {"ok": true, "result": {...}}
+    (both take an optional "reasoning": the driving model's words for the cell; see spatialclaw.driver_turns)
     {"op": "status"} / {"op": "close"}               ->  {"ok": true, "result": {...}}
     failures                                         ->  {"ok": false, "error": "what went wrong and what to do"}
 """
@@ -286,19 +287,27 @@ class Session:
             raise SessionError(reply.get("error") or "the session daemon reported an unknown error")
         return reply["result"]
 
-    def execute(self, code: str, timeout: float | None = None) -> StepOutcome:
+    def execute(self, code: str, timeout: float | None = None, reasoning: str | None = None) -> StepOutcome:
         """Run one cell in the session's kernel. ``timeout`` in seconds (default: the session's limit).
+        ``reasoning`` is the driving model's words for this cell: recorded as its turn in the trajectory,
+        so the session exports as fine-tuning rows (:mod:`spatialclaw.driver_turns`).
 
         Cell errors, crashes and timeouts are part of the observation, not exceptions.
         """
         payload: dict[str, Any] = {"op": "exec", "code": code}
+        if reasoning is not None:
+            payload["reasoning"] = reasoning
         if timeout is not None:
             payload["timeout"] = positive_number("the cell timeout (--timeout, seconds)", timeout)
         return StepOutcome.from_dict(self.request(payload))
 
-    def answer(self, value: Any) -> StepOutcome:
-        """Submit the final answer (validated by the kernel's ``answer()`` against the choices)."""
-        return StepOutcome.from_dict(self.request({"op": "answer", "value": value}))
+    def answer(self, value: Any, reasoning: str | None = None) -> StepOutcome:
+        """Submit the final answer (validated by the kernel's ``answer()`` against the choices);
+        ``reasoning`` as for :meth:`execute`."""
+        payload: dict[str, Any] = {"op": "answer", "value": value}
+        if reasoning is not None:
+            payload["reasoning"] = reasoning
+        return StepOutcome.from_dict(self.request(payload))
 
     def status(self) -> dict[str, Any]:
         """``state``, ``steps``, ``answer``/``answered`` and paths.

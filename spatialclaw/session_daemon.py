@@ -77,6 +77,7 @@ class SessionDaemon:
         self.kernel: Any = None
         self.writer: Any = None
         self.task: Any = None
+        self.turns: Any = None
         self.model: Any = None
         self.vlm_server: Any = None
         self.vlm_config: dict[str, Any] | None = None
@@ -91,12 +92,14 @@ class SessionDaemon:
     # ----- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        from spatialclaw.driver_turns import SessionTurns
         from spatialclaw.task import Task
         from spatialclaw.trajectory import TrajectoryWriter
 
         self.task = Task.from_dict(self.info["task"])
         self.writer = TrajectoryWriter(self.directory)
         self._write_header()
+        self.turns = SessionTurns(self.task, self.max_steps, self._write, self.writer.messages)
         self._start_vlm()
         self.kernel = self._new_kernel()
         self._rewrite_prompt()
@@ -382,17 +385,17 @@ class SessionDaemon:
             valid = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and math.isfinite(timeout) and timeout > 0
             if timeout is not None and not valid:
                 raise RequestError(f"exec timeout must be a positive, finite number of seconds, got {timeout!r}")
-            return self._execute(code, timeout).to_dict()
+            return self._execute(code, timeout, _reasoning(request)).to_dict()
         if op == "answer":
             if "value" not in request:
                 raise RequestError("answer needs a value")
-            return self._execute(f"answer({request['value']!r})", None).to_dict()
+            return self._execute(f"answer({request['value']!r})", None, _reasoning(request)).to_dict()
         if op == "close":
             self._shutdown("closed")
             return self.status()
         raise RequestError(f"unknown operation {op!r}; use exec, answer, status or close")
 
-    def _execute(self, code: str, timeout: Any) -> Any:
+    def _execute(self, code: str, timeout: Any, reasoning: str | None = None) -> Any:
         from spatialclaw.cell import CellError, CellResult
         from spatialclaw.session import StepOutcome
 
@@ -403,6 +406,7 @@ class SessionDaemon:
         if self.kernel is None:
             raise RequestError(f"session {self.id} is closed")
         self.steps += 1
+        self.turns.before_cell(self.steps, code, reasoning)  # the driver's words, logged as its model call
         limit = float(timeout) if timeout is not None else self.cell_timeout_s
         try:
             result = self.kernel.execute(code, timeout=limit)
@@ -424,6 +428,7 @@ class SessionDaemon:
         with self._write_lock:
             serialised = self.writer.cell_result(result)
         self._write("cell", step=self.steps, code=code, result=serialised)
+        self.turns.after_cell(self.steps, code, result)
         if getattr(result, "restarted", False):
             self._write_daemon_file()  # the kernel has a new pid and connection file
         images = [str((self.directory / "images" / f"{image.sha256}.png").resolve()) for image in result.images]
@@ -465,6 +470,14 @@ class SessionDaemon:
             "busy_s": time.monotonic() - self.busy_since if self.busy_since is not None else None,
             "idle_s": time.monotonic() - self.last_request,
         }
+
+
+def _reasoning(request: dict[str, Any]) -> str | None:
+    """The driver's words sent with an ``exec``/``answer`` request (``reasoning``), if any."""
+    reasoning = request.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise RequestError(f"reasoning must be text (the driving model's words for this cell), got {type(reasoning).__name__}")
+    return reasoning
 
 
 def _read_request(conn: socket.socket) -> dict[str, Any]:

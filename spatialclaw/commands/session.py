@@ -59,10 +59,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("session", help="session id (or a unique prefix)")
     run.add_argument("--code", required=True, metavar="FILE|-", help="a file holding the cell, or - for stdin")
     run.add_argument("--timeout", type=float, default=None, help="seconds for this cell (default: the session's)")
+    run.add_argument("--reasoning", metavar="TEXT", help="the driving model's words for this cell, recorded as its turn "
+                     "(sessions with them export as fine-tuning rows)")
 
     answer = add("answer", "submit the final answer (checked against the choices) and end the episode", _answer)
     answer.add_argument("session", help="session id (or a unique prefix)")
     answer.add_argument("value", help="the answer: an option letter, a number, or a short text")
+    answer.add_argument("--reasoning", metavar="TEXT", help="the driving model's words for the answer, recorded as its turn")
 
     status = add("status", "the session's state, steps and answer", _status)
     status.add_argument("session", help="session id (or a unique prefix)")
@@ -145,7 +148,7 @@ def _exec(args: argparse.Namespace) -> int:
     code = _read_code(args.code)
     if not code.strip():
         raise ValueError("the cell is empty; give some code")
-    outcome = Session.open(args.session, args.root).execute(code, timeout=args.timeout)
+    outcome = Session.open(args.session, args.root).execute(code, timeout=args.timeout, reasoning=args.reasoning)
     _emit(args, outcome.to_dict(), _outcome_text(outcome))
     return 0
 
@@ -153,7 +156,7 @@ def _exec(args: argparse.Namespace) -> int:
 def _answer(args: argparse.Namespace) -> int:
     from spatialclaw.session import Session
 
-    outcome = Session.open(args.session, args.root).answer(args.value)
+    outcome = Session.open(args.session, args.root).answer(args.value, reasoning=args.reasoning)
     _emit(args, outcome.to_dict(), _outcome_text(outcome))
     return 0 if outcome.answered else 1
 

@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Iterator
 from spatialclaw.episodes import EpisodeFilter, find_episode_dirs
 from spatialclaw.export.conversation import Conversation, episode_conversation
 from spatialclaw.export.length import LengthSummary, TokenCounter, fit_to_budget, row_chars
+from spatialclaw.trajectory import Episode
 
 __all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 
@@ -85,6 +86,16 @@ class ExportReport:
         )
 
 
+SESSION_WITHOUT_TURNS = "session without driver turns (give session exec --reasoning)"
+
+
+def _no_output_reason(episode: Episode) -> str:
+    """Why an episode has no model output to train on: a session whose driver gave no reasoning, or none."""
+    if (episode.header.get("config") or {}).get("driver") == "session":
+        return SESSION_WITHOUT_TURNS
+    return "no model output"
+
+
 def _conversations(
     directories: list[Path],
     episode_filter: EpisodeFilter,
@@ -99,7 +110,7 @@ def _conversations(
         try:
             conversation = system(episode_conversation(episode, mask_failed=mask_failed))
         except ValueError:
-            excluded["no model output"] += 1
+            excluded[_no_output_reason(episode)] += 1
             continue
         fitted = fit_to_budget(conversation, counter, lengths.max_tokens) if counter is not None else None
         lengths.add(row_chars(conversation), fitted)
