@@ -395,3 +395,18 @@ def test_many_slow_clients_do_not_stop_the_vlm_channel(channel: tuple[VLMServer,
     for client in stalled:
         client.close()
     assert results == [{"text": "fine"}]
+
+
+def test_session_start_passes_the_sandbox_mode_to_the_kernel(root: Path, task: Task) -> None:
+    frame = task.inputs[0].paths[0]
+    env = dict(os.environ, SPATIALCLAW_KERNEL_MEMORY_MB="0")
+    run = lambda *args: subprocess.run([sys.executable, "-m", "spatialclaw.cli", "session", *args, "--root", str(root), "--json"],
+                                       capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+    started = run("start", "--frames", frame, "--question", "q?", "--id", "unboxed", "--sandbox", "off")
+    assert started.returncode == 0, started.stderr
+    try:
+        assert json.loads(run("status", "unboxed").stdout)["sandboxed"] is False
+    finally:
+        run("close", "unboxed")
+    refused = run("start", "--frames", frame, "--question", "q?", "--sandbox", "sometimes")
+    assert refused.returncode == 2 and "invalid choice: 'sometimes'" in refused.stderr
