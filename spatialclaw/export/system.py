@@ -1,6 +1,6 @@
 """Which system prompt an exported row starts with (``export --system full|core|none|PATH``).
 
-The agent's full tool manual is about 47,000 characters: as the first turn of every row it pushes the
+The agent's full tool manual is about 47,000 characters (the compact core one about 11,000): as the first turn of every row it pushes the
 frames past any usual training ``max_length``. Exports therefore default to the **compact** manual
 (``--system core``, :func:`compact_system_prompt`), unless the episode already ran with a prompt at most that long, which is
 then kept exactly as the model saw it. The manual is regenerated from the live namespace for the
@@ -25,14 +25,11 @@ SYSTEM_CHOICES = ("core", "full", "none")
 
 @lru_cache(maxsize=32)
 def compact_system_prompt(max_steps: int) -> str:
-    """The agent's system prompt with the compact tool manual (``api_detail="core"``; ``"brief"`` while the
-    installed :mod:`spatialclaw.prompting` has no core manual)."""
+    """The agent's system prompt with the compact tool manual (``api_detail="core"``: every name, signature
+    and one line; the model reads the rest with ``manual(name)`` in a cell)."""
     from spatialclaw.prompting import system_prompt
 
-    try:
-        return system_prompt(max_steps, api_detail="core")
-    except ValueError:  # prompting without the core manual yet
-        return system_prompt(max_steps, api_detail="brief")
+    return system_prompt(max_steps, api_detail="core")
 
 
 @lru_cache(maxsize=32)
