@@ -132,7 +132,7 @@ class PerceptionClient:
     def call(self, method: str, *args: Any) -> Any:
         """Call ``method`` on the next actor; re-raise the actor's error here with its own type."""
         if self.socket_path is not None:
-            reply, name = _relay_call(self.socket_path, method, args), "via the host relay"
+            reply, name = _relay_call(self.socket_path, self.spec.url, method, args), "via the host relay"
         else:
             reply, name = self.raw_call(method, args)
         if "error" in reply:
@@ -212,21 +212,21 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def encode_request(method: str, args: tuple[Any, ...] | list[Any]) -> bytes:
+def encode_request(service_url: str, method: str, args: tuple[Any, ...] | list[Any]) -> bytes:
     """A relay request as bytes: JSON, arrays as ``{"__ndarray__": [dtype, shape, base64]}``."""
-    return json.dumps({"method": method, "args": _encode(list(args))}).encode()
+    return json.dumps({"service": service_url, "method": method, "args": _encode(list(args))}).encode()
 
 
-def decode_request(data: bytes) -> tuple[str, list[Any]]:
-    """``(method, args)`` of a relay request; ``ValueError`` for anything malformed. Never unpickles."""
+def decode_request(data: bytes) -> tuple[str, str, list[Any]]:
+    """``(service_url, method, args)`` of a relay request; ``ValueError`` for anything malformed. Never unpickles."""
     try:
         request = json.loads(data)
-        method, args = request["method"], _decode(request["args"])
+        service_url, method, args = request["service"], request["method"], _decode(request["args"])
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"malformed perception request ({type(error).__name__}: {error})") from None
-    if not isinstance(method, str) or not isinstance(args, list):
-        raise ValueError("malformed perception request (method must be a string, args a list)")
-    return method, args
+    if not isinstance(service_url, str) or not isinstance(method, str) or not isinstance(args, list):
+        raise ValueError("malformed perception request (service and method must be strings, args a list)")
+    return service_url, method, args
 
 
 def write_frame(sock: socket.socket, payload: bytes) -> None:
@@ -253,12 +253,12 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _relay_call(path: str, method: str, args: tuple[Any, ...]) -> dict[str, Any]:
+def _relay_call(path: str, service_url: str, method: str, args: tuple[Any, ...]) -> dict[str, Any]:
     """One call through the host's relay (sandboxed kernels); the reply is the actor's, pickled by the host."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.connect(path)
-            write_frame(sock, encode_request(method, args))
+            write_frame(sock, encode_request(service_url, method, args))
             return pickle.loads(read_frame(sock))
     except OSError as error:
         raise PerceptionServiceError(f"the host's perception relay at {path} does not answer ({error}); the "

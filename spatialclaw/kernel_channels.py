@@ -124,11 +124,17 @@ class PerceptionRelay:
         return self._listener.path
 
     def _answer(self, connection: socket.socket) -> None:
-        from spatialclaw.primitives.remote import PerceptionServiceError, decode_request, read_frame, write_frame
+        from spatialclaw.primitives.remote import (_FIX, PerceptionServiceError, decode_request, parse_spec,
+                                                   read_frame, write_frame)
         from spatialclaw.runner.perception_service import KINDS
 
         try:
-            method, args = decode_request(read_frame(connection))
+            service_url, method, args = decode_request(read_frame(connection))
+            if service_url != self.client.spec.url:  # a cell may name any service; this host relays its own only
+                wanted = parse_spec(service_url)
+                raise PerceptionServiceError(
+                    f"no perception actor named {','.join(wanted.actors)!r} in Ray namespace {wanted.namespace!r} that "
+                    f"this kernel may use: its host relays the service {self.client.spec.url} only. {_FIX}")
             if method not in self.METHODS:
                 raise ValueError(f"the perception relay answers {list(self.METHODS)}, not {method!r}")
             if not args or args[0] not in KINDS:

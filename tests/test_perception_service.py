@@ -58,7 +58,7 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
     service = start_perception_service(actors=1, num_gpus=0, num_cpus=1)
     try:
         env = {**service.env, "SPATIALCLAW_CACHE": str(tmp_path / "kernel-cache")}
-        with Kernel(workdir=tmp_path / "work", env=env) as kernel:
+        with Kernel(workdir=tmp_path, env=env) as kernel:  # the files the cells read and write are in the workdir
             call = (f"rgb = np.load({str(tmp_path / 'frame.npy')!r})\n"
                     f"r = depth(rgb, model={str(tiny)!r})\n"
                     "from spatialclaw.primitives import cache\n"
