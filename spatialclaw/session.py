@@ -473,7 +473,10 @@ def start_session(
     idle_timeout_s = positive_number("idle_timeout_s (--idle-timeout, seconds)", idle_timeout_s)
     start_timeout_s = positive_number("start_timeout_s (seconds)", start_timeout_s)
     if memory_limit_mb is not None:
-        memory_limit_mb = int(positive_number("memory_limit_mb (--memory-limit-mb, MiB)", memory_limit_mb, integer=True))
+        try:
+            memory_limit_mb = int(positive_number("memory_limit_mb (--memory-limit-mb, MiB)", memory_limit_mb, integer=True))
+        except SessionError as exc:
+            raise SessionError(f"{exc} (for no cap at all, leave it out and set SPATIALCLAW_KERNEL_MEMORY_MB=0)") from None
     if session_id is not None:
         check_session_id(session_id)
     _check_sandbox(sandbox)
