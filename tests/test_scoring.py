@@ -458,3 +458,12 @@ def test_benchmark_names_normalise_to_one_form() -> None:
     assert normalise_benchmark_name("ThreeDSRBench") == normalise_benchmark_name("3DSRBench") == "3dsrbench"
     assert normalise_benchmark_name("Video-MME-v2") == normalise_benchmark_name("videomme_v2") == "video_mme_v2"
     assert normalise_benchmark_name(None) == ""
+
+
+def test_the_scoring_examples_in_the_docs_run_as_written() -> None:
+    from doc_examples import code_blocks
+
+    blocks = code_blocks("benchmarks.md", "Scoring", "python")
+    assert len(blocks) == 2  # the generic scorer and the official per-benchmark metrics
+    for block in blocks:
+        exec(compile(block, "docs/benchmarks.md", "exec"), {})
