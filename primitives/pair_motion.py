@@ -28,7 +28,7 @@ import numpy as np
 from spatialclaw.primitives.features import matched_points
 
 __all__ = ["PairGeometry", "estimate_pair", "fit_rotation", "rotation_homography", "PARALLAX_PX", "INLIER_PX",
-           "MIN_MATCHES"]
+           "MIN_MATCHES", "refine_essential"]
 
 PARALLAX_PX = 0.8  # 75th-percentile rotation-model error (original pixels) above which the camera translated
 INLIER_PX = 1.5  # reprojection error (original pixels) for a match to count as consistent with a model
@@ -145,7 +145,7 @@ def _essential(points_a, points_b, K_a, K_b, seed: int):
     inliers = mask.ravel() > 0  # epipolar inliers (recoverPose's mask also drops points behind a camera)
     _, R, t, _ = cv2.recoverPose(E, n_a, n_b, np.eye(3), mask=mask.copy())
     ha, hb = np.column_stack([n_a, np.ones(len(n_a))]), np.column_stack([n_b, np.ones(len(n_b))])
-    R, t = _refine_essential(R, t.ravel(), ha[inliers], hb[inliers])
+    R, t = refine_essential(R, t.ravel(), ha[inliers], hb[inliers])
     sampson = _sampson(_skew(t) @ R, ha, hb)
     return R, t, inliers, sampson * focal
 
@@ -160,7 +160,7 @@ def _sampson(E: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
     return np.sqrt(numerator / np.maximum(Ex[:, 0] ** 2 + Ex[:, 1] ** 2 + Etx[:, 0] ** 2 + Etx[:, 1] ** 2, 1e-30))
 
 
-def _refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares (R, unit t) over the epipolar inliers' Sampson distances (the 5-point RANSAC answer is
     a minimal-sample fit; on narrow fields of view its rotation and translation trade off by a degree or two)."""
     import cv2

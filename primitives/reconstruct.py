@@ -9,6 +9,13 @@
 - Scale: SfM alone has no scale. It is made metric with depth maps: user-given ones, or a learned metric
   depth model (``depth="auto"``, the default, uses ``depth.DEFAULT_MODEL`` when its weights are available).
   ``.metric`` and ``.scale_source`` say which; without depth the units are arbitrary.
+- Small frames (benchmark key frames, 150-250 px wide): features are detected upsampled and mapped back to
+  the original pixels and intrinsics.
+- A camera that only turns (no parallax: SfM cannot triangulate): detected by the parallax test of
+  ``motion`` and solved as rotation (a homography chain; focal from ``intrinsics``, ``fov_deg``, EXIF or
+  self-calibration, as ``rec.notes`` says): method "rotation", camera centres all at the origin.
+- Per frame, ``rec.frame_status`` says what happened (registered / rotation-only / unregistered), with
+  the inliers, a confidence and the reason: partial results are returned, not an all-or-nothing error.
 - World frame (DESIGN.md): metres, right-handed, gravity-aligned +Z up (floor plane by RANSAC, else the first
   camera's up), origin at the first registered camera, +Y its forward projected on the ground, +X its right.
   Poses are camera-to-world (4, 4), OpenCV camera axes (x right, y down, z forward).
@@ -28,7 +35,7 @@ from spatialclaw.primitives import geom
 from spatialclaw.primitives.depth import DepthResult, _load_rgb, edge_confidence
 from spatialclaw.primitives.geom_camera import as_intrinsics
 
-__all__ = ["MAX_FRAMES", "Reconstruction", "ReconstructionError", "reconstruct"]
+__all__ = ["MAX_FRAMES", "FrameStatus", "Reconstruction", "ReconstructionError", "reconstruct"]
 
 MAX_FRAMES = 64
 MAX_POINTS = 300_000
@@ -36,6 +43,23 @@ MAX_POINTS = 300_000
 
 class ReconstructionError(RuntimeError):
     """Not enough of the frames could be registered to build a reconstruction."""
+
+
+@dataclass
+class FrameStatus:
+    """How one frame fared. frame: absolute index; status: "reference" (defines the world), "registered"
+    (full pose), "rotation-only" (orientation; centre fixed at the reference's: the camera only turned) or
+    "unregistered"; inliers: matches / 3D points supporting its pose; confidence in [0, 1] (inliers and
+    their agreement; 1 for the reference); reason: plain words."""
+
+    frame: int
+    status: str
+    inliers: int
+    confidence: float
+    reason: str
+
+    def __str__(self) -> str:
+        return f"frame {self.frame}: {self.status} ({self.inliers} inliers, confidence {self.confidence:.2f}; {self.reason})"
 
 
 @dataclass
@@ -58,8 +82,10 @@ class Reconstruction:
         metric: True when distances are in metres.
         scale_source: where the scale came from ("rgbd sensor depth", "given depth maps", "depth model X",
             or "none: arbitrary units ...").
-        method: "rgbd", "sfm", "two-view" (essential matrix) or "single-frame".
-        notes: plain-language remarks (unregistered frames, fallbacks).
+        method: "rgbd", "sfm", "two-view" (essential matrix), "rotation" (a turning camera: homography
+            chain, centres at the origin) or "single-frame".
+        notes: plain-language remarks (unregistered frames, fallbacks, where the focal length came from).
+        frame_status: one ``FrameStatus`` per frame (status, inliers, confidence, reason).
     """
 
     poses: np.ndarray
@@ -75,6 +101,7 @@ class Reconstruction:
     scale_source: str
     method: str
     notes: list[str] = field(default_factory=list)
+    frame_status: list[FrameStatus] = field(default_factory=list)
 
     def _position(self, frame_index: int) -> int:
         matches = np.flatnonzero(self.frame_indices == frame_index)
@@ -107,7 +134,8 @@ class Reconstruction:
                 f"{len(self.points)} points, camera span {span:.3g} {unit}, metric={self.metric} ({self.scale_source})")
         if self.unregistered:
             text += f", unregistered frames {self.unregistered}"
-        return text + ")"
+        lines = [text + ")"] + [f"  {status}" for status in self.frame_status] + [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
 
     def bev(self, size: int = 640, max_points: int = 50_000, z_range: tuple[float, float] | None = None):
         """Bird's-eye view (PIL image): points seen from above (world X right, Y up on the page), coloured by
@@ -155,7 +183,7 @@ class Reconstruction:
 # ---- inputs -----------------------------------------------------------------------------------------------
 
 
-def _frames_as_arrays(frames: Any) -> tuple[list[np.ndarray], list[int]]:
+def _frames_as_arrays(frames: Any) -> tuple[list[np.ndarray], list[int], list[Any]]:
     if isinstance(frames, np.ndarray) and frames.ndim == 4:
         frames = list(frames)  # (N, H, W, 3) stack
     elif isinstance(frames, (str, Path)) or hasattr(frames, "shape") or hasattr(frames, "mode"):
@@ -173,7 +201,7 @@ def _frames_as_arrays(frames: Any) -> tuple[list[np.ndarray], list[int]]:
     for position, item in enumerate(items):
         index = getattr(item, "index", None)
         indices.append(int(index) if isinstance(index, (int, np.integer)) else position)
-    return arrays, indices
+    return arrays, indices, items
 
 
 def _intrinsics_per_frame(intrinsics: Any, count: int) -> list[np.ndarray] | None:
@@ -234,6 +262,7 @@ def reconstruct(
     *,
     intrinsics: Any = None,
     depth_model: str | os.PathLike | None = None,
+    fov_deg: float | None = None,
     max_image_size: int = 1600,
 ) -> Reconstruction:
     """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene.
@@ -244,7 +273,10 @@ def reconstruct(
         depth: "auto" (default: a learned metric depth model when its weights are available, for metric
             scale), None (no depth: arbitrary scale), or one depth map per frame: ``DepthResult`` objects or
             (H, W) float arrays in metres (e.g. RGB-D sensor depth; NaN or 0 = no depth).
-        intrinsics: known (3, 3) pixel intrinsics (all frames) or (N, 3, 3); default: estimated by SfM.
+        intrinsics: known (3, 3) pixel intrinsics (all frames) or (N, 3, 3); default: estimated by SfM (or,
+            for a turning camera or two views, from ``fov_deg``, EXIF, self-calibration or an assumed 60 deg).
+        fov_deg: a stated horizontal field of view in degrees, used when ``intrinsics`` is not given and
+            SfM cannot estimate the focal length (two views, a camera that only turns).
         depth_model: the model for ``depth="auto"`` (alias, hub id or folder; see ``depth.MODEL_ALIASES``).
         max_image_size: longest image side in pixels used for feature extraction.
 
@@ -254,9 +286,13 @@ def reconstruct(
 
     Raises:
         ValueError: bad input (the message says what to pass).
-        ReconstructionError: fewer than two frames could be registered (the message lists them).
+        ReconstructionError: fewer than two frames could be registered (the message names the cause per
+            pair: tiny frames, too few matches, no single motion, and what to do).
+
+    Use ``motion(frames)`` instead when the question is only how the camera (or an object) moves: it is
+    faster and reports rotation vs translation per pair; ``reconstruct`` is for 3D points and positions.
     """
-    arrays, indices = _frames_as_arrays(frames)
+    arrays, indices, items = _frames_as_arrays(frames)
     count = len(arrays)
     notes: list[str] = []
     known_K = _intrinsics_per_frame(intrinsics, count)
@@ -285,20 +321,24 @@ def reconstruct(
         else:
             prior_K = list(depth_K)
 
+    rgbd_inliers = None
     if count == 1:
         poses, K_out, registered, sparse = _single_frame(arrays[0], known_K if known_K is not None else prior_K)
         method = "single-frame"
     elif sensor_depth and known_K is not None:
-        poses, registered, K_out = _rgbd(arrays, depth_maps, known_K)
+        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, known_K)
         sparse, method = None, "rgbd"
         scale_source = "given depth maps (RGB-D)"
+    elif count == 2 and _turning_pair(arrays, items, indices, known_K, prior_K, fov_deg):
+        poses, registered, K_out, sparse, method = None, None, None, None, "rotation"
     elif count == 2:
         from spatialclaw.primitives.twoview import two_view
 
-        K_pair, K_source = _fallback_intrinsics(arrays, known_K if known_K is not None else prior_K)
+        K_pair, K_source = _fallback_intrinsics(arrays, items, known_K if known_K is not None else prior_K, fov_deg)
         sfm = two_view(arrays, K_pair)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "two-view"
+        notes.append(f"two-view: {sfm.summary}")
         if known_K is None and prior_K is None:
             notes.append(f"two views cannot fix the focal length: {K_source} intrinsics were used, so rotations "
                          f"are approximate; pass intrinsics= or more views")
@@ -309,23 +349,37 @@ def reconstruct(
                       max_image_size=max_image_size)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "sfm"
+    rotation_steps = None
+    # a camera that only turns leaves SfM with few or no frames; a few unregistered frames are just unmatched
+    if method == "rotation" or (method in ("sfm", "two-view") and registered.sum() < max(2, count / 2)):
+        chain = _rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
+        rotation_steps = chain[3]
+        if method == "rotation" or chain[1].sum() > max(int(registered.sum()), 1):
+            if method != "rotation":
+                notes.append(f"{method} registered {int(registered.sum())} of {count} frames; the camera only turns "
+                             f"(no parallax), so the frames were solved as rotations instead")
+            poses, registered, K_out, focal_source = chain[0], chain[1], chain[2], chain[4]
+            sparse, method = None, "rotation"
+            notes.append(f"rotation-only: camera centres are all at the first camera's; focal: {focal_source}")
     if method in ("sfm", "two-view") and registered.sum() < 2 and depth_maps is not None:
         # no initial pair (too little camera motion, weak texture); depth still allows PnP registration
-        K_guess, K_source = _fallback_intrinsics(arrays, known_K)
-        poses, registered, K_out = _rgbd(arrays, depth_maps, K_guess)
+        K_guess, K_source = _fallback_intrinsics(arrays, items, known_K, fov_deg)
+        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, K_guess)
         sparse, method = None, "rgbd"
         notes.append(f"SfM could not initialise (too little camera motion between the views); poses come from "
                      f"depth + PnP with {K_source} intrinsics")
+    if rotation_steps is None and registered.sum() < 2:
+        rotation_steps = _rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)[3]
     if registered.sum() < min(2, count):
         raise ReconstructionError(
-            f"only {int(registered.sum())} of {count} frames could be registered (frames {indices}); the views need "
-            f"more overlap and texture: use frames closer together in time, more of them, or give depth maps "
-            f"and intrinsics for an RGB-D reconstruction"
+            f"only {int(registered.sum())} of {count} frames could be registered (frames {indices}): "
+            + "; ".join(f"frames {s.frame_a}->{s.frame_b}: {s.kind} ({s.reason})" for s in rotation_steps[:4])
+            + f". {_advice(rotation_steps, arrays)}"
         )
     unregistered = [indices[i] for i in np.flatnonzero(~registered)]
     if unregistered:
-        message = (f"frames {unregistered} could not be registered (too few feature matches with the others); "
-                   f"their poses are NaN")
+        message = (f"frames {unregistered} could not be registered; their poses are NaN (see rec.frame_status for "
+                   f"the reason per frame)")
         notes.append(message)
         warnings.warn(message, stacklevel=2)
 
@@ -358,6 +412,7 @@ def reconstruct(
         scale_source=scale_source,
         method=method,
         notes=notes,
+        frame_status=_frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_steps),
     )
 
 
@@ -365,16 +420,103 @@ def _rgbd(arrays, depth_maps, intrinsics):
     from spatialclaw.primitives.rgbd_poses import rgbd_poses
 
     found = rgbd_poses(arrays, depth_maps, intrinsics)
-    return found.poses, found.registered, np.stack(intrinsics)
+    return found.poses, found.registered, np.stack(intrinsics), found.inliers
 
 
-def _fallback_intrinsics(arrays, known_K):
-    from spatialclaw.primitives.depth import DEFAULT_HFOV_DEG, intrinsics_from_fov
+def _fallback_intrinsics(arrays, items, known_K, fov_deg=None):
+    from spatialclaw.primitives.focal_prior import prior_intrinsics
 
     if known_K is not None:
         return known_K, "the given"
-    guesses = [intrinsics_from_fov(rgb.shape[1], rgb.shape[0], DEFAULT_HFOV_DEG) for rgb in arrays]
-    return guesses, f"GUESSED ({DEFAULT_HFOV_DEG:.0f} degree field of view; pass intrinsics= for accuracy)"
+    guesses = [prior_intrinsics(item, rgb.shape[1], rgb.shape[0], fov_deg) for item, rgb in zip(items, arrays)]
+    return [K for K, _ in guesses], guesses[0][1] + "; pass intrinsics= for accuracy"
+
+
+def _turning_pair(arrays, items, indices, known_K, prior_K, fov_deg) -> bool:
+    """True when two frames show a camera that only turns (the parallax test of ``motion``)."""
+    from spatialclaw.primitives.motion import motion
+
+    if arrays[0].shape != arrays[1].shape:
+        return False
+    K = (known_K or prior_K or [None])[0]
+    result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
+    return result.steps[0].kind in ("rotation", "static")
+
+
+def _rotation_chain(arrays, items, indices, K_list, fov_deg):
+    """Poses of a camera that only turns, chaining consecutive rotation steps of ``motion``: (poses, registered,
+    intrinsics (N, 3, 3), steps, focal source). A frame after a step that is not a rotation is unregistered."""
+    from spatialclaw.primitives.motion import motion
+
+    count = len(arrays)
+    poses = np.full((count, 4, 4), np.nan)
+    registered = np.zeros(count, dtype=bool)
+    if len({a.shape for a in arrays}) != 1:
+        return poses, registered, np.full((count, 3, 3), np.nan), [], "no focal (frames differ in size)"
+    K = K_list[0] if K_list is not None else None
+    result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
+    poses[0], registered[0] = np.eye(4), True
+    orientation = np.eye(3)
+    for i, step in enumerate(result.steps, start=1):
+        if step.kind not in ("rotation", "static") or not registered[i - 1]:
+            continue
+        orientation = poses[i - 1][:3, :3] @ step.geometry.R_ab
+        poses[i] = np.eye(4)
+        poses[i][:3, :3] = orientation
+        registered[i] = True
+    return poses, registered, np.stack([result.intrinsics] * count), result.steps, result.focal_source
+
+
+@dataclass
+class _Sourced:
+    """A decoded frame with the file it came from (so ``motion`` can still read its EXIF focal length)."""
+
+    array: np.ndarray
+    source: Any
+    index: int
+
+
+def _sourced(arrays: list[np.ndarray], items: list[Any], indices: list[int]) -> list[_Sourced]:
+    return [_Sourced(array, item if isinstance(item, (str, Path)) else getattr(item, "source", None), index)
+            for array, item, index in zip(arrays, items, indices)]
+
+
+def _advice(steps, arrays) -> str:
+    small = max(arrays[0].shape[:2]) < 320
+    reasons = " ".join(s.reason for s in steps)
+    if "feature matches" in reasons:
+        return ("The frames share too few features" + (f" (they are small, {arrays[0].shape[1]}x{arrays[0].shape[0]} px, "
+                "already upsampled for matching)" if small else "") + ": use frames closer together in time or "
+                "crops of the shared region; depth maps do not help matching")
+    if "no single camera motion" in reasons:
+        return "Moving objects or repeated texture dominate the matches: mask the moving object or use other frames"
+    return "Try frames closer together in time, or give depth maps and intrinsics for an RGB-D reconstruction"
+
+
+def _frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_steps) -> list[FrameStatus]:
+    out = []
+    step_into = {s.frame_b: s for s in (rotation_steps or [])}
+    for i, index in enumerate(indices):
+        step = step_into.get(index)
+        if i == 0 and registered[0] and method != "sfm":
+            out.append(FrameStatus(index, "reference", 0, 1.0, "defines the world frame"))
+        elif not registered[i]:
+            reason = (f"{step.kind} from frame {step.frame_a}: {step.reason}" if step is not None
+                      else "too few feature matches with the registered frames")
+            out.append(FrameStatus(index, "unregistered", 0, 0.0, reason))
+        elif method == "rotation":
+            out.append(FrameStatus(index, "rotation-only", step.inliers, step.confidence,
+                                   f"turned from frame {step.frame_a}: yaw {step.yaw_deg:+.1f}, pitch {step.pitch_deg:+.1f}, "
+                                   f"roll {step.roll_deg:+.1f} deg; {step.reason}"))
+        elif method == "rgbd":
+            count = int(rgbd_inliers[i]) if rgbd_inliers is not None else 0
+            out.append(FrameStatus(index, "registered", count, min(1.0, count / 100),
+                                   "PnP on depth-lifted feature matches"))
+        else:
+            count = len(sparse.observations[i]) if sparse is not None else 0
+            out.append(FrameStatus(index, "registered", count, min(1.0, count / 100),
+                                   f"{method}: {count} triangulated points observed in this frame"))
+    return out
 
 
 def _single_frame(rgb, known_K):

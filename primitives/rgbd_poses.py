@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatialclaw.primitives.features import match_features, sift_features
+from spatialclaw.primitives.features import feature_scale, match_features, sift_features
 
 __all__ = ["RgbdPoses", "rgbd_poses"]
 
@@ -56,7 +56,7 @@ def rgbd_poses(
     import cv2
 
     count = len(images)
-    features = [sift_features(rgb, max_features) for rgb in images]
+    features = [sift_features(rgb, max_features, feature_scale(rgb.shape)) for rgb in images]  # small: upsampled
     camera_points = []
     for (xy, _), depth, K in zip(features, depths, intrinsics):
         z = _depth_at(depth, xy)

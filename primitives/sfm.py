@@ -55,6 +55,11 @@ def _quiet_glog():
             logging.minloglevel = previous
 
 
+def _resize_matrix(factor: float) -> np.ndarray:
+    """Pixel coordinates of an image resized by ``factor`` from the original (pixel centres at integers)."""
+    return np.array([[factor, 0, 0.5 * factor - 0.5], [0, factor, 0.5 * factor - 0.5], [0, 0, 1.0]])
+
+
 def run_sfm(
     images: list[np.ndarray],
     intrinsics: list[np.ndarray] | None = None,
@@ -64,7 +69,33 @@ def run_sfm(
 ) -> SfmResult:
     """Run SfM on (H, W, 3) uint8 RGB images. ``intrinsics``: (3, 3) pixel intrinsics per image, kept fixed
     unless ``refine_intrinsics`` (then they are a starting point), or None to estimate one shared focal
-    length per image size (principal point at the centre)."""
+    length per image size (principal point at the centre).
+
+    Small images (longer side under ``features.TARGET_FEATURE_SIDE``) are upsampled for SfM, so that SIFT
+    finds enough keypoints; intrinsics and observations are mapped back to the original pixels."""
+    import cv2
+
+    from spatialclaw.primitives.features import feature_scale
+
+    factor = min(feature_scale(rgb.shape) for rgb in images)
+    if factor <= 1.0:
+        return _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed)
+    S = _resize_matrix(factor)
+    big = [cv2.resize(rgb, (round(rgb.shape[1] * factor), round(rgb.shape[0] * factor)), interpolation=cv2.INTER_CUBIC)
+           for rgb in images]
+    result = _run_sfm(big, None if intrinsics is None else [S @ K for K in intrinsics], refine_intrinsics,
+                      max_image_size, seed)
+    back = np.linalg.inv(S)
+    result.intrinsics = np.stack([back @ K if np.isfinite(K).all() else K for K in result.intrinsics])
+    for obs in result.observations:
+        if len(obs):
+            obs[:, :2] = (obs[:, :2] + 0.5) / factor - 0.5
+    result.summary += f" (features at {factor:.1f}x: the frames are small)"
+    return result
+
+
+def _run_sfm(images: list[np.ndarray], intrinsics: list[np.ndarray] | None, refine_intrinsics: bool,
+             max_image_size: int, seed: int) -> SfmResult:
     import pycolmap
     from PIL import Image
 

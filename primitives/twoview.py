@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spatialclaw.primitives.features import match_features, sift_features
+from spatialclaw.primitives.features import feature_scale, matched_points
+from spatialclaw.primitives.pair_motion import refine_essential
 from spatialclaw.primitives.sfm import SfmResult
 
 __all__ = ["two_view"]
@@ -24,15 +25,44 @@ def _empty(images: list[np.ndarray], intrinsics: list[np.ndarray], reason: str) 
 
 
 def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int = 0) -> SfmResult:
-    """Pose of image 1 relative to image 0 and the triangulated matches; ``intrinsics`` (3, 3) pixels each."""
+    """Pose of image 1 relative to image 0 and the triangulated matches; ``intrinsics`` (3, 3) pixels each.
+
+    Small images are matched both at their own size and upsampled (``features.feature_scale``); when the
+    two disagree, the one whose matches triangulate best (most points within 2 px reprojection error, then
+    the lower median error) is kept and ``summary`` says both and why."""
+    scale = feature_scale(max(images[0].shape, images[1].shape))
+    candidates = [(_two_view(images, intrinsics, s, seed), s) for s in ([1.0, scale] if scale > 1.0 else [1.0])]
+    ranked = sorted(candidates, key=lambda c: (-len(c[0].points), float(np.median(c[0].errors)) if len(c[0].errors) else 9.9))
+    best, best_scale = ranked[0]
+    if len(candidates) > 1:
+        (other, other_scale) = ranked[1]
+        angle = _relative_angle(best, other)
+        best.summary += (f"; features at {best_scale:.1f}x kept: {len(best.points)} points triangulate within "
+                         f"{MAX_REPROJECTION_PX:g} px (median error {_median(best.errors):.2f} px) against "
+                         f"{len(other.points)} (median {_median(other.errors):.2f} px) at {other_scale:.1f}x"
+                         + (f"; the two disagree by {angle:.1f} deg, trust the kept one" if angle is not None and angle > 2 else ""))
+    return best
+
+
+def _median(values: np.ndarray) -> float:
+    return float(np.median(values)) if len(values) else float("nan")
+
+
+def _relative_angle(a: SfmResult, b: SfmResult) -> float | None:
+    if not (a.registered.all() and b.registered.all()):
+        return None
+    R = a.poses[1][:3, :3].T @ b.poses[1][:3, :3]
+    return float(np.degrees(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1))))
+
+
+def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: float, seed: int) -> SfmResult:
     import cv2
 
-    (xy0, desc0), (xy1, desc1) = sift_features(images[0]), sift_features(images[1])
-    pairs = match_features(desc0, desc1)
+    p0, p1, _ = matched_points(images[0], images[1], scale=scale)
+    pairs = p0
     if len(pairs) < MIN_POINTS:
         return _empty(images, intrinsics, f"only {len(pairs)} feature matches between the two views")
     K0, K1 = (np.asarray(K, dtype=np.float64) for K in intrinsics)
-    p0, p1 = xy0[pairs[:, 0]], xy1[pairs[:, 1]]
     n0 = cv2.undistortPoints(p0.reshape(-1, 1, 2), K0, None).reshape(-1, 2)
     n1 = cv2.undistortPoints(p1.reshape(-1, 1, 2), K1, None).reshape(-1, 2)
     threshold = 1.0 / np.mean([K0[0, 0], K0[1, 1], K1[0, 0], K1[1, 1]])  # one pixel in normalised units
@@ -42,6 +72,9 @@ def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int =
         return _empty(images, intrinsics, "no essential matrix fits the matches")
     _, R, t, mask = cv2.recoverPose(E, n0, n1, np.eye(3), mask=mask)
     inliers = mask.ravel() > 0
+    ones = np.ones((int(inliers.sum()), 1))
+    R, t = refine_essential(R, t.ravel(), np.hstack([n0[inliers], ones]), np.hstack([n1[inliers], ones]))
+    t = t.reshape(3, 1)
     P0 = np.hstack([np.eye(3), np.zeros((3, 1))])
     P1 = np.hstack([R, t.reshape(3, 1)])
     homogeneous = cv2.triangulatePoints(P0, P1, n0[inliers].T, n1[inliers].T)

@@ -271,3 +271,92 @@ def test_unmatchable_frames_raise_with_their_indices():
     frames = [FakeFrame(rng.integers(0, 256, size=(120, 160, 3), dtype=np.uint8), index=i) for i in (40, 41)]
     with pytest.raises(ReconstructionError, match=r"only 0 of 2 frames.*\[40, 41\]"):
         reconstruct(frames, depth=None)
+
+
+# ---- benchmark-sized inputs (frames ~200 px wide, a handful of them) -------------------------------------------
+
+
+def _small(image: np.ndarray, width: int = 200) -> np.ndarray:
+    from virtual_camera import shrink
+
+    return shrink(image, width)
+
+
+@pytest.mark.parametrize("folder_name", ["multiview-temple", pytest.param("multiview-dino", marks=pytest.mark.slow)])
+def test_six_ring_views_at_200_px_register_with_ground_truth_rotations(test_data, folder_name):
+    from PIL import Image
+    from virtual_camera import scaled_K
+
+    folder = test_data / folder_name
+    cameras = read_middlebury(folder)
+    names = sorted(p.name for p in folder.glob("*.png"))[:6]
+    full = [np.asarray(Image.open(folder / n).convert("RGB")) for n in names]
+    small = [_small(image) for image in full]
+    K_small = scaled_K(cameras[names[0]][0], 200 / full[0].shape[1])
+    for intrinsics, limit in ((K_small, 2.0), (None, 4.0)):  # known K; focal estimated by SfM from 200 px frames
+        rec = reconstruct(small, depth=None, intrinsics=intrinsics)
+        assert rec.method == "sfm" and rec.registered.all()
+        rotation_error, centre_error = ring_errors(rec, [cameras[n] for n in names])
+        assert rotation_error <= limit and centre_error <= 0.05
+        assert [s.status for s in rec.frame_status] == ["registered"] * 6
+        assert all(s.inliers >= 50 for s in rec.frame_status)
+    assert rec.intrinsics.shape == (6, 3, 3) and rec.intrinsics[0, 0, 2] == pytest.approx(99.5, abs=5)  # 200 px frame
+
+
+def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
+    from PIL import Image
+    from virtual_camera import scaled_K
+
+    colors, depths, truth, K = read_redwood(test_data / "rgbd-redwood")
+    small = [_small(c) for c in colors]
+    small_depths = [np.asarray(Image.fromarray(d).resize((200, 150), Image.NEAREST)) for d in depths]
+    K_small = scaled_K(K, 200 / 640)
+    for depth, method in ((small_depths, "rgbd"), (None, "sfm")):
+        rec = reconstruct(small, depth=depth, intrinsics=K_small)
+        assert rec.method == method and rec.registered.all()
+        for i in range(1, 5):
+            estimated = np.linalg.inv(rec.poses[0]) @ rec.poses[i]
+            expected = np.linalg.inv(truth[0]) @ truth[i]
+            assert rotation_angle_deg(estimated[:3, :3].T @ expected[:3, :3]) < 0.6
+            if method == "rgbd":
+                assert np.linalg.norm(estimated[:3, 3] - expected[:3, 3]) < 0.015  # metres
+    assert all(s.status in ("reference", "registered") for s in rec.frame_status)
+
+
+def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
+    from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
+    from spatialclaw.primitives.motion import yaw_pitch_roll
+
+    rgb, _, K = redwood_frame(test_data)
+    frames = [FakeFrame(f, index=10 + i) for i, f in enumerate(turning_sequence(rgb, K, [rotation_ypr(6.0 * i) for i in range(6)]))]
+    rec = reconstruct(frames, depth=None)  # no intrinsics: the focal length is self-calibrated from the rotation
+    assert rec.method == "rotation" and rec.registered.all()
+    assert [s.status for s in rec.frame_status] == ["reference"] + ["rotation-only"] * 5
+    assert all(s.inliers >= 30 and s.confidence > 0.5 for s in rec.frame_status[1:])
+    for i in range(6):
+        relative = np.linalg.inv(rec.pose(10)) @ rec.pose(10 + i)
+        assert yaw_pitch_roll(relative[:3, :3])[0] == pytest.approx(6.0 * i, abs=1.0)
+        np.testing.assert_allclose(relative[:3, 3], 0.0, atol=1e-9)
+    assert any("self-calibrated" in note for note in rec.notes)
+    two = reconstruct(frames[:2], depth=None, fov_deg=62.7)
+    assert two.method == "rotation" and "frame 11: rotation-only" in repr(two)
+
+
+def test_a_virtual_translation_of_a_single_rgbd_frame_at_200_px_gives_its_direction(test_data):
+    from PIL import Image
+    from virtual_camera import scaled_K, translating_sequence
+
+    rgb = np.asarray(Image.open(test_data / "rgbd-single" / "TUM_color.png").convert("RGB"))
+    depth = np.asarray(Image.open(test_data / "rgbd-single" / "TUM_depth.png")).astype(np.float64) / 5000.0
+    K = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1]])
+    # the scene spans 1.8-3.1 m: 25 cm sideways and 10 cm forward leaves ~2 px of parallax at 200 px (with much
+    # less, e.g. 15 + 5 cm, two views confuse a small pan with the sideways move by ~4 deg)
+    frames = translating_sequence(rgb, depth, K, [np.zeros(3), np.array([0.25, 0.0, 0.10])])
+    rec = reconstruct(frames, depth=None, intrinsics=scaled_K(K, 200 / 640))
+    assert rec.method == "two-view" and rec.registered.all()
+    relative = np.linalg.inv(rec.poses[0]) @ rec.poses[1]
+    assert rotation_angle_deg(relative[:3, :3]) < 1.0  # the virtual camera did not turn
+    truth = np.array([0.25, 0.0, 0.10]) / np.linalg.norm([0.25, 0.0, 0.10])
+    direction = relative[:3, 3] / np.linalg.norm(relative[:3, 3])
+    assert np.degrees(np.arccos(np.clip(direction @ truth, -1, 1))) < 10.0
+    assert any("features at" in note for note in rec.notes)  # both scales tried, the kept one said
