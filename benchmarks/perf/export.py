@@ -1,6 +1,7 @@
-"""Export speed: 1,000 synthetic episodes of 10 steps in every format, against raw JSONL throughput.
+"""Export speed: 1,000 synthetic episodes of 10 steps in every format, against raw JSONL throughput; and
+the length of an exported row with each system prompt choice (``--system full|core|none``).
 
-Run: ``.venv/bin/python benchmarks/perf/export.py [--episodes N] [--steps S]``. Writes the episodes
+Run: ``.venv/bin/python benchmarks/perf/export.py [--episodes N] [--steps S] [--tokenizer PATH_OR_REPO]``. Writes the episodes
 with :func:`spatialclaw.synthetic_episodes.write_synthetic_episode` (2 frames and one 64x48 image per
 step; each model call carries the full request history, as the agent logs it), then times:
 
@@ -10,9 +11,17 @@ step; each model call carries the full request history, as the agent logs it), t
 - each format through :func:`spatialclaw.export.export_episodes` (loading, building the conversation,
   writing, and for ``trl`` the ``datasets`` save, for ``ipynb`` ``nbformat.validate`` per notebook).
 
-Prints a table, then one JSON line: ``episodes``, ``steps``, ``baseline_eps`` and per format
+Row lengths: ``--length-rows`` (20) of the episodes are rewritten as the agent logged them before the
+core manual was its default (the full manual as system prompt) and exported as OpenAI rows with each
+``--system`` choice; characters per row, and tokens per row (chat template applied, image tokens
+included) with ``--tokenizer``, else with the tiny offline Idefics3 processor of ``tests/tiny_vlm.py``
+(a byte-level BPE: about one token per character, an upper bound; real BPE tokenizers give roughly a
+quarter of that for English and code).
+
+Prints two tables, then one JSON line: ``episodes``, ``steps``, ``baseline_eps`` and per format
 ``<format>_eps`` (episodes per second) and ``<format>_ratio`` (format / baseline; 1 = as fast as a
-raw read-and-copy, below 1 = slower).
+raw read-and-copy, below 1 = slower), and per system choice ``row_<choice>_chars`` / ``row_<choice>_tokens``
+(medians) with ``tokenizer``.
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +54,41 @@ def baseline_copy(root: Path, out: Path) -> int:
     return count
 
 
+def use_full_manual(directory: Path, max_steps: int) -> None:
+    """Rewrite an episode's logged requests to start with the agent's full manual, as older runs logged them."""
+    from spatialclaw.prompting import system_prompt
+
+    full = system_prompt(max_steps, api_detail="full")
+    log = directory / "episode.jsonl"
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["type"] == "header":
+            event["config"]["max_steps"] = max_steps
+        if event["type"] == "model_call":
+            event["request"]["messages"][0]["content"] = [{"type": "text", "text": full}]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+
+def row_lengths(root: Path, out_dir: Path, rows: int, steps: int, tokenizer: str) -> dict[str, tuple[list[int], list[int]]]:
+    """Characters and tokens per exported row for each ``--system`` choice."""
+    for seed in range(rows):
+        directory = root / f"row{seed:03d}"
+        write_synthetic_episode(directory, steps=steps, seed=seed, format_error_steps=(3,), error_steps=(5,))
+        use_full_manual(directory, max_steps=30)
+    lengths = {}
+    for choice in ("full", "core", "none"):
+        report = export_episodes("openai", [root], out_dir / f"rows-{choice}.jsonl", system=choice, tokenizer=tokenizer)
+        lengths[choice] = (report.lengths.chars, report.lengths.tokens)
+    return lengths
+
+
+def default_tokenizer(directory: Path) -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.tiny_vlm import build_tiny_vlm
+
+    return str(build_tiny_vlm(directory))
+
+
 def timed(function, *args) -> tuple[float, object]:
     started = time.perf_counter()
     value = function(*args)
@@ -53,6 +99,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--length-rows", type=int, default=20, help="episodes measured for the row-length table")
+    parser.add_argument("--tokenizer", help="processor/tokenizer for token counts (default: the tiny offline Idefics3)")
     args = parser.parse_args()
     try:
         import datasets
@@ -78,6 +126,8 @@ def main() -> None:
                 raise SystemExit(f"{fmt}: exported {report.exported} of {args.episodes}: {report.summary()}")
             results[fmt] = seconds
         baseline_s.append(timed(baseline_copy, root, Path(tmp) / "baseline-2.jsonl")[0])
+        tokenizer = args.tokenizer or default_tokenizer(Path(tmp) / "tiny-vlm")
+        lengths = row_lengths(Path(tmp) / "rows", Path(tmp), args.length_rows, args.steps, tokenizer)
 
     baseline_eps = args.episodes / (sum(baseline_s) / len(baseline_s))
     print(f"{args.episodes} episodes x {args.steps} steps ({size_mb:.1f} MiB on disk, written in {write_s:.1f} s)")
@@ -90,6 +140,13 @@ def main() -> None:
         print(f"{fmt:<10} {seconds:>8.2f} {eps:>11.1f} {eps / baseline_eps:>12.2f}")
         figures[f"{fmt}_eps"] = round(eps, 1)
         figures[f"{fmt}_ratio"] = round(eps / baseline_eps, 3)
+    print(f"\nrow length, {args.length_rows} rows of {args.steps} steps (medians; tokens: {args.tokenizer or 'tiny byte-level Idefics3'})")
+    print(f"{'--system':<10} {'chars':>8} {'tokens':>8} {'tokens max':>11}")
+    for choice, (chars, tokens) in lengths.items():
+        print(f"{choice:<10} {int(statistics.median(chars)):>8} {int(statistics.median(tokens)):>8} {max(tokens):>11}")
+        figures[f"row_{choice}_chars"] = int(statistics.median(chars))
+        figures[f"row_{choice}_tokens"] = int(statistics.median(tokens))
+    figures["tokenizer"] = args.tokenizer or "tiny-byte-level-idefics3"
     print(json.dumps(figures))
 
 
