@@ -203,13 +203,21 @@ class OpenAIModel(SDKModel):
 def _compat_client(openai: Any, api_key: str | None, base_url: str | None, timeout_s: float) -> Any:
     """An SDK client for an OpenAI-compatible server that sends ``Authorization: Bearer api_key`` when a
     key is given, no ``Authorization`` header otherwise, and none of the headers the SDK derives from
-    the ``OPENAI_*`` environment (a request hook keeps only :data:`COMPAT_HEADERS`)."""
+    the ``OPENAI_*`` environment (a request hook keeps only :data:`COMPAT_HEADERS`). The key goes to the
+    origin of ``base_url`` only: a redirect elsewhere is followed without it."""
+    from urllib.parse import urlsplit
+
+    def origin(url: Any) -> tuple[str, str, int | None]:
+        parts = urlsplit(str(url))
+        return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+    home = origin(base_url)
 
     def only_named_credentials(request: Any) -> None:
         for name in list(request.headers):
             if name.lower() not in COMPAT_HEADERS and not name.lower().startswith("x-stainless-"):
                 del request.headers[name]
-        if api_key:
+        if api_key and origin(request.url) == home:
             request.headers["Authorization"] = f"Bearer {api_key}"
 
     http_client = openai.DefaultHttpxClient(event_hooks={"request": [only_named_credentials]})

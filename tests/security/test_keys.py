@@ -69,6 +69,36 @@ def test_a_key_named_for_the_endpoint_is_the_only_credential_sent(canary_env: di
     assert [line for h in server.headers for line in leaked(h) if "CANARY" in line] == []
 
 
+def test_a_named_key_does_not_follow_a_redirect_to_another_origin(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    monkeypatch.setenv("LOCAL_VLLM_API_KEY", "sk-vllm-named")
+    seen: list[str | None] = []
+    with ScriptedProvider(["moved"]) as elsewhere:
+
+        class Redirect(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                seen.append(self.headers.get("Authorization"))
+                self.send_response(307)
+                self.send_header("Location", f"{elsewhere.url}/chat/completions")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        redirector = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        threading.Thread(target=redirector.serve_forever, daemon=True).start()
+        try:
+            ask(f"openai-compat:local@http://127.0.0.1:{redirector.server_address[1]}/v1", api_key_env="LOCAL_VLLM_API_KEY")
+        finally:
+            redirector.shutdown()
+            redirector.server_close()
+    assert seen == ["Bearer sk-vllm-named"]  # the endpoint the key was named for
+    assert elsewhere.calls == 1 and leaked(elsewhere.headers[0]) == []  # another port is another origin
+
+
 def test_the_openai_backend_still_sends_its_own_key_to_its_own_endpoint(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_CUSTOM_HEADERS")  # the SDK's own override for OpenAI, the user's to set
     with ScriptedProvider(["hello"]) as server:
