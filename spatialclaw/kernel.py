@@ -140,6 +140,7 @@ class Kernel:
         self._known_names: list[str] = []
         self._unsaved: dict[str, str] = {}
         self.restarts = 0
+        self._pristine = True  # no cell has run in this process yet: a first episode needs no reset
         self._dirs: SandboxDirs | None = None
         self._vlm_forwarder: UnixForwarder | None = None
         self._perception_relay: PerceptionRelay | None = None
@@ -259,6 +260,7 @@ class Kernel:
             self._recover(result, "the kernel was not running before this cell")
             return result
         started = time.monotonic()
+        self._pristine = False
         msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
         collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
         try:
@@ -364,7 +366,8 @@ class Kernel:
             self.restarts += 1
             self._load(spec)
             return
-        self._load(spec, reset=True)
+        # a process no cell has touched (a spare) only needs the new namespace, not the slower full reset
+        self._load(spec, reset=not self._pristine)
 
     def shutdown(self) -> None:
         """Stop the kernel process; removes the working directory if the kernel created it."""

@@ -1,10 +1,16 @@
-"""Kernel speed: our execute round trip against raw jupyter-client, show(), cold start, pooled reset.
+"""Kernel speed: our execute round trip against raw jupyter-client, show(), cold start, pooled reset, and
+the sandboxed kernel against the unsandboxed one in the same run.
 
 Run: ``.venv/bin/python benchmarks/perf/kernel.py``. Prints a table, then one JSON line with
 ``overhead_ratio`` (median ours / median raw jupyter-client round trip of the same trivial cell),
 ``show_ms`` (median execute of ``show()`` on a 768x576 photo), ``start_s`` (cold start with preload)
 and ``reset_s`` (pooled reset between episodes). Targets: ratio <= 1.5, show <= 50 ms, start <= 2 s,
-reset <= 0.3 s.
+reset <= 0.3 s. "Ours" is the default kernel (sandboxed where the platform has the sandbox).
+
+Sandbox figures (Linux with bubblewrap; absent elsewhere): ``sandbox_cell_ratio`` (median sandboxed /
+unsandboxed round trip, interleaved; target <= 1.1), ``sandbox_start_ratio`` (cold start, sandboxed /
+unsandboxed; target <= 1.5) and ``spare_episode_ms`` (an episode's start from a pre-started spare of a
+``KernelPool(fresh=True)``: acquire and load; target <= 50 ms).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from jupyter_client import KernelManager
 
 from spatialclaw import Kernel, KernelPool
 from spatialclaw.kernel_env import kernel_environment
+from spatialclaw.sandbox import support
 
 TRIVIAL = "x = 1"
 ROUNDS = 200
@@ -80,6 +87,50 @@ def round_trips_ms(kernel: Kernel, code: str, rounds: int) -> list[float]:
     return times[3:]
 
 
+def interleaved_pair_ms(first: Kernel, second: Kernel, rounds: int) -> tuple[list[float], list[float]]:
+    """Alternate two kernels cell by cell (``TRIVIAL``), as for raw against ours."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds + 10):
+        for kernel, sink in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            result = kernel.execute(TRIVIAL)
+            sink.append((time.perf_counter() - start) * 1000)
+            if not result.ok:
+                raise RuntimeError(result.to_text())
+    return times[0][10:], times[1][10:]
+
+
+def sandbox_figures() -> dict[str, float]:
+    """Sandboxed against unsandboxed kernels, measured interleaved in this run."""
+    starts: dict[str, list[float]] = {"off": [], "required": []}
+    for _ in range(3):
+        for mode in ("off", "required"):
+            start = time.perf_counter()
+            Kernel(sandbox=mode).shutdown()
+            starts[mode].append(time.perf_counter() - start)
+    with Kernel(sandbox="off") as plain, Kernel(sandbox="required") as boxed:
+        plain_ms, boxed_ms = interleaved_pair_ms(plain, boxed, ROUNDS)
+    episode_ms = []
+    with KernelPool(size=1, fresh=True, spares=1, sandbox="required") as pool:
+        for episode in range(8):
+            if not pool.wait_for_spares(timeout=60):
+                raise RuntimeError("no spare kernel started within 60 s")
+            start = time.perf_counter()
+            kernel = pool.acquire(meta={"question": f"episode {episode}"})
+            episode_ms.append((time.perf_counter() - start) * 1000)
+            kernel.execute("data = np.ones((256, 256))")
+            pool.release(kernel)
+    return {
+        "unsandboxed_ms": statistics.median(plain_ms),
+        "sandboxed_ms": statistics.median(boxed_ms),
+        "sandbox_cell_ratio": statistics.median(boxed_ms) / statistics.median(plain_ms),
+        "unsandboxed_start_s": statistics.median(starts["off"]),
+        "sandboxed_start_s": statistics.median(starts["required"]),
+        "sandbox_start_ratio": statistics.median(starts["required"]) / statistics.median(starts["off"]),
+        "spare_episode_ms": statistics.median(episode_ms),
+    }
+
+
 def main() -> None:
     start_times = []
     for _ in range(3):
@@ -109,6 +160,7 @@ def main() -> None:
             pooled = pool.acquire(meta={"question": f"episode {episode}"})
             reset_times.append(time.perf_counter() - start)
         pool.release(pooled)
+    sandbox = sandbox_figures() if support().available else {}
 
     figures = {
         "raw_ms": statistics.median(raw),
@@ -117,6 +169,7 @@ def main() -> None:
         "show_ms": statistics.median(show_times),
         "start_s": statistics.median(start_times),
         "reset_s": statistics.median(reset_times),
+        **sandbox,
     }
     print(f"{'measure':<34}{'value':>12}{'target':>10}")
     rows = [
@@ -127,6 +180,18 @@ def main() -> None:
         ("cold start with preload", f"{figures['start_s']:.2f} s", "<= 2.0"),
         ("pooled reset", f"{figures['reset_s'] * 1000:.0f} ms", "<= 300"),
     ]
+    if sandbox:
+        rows += [
+            ("unsandboxed round trip", f"{figures['unsandboxed_ms']:.2f} ms", ""),
+            ("sandboxed round trip", f"{figures['sandboxed_ms']:.2f} ms", ""),
+            ("per-cell ratio (sandboxed / not)", f"{figures['sandbox_cell_ratio']:.2f}", "<= 1.1"),
+            ("cold start unsandboxed", f"{figures['unsandboxed_start_s']:.2f} s", ""),
+            ("cold start sandboxed", f"{figures['sandboxed_start_s']:.2f} s", ""),
+            ("cold start ratio (sandboxed / not)", f"{figures['sandbox_start_ratio']:.2f}", "<= 1.5"),
+            ("episode start from a spare", f"{figures['spare_episode_ms']:.0f} ms", "<= 50"),
+        ]
+    else:
+        print(f"no kernel sandbox here ({support().missing}): sandbox figures skipped")
     for name, value, target in rows:
         print(f"{name:<34}{value:>12}{target:>10}")
     sys.stdout.flush()
