@@ -451,11 +451,12 @@ class _ColorSpace:
 def _color_space(array: np.ndarray) -> _ColorSpace:
     import cv2
 
-    unit = array.astype(np.float32) / 255.0
-    lab = cv2.cvtColor(unit, cv2.COLOR_RGB2LAB)
-    hsv = cv2.cvtColor(unit, cv2.COLOR_RGB2HSV)
-    return _ColorSpace(hsv[..., 0].astype(np.float64), lab[..., 0].astype(np.float64),
-                       np.hypot(lab[..., 1], lab[..., 2]).astype(np.float64))
+    lab = cv2.cvtColor(array, cv2.COLOR_RGB2LAB)              # 8-bit: L * 255 / 100, a + 128, b + 128
+    hue = cv2.cvtColor(array, cv2.COLOR_RGB2HSV_FULL)[..., 0]  # 0..255 for 0..360 degrees
+    a = lab[..., 1].astype(np.float32) - 128.0
+    b = lab[..., 2].astype(np.float32) - 128.0
+    return _ColorSpace(hue.astype(np.float32) * np.float32(360.0 / 256.0),
+                       lab[..., 0].astype(np.float32) * np.float32(100.0 / 255.0), np.sqrt(a * a + b * b))
 
 
 def _otsu(values: np.ndarray) -> float:

@@ -5,6 +5,11 @@
    from_pretrained): cache hit vs cache miss (model already loaded, so the miss is inference + write).
 3. reconstruct() on the five Redwood RGB-D frames (depth + intrinsics: the RGB-D path) vs the same frames
    RGB-only (SfM), with pose errors against trajectory.log.
+4. Planar metrology (geom.find_plane_reference + find_color with an expected size + measurements) on exact
+   perspective photos of an A4 sheet over a real texture (tests/planar_photos.py) at 200 and 1600 px wide,
+   vs rectify_plane from the known corners; with the worst ratio and angle errors against ground truth.
+5. scene.add_bearing + scene.perspective (with uncertainty sampling) on a 4-object layout vs
+   geom.direction on the same positions.
 
 Usage: python benchmarks/perf/primitives.py   (SPATIALCLAW_TEST_DATA overrides the data folder)
 Prints a table, then one JSON object on the last line.
@@ -125,11 +130,76 @@ def bench_reconstruct() -> dict:
     return figures
 
 
+def bench_metrology() -> dict:
+    from itertools import combinations
+
+    import planar_photos as pp
+    from spatialclaw.primitives import geom
+    from spatialclaw.primitives.look import find_color
+
+    root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
+    texture = root / "rgbd-redwood" / "color" / "00000.jpg"
+    canvas = pp.table_canvas(texture)
+    colours = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
+    figures: dict = {}
+    for width in (200, 1600):
+        photo = pp.render(texture, width, canvas=canvas)
+
+        def measure() -> tuple:
+            plane = geom.find_plane_reference(photo.image, size=pp.SHEET, color="white")
+            dots = {n: find_color(photo.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
+                    for n, c in colours.items()}
+            return plane, dots
+
+        plane, dots = measure()
+        truth = {n: np.array(pp.DOTS[n][0]) for n in colours}
+        long_pairs = [p for p in combinations(colours, 2) if np.linalg.norm(truth[p[0]] - truth[p[1]]) >= 0.12]
+        ratio_err = max(abs(plane.ratio((dots[a], dots[b]), (dots[c], dots[d])).value
+                            / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d])) - 1)
+                        for (a, b), (c, d) in combinations(long_pairs, 2))
+        angle_err = 0.0
+        for a, v, b in combinations(colours, 3):
+            u, w = truth[a] - truth[v], truth[b] - truth[v]
+            expected = np.degrees(np.arccos(u @ w / np.linalg.norm(u) / np.linalg.norm(w)))
+            angle_err = max(angle_err, abs(plane.angle(dots[a], dots[v], dots[b]).value - expected))
+        t_full = best_of(3, measure)
+        t_base = best_of(3, lambda: geom.rectify_plane(photo.image, photo.sheet_corners_px(), size=pp.SHEET))
+        figures[f"metrology_{width}px_s"] = t_full
+        figures[f"metrology_{width}px_over_rectify_given_corners"] = t_full / t_base
+        figures[f"metrology_{width}px_worst_ratio_err_pct"] = 100 * ratio_err
+        figures[f"metrology_{width}px_worst_angle_err_deg"] = angle_err
+    return figures
+
+
+def bench_perspective() -> dict:
+    from spatialclaw.primitives import geom
+    from spatialclaw.primitives.scene import Scene
+
+    K = np.array([[160.0, 0, 99.5], [0, 160.0, 74.5], [0, 0, 1]])
+    pose = np.eye(4)
+    pose[:3, :3] = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
+    layout = {"sofa": (-1.0, 4.0, 0.4), "tv": (1.5, 5.0, 0.8), "lamp": (-2.0, 2.5, 1.2), "plant": (0.6, 3.0, 0.5)}
+
+    def with_bearings():
+        scene = Scene()
+        scene.add_camera(0, pose)
+        for name, p in layout.items():
+            uv = geom.project(np.array([p]), K, pose)[0][0]
+            scene.add_bearing(name, uv, distance=float(np.linalg.norm(p)), frame=0, K=K)
+        return scene.perspective("lamp", standing_at="sofa", facing="tv")
+
+    t = best_of(5, with_bearings)
+    t_base = best_of(5, lambda: [geom.direction(np.array(layout[n]), np.array(layout["sofa"]), pose) for n in layout])
+    return {"perspective_4_bearings_s": t, "perspective_over_direction": t / t_base}
+
+
 def main() -> None:
     results = {}
     results.update(bench_backproject())
     results.update(bench_cache())
     results.update(bench_reconstruct())
+    results.update(bench_metrology())
+    results.update(bench_perspective())
     print(f"{'measure':<42}{'value':>14}")
     for key, value in results.items():
         text = f"{value:.4g}" if isinstance(value, float) else str(value)
