@@ -62,7 +62,9 @@ def _result_types() -> dict[str, Any]:
     bound: dict[str, Any] = {}
     for name, module in RESULT_TYPES.items():
         loaded = sys.modules.get(f"{_P}.{module}")
-        bound[name] = getattr(loaded, name) if loaded is not None else LazyType(f"{_P}.{module}", name)
+        # a module another thread is still importing is in sys.modules without its classes yet
+        cls = getattr(loaded, name, None) if loaded is not None else None
+        bound[name] = cls if cls is not None else LazyType(f"{_P}.{module}", name)
     return bound
 
 
