@@ -220,3 +220,33 @@ def test_bench_list_shows_every_benchmark_with_source_splits_and_metric(capsys: 
         assert ", ".join(spec.all_splits) in rows[name], name
     assert "[debiased]" in rows["vsi-bench-debiased"] and "SPBench-MV.parquet" in rows["spbench-mv"]
     assert lines[-1].startswith(f"{len(SPECS) + 2} benchmarks")
+
+
+def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Video-MME-v2 through the runner (no-tools interface, a scripted model over local HTTP): the name in
+    another spelling, the official extraction on the model's replies, the grouped score from the task meta."""
+    import json
+
+    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.testing.provider_server import ScriptedProvider
+
+    _videos(tmp_path / "media", "data/007.mp4", "data/008.mp4")
+    replies = {"Relevance question 1?": "The best answer is A", "Relevance question 2?": "B",
+               "Relevance question 3?": "Answer: C", "Relevance question 4?": "A", "Logic question 1?": "E",
+               "Logic question 2?": "A", "Logic question 3?": "G", "Logic question 4?": "A"}
+
+    def script(request: dict, index: int) -> str:
+        text = json.dumps(request["messages"])
+        return next(reply for question, reply in replies.items() if question in text)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with ScriptedProvider(script) as server:
+        summary = run_benchmark(RunConfig(
+            benchmark="Video-MME-v2", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
+            source=str(FIXTURES / "video-mme-v2" / "test.jsonl"), media_root=str(tmp_path / "media"),
+            interface="no-tools", progress=False, model_options={"max_attempts": 1}))
+    assert summary.statuses == {"ok": 8} and summary.aggregate.rule == "videomme_v2"
+    assert summary.aggregate.categories["group:relevance"] == 9 / 16
+    assert summary.aggregate.categories["group:logic"] == 4 / 12
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["benchmark"] == "video-mme-v2"
