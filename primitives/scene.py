@@ -202,6 +202,16 @@ class Scene:
         scene.add("lamp", points=lamp_points, frames=[0, 3])
         scene.relation("chair", "table", observer=0)   # numbers + .text
         scene.describe(); show(scene.bev())
+
+    Without depth (small benchmark frames): locate objects by where they are in the image and a distance
+    estimate (a judgement, or ``geom.scale_from_known_size``), then ask perspective questions::
+
+        scene.add_bearing("sofa", (52, 95), distance=3.0, distance_sigma=0.5, frame=frames[0], hfov_deg=60)
+        scene.add_bearing("tv", (160, 80), distance=4.0, frame=frames[0], hfov_deg=60)
+        scene.add_bearing("lamp", (20, 70), distance=2.0, frame=frames[0], hfov_deg=60)
+        scene.perspective("lamp", standing_at="sofa", facing="tv")   # "at 4 o'clock (back-right): 116° ± 39° ..."
+
+    A bearing from a second frame with its camera pose (``scene.add_camera(k, pose)``) fuses with the first.
     """
 
     def __init__(self) -> None:
@@ -604,6 +614,8 @@ class Scene:
         cams = f"{len(self.cameras)} camera{'s' if len(self.cameras) != 1 else ''} (frames {sorted(self.cameras)})" if self.cameras else "no cameras registered"
         if self.unposed:
             cams += f"; frames without a pose: {self.unposed}"
+        if self.pending:
+            cams += f"; waiting for a second view or a distance: {sorted(self.pending)}"
         count = f"{len(self.instances)} instance{'s' if len(self.instances) != 1 else ''}"
         lines = [f"Scene: {count}, {cams}. World frame: metres, +Z up. "
                  f"Directions seen from {who} (its forward projected onto the ground), between "

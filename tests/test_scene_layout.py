@@ -184,3 +184,20 @@ def test_redwood_layout_from_bearings_and_measured_depth_agrees_with_3d(test_dat
         assert abs(answer.angle_deg - expected) < 3 * answer.angle_sigma_deg + 1.0, answer.text
         assert abs(answer.angle_deg - expected) < 8.0
         assert answer.side == ("right" if expected > 0 else "left")
+
+
+def test_bearings_and_perspective_in_a_real_kernel(test_data):
+    from spatialclaw import Kernel
+
+    with Kernel(frames=[str(test_data / "rgbd-redwood" / "color" / "00000.jpg")]) as kernel:
+        result = kernel.execute(
+            "for name, px, d in (('door', (600, 200), 3.0), ('chair', (450, 330), 1.5), ('shelf', (80, 150), 2.5)):\n"
+            "    scene.add_bearing(name, px, distance=d, frame=frames[0], hfov_deg=60)\n"
+            "p = scene.perspective('shelf', standing_at='chair', facing='door')\n"
+            "print(p.side, p.clock, isinstance(p, Perspective))\n"
+            "show(scene.bev())"
+        )
+        assert result.error is None, result.to_text(2000)
+        side, clock, typed = result.stdout.split()
+        assert side == "left" and 7 <= int(clock) <= 11 and typed == "True"
+        assert len(result.images) == 1
