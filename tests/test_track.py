@@ -250,3 +250,37 @@ def test_the_documented_flow_example_runs_as_written(test_data, monkeypatch, cap
     assert output.startswith("Track('object', 5 frames 0..4, start frame 0, via optical flow")
     error = float(output.rsplit(":", 1)[1])
     assert error < 1.0
+
+
+def _panning_scene(count: int, vanish_from: int | None = None, seed: int = 1):
+    """The background pans 4 px left per frame while a 40 px textured object moves 3 px right; from
+    ``vanish_from`` on the object is gone (only background). Returns frames and the object's true centres."""
+    rng = np.random.default_rng(seed)
+    wide = cv2.GaussianBlur(rng.integers(0, 255, (H, W + 80, 3)).astype(np.uint8), (0, 0), 2)
+    texture = cv2.GaussianBlur(rng.integers(0, 255, (40, 40, 3)).astype(np.uint8), (0, 0), 1.0)
+    frames, truth = [], []
+    for t in range(count):
+        frame = np.ascontiguousarray(wide[:, 4 * t:4 * t + W])
+        x = 50 + 3 * t
+        if vanish_from is None or t < vanish_from:
+            frame[40:80, x:x + 40] = texture
+        frames.append(frame)
+        truth.append((x + 19.5, 59.5))
+    return frames, np.array(truth)
+
+
+def test_under_a_panning_camera_a_box_follows_the_object_not_the_background():
+    """The box prompt (76 px around a 40 px object) holds mostly background, which moves the other way.
+    Without ego-motion compensation the box slid 28 px left with the background while scoring 0.4-0.8."""
+    frames, truth = _panning_scene(8)
+    result = track(frames, boxes=(32, 22, 108, 98), method="flow")
+    assert result.visible.all()
+    assert np.abs(result.centroids - truth).max() < 1.5
+
+
+def test_an_object_that_disappears_under_a_panning_camera_is_marked_lost_not_kept_on_the_background():
+    frames, truth = _panning_scene(8, vanish_from=5)
+    result = track(frames, boxes=(32, 22, 108, 98), method="flow")
+    assert result.visible[:5].all()
+    assert not result.visible[5:].any()
+    assert np.abs(result.centroids[:5] - truth[:5]).max() < 1.5
