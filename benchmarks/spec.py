@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from spatialclaw.task import Task
 
-__all__ = ["BenchmarkSpec", "DatasetUnavailable", "RecordContext", "load_records", "load_tasks", "parse_inline_options"]
+__all__ = ["BenchmarkSpec", "DatasetUnavailable", "RecordContext", "load_records", "load_tasks", "parse_inline_options",
+           "strip_option_labels"]
 
 
 class DatasetUnavailable(RuntimeError):
@@ -300,6 +301,17 @@ def parse_inline_options(text: str, marker: str | None = None) -> tuple[str, lis
     if not marker:
         stem = body[: run[0].start()]
     return stem.strip(), options
+
+
+def strip_option_labels(options: Iterable[Any]) -> list[str]:
+    """Option texts without the ``"A. "`` / ``"(A) "`` / ``"A: "`` labels some datasets store in them (VSI-Bench,
+    Video-MME), so the prompt, which labels options itself, shows each label once. Only when every option
+    carries its own position's label; otherwise the options are returned as they are."""
+    options = [str(o) for o in options]
+    pattern = r"\s*\(?{}\s*[\).:]\s*"
+    if options and all(re.match(pattern.format(chr(ord("A") + i)), o) for i, o in enumerate(options)):
+        return [re.sub("^" + pattern.format(chr(ord("A") + i)), "", o, count=1).strip() for i, o in enumerate(options)]
+    return options
 
 
 def iter_nonempty(values: Iterable[Any]) -> list[Any]:

@@ -94,7 +94,7 @@ def test_vsi_bench(tmp_path: Path) -> None:
     assert by_type["object_size_estimation"].meta["unit"] == "cm"
     assert by_type["room_size_estimation"].meta["unit"] == "m2"
     direction = by_type["object_rel_direction_hard"]
-    assert direction.choices[2] == "C. back-left" and direction.ground_truth == "C"
+    assert direction.choices[2] == "back-left" and direction.ground_truth == "C"  # the stored "C. " label dropped
     assert score_answer("back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
     assert score_answer("C. back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
     # free text goes through the official first-token rule: "It is back-left" reads "It"

@@ -71,7 +71,7 @@ def test_osi_bench_tsv_with_zero_answer_thresholds(tmp_path: Path) -> None:
                        media_cache=tmp_path / "m")
     _check_tasks(tasks, "osi-bench")
     relation, distance, speed = tasks
-    assert relation.choices == ["A. object 1", "B. object 2"] and relation.meta["metric"] == "vsi_mca"
+    assert relation.choices == ["object 1", "object 2"] and relation.meta["metric"] == "vsi_mca"
     assert distance.meta["metric"] == "osi_na:absolute_distance" and distance.ground_truth == 7.5
     assert _score(distance, 7.5 * 0.88) == 0.8
     # a zero speed counts when the prediction stays under 0.30 m/s, else MRA against that threshold
@@ -140,7 +140,7 @@ def test_video_mme_first_capital_rule(tmp_path: Path) -> None:
                        media_cache=tmp_path / "m")
     _check_tasks(tasks, "video-mme")
     planets, _ = tasks
-    assert planets.choices[2] == "C. 8." and planets.category == "Counting Problem"
+    assert planets.choices[2] == "8." and planets.category == "Counting Problem"  # the prompt labels it once
     assert _score(planets, "The best answer is C.") == 1.0
     assert _score(planets, "Definitely C") == 0.0  # the official regex takes the first capital A-D: "D"
 
@@ -250,3 +250,12 @@ def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(tmp_path: Path,
     assert summary.aggregate.categories["group:logic"] == 4 / 12
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["benchmark"] == "video-mme-v2"
+
+
+def test_stored_option_labels_are_dropped_only_when_every_option_has_its_own() -> None:
+    from spatialclaw.benchmarks.spec import strip_option_labels
+
+    assert strip_option_labels(["A. chair", "B. table", "(C) tv", "D: lamp"]) == ["chair", "table", "tv", "lamp"]
+    assert strip_option_labels(["A. chair", "table"]) == ["A. chair", "table"]  # not every option is labelled
+    assert strip_option_labels(["B. chair", "A. table"]) == ["B. chair", "A. table"]  # labels out of order: text
+    assert strip_option_labels(["A lamp", "B chair"]) == ["A lamp", "B chair"]  # words, not labels

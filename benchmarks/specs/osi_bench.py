@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 
@@ -50,7 +50,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     )
     meta = {"video_length_s": record.get("video_length")}
     if str(record["question_type"]).lower() == "mcq":
-        return Task(**common, choices=_options(record.get("options")), answer_type="multiple_choice",
+        return Task(**common, choices=strip_option_labels(_options(record.get("options"))), answer_type="multiple_choice",
                     ground_truth=str(record["answer"]).strip(), meta={**meta, "metric": "vsi_mca"})
     return Task(**common, answer_type="number", ground_truth=float(record["answer"]),
                 meta={**meta, "metric": f"osi_na:{category}"})

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 SCORED = ("multichoiceeval", "meanrelativeacc")
@@ -55,7 +55,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task | None:
     )
     meta = {"spatree": path, "metricfunc": metric_func}
     if metric_func == "multichoiceeval" and record.get("question_type") != "open":
-        return Task(**common, choices=[str(o) for o in record["option"]], answer_type="multiple_choice",
+        return Task(**common, choices=strip_option_labels(record["option"]), answer_type="multiple_choice",
                     ground_truth=str(record["answer"]).strip(), meta={**meta, "metric": "spatialtree_choice"})
     return Task(**common, answer_type="number", ground_truth=float(record["answer"]),
                 meta={**meta, "metric": "spatialtree_mra"})

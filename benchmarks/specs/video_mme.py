@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 
@@ -24,7 +24,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     return Task(
         question=str(record["question"]),
         inputs=[FrameSpec.video(video)],
-        choices=[str(o) for o in record["options"]],
+        choices=strip_option_labels(record["options"]),
         answer_type="multiple_choice",
         ground_truth=str(record["answer"]).strip(),
         task_id=f"video-mme/{record['question_id']}",

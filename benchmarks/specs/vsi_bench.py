@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 UNITS = {"object_abs_distance": "m", "object_size_estimation": "cm", "room_size_estimation": "m2"}
@@ -26,7 +26,7 @@ def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Ta
 
     def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         video = ctx.media(f"{record['dataset']}/{record['scene_name']}.mp4")
-        options = list(record.get("options") or [])
+        options = strip_option_labels(record.get("options") or [])
         qtype = record["question_type"]
         common = dict(
             question=record["question"],

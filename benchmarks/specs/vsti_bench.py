@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 NUMERIC_TYPES = ("camera_obj_abs_dist", "camera_displacement", "camera_obj_dist_change")
@@ -34,7 +34,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     if qtype in NUMERIC_TYPES:
         return Task(**common, answer_type="number", ground_truth=float(record["ground_truth"]),
                     meta={"metric": "vsi_na", "unit": "m"})
-    return Task(**common, choices=[str(o) for o in record["options"]], answer_type="multiple_choice",
+    return Task(**common, choices=strip_option_labels(record["options"]), answer_type="multiple_choice",
                 ground_truth=str(record["mc_answer"]).strip(), meta={"metric": "vsi_mca"})
 
 
