@@ -43,6 +43,8 @@ READ_TIMEOUT_S = 30.0
 """Seconds a client may take to send a request (its headers, then its body)."""
 _DRAIN_BYTES = 64 << 10
 """A refused request's body up to this size is read and dropped so that the client receives the reply."""
+MAX_CONNECTIONS = 256
+"""Connections served at once (for all episodes of the server); one more is answered 503."""
 
 
 def _image(data: str) -> ImagePart:
@@ -102,7 +104,7 @@ class VLMServer(LocalHTTPServer):
             return next((call for known, call in self._channels.items() if secrets.compare_digest(known, token)), None)
 
     def start(self) -> VLMServer:
-        self._serve(_handler(self), poll_interval_s=0.1)
+        self._serve(_handler(self), poll_interval_s=0.1, max_connections=MAX_CONNECTIONS)
         return self
 
     def __enter__(self) -> VLMServer:
