@@ -148,6 +148,8 @@ class Relation:
         direction: ``geom.Direction`` of a's position relative to b's (right/forward(=behind)/up, metres).
         centre_distance_m: position-to-position distance. horizontal_distance_m: the same on the ground plane.
         closest_distance_m: gap between the point sets; closest_points: ((3,), (3,)) the nearest pair (a, b).
+        offset_sigma_m: (right, forward, up) standard deviations of the offset, metres, from the positions'
+            covariances (objects located from bearings); zeros for objects measured in 3D.
         text: the full readout.
     """
 
@@ -160,14 +162,19 @@ class Relation:
     horizontal_distance_m: float
     closest_distance_m: float
     closest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    offset_sigma_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     @property
     def text(self) -> Readout:
         """E.g. "the chair is 1.3 m left of and 0.40 m behind the table (same height within 0.05 m), seen
         from camera 0. Centres 1.4 m apart (1.4 m on the ground); closest points 0.52 m apart." """
         what = "Centres" if self.position == "box" else "Centroids"
+        spread = ""
+        if any(self.offset_sigma_m):
+            r, f, u = (format_metres(v) for v in self.offset_sigma_m)
+            spread = f" (1 sigma: ± {r} left-right, ± {f} front-back, ± {u} in height)"
         return Readout(
-            f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}. "
+            f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}{spread}. "
             f"{what} {format_metres(self.centre_distance_m)} apart "
             f"({format_metres(self.horizontal_distance_m)} on the ground); "
             f"closest points {format_metres(self.closest_distance_m)} apart."
@@ -595,11 +602,16 @@ class Scene:
         offset_direction = geom.direction(pos_a, pos_b, pose, tolerance=tolerance)
         pa, pb, gap = geom.closest_points(ia.points, ib.points)
         delta = pos_a - pos_b
+        covariance = sum(np.asarray(i.covariance) for i in (ia, ib) if i.covariance is not None)
+        sigma = (0.0, 0.0, 0.0)
+        if isinstance(covariance, np.ndarray):
+            axes = geom.observer_axes(pose)
+            sigma = tuple(float(v) for v in np.sqrt(np.clip(np.diag(axes @ covariance @ axes.T), 0, None)))
         return Relation(
             a=a, b=b, observer=who, position=position, direction=offset_direction,
             centre_distance_m=float(np.linalg.norm(delta)),
             horizontal_distance_m=float(np.hypot(delta[0], delta[1])),
-            closest_distance_m=gap, closest_points=(pa, pb),
+            closest_distance_m=gap, closest_points=(pa, pb), offset_sigma_m=sigma,
         )
 
     def describe(self, observer: Any = None, tolerance: float = 0.05, position: str = "box") -> Readout:

@@ -83,6 +83,36 @@ def table_canvas(texture_path: Path) -> np.ndarray:
     return canvas
 
 
+BORDER = (0.30, 0.20)                  # outer size of a blue tape border, metres (2 cm wide tape)
+
+
+def border_canvas(texture_path: Path) -> np.ndarray:
+    """The table top with a blue tape border (outer edge BORDER, at the sheet's place) instead of the
+    sheet, one side partly covered by a dark occluder."""
+    width, height = int(TABLE[0] * PX_PER_M), int(TABLE[1] * PX_PER_M)
+    texture = np.asarray(Image.open(texture_path).convert("RGB").resize((width, height), Image.BICUBIC))
+    canvas = np.ascontiguousarray(0.8 * texture).astype(np.uint8)
+    table_px = np.array([[PX_PER_M, 0, -0.5], [0, PX_PER_M, -0.5], [0, 0, 1.0]])
+    to_px = table_px @ _sheet_to_table()
+    shift = 8
+
+    def poly(points_m: np.ndarray, colour: tuple[int, int, int], transform: np.ndarray) -> None:
+        pts = np.round(_apply(transform, points_m) * 2**shift).astype(np.int32)
+        cv2.fillPoly(canvas, [pts], colour, lineType=cv2.LINE_AA, shift=shift)
+
+    w, h, tape = BORDER[0], BORDER[1], 0.02
+    outer = np.array([[0, 0], [w, 0], [w, h], [0, h]])
+    inner = np.array([[tape, tape], [w - tape, tape], [w - tape, h - tape], [tape, h - tape]])
+    poly(outer, (40, 80, 200), to_px)
+    region = (np.round(_apply(to_px, inner) * 2**shift)).astype(np.int32)
+    mask = np.zeros(canvas.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [region], 255, lineType=cv2.LINE_AA, shift=shift)
+    alpha = (mask.astype(np.float64) / 255)[..., None]
+    canvas = (alpha * (0.8 * texture) + (1 - alpha) * canvas).astype(np.uint8)    # the floor shows inside
+    poly(np.array([[0.30, 0.33], [0.40, 0.33], [0.40, 0.45], [0.30, 0.45]]), (50, 45, 40), table_px)
+    return canvas
+
+
 def camera_homography(width_px: int, tilt_deg: float = 50.0, yaw_deg: float = 15.0, distance_m: float = 0.6
                       ) -> np.ndarray:
     """(3, 3) table metres -> image pixels for a pinhole camera (60 degree horizontal field of view)

@@ -154,3 +154,18 @@ def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed
     assert obj.center[1] == pytest.approx(4.0, abs=1e-6) and obj.sigma_m[1] == pytest.approx(ranged.distance_sigma_m, rel=0.02)
     with pytest.raises(ValueError, match="image_width"):
         geom.scale_from_known_size(80, 2.0, hfov_deg=60)
+
+
+@pytest.mark.parametrize("width", [1600, 200])
+def test_a_tape_border_cut_by_an_occluder_is_found_by_its_colour(test_data, width):
+    from planar_photos import BORDER, border_canvas
+
+    texture = test_data / "rgbd-redwood" / "color" / "00000.jpg"
+    photo = render(texture, width, canvas=border_canvas(texture))
+    w, h = BORDER
+    truth = cv2.perspectiveTransform(np.array([[[0, 0], [w, 0], [w, h], [0, h]]], np.float64), photo.sheet_to_image)[0]
+    plane = geom.find_plane_reference(photo.image, size=BORDER, color="blue")
+    assert _corner_error(plane.quad, truth) < (1.5 if width == 1600 else 1.0)
+    diagonal = plane.length(plane.quad[0], plane.quad[2])
+    assert diagonal.value == pytest.approx(np.hypot(w, h), rel=1e-9)       # corners map to the true size
+    assert 0 < diagonal.sigma < 0.01

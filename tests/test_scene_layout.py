@@ -201,3 +201,21 @@ def test_bearings_and_perspective_in_a_real_kernel(test_data):
         side, clock, typed = result.stdout.split()
         assert side == "left" and 7 <= int(clock) <= 11 and typed == "True"
         assert len(result.images) == 1
+
+
+def test_relations_between_bearing_located_objects_state_their_uncertainty():
+    scene = bearing_scene(distance_sigma_fraction=0.1, pixel_sigma_px=2.0)
+    relation = scene.relation("lamp", "sofa", observer=0)
+    axes = geom.observer_axes(CAMERA)
+    expected = axes @ (np.array(LAYOUT["lamp"]) - LAYOUT["sofa"])
+    np.testing.assert_allclose([relation.direction.right_m, relation.direction.forward_m, relation.direction.up_m],
+                               expected, atol=1e-6)
+    covariance = scene["lamp"].covariance + scene["sofa"].covariance
+    np.testing.assert_allclose(relation.offset_sigma_m, np.sqrt(np.diag(axes @ covariance @ axes.T)), rtol=1e-9)
+    assert relation.offset_sigma_m[1] > 0.2 and "1 sigma: ±" in relation.text
+    exact = Scene()
+    exact.add_camera(0, CAMERA)
+    for name in ("lamp", "sofa"):
+        exact.add(name, points=Box(LAYOUT[name], (0.4, 0.4, 0.4)).surface_points())
+    assert exact.relation("lamp", "sofa", observer=0).offset_sigma_m == (0.0, 0.0, 0.0)
+    assert "sigma" not in exact.relation("lamp", "sofa", observer=0).text
