@@ -405,6 +405,22 @@ SPATIALTREE_GOLDENS = [
 ]
 
 
+# VLMEvalKit vlmeval/utils/matching_util.py (can_infer_option, then can_infer_text), as 3DSRBench is scored
+THREEDSR_OPTIONS = ["higher", "lower", "at the same height", "cannot tell"]
+THREEDSR_GOLDENS = [
+    ("vlmeval_choice", "The answer is B", "B", 1.0),
+    ("vlmeval_choice", "(C).", "C", 1.0),
+    ("vlmeval_choice", "A dog stands lower than the car", "B", 1.0),  # "A" as an article: the option text decides
+    ("vlmeval_choice", "B or C", "B", 0.0),  # two letters, no option text: the LLM judge's case, scored 0
+    ("vlmeval_choice", "Cannot determine the answer", "A", 0.0),  # a refusal reads Z
+]
+
+
+@pytest.mark.parametrize("metric, reply, gt, expected", THREEDSR_GOLDENS)
+def test_3dsrbench_goldens(metric: str, reply: str, gt: str, expected: float) -> None:
+    assert _official(metric, reply, gt, THREEDSR_OPTIONS) == expected
+
+
 @pytest.mark.parametrize(
     "metric, reply, gt, expected",
     VSI_GOLDENS + CV_BLINK_GOLDENS + MMSI_GOLDENS + MINDCUBE_GOLDENS + VIEWSPATIAL_GOLDENS + OMNISPATIAL_GOLDENS

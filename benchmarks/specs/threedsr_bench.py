@@ -8,8 +8,9 @@ Record (``ccvl/3DSRBench``, config ``benchmark``, split ``test``; the same colum
 ``coco_images.zip``, as ``<folder>/<name>`` then ``<name>``). Circular variants of one question
 share ``index % 1,000,000`` (VLMEvalKit's convention); a question counts only when all variants are right.
 
-Scoring: VLMEvalKit's circular evaluation; its option matching falls back to an LLM judge, which is
-not reproduced: answers are read with the lenient ``choice`` metric.
+Scoring: VLMEvalKit's circular evaluation with its rule matching (``vlmeval/utils/matching_util.py``
+``can_infer_option`` / ``can_infer_text``; metric ``vlmeval_choice``). Where those rules find nothing,
+VLMEvalKit asks an LLM judge; that is not reproduced, and the reply scores 0.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"3dsrbench/{index}",
         benchmark="3dsrbench",
         category=record["category"],
-        meta={"metric": "choice", "circular_group": str(index % 1_000_000)},
+        meta={"metric": "vlmeval_choice", "circular_group": str(index % 1_000_000)},
     )
 
 
@@ -49,7 +50,7 @@ SPEC = BenchmarkSpec(
     configs=("benchmark",),
     split="test",
     aggregation="circular",
-    metric="circular accuracy (every variant right); option letter or text (VLMEvalKit's LLM fallback not reproduced)",
+    metric="circular accuracy (every variant right); VLMEvalKit's option/text matching (its LLM judge not reproduced)",
     media_help="Download coco_images.zip from ccvl/3DSRBench and unzip it",
     homepage="https://huggingface.co/datasets/ccvl/3DSRBench",
 )
