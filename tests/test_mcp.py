@@ -166,3 +166,24 @@ def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> N
     assert lines[4].startswith("image image/png, ")
     assert "[answer submitted: 'B']" in lines
     assert len(list((tmp_path / "sessions").iterdir())) == 1, "the example keeps its sessions in ./sessions"
+
+
+def test_the_server_operator_chooses_the_sandbox_and_a_client_cannot(tmp_path: Path, frame_files: list[Path]) -> None:
+    async def scenario() -> tuple[dict, list[str], str]:
+        async with stdio_client(server_parameters(tmp_path, "--sandbox", "off")) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                tools = await client.list_tools()
+                start_params = sorted(next(t for t in tools.tools if t.name == "session_start").input_schema["properties"])
+                started = await client.call_tool("session_start", {"question": "Which frame is green?", "frames": [str(frame_files[0])]})
+                assert not started.is_error, text_of(started)
+                session = session_id_from(text_of(started))
+                status = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
+                refused = await client.call_tool("session_start", {"question": "q?", "frames": [str(frame_files[0])], "max_steps": 0})
+                await client.call_tool("session_close", {"session": session})
+                return status, start_params, text_of(refused)
+
+    status, start_params, refused = anyio.run(scenario)
+    assert status["sandboxed"] is False
+    assert "sandbox" not in start_params
+    assert "max_steps (--max-steps) must be a whole number of at least 1, got 0" in refused
