@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sift_features", "match_features", "feature_scale", "matched_points", "TARGET_FEATURE_SIDE"]
+__all__ = ["sift_features", "match_features", "feature_scale", "matched_points", "matched_keypoints",
+           "TARGET_FEATURE_SIDE"]
 
 TARGET_FEATURE_SIDE = 640  # frames whose longer side is shorter are upsampled to about this for detection
 MAX_UPSAMPLE = 4.0
@@ -56,7 +57,13 @@ def matched_points(rgb_a: np.ndarray, rgb_b: np.ndarray, scale: float | None = N
     and the detection scale used (``feature_scale`` of the larger image unless given)."""
     if scale is None:
         scale = feature_scale(max(rgb_a.shape, rgb_b.shape))
-    xy_a, desc_a = sift_features(rgb_a, max_features, scale)
-    xy_b, desc_b = sift_features(rgb_b, max_features, scale)
-    pairs = match_features(desc_a, desc_b)
-    return xy_a[pairs[:, 0]], xy_b[pairs[:, 1]], scale
+    a, b = sift_features(rgb_a, max_features, scale), sift_features(rgb_b, max_features, scale)
+    return (*matched_keypoints(a, b), scale)
+
+
+def matched_keypoints(features_a: tuple[np.ndarray, np.ndarray | None],
+                      features_b: tuple[np.ndarray, np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Ratio-test matches between two ``sift_features`` results (computed once per frame and reused):
+    (M, 2) points in a and (M, 2) in b."""
+    pairs = match_features(features_a[1], features_b[1])
+    return features_a[0][pairs[:, 0]], features_b[0][pairs[:, 1]]

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from spatialclaw.primitives.features import matched_points
+from spatialclaw.primitives.features import feature_scale, matched_keypoints, sift_features
 from spatialclaw.primitives.focal_prior import prior_intrinsics
 from spatialclaw.primitives.pair_motion import INLIER_PX, PairGeometry, estimate_pair, fit_rotation
 
@@ -429,7 +429,10 @@ def motion(
         if hasattr(object, "instances"):
             for position in range(len(arrays)):
                 regions[position] = _object_region(object, position, (height, width))
-    matches = {pair: matched_points(arrays[pair[0]], arrays[pair[1]]) for pair in chosen}
+    scale = feature_scale(arrays[0].shape)
+    used = sorted({position for pair in chosen for position in pair})
+    features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
+    matches = {pair: (*matched_keypoints(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
     if calibrate:
         first = {pair: estimate_pair(arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=regions.get(pair[0]),
                                      matches=matches[pair]) for pair in chosen}

@@ -5,6 +5,9 @@
    from_pretrained): cache hit vs cache miss (model already loaded, so the miss is inference + write).
 3. reconstruct() on the five Redwood RGB-D frames (depth + intrinsics: the RGB-D path) vs the same frames
    RGB-only (SfM), with pose errors against trajectory.log.
+4. motion() on 8 frames at 200 px (an exact virtual pan of a real photo) vs a bare OpenCV step (SIFT +
+   homography per pair), and reconstruct() on 6 temple views at 200 px vs the same views at 640 px, with
+   rotation errors against the ground truth.
 4. Planar metrology (geom.find_plane_reference + find_color with an expected size + measurements) on exact
    perspective photos of an A4 sheet over a real texture (tests/planar_photos.py) at 200 and 1600 px wide,
    vs rectify_plane from the known corners; with the worst ratio and angle errors against ground truth.
@@ -193,11 +196,75 @@ def bench_perspective() -> dict:
     return {"perspective_4_bearings_s": t, "perspective_over_direction": t / t_base}
 
 
+def bench_small_frames() -> dict:
+    """motion() on 8 frames of an exact virtual pan of a real Redwood photo at 200 px, against a bare OpenCV
+    step (SIFT + homography RANSAC on the same pairs); reconstruct() on 6 temple views at 200 px against
+    the same 6 views at full size (640 px). Rotation errors against the truth."""
+    import cv2
+    from PIL import Image
+    from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
+
+    from spatialclaw.primitives.motion import motion
+    from spatialclaw.primitives.reconstruct import reconstruct
+
+    data = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
+    if not (data / "rgbd-redwood").is_dir() or not (data / "multiview-temple").is_dir():
+        print(f"(shared data not found at {data}: small-frame benchmarks skipped)")
+        return {}
+    rgb, _, K = redwood_frame(data)
+    frames = turning_sequence(rgb, K, [rotation_ypr(5.0 * i) for i in range(8)], width=200)
+    K_small = scaled_K(K, 200 / 640)
+
+    def bare_opencv():
+        sift = cv2.SIFT_create()
+        for a, b in zip(frames, frames[1:]):
+            ka, da = sift.detectAndCompute(cv2.cvtColor(a, cv2.COLOR_RGB2GRAY), None)
+            kb, db = sift.detectAndCompute(cv2.cvtColor(b, cv2.COLOR_RGB2GRAY), None)
+            pairs = [m for m, n in cv2.BFMatcher().knnMatch(da, db, k=2) if m.distance < 0.8 * n.distance]
+            if len(pairs) >= 4:
+                cv2.findHomography(np.float32([ka[m.queryIdx].pt for m in pairs]),
+                                   np.float32([kb[m.trainIdx].pt for m in pairs]), cv2.RANSAC, 1.5)
+
+    figures = {}
+    motion(frames[:2], intrinsics=K_small)  # imports (scipy.optimize) and OpenCV start-up, outside the timing
+    start = time.perf_counter()
+    result = motion(frames, intrinsics=K_small)
+    figures["motion_8_frames_200px_s"] = time.perf_counter() - start
+    figures["motion_max_pan_error_deg"] = float(np.max(np.abs(result.yaw_deg - 5.0)))
+    figures["motion_verdicts_right"] = int(sum(kind == "rotation" for kind in result.kinds))
+    start = time.perf_counter()
+    calibrated = motion(frames)
+    figures["motion_8_frames_self_calibrated_s"] = time.perf_counter() - start
+    figures["motion_self_calibrated_max_pan_error_deg"] = float(np.max(np.abs(calibrated.yaw_deg - 5.0)))
+    figures["bare_opencv_homographies_s"] = best_of(3, bare_opencv)
+    figures["motion_over_bare_opencv"] = figures["motion_8_frames_200px_s"] / figures["bare_opencv_homographies_s"]
+
+    folder = data / "multiview-temple"
+    par = {line.split()[0]: np.array(line.split()[1:], float) for line in (folder / "templeR_par.txt").read_text().splitlines()[1:]}
+    names = sorted(p.name for p in folder.glob("*.png"))[:6]
+    full = [np.asarray(Image.open(folder / n).convert("RGB")) for n in names]
+    truth = [par[n][9:18].reshape(3, 3) for n in names]  # world-to-camera rotations
+    for label, images in (("small_200px", [shrink(image, 200) for image in full]), ("full_640px", full)):
+        start = time.perf_counter()
+        rec = reconstruct(images, depth=None)
+        figures[f"reconstruct_6_{label}_s"] = time.perf_counter() - start
+        figures[f"reconstruct_6_{label}_registered"] = int(rec.registered.sum())
+        errors = []
+        for i in np.flatnonzero(rec.registered)[1:]:
+            estimated = rec.poses[0][:3, :3].T @ rec.poses[i][:3, :3]  # camera i in camera 0's frame
+            expected = truth[0] @ truth[i].T
+            errors.append(rotation_deg(estimated.T @ expected))
+        figures[f"reconstruct_6_{label}_max_rel_rot_err_deg"] = max(errors) if errors else None
+    figures["reconstruct_small_over_full_time"] = figures["reconstruct_6_small_200px_s"] / figures["reconstruct_6_full_640px_s"]
+    return figures
+
+
 def main() -> None:
     results = {}
     results.update(bench_backproject())
     results.update(bench_cache())
     results.update(bench_reconstruct())
+    results.update(bench_small_frames())
     results.update(bench_metrology())
     results.update(bench_perspective())
     print(f"{'measure':<42}{'value':>14}")
