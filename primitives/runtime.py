@@ -196,6 +196,7 @@ class KernelRuntime:
             sys.modules["matplotlib.pyplot"].close("all")
         if self.snapshot is not None:
             self.snapshot.clear()
+        end_other_processes()
         self.shell.reset(new_session=True, aggressive=False)
         gc.collect()
         self.load(spec)
@@ -267,6 +268,25 @@ class KernelRuntime:
                 "Work on less data at once (subsample frames, downscale images, use stride=) or raise memory_limit_mb."
             )
         return described
+
+
+def end_other_processes() -> list[int]:
+    """In the sandbox (``$SPATIALCLAW_SANDBOXED``, its own PID namespace), kill every process of the previous
+    episode except this kernel and the namespace's init: detached (``setsid``, double-forked) ones included.
+    Returns the pids killed; does nothing outside the sandbox, where other pids are the host's."""
+    import signal
+
+    if os.environ.get("SPATIALCLAW_SANDBOXED") != "1":
+        return []
+    killed = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in (1, os.getpid()):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def describe_error(

@@ -46,7 +46,8 @@ def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[st
     inside = dict(env)
     caches = _model_caches(env)
     inside.update(caches)
-    inside.update({"HOME": HOME, "TMPDIR": "/tmp", "HF_HUB_OFFLINE": "1", "IPYTHONDIR": f"{HOME}/.ipython"})
+    inside.update({"HOME": HOME, "TMPDIR": "/tmp", "HF_HUB_OFFLINE": "1", "IPYTHONDIR": f"{HOME}/.ipython",
+                   "SPATIALCLAW_SANDBOXED": "1"})
     if str(env.get("SPATIALCLAW_CACHE", "")).lower() not in {"off", "0", "none", "false"}:
         inside["SPATIALCLAW_CACHE"] = PRIVATE_CACHE
     for name in ("JPY_PARENT_PID", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY", "PWD", "OLDPWD"):

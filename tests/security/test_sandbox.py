@@ -257,6 +257,26 @@ subprocess.run(['setsid', 'sh', '-c', "sh -c 'exec sleep {marker}' > /dev/null 2
     assert escaped() == []
 
 
+def test_an_in_place_reset_ends_the_previous_episodes_processes() -> None:
+    marker = str(80000 + uuid.uuid4().int % 9999)
+    with Kernel(meta={"question": "first"}) as k:
+        k.execute(f"import subprocess\nsubprocess.run(['setsid', 'sh', '-c', \"sh -c 'exec sleep {marker}' > /dev/null 2>&1 &\"])")
+
+        def escaped() -> list[int]:
+            return [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+
+        deadline = time.monotonic() + 5
+        while not escaped() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert escaped(), "the probe must have started its detached process"
+        k.reset(meta={"question": "second"})
+        deadline = time.monotonic() + 5
+        while escaped() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert escaped() == []
+        assert k.execute("print('next episode')").stdout == "next episode\n"
+
+
 def test_a_fork_bomb_is_contained_and_the_kernel_stays_usable() -> None:
     with Kernel(interrupt_grace_s=3.0) as k:
         bomb = k.execute("import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(30)\n",
