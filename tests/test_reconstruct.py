@@ -360,3 +360,13 @@ def test_a_virtual_translation_of_a_single_rgbd_frame_at_200_px_gives_its_direct
     direction = relative[:3, 3] / np.linalg.norm(relative[:3, 3])
     assert np.degrees(np.arccos(np.clip(direction @ truth, -1, 1))) < 10.0
     assert any("features at" in note for note in rec.notes)  # both scales tried, the kept one said
+
+
+def test_the_documented_small_frame_example_runs_as_written(test_data, capsys):
+    from doc_examples import code_blocks
+
+    (example,) = code_blocks("depth_and_reconstruction.md", "reconstruct(frames)", "python")[2:3]
+    exec(example.replace('"../shared/data/multiview-temple"', repr(str(test_data / "multiview-temple"))), {})
+    output = capsys.readouterr().out.splitlines()
+    assert output[0] == "sfm 6"
+    assert output[1].startswith("frame 1: registered (")
