@@ -65,11 +65,20 @@ def _page(title: str, body: str) -> str:
 
 
 def _status_badge(episode: Episode) -> str:
+    """How the episode ended: ``incomplete``, an end reason that is not an answer (``error``, ``timeout``,
+    ``budget``...: not "wrong", the model never answered in time), else its score: ``correct``, ``wrong``, or
+    a partial score as a number (a mean relative accuracy of 0.7 is neither)."""
     if not episode.complete:
         return '<span class="badge warn">incomplete</span>'
+    reason = (episode.end or {}).get("reason")
+    if reason not in ("answered", None) and episode.answer is None:
+        return f'<span class="badge warn">{_e(reason)}</span>'
     correct = episode_is_correct(episode)
     if correct is None:
         return '<span class="badge neutral">not scored</span>'
+    score = episode.score
+    if not correct and score is not None and 0 < float(score) < 1:
+        return f'<span class="badge warn">score {float(score):.3g}</span>'
     return '<span class="badge ok">correct</span>' if correct else '<span class="badge bad">wrong</span>'
 
 

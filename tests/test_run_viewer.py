@@ -130,3 +130,20 @@ def test_headless_chromium_renders_the_run_and_applies_a_filter(resumed: Path, t
     green = (np.abs(pixels - [46, 125, 50]).sum(axis=2) < 30).sum()  # the ok badges
     red = (np.abs(pixels - [198, 40, 40]).sum(axis=2) < 30).sum()  # the older attempts' error badges
     assert green > 200 and red > 50, (green, red)
+
+
+def test_episode_pages_show_errors_and_partial_scores_as_what_they_are(resumed: Path) -> None:
+    from spatialclaw.trajectory import load_episode
+    from spatialclaw.viewer import render_episode
+
+    view = load_run_view(resumed)
+    first = sorted((resumed / "episodes").glob("*/attempt-1"))
+    errored = [d for d in first if load_episode(d).end["reason"] == "error"]
+    assert errored
+    page = render_episode(load_episode(errored[0]))
+    assert '<span class="badge warn">error</span>' in page and ">wrong<" not in page
+    partial = next(t for t in view.tasks if t["score"] is not None and 0 < t["score"] < 1)
+    latest = resumed / next(json.loads(line) for line in (resumed / "results.jsonl").read_text().splitlines()
+                            if json.loads(line)["task_id"] == partial["task_id"])["trajectory_dir"]
+    page = render_episode(load_episode(latest))
+    assert f'score {partial["score"]:.3g}</span>' in page and ">wrong<" not in page
