@@ -405,8 +405,9 @@ class Scene:
                 observation added; ``replace=True`` starts it over).
             pixel: (x, y) pixels of the object's centre (or a ``Blob``/detection centre) in the frame.
             distance: estimated distance from the camera to the object along that ray, metres (from a
-                known-size scale, ``geom.scale_from_known_size``, a depth map, or a judgement); None for a
-                bearing only. distance_sigma: its standard deviation, metres (default 25% of distance).
+                depth map or a judgement), or a ``KnownScale`` (``geom.scale_from_known_size``: its distance
+                and sigma are used); None for a bearing only. distance_sigma: its standard deviation,
+                metres (default 25% of distance).
             frame: the absolute frame index or the ``Frame`` the pixel is in (a Frame, or a PIL image,
                 also gives the image size). Its registered camera pose is used unless ``pose`` is given.
             K: (3, 3) intrinsics, pixels. Without K: ``hfov_deg`` (horizontal field of view, degrees;
@@ -431,6 +432,11 @@ class Scene:
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if hasattr(distance, "distance_m"):               # a KnownScale from geom.scale_from_known_size
+            if distance.distance_m is None:
+                raise ValueError("this KnownScale has no distance (no focal length): pass K= or hfov_deg= to "
+                                 "geom.scale_from_known_size")
+            distance, distance_sigma = distance.distance_m, distance_sigma or distance.distance_sigma_m or None
         has_index = frame is not None and (hasattr(frame, "index") or isinstance(frame, (int, np.integer)))
         index = _frame_index(frame) if has_index else None
         assumed: list[str] = []

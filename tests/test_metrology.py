@@ -152,8 +152,12 @@ def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed
     obj = scene.add_bearing("door", (99.5, 74.5), distance=ranged.distance_m, distance_sigma=ranged.distance_sigma_m,
                             image_size=(200, 150), K=K)
     assert obj.center[1] == pytest.approx(4.0, abs=1e-6) and obj.sigma_m[1] == pytest.approx(ranged.distance_sigma_m, rel=0.02)
+    same = scene.add_bearing("door_again", (99.5, 74.5), distance=ranged, image_size=(200, 150), K=K)
+    np.testing.assert_allclose(same.covariance, obj.covariance)
     with pytest.raises(ValueError, match="image_width"):
         geom.scale_from_known_size(80, 2.0, hfov_deg=60)
+    with pytest.raises(ValueError, match="no distance"):
+        scene.add_bearing("door_3", (99.5, 74.5), distance=geom.scale_from_known_size(80, 2.0), image_size=(200, 150))
 
 
 @pytest.mark.parametrize("width", [1600, 200])
@@ -169,3 +173,14 @@ def test_a_tape_border_cut_by_an_occluder_is_found_by_its_colour(test_data, widt
     diagonal = plane.length(plane.quad[0], plane.quad[2])
     assert diagonal.value == pytest.approx(np.hypot(w, h), rel=1e-9)       # corners map to the true size
     assert 0 < diagonal.sigma < 0.01
+
+
+def test_tape_whose_hue_touches_yellow_ranks_below_the_yellow_sticker_of_the_expected_size():
+    image = np.full((160, 240, 3), (235, 235, 228), np.uint8)
+    cv2.rectangle(image, (10, 110), (230, 130), (205, 175, 95), -1)                 # light-brown tape, hue ~44 deg
+    cv2.circle(image, (120, 50), 9, (240, 215, 40), -1, lineType=cv2.LINE_AA)     # the yellow sticker
+    by_area = find_color(image, "yellow", hue_tolerance=20)                         # wide band: the tape is in
+    assert len(by_area) == 2 and by_area[0].box[1] >= 105                           # largest first: the tape
+    ranked = find_color(image, "yellow", hue_tolerance=20, expected_size=18)
+    assert ranked[0].centroid == pytest.approx((120, 50), abs=0.15)
+    assert ranked[0].match > 2 * ranked[1].match
