@@ -117,3 +117,10 @@ def test_benchmarks_md_runner_commands_run_as_written(tmp_path: Path) -> None:
     assert manifest["task_count"] == 30 and [s["workers"] for s in manifest["sessions"]] == [4, 8]
     assert (tmp_path / "reports" / "cmp" / "report.md").read_text().count("interfaces (openai:gpt-4.1)") == 1
     assert (tmp_path / "runs" / "syn-gpt41" / "index.html").is_file()
+
+
+def test_trajectories_md_rl_environment_example_runs_as_written(tmp_path: Path) -> None:
+    [block] = code_blocks("trajectories.md", "RL environment", "python")
+    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^reward 1\.0 logged to ", result.stdout, flags=re.MULTILINE), result.stdout
