@@ -73,6 +73,7 @@ class ObjectStep:
         from the camera's forward, > 0 towards the camera's right; 180 = facing the camera), or None.
     own_forward / own_right: the motion in the object's own frame (units of its distance) when the heading
         is known; own_direction: words ("forward", "backward and left", ...). points: matches on the object.
+    label: how the readout names it ("the car" for a Track or Instance labelled "car").
     """
 
     frame_a: int
@@ -89,8 +90,10 @@ class ObjectStep:
     own_forward: float | None = None
     own_right: float | None = None
     own_direction: str | None = None
+    label: str = "the object"
 
-    def readout(self, name: str = "the object") -> str:
+    def readout(self) -> str:
+        name = self.label
         if not self.moving:
             return (f"{name} does not move relative to the background (shift {self.image_shift_px[0]:+.1f}, "
                     f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})")
@@ -452,6 +455,9 @@ def motion(
         if object is not None and region is not None:
             step.object = _object_step(geometry, *matches[(a, b)][:2], region, K, indices[a], indices[b],
                                        object_heading_deg, shift_px=max(1.0, 0.01 * width))
+            label = getattr(object, "label", None)
+            if step.object is not None and isinstance(label, str) and label != "object":
+                step.object.label = f"the {label}"
             if not hasattr(object, "instances") and b not in regions and step.object is not None:
                 regions[b] = _moved_region(region, geometry, step.object)
         steps.append(step)

@@ -134,6 +134,14 @@ def test_an_object_moving_over_a_panning_background_is_measured_relative_to_it(r
         assert step.object.moving and step.object.direction == "right"
         assert step.object.own_direction == "forward"  # heading 90 deg = facing the camera's right
     assert "moves right relative to the background" in result.steps[0].readout()
+    # the same from a Track of the object (its per-frame boxes), named by its label
+    from spatialclaw.primitives.track import track
+
+    followed = track(frames, boxes=(58, 53, 102, 97), method="flow", label="cart")
+    by_track = motion(frames, intrinsics=K_small, object=followed, object_heading_deg=90)
+    assert [s.object.direction for s in by_track.steps] == ["right"] * 3
+    assert "the cart moves right relative to the background" in by_track.steps[1].readout()
+    assert "forward in its own heading" in by_track.steps[1].readout()
     # without the box, the object's matches are found as one compact group that breaks the camera model,
     # and are left out instead of being taken for the parallax of a translating camera
     unmasked = motion(frames, intrinsics=K_small)
