@@ -264,14 +264,35 @@ class Kernel:
         msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
         collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
         try:
-            return self._collect(msg_id, collector, started, timeout)
+            result = self._collect(msg_id, collector, started, timeout)
         except _ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
             result = collector.finish(None, time.monotonic() - started)
             result.status = "crashed"
             result.error = CellError("KernelProtocolError", f"the kernel's messages no longer decode ({broken}): the cell "
                                      "broke the kernel's own messaging, for example by patching json")
             self._recover(result, "the kernel was restarted because its messages no longer decoded")
-            return result
+        self._report_workdir(result)
+        return result
+
+    def workdir_bytes(self) -> int:
+        """Disk space the workdir's files take, in bytes (allocated blocks; symlinks not followed)."""
+        total = 0
+        for root, _, files in os.walk(self.workdir):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
+                except OSError:
+                    pass
+        return total
+
+    def _report_workdir(self, result: CellResult) -> None:
+        """A sandboxed kernel's workdir over its quota (``limits.workdir_mb``): say so in the cell's notes."""
+        if self.limits is None or not self.limits.workdir_mb:
+            return
+        used = self.workdir_bytes()
+        if used > self.limits.workdir_mb * 2**20:
+            result.notes.append(f"the workdir holds {used / 2**20:.0f} MiB, over its quota of {self.limits.workdir_mb} MiB: "
+                                f"delete files you no longer need (each file is also capped at {self.limits.file_mb} MiB)")
 
     def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:
         """The messages of request ``msg_id`` into a result: the body of :meth:`execute`."""

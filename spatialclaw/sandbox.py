@@ -64,7 +64,8 @@ class ResourceLimits:
     and threads of the whole sandbox (a pids cgroup where the host can create one, else RLIMIT_NPROC).
     ``open_files``: file descriptors per process. ``file_mb``: the largest file a cell can write, MiB
     (RLIMIT_FSIZE; a write past it fails with ``OSError: File too large``). ``cpu_s``: CPU seconds over the
-    kernel's life (RLIMIT_CPU), 0: none.
+    kernel's life (RLIMIT_CPU), 0: none. ``workdir_mb``: the workdir's quota, MiB; a cell that leaves more
+    there gets a note saying so with its result (reported, not enforced beyond ``file_mb`` per file); 0: none.
     """
 
     memory_mb: int = 0
@@ -72,6 +73,7 @@ class ResourceLimits:
     open_files: int = 1024
     file_mb: int = 2048
     cpu_s: int = 0
+    workdir_mb: int = 4096
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import pytest
 
 from spatialclaw.kernel import Kernel
 from spatialclaw.pool import KernelPool
-from spatialclaw.sandbox import support
+from spatialclaw.sandbox import ResourceLimits, support
 
 pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
 
@@ -322,3 +322,13 @@ def test_a_cell_that_breaks_the_kernels_messaging_gets_an_error_and_a_restarted_
     assert broken.status == "crashed" and broken.error.type == "KernelProtocolError"
     assert broken.restarted
     assert kernel.execute("import json\nprint(json.dumps([1]))").stdout == "[1]\n"
+
+
+def test_file_size_is_capped_and_workdir_use_is_reported() -> None:
+    with Kernel(limits=ResourceLimits(file_mb=2, workdir_mb=3)) as k:
+        big = k.execute("open('big.bin', 'wb').write(b'x' * (3 * 2**20))")
+        assert big.status == "error" and big.error.type == "OSError" and "File too large" in big.error.message
+        filled = k.execute("for i in range(3):\n    open(f'part{i}.bin', 'wb').write(b'x' * (2**20 + 2**19))")
+        assert filled.status == "ok"
+        assert any("over its quota of 3 MiB" in note for note in filled.notes), filled.notes
+        assert k.workdir_bytes() >= 4 * 2**20
