@@ -261,6 +261,7 @@ class ProcessCap:
         self.limit = limit
         self.directory: Path | None = None
         for root in self._ROOTS:
+            _sweep(Path(root) / "spatialclaw")
             candidate = Path(root) / "spatialclaw" / name
             try:
                 candidate.mkdir(parents=True, exist_ok=False)
@@ -313,6 +314,24 @@ class ProcessCap:
                 return
             except OSError:
                 time.sleep(0.02)
+
+
+def _sweep(parent: Path, min_age_s: float = 120.0) -> None:
+    """Remove empty kernel cgroups left by processes that ended before they could (killed hosts, slow exits);
+    young ones are spared, since a kernel being started has not joined its cgroup yet."""
+    import time
+
+    try:
+        entries = [entry for entry in parent.iterdir() if entry.name.startswith("kernel-") and entry.is_dir()]
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            if now - entry.stat().st_mtime > min_age_s and not (entry / "cgroup.procs").read_text().strip():
+                entry.rmdir()
+        except OSError:
+            pass
 
 
 def _user_processes() -> int:
