@@ -52,6 +52,17 @@ def test_auto_without_the_sandbox_says_once_what_is_not_isolated(no_bwrap, monke
     assert "bubblewrap is not installed" in warnings[0] and "network" in warnings[0]
 
 
+def test_auto_without_the_sandbox_still_runs_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "_support", None)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else f"/usr/bin/{name}")
+    try:
+        with Kernel(meta={"question": "q"}) as kernel:  # macOS, or Linux without bubblewrap or user namespaces
+            assert kernel.sandbox == {"mode": "auto", "active": False}
+            assert kernel.execute("print(1 + 1)").stdout == "2\n"
+    finally:
+        sandbox._support = None
+
+
 def test_off_runs_a_plain_process_that_sees_the_host() -> None:
     with Kernel(sandbox="off", meta={"question": "q"}) as kernel:
         assert kernel.sandbox == {"mode": "off", "active": False}
