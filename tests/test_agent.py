@@ -32,7 +32,7 @@ def task(tmp_path):
 
 def test_show_images_reach_the_next_request_through_the_openai_sdk(task, kernel, tmp_path):
     script = [
-        cell("crop = frames[0].array[10:90, 20:120]\nprint(crop.shape)\nshow(crop, label='crop')", "Let me crop."),
+        cell("crop = frames[0].array[10:90, 20:120]\nprint(crop.shape)\nshow(crop, label='crop', min_side=0)", "Let me crop."),
         cell("answer('B')"),
     ]
     with ScriptedProvider(script) as server:
@@ -58,7 +58,7 @@ def test_show_images_reach_the_next_request_through_the_openai_sdk(task, kernel,
 
 
 def test_show_images_reach_the_next_request_through_the_anthropic_sdk(task, kernel, tmp_path):
-    script = [cell("show(frames[0].array[:50, :60], label='corner')"), cell("answer('right')")]
+    script = [cell("show(frames[0].array[:50, :60], label='corner', min_side=0)"), cell("answer('right')")]
     with ScriptedProvider(script) as server:
         result = Agent(anthropic(server)).run(task, tmp_path / "ep", kernel=kernel)
     assert result.status == "answered" and result.answer == "B"  # the option text is normalised to its letter
@@ -96,7 +96,7 @@ def test_budget_warns_on_the_last_step_then_asks_for_a_direct_answer(task, kerne
 
 
 def test_image_budget_replaces_the_oldest_images_by_placeholders(task, kernel, tmp_path):
-    script = [cell(f"show(frames[0].array[:{10 + i}, :20], label='crop {i}')") for i in range(3)] + [cell("answer('A')")]
+    script = [cell(f"show(frames[0].array[:{10 + i}, :20], label='crop {i}', min_side=0)") for i in range(3)] + [cell("answer('A')")]
     with ScriptedProvider(script) as server:
         Agent(openai_compat(server), AgentConfig(max_images_per_request=2)).run(task, tmp_path / "ep", kernel=kernel)
     last = server.requests[3]

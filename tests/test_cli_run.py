@@ -37,7 +37,7 @@ def test_run_streams_each_step_and_ends_with_the_answer(tmp_path):
     assert "  │ show(frames[0].array[:40, :50], label='corner')" in lines
     assert "  │ size (256, 256)" in lines
     image_lines = [line for line in lines if line.startswith("  image: ")]
-    assert len(image_lines) == 1 and image_lines[0].endswith("(corner, 50x40)")
+    assert len(image_lines) == 1 and image_lines[0].endswith("(corner [6x upscale of 50x40], 300x240)")
     assert Path(image_lines[0].split()[1]).is_file()
     assert load_episode(tmp_path / "ep").answer == "B"
 

@@ -109,7 +109,7 @@ def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[
     mime, png = seen["images"][0]
     assert mime == "image/png"
     with Image.open(io.BytesIO(png)) as image:
-        assert image.size == (80, 60) and image.convert("RGB").getpixel((5, 5)) == (30, 200, 30)
+        assert image.size == (320, 240) and image.convert("RGB").getpixel((20, 20)) == (30, 200, 30)
 
     assert "NameError" in seen["error_text"] and "undefined_name" in seen["error_text"]
     assert "not one of the options" in seen["wrong_answer"]
@@ -162,7 +162,7 @@ def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> N
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[0] == "['session_start', 'session_exec', 'session_answer', 'session_status', 'session_close']"
-    assert lines[1:4] == ["text step 1 (ok)", "[ 30. 200.  30.]", "[1 image(s) attached: 1: frame 0 (80x60)]"]
+    assert lines[1:4] == ["text step 1 (ok)", "[ 30. 200.  30.]", "[1 image(s) attached: 1: frame 0 [4x upscale of 80x60] (320x240)]"]
     assert lines[4].startswith("image image/png, ")
     assert "[answer submitted: 'B']" in lines
     assert len(list((tmp_path / "sessions").iterdir())) == 1, "the example keeps its sessions in ./sessions"

@@ -81,8 +81,8 @@ def test_extension_loads_frames_and_primitives_render_inline(frames_dir: Path, t
     printed = stream_text(show_cell).split()
     assert printed[:3] == ["3", "1", "Where"]
     shown = pngs(show_cell)
-    assert len(shown) == 1 and shown[0].size == (64, 48)
-    assert shown[0].getpixel((24, 13)) == (0, 220, 0) and shown[0].getpixel((5, 5)) == (128, 128, 128)
+    assert len(shown) == 1 and shown[0].size == (256, 192)  # a 64x48 frame is shown 4x, pixels kept sharp
+    assert shown[0].getpixel((24 * 4, 13 * 4)) == (0, 220, 0) and shown[0].getpixel((5 * 4, 5 * 4)) == (128, 128, 128)
 
     area, centroid = stream_text(primitive_cell).strip().split(" ", 1)
     assert int(area) == 80 and centroid == "(24.5, 13.5)"
@@ -123,7 +123,7 @@ def test_spatialclaw_magic_runs_the_agent_in_the_notebook_namespace(frames_dir: 
     assert code_outputs, "the step's code is rendered before its output"
     assert "area 80" in stream_text(agent_cell)
     rendered = pngs(agent_cell)
-    assert len(rendered) == 1 and rendered[0].getpixel((24, 13)) == (0, 220, 0)
+    assert len(rendered) == 1 and rendered[0].getpixel((24 * 4, 13 * 4)) == (0, 220, 0)  # shown 4x
 
     assert stream_text(after_cell).strip() == "160 B answered 7"
 

@@ -101,7 +101,7 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     image_path = Path(step["images"][0])
     assert image_path.is_file() and directory in image_path.parents
     with Image.open(image_path) as shown:
-        assert shown.format == "PNG" and shown.size == (64, 48)
+        assert shown.format == "PNG" and shown.size == (256, 192)
         assert shown.convert("RGB").getpixel((10, 10)) == (0, 255, 0)
 
     status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
