@@ -31,6 +31,7 @@ The output is the local task format (``benchmarks/local.py``): ``generate(out_di
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -346,8 +347,10 @@ def _planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, A
         photo = cv2.warpPerspective(plane, H, (800, 600), flags=cv2.INTER_AREA)
         small = np.array(_small(photo)).astype(np.float64)
         noisy = np.clip(small + rng.normal(0, 3, small.shape), 0, 255).astype(np.uint8)
-        image_name = f"planar{number}.jpg"
-        Image.fromarray(noisy).save(out / image_name, quality=90)
+        # JPEG artefacts as a photo has them, stored as PNG so that every viewer shows it.
+        encoded = io.BytesIO()
+        Image.fromarray(noisy).save(encoded, "JPEG", quality=90)
+        image_name = _save(Image.open(encoded).convert("RGB"), out / f"planar{number}.png")
         red, blue, green = dots["red"], dots["blue"], dots["green"]
         distance_cm = float(np.linalg.norm(red - blue)) / 10
         u, v = red - green, blue - green
