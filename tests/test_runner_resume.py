@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.lock import RunLock, RunLockedError
 from spatialclaw.runner.options import parse_agent_options
 from spatialclaw.runner.rundir import RunDir
-from spatialclaw.testing.provider_server import ScriptedProvider, delayed
+from spatialclaw.testing.provider_server import ScriptedProvider
 
 FAST = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}
 
@@ -46,14 +47,21 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
                    "--model-retries", "1", "--no-progress", "--agent-option", "fsync=false", "--agent-option", "preview_images=1"]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    with ScriptedProvider(lambda request, index: delayed(0.3, "ANSWER: B")) as server:
+    gate = threading.Event()  # the first run's model calls wait until the second process has tried its resume
+
+    def script(request: dict, index: int) -> str:
+        gate.wait(120)
+        return "ANSWER: B"
+
+    with ScriptedProvider(script) as server:
         first = bench()
         deadline = time.monotonic() + 60
-        while not (run / "run.lock").exists() or not (run / "run.lock").read_text().strip():
+        while server.calls == 0:  # the first run holds the lock and is running its episodes
             assert time.monotonic() < deadline and first.poll() is None, first.communicate()
             time.sleep(0.05)
         second = bench()
         second_out, second_err = second.communicate(timeout=120)
+        gate.set()
         first_out, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err
     assert second.returncode == 2 and f"in use by pid {first.pid} on host {platform.node()}" in second_err
