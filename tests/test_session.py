@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
@@ -19,11 +20,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def sessions_env(tmp_path: Path) -> dict[str, str]:
+def sessions_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = dict(os.environ)
     env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "sessions")
     env["SPATIALCLAW_KERNEL_MEMORY_MB"] = "0"
-    return env
+    yield env
+    from spatialclaw.session import SessionError, list_sessions
+
+    for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
+        try:
+            session.close()
+        except SessionError:
+            pass
 
 
 @pytest.fixture
