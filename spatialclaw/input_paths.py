@@ -70,11 +70,15 @@ class _InputAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
         groups = list(getattr(namespace, "inputs", None) or [])
         if self.dest in ("indices", "sidecar"):
-            if not groups:
-                parser.error(f"{option_string} gives the source frame indices of the input before it: put it after --frames or --video")
-            if groups[-1].get("indices") is not None:
-                parser.error(f"the input {groups[-1]['paths'][0]} already has source indices; give --indices or --sidecar once per input")
-            groups[-1]["indices"] = [int(v) for v in values] if self.dest == "indices" else read_sidecar(values)
+            # a mistake is kept as a group of its own and reported by specs_from_groups, in one line
+            if not groups or "error" in groups[-1]:
+                groups.append({"error": f"{option_string} gives the source frame indices of the input before it: "
+                                        "put it after --frames or --video"})
+            elif groups[-1].get("indices") is not None:
+                groups.append({"error": f"the input {groups[-1]['paths'][0]} already has source indices; "
+                                        "give --indices or --sidecar once per input"})
+            else:
+                groups[-1]["indices"] = [int(v) for v in values] if self.dest == "indices" else values
         else:
             groups.append({"kind": self.dest, "paths": list(values) if isinstance(values, list) else [values], "indices": None})
         namespace.inputs = groups
@@ -91,8 +95,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                              "or for a video the frames to load")
     parser.add_argument("--sidecar", action=_InputAction, dest="sidecar", metavar="JSON",
                         help='a JSON file with the source frame numbers of the input before it: [16, 32] or {"indices": [16, 32]}')
-    parser.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time")
-    parser.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly")
+    parser.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time "
+                                                                   "(every video without --indices)")
+    parser.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly (every video without --indices)")
     parser.set_defaults(inputs=None)
 
 
@@ -118,6 +123,11 @@ def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = N
     rejected before anything starts, with one line saying what to change."""
     if not groups:
         raise ValueError("give the inputs: --frames IMAGE... and/or --video PATH")
+    for group in groups:
+        if "error" in group:
+            raise ValueError(group["error"])
+        if isinstance(group.get("indices"), (str, Path)):  # --sidecar FILE, read now so a bad file is one clear line
+            group["indices"] = read_sidecar(group["indices"])
     if fps is not None and count is not None:
         raise ValueError("--fps and --count both choose how a video is sampled; give one of them")
     videos = [g for g in groups if g["kind"] == "video"]
@@ -126,9 +136,7 @@ def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = N
     specs = []
     for group in groups:
         indices = group.get("indices")
-        if group["kind"] == "video":
-            if indices is not None and (fps is not None or count is not None):
-                raise ValueError(f"{group['paths'][0]}: --indices chooses the frames to load; do not combine it with --fps or --count")
+        if group["kind"] == "video":  # --fps/--count sample every video that has no --indices of its own
             spec = frame_spec(group["paths"], fps=None if indices else fps, count=None if indices else count)
             if spec.kind != "video":
                 raise ValueError(f"{group['paths'][0]} is not a video file by its extension; use --frames for images")

@@ -181,8 +181,12 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
                 )
             )
         sessions.add(session)
+        from spatialclaw.preview import write_input_previews
+
+        preview = await anyio.to_thread.run_sync(lambda: write_input_previews(task, session.directory))
         prompt = session.prompt_path.read_text(encoding="utf-8")
-        return f"session: {session.id}\nprompt file: {session.prompt_path}\n\n{prompt}"
+        return (f"session: {session.id}\nprompt file: {session.prompt_path}\n"
+                f"preview (contact sheet of the inputs): {preview['contact_sheet']}\n\n{prompt}")
 
     @server.tool(name="session_exec", structured_output=False)
     async def session_exec(session: str, code: str, timeout_s: float | None = None, reasoning: str | None = None) -> list[Any]:

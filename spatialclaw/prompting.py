@@ -411,16 +411,32 @@ def choices_text(task: Task) -> str:
     return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {choice}" for i, choice in enumerate(task.choices))
 
 
+def _index_list(indices: list[int], limit: int = 12) -> str:
+    shown = ", ".join(str(i) for i in indices[:limit])
+    return shown + (f", ... ({len(indices)} in all)" if len(indices) > limit else "")
+
+
 def inputs_text(task: Task) -> str:
-    """One line per input: kind, how many files, sampling; the kernel names them ``frames``/``videos``."""
+    """One line per input, named by where the kernel holds it (``frames`` is ``videos[0]``): the file,
+    how it is sampled, and the source frame indices when they were given."""
+    import os
+
     lines = []
+    several = len(task.inputs) > 1
     for number, spec in enumerate(task.inputs):
-        where = "`frames`" if number == 0 else f"`videos[{number}]`"
+        where = f"`videos[{number}]`" + (" = `frames`" if number == 0 else "") if several else "`frames`"
         if spec.kind == "video":
-            sampling = f", sampled at {spec.fps} fps" if spec.fps else (f", {spec.count} frames sampled evenly" if spec.count else ", every frame")
-            lines.append(f"Input {number + 1} ({where}): a video{sampling}.")
+            if spec.indices:
+                sampling = f", source frames {_index_list(spec.indices)}"
+            elif spec.fps:
+                sampling = f", sampled at {spec.fps:g} fps"
+            else:
+                sampling = f", {spec.count} frames sampled evenly" if spec.count else ", every frame"
+            lines.append(f"Input {number + 1} ({where}): the video {os.path.basename(spec.paths[0])}{sampling}.")
         else:
-            lines.append(f"Input {number + 1} ({where}): {len(spec.paths)} image(s).")
+            names = ", ".join(os.path.basename(p) for p in spec.paths[:3]) + (", ..." if len(spec.paths) > 3 else "")
+            indices = f"; source frame indices {_index_list(spec.indices)}" if spec.indices else ""
+            lines.append(f"Input {number + 1} ({where}): {len(spec.paths)} image(s) ({names}){indices}.")
     return "\n".join(lines)
 
 

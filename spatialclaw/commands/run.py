@@ -82,6 +82,9 @@ def build_task(args: argparse.Namespace) -> Any:
     from spatialclaw.question import make_task
 
     groups = args.inputs or []
+    for group in groups:
+        if "error" in group:
+            raise ValueError(group["error"])
     missing = [p for g in groups for p in g["paths"] if not any(ch in p for ch in "*?[") and not Path(p).expanduser().exists()]
     if missing:
         raise FileNotFoundError(f"input file(s) not found: {', '.join(missing)}")

@@ -113,11 +113,16 @@ def _start(args: argparse.Namespace) -> int:
         vlm_api_key_env=args.vlm_api_key_env,
         sandbox=args.sandbox,
     )
-    data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory)}
+    from spatialclaw.preview import write_input_previews
+
+    preview = write_input_previews(task, session.directory)
+    data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory),
+            "preview": preview["contact_sheet"], "preview_frames": [f["path"] for f in preview["frames"]]}
     _emit(
         args,
         data,
-        f"session: {session.id}\nprompt: {session.prompt_path}\n"
+        f"session: {session.id}\nprompt: {session.prompt_path}\npreview: {preview['contact_sheet']} "
+        f"({len(preview['frames'])} frame(s); one PNG each in {session.directory / 'preview'})\n"
         f"next: spatialclaw session exec {session.id} --code - <<'EOF'\n...\nEOF",
     )
     return 0
