@@ -178,3 +178,24 @@ def test_a_tool_call_cannot_inject_code() -> None:
     tree = ast.parse(cell)
     assert len(tree.body) == 1 and isinstance(tree.body[0].value, ast.Call)
     assert [a.value for a in tree.body[0].value.args] == ["answer", json.dumps(hostile), "$r1"]
+
+
+def test_tool_calls_interface_end_to_end_over_the_anthropic_sdk(tmp_path: Path) -> None:
+    def script(request: dict, index: int):
+        results = [b for m in request["messages"] if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
+        if not results:
+            return tool_call("frames_at", {"index": 0})
+        assert json.loads(results[0]["content"][0]["text"])["result"]["ref"] == "$r1"
+        return tool_call("answer", {"value": "B" if "(A)" in json.dumps(request["messages"]) or "Options" in json.dumps(request["messages"]) else 2})
+
+    with ScriptedProvider(script) as server:
+        config = RunConfig(benchmark="synthetic", model="anthropic:scripted", out=tmp_path / "run", limit=1, seed=2,
+                           progress=False, interface="tool-calls",
+                           model_options={"max_attempts": 1, "base_url": server.anthropic_url, "api_key": "k"},
+                           agent={"fsync": False, "preview_images": 1})
+        summary = run_benchmark(config)
+        assert server.paths == ["/v1/messages", "/v1/messages"]
+        assert all(r["tools"][0]["input_schema"]["type"] == "object" for r in server.requests)
+    assert summary.statuses == {"ok": 1}
+    [row] = _rows(tmp_path / "run")
+    assert row["answer_source"] == "tool" and row["interface"] == "tool-calls"

@@ -35,7 +35,8 @@ __all__ = ["RESUMABLE", "RunConfig", "RunSummary", "run_benchmark", "aggregate_r
 
 #: Settings a resume may change (all others must match the run's): they decide how fast and how
 #: reliably the episodes run, not what an episode is.
-RESUMABLE = ("workers", "executor", "endpoint URL", "model_options.max_attempts (--model-retries)", "a larger limit")
+RESUMABLE = ("workers", "executor", "endpoint URL (openai-compat URL or model_options.base_url)",
+             "model_options.max_attempts (--model-retries)", "a larger limit")
 
 
 @dataclass
@@ -113,6 +114,7 @@ class RunConfig:
     def session(self) -> dict[str, Any]:
         """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
         return {"workers": self.workers, "executor": self.executor, "model": self.model,
+                "base_url": self.model_options.get("base_url"),
                 "model_retries": self.model_options.get("max_attempts"), "limit": self.limit,
                 "episode_timeout_s": self.episode_timeout_s, "perception": self.perception_setup(),
                 "sandbox": self.sandbox_setup()}
@@ -125,12 +127,12 @@ class RunConfig:
 
 
 def comparable(identity: dict[str, Any]) -> dict[str, Any]:
-    """An identity without what a resume may change (``limit``, ``max_attempts``); an older manifest's
-    ``baseline`` read as its ``interface``."""
+    """An identity without what a resume may change (``limit``, ``max_attempts``, ``base_url``); an older
+    manifest's ``baseline`` read as its ``interface``."""
     data = {k: v for k, v in identity.items() if k not in ("limit", "baseline")}
     if "interface" not in data:
         data["interface"] = "no-tools" if identity.get("baseline") == "no-tools" else "code"
-    data["model_options"] = {k: v for k, v in (identity.get("model_options") or {}).items() if k != "max_attempts"}
+    data["model_options"] = {k: v for k, v in (identity.get("model_options") or {}).items() if k not in ("max_attempts", "base_url")}
     return data
 
 
