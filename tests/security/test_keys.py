@@ -134,6 +134,7 @@ def frame(tmp_path: Path) -> Path:
 
 
 def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(canary_env: dict[str, str], frame: Path, tmp_path: Path) -> None:
+    # without --vlm-api-key-env no key goes (the MCP test below shows it); with it, that key and nothing else
     env = dict(canary_env, SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0",
                SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY", LOCAL_VLLM_API_KEY="sk-vllm-named")
 
@@ -143,16 +144,15 @@ def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(canary_env
         assert done.returncode == 0, done.stdout + done.stderr
         return json.loads(done.stdout)
 
-    with ScriptedProvider(["green", "green"]) as server:
-        for extra in ([], ["--vlm-api-key-env", "LOCAL_VLLM_API_KEY"]):
-            session = cli("start", "--frames", str(frame), "--question", "What colour?", "--vlm-model",
-                          f"openai-compat:local@{server.url}", *extra)["session"]
-            try:
-                step = cli("exec", session, "--code", "-", stdin="print(vlm.ask(frames[0], 'What colour?'))\n")
-            finally:
-                cli("close", session)
-            assert step["status"] == "ok" and "green" in step["text"], step["text"]
-    assert [h.get("authorization") for h in server.headers] == [None, "Bearer sk-vllm-named"]
+    with ScriptedProvider(["green"]) as server:
+        session = cli("start", "--frames", str(frame), "--question", "What colour?", "--vlm-model",
+                      f"openai-compat:local@{server.url}", "--vlm-api-key-env", "LOCAL_VLLM_API_KEY")["session"]
+        try:
+            step = cli("exec", session, "--code", "-", stdin="print(vlm.ask(frames[0], 'What colour?'))\n")
+        finally:
+            cli("close", session)
+    assert step["status"] == "ok" and "green" in step["text"], step["text"]
+    assert [h.get("authorization") for h in server.headers] == ["Bearer sk-vllm-named"]
     assert [line for h in server.headers for line in leaked(h) if "CANARY" in line] == []
 
 
