@@ -92,16 +92,9 @@ def _episode_data(episode: Episode, images: dict[str, str]) -> dict[str, Any]:
 
 def _reply_tool_calls(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Tool calls in a recorded raw reply (OpenAI ``tool_calls`` or Anthropic ``tool_use`` blocks)."""
-    raw = response.get("raw") or {}
-    calls = []
-    for choice in raw.get("choices", [])[:1] if isinstance(raw, dict) else []:
-        for call in (choice.get("message") or {}).get("tool_calls") or []:
-            function = call.get("function") or {}
-            calls.append({"id": call.get("id"), "name": function.get("name"), "arguments": function.get("arguments")})
-    for block in raw.get("content", []) if isinstance(raw, dict) and isinstance(raw.get("content"), list) else []:
-        if isinstance(block, dict) and block.get("type") == "tool_use":
-            calls.append({"id": block.get("id"), "name": block.get("name"), "arguments": json.dumps(block.get("input"))})
-    return calls
+    from spatialclaw.models.replay import tool_calls_from_raw
+
+    return [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in tool_calls_from_raw(response.get("raw"))]
 
 
 def load_run_view(run_dir: str | Path) -> RunView:

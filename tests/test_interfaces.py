@@ -12,6 +12,7 @@ import pytest
 from spatialclaw.chat import ImagePart, Message, TextPart, ToolCall, ToolSpec
 from spatialclaw.models.anthropic import AnthropicModel
 from spatialclaw.models.openai import OpenAIModel
+from spatialclaw.models.replay import ReplayModel
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.rundir import RunDir
 from spatialclaw.runner.report import write_report
@@ -97,6 +98,8 @@ def test_every_interface_runs_the_synthetic_benchmark_and_report_compares_them(t
         cells = episode.of_type("cell")
         assert [c["tool_call"]["name"] for c in cells] == ["frames_at", "draw", "answer"]
         assert row["answer_source"] == "tool"
+        replayed = ReplayModel(runs["tool-calls"] / row["trajectory_dir"])  # a recorded episode replays its tool calls
+        assert [replayed.chat([]).tool_calls[0].name for _ in range(3)] == ["frames_at", "draw", "answer"]
 
     files = write_report(list(runs.values()), tmp_path / "report")
     report = json.loads(files["json"].read_text())

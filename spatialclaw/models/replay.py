@@ -3,7 +3,8 @@
 Each call purpose (``plan``, ``step``, ``fallback``, ``vlm.ask``, ``vlm.locate``) replays its own
 recorded sequence, so side-channel calls made from inside a cell cannot shift the agent's steps. Failed
 recorded calls are skipped. Running past the recording raises a :class:`ModelError` that says so.
-Replayed calls report zero tokens and no cost (nothing was spent).
+Replayed calls report zero tokens and no cost (nothing was spent). Tool calls are replayed from the
+recorded raw response (OpenAI ``tool_calls`` or Anthropic ``tool_use`` blocks, :func:`tool_calls_from_raw`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,34 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.chat import Message, ModelReply
+import json
+
+from spatialclaw.chat import Message, ModelReply, ToolCall
 from spatialclaw.models.base import Model, ModelError
 
-__all__ = ["ReplayModel"]
+__all__ = ["ReplayModel", "tool_calls_from_raw"]
+
+
+def tool_calls_from_raw(raw: Any) -> list[ToolCall]:
+    """The tool calls in a provider's raw response body as recorded in a trajectory: OpenAI Chat
+    Completions ``choices[0].message.tool_calls`` or Anthropic ``tool_use`` content blocks."""
+    if not isinstance(raw, dict):
+        return []
+    calls: list[ToolCall] = []
+    for choice in (raw.get("choices") or [])[:1]:
+        for call in ((choice or {}).get("message") or {}).get("tool_calls") or []:
+            function = call.get("function") or {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError as failure:
+                calls.append(ToolCall(call.get("id", ""), function.get("name", ""), {}, f"the arguments are not valid JSON ({failure})"))
+                continue
+            calls.append(ToolCall(call.get("id", ""), function.get("name", ""), arguments if isinstance(arguments, dict) else {}))
+    content = raw.get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            calls.append(ToolCall(block.get("id", ""), block.get("name", ""), dict(block.get("input") or {})))
+    return calls
 
 
 class ReplayModel(Model):
@@ -51,6 +76,7 @@ class ReplayModel(Model):
             reasoning=response.get("reasoning"),
             finish_reason=response.get("finish_reason"),
             raw={"replayed_from": str(self.directory), "seq": event.get("seq")},
+            tool_calls=tool_calls_from_raw(response.get("raw")),
         )
 
     def describe(self) -> dict[str, Any]:
