@@ -5,17 +5,18 @@ rendered the way benchmarks present frames: 2 key frames about 224 px wide. The 
 because each image is made from a real photo by a known camera motion or a known planar layout:
 
 - ``camera_turn``: two views of one real photo related by a pure camera rotation (a homography
-  ``K R K^-1``), a pan (about the camera's y axis) or a tilt (about its x axis); multiple choice (which
-  way) and the angle in degrees (the question states the horizontal field of view).
-- ``camera_translate``: two views rendered from a real RGB-D frame by moving the camera 0.25-0.45 m
-  forward, backward, left or right (points forward-warped with their measured depth, z-buffered, holes
-  filled); multiple choice among turn / tilt / move options.
+  ``K R K^-1``) that pans and tilts at once by unrounded angles; the signed pan and the signed tilt in
+  degrees (the question states the horizontal field of view).
+- ``camera_translate``: two views rendered from a real RGB-D frame (points forward-warped with their
+  measured depth, z-buffered, holes filled) by a small move (0.12-0.2 m forward, backward, left or
+  right) or a small pan (2.5-4.5 degrees), which look alike at 224 px; multiple choice among turns,
+  tilts and moves. A parallax test separates them; an eye mostly cannot.
 - ``orbit_angle``: two real views of the Middlebury temple or dino; the angle in degrees between the two
   cameras' viewing directions, from the published calibration.
 - ``perspective``: one real RGB-D frame with three coloured markers on scene points; "standing at the
-  red marker facing the blue one, is the green one on your left or your right", with the answer from
-  the measured 3D points in the ground plane (the camera is close to level in these frames; items whose
-  answer is within 30 degrees of ambiguity are not generated).
+  red marker facing the blue one, is the green one front-left, front-right, back-left or back-right",
+  with the answer from the measured 3D points in the ground plane (the camera is close to level in
+  these frames; an item whose answer lies within 25 degrees of a quadrant boundary is not generated).
 - ``planar``: a perspective photo of an A4 sheet (210 x 297 mm) lying on a real textured surface with
   coloured dots; the distance between two dots in centimetres, or the angle at one dot, exactly from the
   layout.
@@ -130,46 +131,46 @@ def _turn_view(rgb: np.ndarray, K: np.ndarray, K_view: np.ndarray, R_cam: np.nda
 
 
 def _camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """A compound rotation (pan and tilt at once, angles not rounded): the signed pan and tilt in degrees."""
     records = []
-    plan = [("redwood", "right", 14.0), ("tum", "left", 10.0), ("nyu", "up", 8.0), ("sun", "down", 9.0),
-            ("tum", "right", 16.0), ("nyu", "left", 12.0)]
-    for number, (source, way, angle) in enumerate(plan):
+    sources = ("redwood", "tum", "nyu", "sun", "tum", "nyu")
+    size = (480, 360)
+    K_view = np.array([[560.0, 0, 239.5], [0, 560.0, 179.5], [0, 0, 1]])
+    hfov = math.degrees(2 * math.atan(size[0] / 2 / K_view[0, 0]))
+    for number, source in enumerate(sources):
         rgb, _, K = _rgbd(root, source)
-        size = (480, 360)
-        K_view = np.array([[560.0, 0, 239.5], [0, 560.0, 179.5], [0, 0, 1]])  # hfov 46.4 deg
-        hfov = math.degrees(2 * math.atan(size[0] / 2 / K_view[0, 0]))
-        axis = "y" if way in ("left", "right") else "x"
-        # A pan right turns the optical axis towards +x: rotation about +y by +angle (OpenCV axes).
-        # A tilt up turns it towards -y: rotation about +x by +angle.
-        sign = 1.0 if way in ("right", "up") else -1.0
-        first = _turn_view(rgb, K, K_view, _rotation(axis, -sign * angle / 2), size)
-        second = _turn_view(rgb, K, K_view, _rotation(axis, sign * angle / 2), size)
-        names = [_save(_small(first), out / f"turn{number}_a.png"), _save(_small(second), out / f"turn{number}_b.png")]
-        label = {"right": "turned right", "left": "turned left", "up": "tilted up", "down": "tilted down"}[way]
+        pan = float(rng.choice([-1, 1]) * rng.uniform(3, 12))
+        tilt = float(rng.choice([-1, 1]) * rng.uniform(1.5, 6))
+        # A pan right turns the optical axis towards +x (rotation about +y, OpenCV axes); a tilt up
+        # turns it towards -y (rotation about +x). Each view is half of the motion from the source.
+        def view(fraction: float) -> np.ndarray:
+            return _turn_view(rgb, K, K_view, _rotation("y", fraction * pan) @ _rotation("x", fraction * tilt), size)
+        names = [_save(_small(view(-0.5)), out / f"turn{number}_a.png"), _save(_small(view(0.5)), out / f"turn{number}_b.png")]
+        intro = (f"The two images are consecutive frames from one camera whose horizontal field of view is {hfov:.0f} "
+                 "degrees; the camera only rotated between them.")
+        meta = {"source": source, "pan_deg": round(pan, 2), "tilt_deg": round(tilt, 2), "hfov_deg": round(hfov, 2)}
         records.append({
-            "task_id": f"camera_turn-{number}-direction", "category": "camera_turn", "images": names,
-            "question": "The two images are consecutive frames from one camera. How did the camera move between the first and the second frame?",
-            "choices": MOTION_CHOICES, "answer": chr(ord("A") + MOTION_CHOICES.index(label)),
-            "meta": {"source": source, "motion": f"pure rotation, {label} {angle} deg"}})
+            "task_id": f"camera_turn-{number}-pan", "category": "camera_turn", "images": names, "meta": meta,
+            "question": intro + " By how many degrees did it pan? Answer positive for a pan to the right, negative to the left.",
+            "answer": round(pan, 2), "answer_type": "number", "metric": "mra"})
         records.append({
-            "task_id": f"camera_turn-{number}-angle", "category": "camera_turn", "images": names,
-            "question": (f"The two images are consecutive frames from one camera whose horizontal field of view is "
-                         f"{hfov:.0f} degrees. The camera only rotated. By how many degrees did it rotate between the frames?"),
-            "answer": angle, "answer_type": "number", "metric": "mra", "meta": {"source": source, "hfov_deg": round(hfov, 2)}})
+            "task_id": f"camera_turn-{number}-tilt", "category": "camera_turn", "images": names, "meta": meta,
+            "question": intro + " By how many degrees did it tilt? Answer positive for a tilt upwards, negative downwards.",
+            "answer": round(tilt, 2), "answer_type": "number", "metric": "mra"})
     return records
 
 
 # camera_translate ----------------------------------------------------------------------------------
-def _render_moved(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The photo seen from a camera translated by ``t`` (metres, source-camera axes, no rotation):
-    every pixel with measured depth is moved to its new projection (nearest point wins); holes are
-    inpainted. Pixels without depth are left for the inpainting."""
+def _render_moved(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarray, R: np.ndarray | None = None) -> np.ndarray:
+    """The photo seen from a camera moved by ``t`` (metres, source-camera axes) and turned by ``R`` (its
+    axes in source-camera coordinates): every pixel with measured depth is moved to its new projection
+    (nearest point wins); holes, and pixels without depth, are inpainted."""
     h, w = depth.shape
     v, u = np.nonzero(depth > 0)
     z = depth[v, u]
     x = (u - K[0, 2]) * z / K[0, 0]
     y = (v - K[1, 2]) * z / K[1, 1]
-    X, Y, Z = x - t[0], y - t[1], z - t[2]
+    X, Y, Z = (np.eye(3) if R is None else R).T @ np.stack([x - t[0], y - t[1], z - t[2]])
     keep = Z > 0.1
     X, Y, Z, colours = X[keep], Y[keep], Z[keep], rgb[v[keep], u[keep]]
     un = np.round(K[0, 0] * X / Z + K[0, 2]).astype(int)
@@ -190,25 +191,32 @@ def _render_moved(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarr
 
 
 def _camera_translate(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
-    plan = [("redwood", "forward", 0.35), ("tum", "left", 0.3), ("nyu", "backward", 0.4), ("sun", "right", 0.3),
-            ("tum", "forward", 0.4), ("redwood", "left", 0.25)]
+    """Small sideways or forward moves mixed with small pans that look alike at 224 px; every view is
+    rendered from the RGB-D frame by the same renderer, so artefacts tell nothing."""
+    plan = [("redwood", "moved left"), ("tum", "turned left"), ("nyu", "moved right"), ("sun", "turned right"),
+            ("tum", "moved forward"), ("redwood", "turned right"), ("nyu", "moved backward"), ("sun", "moved left")]
     vectors = {"forward": (0, 0, 1), "backward": (0, 0, -1), "left": (-1, 0, 0), "right": (1, 0, 0)}
     records = []
-    for number, (source, way, metres) in enumerate(plan):
+    for number, (source, label) in enumerate(plan):
         rgb, depth, K = _rgbd(root, source)
-        # Both views go through the same renderer, so neither betrays itself by its artefacts; the first
-        # is moved half-way back, the second half-way forward.
-        step = np.array(vectors[way], float) * metres
-        first = _render_moved(rgb, depth, K, -step / 2)
-        second = _render_moved(rgb, depth, K, step / 2)
+        verb, way = label.split()
+        if verb == "moved":
+            amount = float(rng.uniform(0.12, 0.2))
+            step, turn = np.array(vectors[way], float) * amount, 0.0
+            motion = f"pure translation {amount:.2f} m {way}"
+        else:
+            amount = float(rng.uniform(2.5, 4.5))
+            step, turn = np.zeros(3), amount if way == "right" else -amount
+            motion = f"pure rotation {amount:.1f} deg {way}"
+        first = _render_moved(rgb, depth, K, -step / 2, _rotation("y", -turn / 2))
+        second = _render_moved(rgb, depth, K, step / 2, _rotation("y", turn / 2))
         crop = (slice(30, 450), slice(40, 600))  # drop the borders that moving the camera leaves empty
         names = [_save(_small(first[crop]), out / f"move{number}_a.png"), _save(_small(second[crop]), out / f"move{number}_b.png")]
-        label = f"moved {way}"
         records.append({
             "task_id": f"camera_translate-{number}", "category": "camera_translate", "images": names,
             "question": "The two images are consecutive frames from one camera. How did the camera move between the first and the second frame?",
             "choices": MOTION_CHOICES, "answer": chr(ord("A") + MOTION_CHOICES.index(label)),
-            "meta": {"source": source, "motion": f"pure translation {metres} m {way}"}})
+            "meta": {"source": source, "motion": motion}})
     return records
 
 
@@ -243,6 +251,7 @@ def _orbit_angle(root: Path, out: Path, rng: np.random.Generator) -> list[dict[s
 
 
 # perspective ---------------------------------------------------------------------------------------
+QUADRANTS = ["front-left", "front-right", "back-left", "back-right"]
 MARKERS = {"red": (230, 30, 30), "blue": (40, 90, 255), "green": (30, 200, 60)}
 
 
@@ -276,9 +285,9 @@ def _perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[s
             # (x, z) plane puts c on the left of someone at a facing b.
             cross = facing[0] * to_c[1] - facing[1] * to_c[0]
             angle = math.degrees(math.atan2(abs(cross), float(facing @ to_c)))
-            if not 35 <= angle <= 145:
+            if not (25 <= angle <= 65 or 115 <= angle <= 155):
                 continue
-            side = "left" if cross > 0 else "right"
+            side = ("front-" if angle < 90 else "back-") + ("left" if cross > 0 else "right")
             break
         else:
             continue
@@ -289,8 +298,8 @@ def _perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[s
         records.append({
             "task_id": f"perspective-{number}", "category": "perspective", "images": [name],
             "question": ("Imagine you stand on the floor at the point marked by the red dot, facing the point marked by "
-                         "the blue dot. Is the point marked by the green dot on your left or on your right?"),
-            "choices": ["left", "right"], "answer": "A" if side == "left" else "B",
+                         "the blue dot. In which direction is the point marked by the green dot?"),
+            "choices": QUADRANTS, "answer": chr(ord("A") + QUADRANTS.index(side)),
             "meta": {"source": source, "pixels": picks, "depths_m": [round(d, 3) for d in z], "angle_deg": round(angle, 1)}})
     return records
 
