@@ -202,3 +202,21 @@ def test_tool_calls_interface_end_to_end_over_the_anthropic_sdk(tmp_path: Path) 
     assert summary.statuses == {"ok": 1}
     [row] = _rows(tmp_path / "run")
     assert row["answer_source"] == "tool" and row["interface"] == "tool-calls"
+
+
+def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_text(tmp_path: Path) -> None:
+    from spatialclaw.agent import AgentConfig
+    from spatialclaw.benchmarks.synthetic import generate
+    from spatialclaw.models.scripted import ScriptedModel
+    from spatialclaw.runner.single_pass import NO_CELL, SinglePassAgent
+
+    task = generate(1, seed=2, out_dir=tmp_path / "scenes")[0]
+    config = AgentConfig(fsync=False, vlm_side_channel=False, preview_images=1)
+    direct = SinglePassAgent(ScriptedModel(["```python\nanswer(2)\n```"]), config).run(task, tmp_path / "a")
+    assert (direct.status, direct.answer, direct.answer_source) == ("answered", 2, "cell")
+    model = ScriptedModel(["I think it is 3 metres.", "ANSWER: 3"])
+    blind = SinglePassAgent(model, config).run(task, tmp_path / "b")
+    assert (blind.status, blind.answer, blind.answer_source) == ("answered", 3.0, "text")
+    assert NO_CELL in model.calls[1][-1].text_content  # told that no code ran
+    episode = load_episode(tmp_path / "b")
+    assert not episode.of_type("cell") and len(episode.of_type("format_error")) == 1
