@@ -121,7 +121,8 @@ class ImageFileSource:
     """One image file. Opening reads the header and checks the file's integrity without decoding pixels;
     EXIF orientation is applied, so ``width``/``height`` (pixels) are those of the upright image."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, time: float | None = None) -> None:
+        self._time = None if time is None else float(time)  # seconds in the video it was taken from, if known
         resolved = check_file(path, "image file")
         suffix = resolved.suffix.lower()
         if suffix in VIDEO_SUFFIXES:
@@ -169,7 +170,7 @@ class ImageFileSource:
         return array
 
     def time(self, index: int) -> float | None:
-        return None
+        return self._time
 
 
 def _jpeg_complete(path: Path) -> bool:

@@ -64,7 +64,8 @@ class Frame:
 
     @property
     def time(self) -> float | None:
-        """Seconds from the first frame of the video; ``None`` for image files."""
+        """Seconds from the first frame of the video; for image files the time given with them (key
+        frames of a video), else ``None``."""
         return self._source.time(self._index)
 
     @property
@@ -312,8 +313,10 @@ def _nearest(times: np.ndarray, targets: np.ndarray) -> list[int]:
     return [int(i) for i in np.where(closer_before, before, after)]
 
 
-def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None) -> Frames:
-    """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``).
+def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None,
+                times: Sequence[float] | None = None) -> Frames:
+    """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``) and, for key
+    frames taken from a video, time ``times[i]`` (seconds in that video; default ``None``).
 
     Each file is checked now (exists, readable format, not truncated); pixels are decoded on first use.
     EXIF orientation is applied. Raises ``FrameLoadError`` naming the first bad file.
@@ -331,7 +334,10 @@ def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int]
     if len(set(indices)) != len(indices):
         duplicates = sorted({i for i in indices if indices.count(i) > 1})
         raise FrameLoadError(f"image indices must be unique; repeated: {duplicates}")
-    return Frames(Frame(ImageFileSource(path), index) for path, index in zip(paths, indices))
+    if times is not None and len(times) != len(paths):
+        raise FrameLoadError(f"got {len(times)} times for {len(paths)} images; give one time (seconds) per image")
+    stamps = list(times) if times is not None else [None] * len(paths)
+    return Frames(Frame(ImageFileSource(path, time), index) for path, index, time in zip(paths, indices, stamps))
 
 
 def load_video(
@@ -381,7 +387,7 @@ def load_video(
     return Frames(Frame(video, index) for index in selected)
 
 
-_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "max_frames"}
+_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames"}
 
 
 def load_frames(spec: dict[str, Any]) -> Frames:
@@ -397,10 +403,12 @@ def load_frames(spec: dict[str, Any]) -> Frames:
         for name in ("fps", "count", "max_frames"):
             if spec.get(name) is not None:
                 raise FrameLoadError(f"{name!r} applies to videos only; an image spec takes paths and indices")
-        return load_images(paths, indices=spec.get("indices"))
+        return load_images(paths, indices=spec.get("indices"), times=spec.get("times"))
     if kind == "video":
         if len(paths) != 1:
             raise FrameLoadError(f"a video spec needs exactly one path, got {len(paths)}: {list(paths)}")
+        if spec.get("times") is not None:
+            raise FrameLoadError("a video's frame times come from its timestamps; 'times' applies to image files only")
         return load_video(
             paths[0],
             fps=spec.get("fps"),

@@ -117,12 +117,12 @@ def _input_specs(frames: list[str] | None, video: str | None, fps: float | None,
         for number, item in enumerate(inputs, start=1):
             if not isinstance(item, dict) or bool(item.get("frames")) == bool(item.get("video")):
                 raise ValueError(f"inputs[{number - 1}] must be {{'frames': [paths]}} or {{'video': path}}")
-            unknown = set(item) - {"frames", "video", "fps", "count", "indices"}
+            unknown = set(item) - {"frames", "video", "fps", "count", "indices", "times"}
             if unknown:
-                raise ValueError(f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices")
+                raise ValueError(f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices, times")
             kind = "video" if item.get("video") else "images"
             paths = [item["video"]] if kind == "video" else list(item["frames"])
-            specs = specs_from_groups([{"kind": kind, "paths": paths, "indices": item.get("indices")}],
+            specs = specs_from_groups([{"kind": kind, "paths": paths, "indices": item.get("indices"), "times": item.get("times")}],
                                       fps=item.get("fps"), count=item.get("count"))
             groups.extend(specs)
         return groups
@@ -164,7 +164,8 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
         video: sample ``fps`` frames per second of video time or ``count`` frames evenly (default all).
         inputs: several videos and/or image sets instead of frames/video, in order, each
         ``{"frames": [...]}`` or ``{"video": PATH, "fps": F | "count": N}``, optionally with ``"indices"``
-        (source frame numbers); the first becomes ``frames`` in the kernel, all of them ``videos``.
+        (source frame numbers) and, for key-frame images, ``"times"`` (seconds in their video); the first
+        becomes ``frames`` in the kernel, all of them ``videos``.
         question: as written; lettered options in it (``A. ...``, ``(B) ...``) are read as the choices,
         and the answer type is inferred unless answer_type is given.
         choices: multiple-choice option texts; answer with the letter (A, B, ...).

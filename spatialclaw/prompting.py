@@ -411,7 +411,7 @@ def choices_text(task: Task) -> str:
     return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {choice}" for i, choice in enumerate(task.choices))
 
 
-def _index_list(indices: list[int], limit: int = 12) -> str:
+def _index_list(indices: list[Any], limit: int = 12) -> str:
     shown = ", ".join(str(i) for i in indices[:limit])
     return shown + (f", ... ({len(indices)} in all)" if len(indices) > limit else "")
 
@@ -436,6 +436,8 @@ def inputs_text(task: Task) -> str:
         else:
             names = ", ".join(os.path.basename(p) for p in spec.paths[:3]) + (", ..." if len(spec.paths) > 3 else "")
             indices = f"; source frame indices {_index_list(spec.indices)}" if spec.indices else ""
+            if spec.times:
+                indices += "; times " + _index_list([f"{t:g} s" for t in spec.times])
             lines.append(f"Input {number + 1} ({where}): {len(spec.paths)} image(s) ({names}){indices}.")
     return "\n".join(lines)
 

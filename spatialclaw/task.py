@@ -15,7 +15,8 @@ AnswerType = Literal["multiple_choice", "number", "text", "yes_no"]
 class FrameSpec:
     """Where one input's frames come from.
 
-    ``kind="images"``: ``paths`` are image files, frame ``i`` has index ``i`` (or the indices given).
+    ``kind="images"``: ``paths`` are image files, frame ``i`` has index ``i`` (or the indices given) and,
+    for key frames taken from a video, the time ``times[i]`` (seconds in that video).
     ``kind="video"``: ``paths[0]`` is a video; ``fps`` samples at that rate (frames per second of video
     time), ``count`` samples that many frames evenly; with neither, every frame is kept. Indices are
     the video's absolute frame numbers.
@@ -26,10 +27,11 @@ class FrameSpec:
     fps: float | None = None
     count: int | None = None
     indices: list[int] | None = None
+    times: list[float] | None = None
 
     @classmethod
-    def images(cls, paths: list[str | Path], indices: list[int] | None = None) -> FrameSpec:
-        return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices)
+    def images(cls, paths: list[str | Path], indices: list[int] | None = None, times: list[float] | None = None) -> FrameSpec:
+        return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices, times=times)
 
     @classmethod
     def video(cls, path: str | Path, fps: float | None = None, count: int | None = None) -> FrameSpec:

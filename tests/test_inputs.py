@@ -72,16 +72,16 @@ def test_a_two_video_session_reaches_the_kernel_as_two_inputs_with_their_indices
 
 def test_run_takes_several_inputs_key_frame_indices_and_a_sidecar_and_a_relative_out(workspace):
     (workspace / "hall.json").write_text(json.dumps({"indices": [1, 3]}))
-    script = [cell(PRINT_INPUTS), cell("answer('A')")]
+    script = [cell(PRINT_INPUTS + "\nprint(frames.times)"), cell("answer('A')")]
     with ScriptedProvider(script) as server:
         done = spatialclaw(workspace, "run", "--model", f"openai-compat:scripted@{server.url}",
-                           "--frames", "key16.png", "key32.png", "--indices", "16", "32",
+                           "--frames", "key16.png", "key32.png", "--indices", "16", "32", "--times", "0.533", "1.067",
                            "--video", "hall.mp4", "--sidecar", "hall.json",
                            "--question", "Is the red frame from the hall? Options: A: yes, B: no", "--out", "runs/ep0")
     assert done.returncode == 0, done.stderr
     episode = load_episode(workspace / "runs" / "ep0")  # resolved once, against the working directory
     first = episode.cells()[0][1]
-    assert first.stdout.strip() == "[('key16.png', [16, 32]), ('hall.mp4', [1, 3])] True"
+    assert first.stdout.splitlines() == ["[('key16.png', [16, 32]), ('hall.mp4', [1, 3])] True", "[0.533, 1.067]"]
     task = episode.of_type("task")[0]["task"]
     assert task["choices"] == ["yes", "no"] and task["answer_type"] == "multiple_choice"
     assert any("read from the question text" in note for note in task["inferred"])
@@ -92,6 +92,7 @@ def test_run_takes_several_inputs_key_frame_indices_and_a_sidecar_and_a_relative
     (["--video", "hall.mp4", "--fps", "1", "--count", "2"], "--fps and --count both choose how a video is sampled; give one of them"),
     (["--frames", "key16.png", "key32.png", "--indices", "16"], "--indices gives 1 frame numbers for 2 image(s)"),
     (["--indices", "3", "--frames", "key16.png"], "put it after --frames or --video"),
+    (["--video", "hall.mp4", "--times", "0.5"], "--times is for key-frame images"),
 ])
 def test_conflicting_input_options_are_rejected_up_front_with_one_line(workspace, args, message):
     for command in (["run", "--model", "openai-compat:m@http://127.0.0.1:9/v1", "--out", "ep"], ["session", "start"]):
