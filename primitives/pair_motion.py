@@ -30,7 +30,7 @@ from spatialclaw.primitives.features import matched_points
 __all__ = ["PairGeometry", "estimate_pair", "fit_rotation", "rotation_homography", "PARALLAX_PX", "INLIER_PX",
            "MIN_MATCHES", "refine_essential"]
 
-PARALLAX_PX = 0.8  # 75th-percentile rotation-model error (original pixels) above which the camera translated
+PARALLAX_PX = 0.6  # 75th-percentile rotation-model error (original pixels) above which the camera translated
 INLIER_PX = 1.5  # reprojection error (original pixels) for a match to count as consistent with a model
 MIN_MATCHES = 12
 STATIC_DEG = 0.15
@@ -131,8 +131,10 @@ def fit_rotation(points_a: np.ndarray, points_b: np.ndarray, K_a: np.ndarray, K_
     return R, zoom, errors
 
 
-def _essential(points_a, points_b, K_a, K_b, seed: int):
-    """(R, t, inlier mask, Sampson errors in pixels) for x_b = R x_a + t, or None."""
+def _essential(points_a, points_b, K_a, K_b, seed: int, R_turn: np.ndarray | None = None):
+    """(R, t, inlier mask, Sampson errors in pixels) for x_b = R x_a + t, or None. ``R_turn`` (the rotation
+    model's answer) is a second starting point for the refinement; the lower-cost solution is kept (with
+    little parallax the 5-point answer can trade a few degrees of rotation for translation)."""
     import cv2
 
     n_a = cv2.undistortPoints(points_a.reshape(-1, 1, 2), K_a, None).reshape(-1, 2)
@@ -146,6 +148,13 @@ def _essential(points_a, points_b, K_a, K_b, seed: int):
     _, R, t, _ = cv2.recoverPose(E, n_a, n_b, np.eye(3), mask=mask.copy())
     ha, hb = np.column_stack([n_a, np.ones(len(n_a))]), np.column_stack([n_b, np.ones(len(n_b))])
     R, t = refine_essential(R, t.ravel(), ha[inliers], hb[inliers])
+    if R_turn is not None and inliers.sum() >= 8:
+        rows = np.cross(ha[inliers] @ R_turn.T, hb[inliers])  # x_b . (t x R x_a) = 0 is linear in t
+        t_turn = np.linalg.svd(rows)[2][-1]
+        R_alt, t_alt = refine_essential(R_turn, t_turn, ha[inliers], hb[inliers])
+        cost = lambda R_, t_: float(np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2))
+        if cost(R_alt, t_alt) < cost(R, t):
+            R, t = R_alt, t_alt
     sampson = _sampson(_skew(t) @ R, ha, hb)
     return R, t, inliers, sampson * focal
 
@@ -207,7 +216,7 @@ def estimate_pair(rgb_a: np.ndarray, rgb_b: np.ndarray, K_a: np.ndarray, K_b: np
         return _empty(f"only {len(points_a)} feature matches (need {MIN_MATCHES}): {hint}; use frames closer "
                       f"together in time or a larger crop of the shared region", points_a, points_b, scale)
     R_m, zoom, rotation_errors = fit_rotation(points_a, points_b, K_a, K_b)
-    essential = _essential(points_a, points_b, K_a, K_b, seed)
+    essential = _essential(points_a, points_b, K_a, K_b, seed, R_turn=R_m)
     if essential is not None and essential[2].sum() >= MIN_MATCHES:
         R_e, t_e, e_inliers, sampson = essential
         parallax = float(np.percentile(rotation_errors[e_inliers], 75))
@@ -224,7 +233,7 @@ def estimate_pair(rgb_a: np.ndarray, rgb_b: np.ndarray, K_a: np.ndarray, K_b: np
         inliers = e_inliers
         support = int(inliers.sum())
         confidence = support / len(points_a) * min(1.0, support / FULL_SUPPORT) * (0.5 + 0.5 * margin)
-        direction = -R_e.T @ t_e
+        direction = _signed_direction(-R_e.T @ t_e, R_e, points_a[inliers], points_b[inliers], K_a, K_b)
         return PairGeometry("translation", R_e.T, 1.0, direction / np.linalg.norm(direction), len(points_a), support,
                             parallax, float(np.median(sampson[inliers])), float(confidence),
                             f"parallax {parallax:.2f} px > {parallax_px:g} px: the camera moved (the rotation-only "
@@ -264,3 +273,19 @@ def _compact_group(points: np.ndarray, width: int, height: int) -> tuple[float, 
         return None
     margin = 0.25 * (high - low) + 2.0
     return (float(low[0] - margin[0]), float(low[1] - margin[1]), float(high[0] + margin[0]), float(high[1] + margin[1]))
+
+
+def _signed_direction(direction: np.ndarray, R: np.ndarray, points_a: np.ndarray, points_b: np.ndarray,
+                      K_a: np.ndarray, K_b: np.ndarray) -> np.ndarray:
+    """The translation direction with its sign checked against the flow: once the rotation is removed,
+    every point moves away from the camera's motion (right -> points drift left; forward -> they spread
+    out), by an amount proportional to its inverse depth (always positive). The essential matrix alone
+    fixes the sign by which side points triangulate, which small parallax leaves to noise."""
+    rays_a = np.column_stack([points_a, np.ones(len(points_a))]) @ np.linalg.inv(K_a).T
+    rays_b = np.column_stack([points_b, np.ones(len(points_b))]) @ np.linalg.inv(K_b).T
+    derotated = rays_b @ R  # camera b's rays in camera a's orientation (x_b = R x_a + t)
+    flow = derotated[:, :2] / derotated[:, 2:3] - rays_a[:, :2] / rays_a[:, 2:3]
+    c = direction / np.linalg.norm(direction)
+    expected = -(c[:2][None, :] - rays_a[:, :2] / rays_a[:, 2:3] * c[2])  # flow of a unit move c, times 1/Z
+    agreement = float(np.sum(np.sum(flow * expected, axis=1)))
+    return c if agreement >= 0 else -c

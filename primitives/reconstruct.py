@@ -351,7 +351,7 @@ def reconstruct(
         method = "sfm"
     rotation_steps = None
     # a camera that only turns leaves SfM with few or no frames; a few unregistered frames are just unmatched
-    if method == "rotation" or (method in ("sfm", "two-view") and registered.sum() < max(2, count / 2)):
+    if method == "rotation" or (method in ("sfm", "two-view") and registered.sum() <= max(1, count / 2)):
         chain = _rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
         rotation_steps = chain[3]
         if method == "rotation" or chain[1].sum() > max(int(registered.sum()), 1):
@@ -368,7 +368,7 @@ def reconstruct(
         sparse, method = None, "rgbd"
         notes.append(f"SfM could not initialise (too little camera motion between the views); poses come from "
                      f"depth + PnP with {K_source} intrinsics")
-    if rotation_steps is None and registered.sum() < 2:
+    if rotation_steps is None and count >= 2 and registered.sum() < 2:
         rotation_steps = _rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)[3]
     if registered.sum() < min(2, count):
         raise ReconstructionError(
