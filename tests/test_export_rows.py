@@ -19,7 +19,7 @@ from spatialclaw.export.system import compact_system_prompt, system_rewriter
 from spatialclaw.prompting import system_prompt
 from spatialclaw.synthetic_episodes import write_synthetic_episode
 from spatialclaw.trajectory import load_episode
-from tests.tiny_vlm import build_tiny_vlm
+from tiny_vlm import build_tiny_vlm
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from spatialclaw.agent import Agent, AgentConfig
 from spatialclaw.export import export_episodes
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import ScriptedProvider
-from tests.tiny_vlm import build_tiny_vlm
+from tiny_vlm import build_tiny_vlm
 
 SCRIPT = [
     "Look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",

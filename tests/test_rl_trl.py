@@ -12,7 +12,7 @@ from PIL import Image
 from spatialclaw.rl_env import TRLSpatialEnvironment, grpo_dataset
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectory import iter_episode_dirs, load_episode
-from tests.tiny_tool_lm import build_tiny_tool_lm, teach
+from tiny_tool_lm import build_tiny_tool_lm, teach
 
 SYSTEM = "Answer by calling run_cell with one Python cell; call answer(value) in it."
 REPLY = '<tool_call>\n{"name": "run_cell", "arguments": {"code": "answer(\'A\')"}}\n</tool_call><|im_end|>'

@@ -20,7 +20,9 @@ CORPUS = [
 ]
 
 
-def build_tiny_tool_lm(directory: Path, seed: int = 0) -> Path:
+def build_tiny_tool_lm(directory: Path, seed: int = 0, corpus: list[str] | None = None, vocab_size: int = 600) -> Path:
+    """Build and save the model and tokenizer; ``corpus`` adds texts the BPE is trained on (with a larger
+    ``vocab_size``, so that long prompts such as the tool manual take realistic token counts)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -30,9 +32,9 @@ def build_tiny_tool_lm(directory: Path, seed: int = 0) -> Path:
     backend = Tokenizer(models.BPE(unk_token=None))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS, show_progress=False,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    backend.train_from_iterator(CORPUS, trainer)
+    backend.train_from_iterator(CORPUS + (corpus or []), trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                         padding_side="left")
     tokenizer.chat_template = qwen2_5_chat_template
