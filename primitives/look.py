@@ -552,7 +552,7 @@ def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int,
     core = binary_erosion(local, iterations=1)
     core = core if core.any() else local
     background = float(np.median(values[ring])) if ring.any() else float(values[~local].min(initial=values.min()))
-    inside = float(np.median(values[core]))
+    inside = float(np.percentile(values[core], 90))   # blur lowers a small blob's median below its colour
     if inside - background < 1e-6:
         weights = local.astype(np.float64)
     else:
@@ -587,7 +587,8 @@ def find_color(
     typical width: a disc's diameter, about 1.13 x a square's side) they are ranked by ``match``: how
     close their size is to it (in pixels, or in plane units when ``rectified=`` is given) and how close
     their colour is to the band centre, so a large object of similar hue, or light-brown tape when asking
-    for yellow, ranks below the sticker you asked for.
+    for yellow, ranks below the sticker you asked for. With ``rectified=`` blobs on the reference
+    rectangle rank above blobs off it (their ``plane_xy`` says where each one is).
 
     Centroids are sub-pixel: intensity-weighted over the blob and its partly covered edge pixels.
     Measure in a plane by passing ``rectified=geom.find_plane_reference(...)`` (or ``geom.rectify_plane``):
@@ -630,13 +631,14 @@ def find_color(
         if centre is not None:
             mean_hue = _circular_mean(space.hue[y0:y1, x0:x1][local])
             score += 0.5 * float(_hue_distance(np.array(mean_hue), centre)) / max(half, 1.0)
-            if _is_fringe(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1], centre, half):
-                score += 2.0
+            score += _halo_penalty(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1])
         plane_xy = plane_size = None
-        size = float(np.sqrt(4.0 * weighted / np.pi))
+        ranked_area = float(np.sqrt(weighted * area))   # a faint speck's weights must not make it look big
+        size = float(np.sqrt(4.0 * ranked_area / np.pi))
         if rectified is not None:
             plane_xy, plane_size = _blob_on_plane(rectified, centroid, weighted)
-            size = plane_size
+            size = plane_size * float(np.sqrt(ranked_area / weighted))
+            score += _off_reference_penalty(rectified, plane_xy)
         if expected_size is not None:
             score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
         found.append((i, (x, y, x + w, y + h), area, centroid, weighted, float(np.exp(-score)), plane_xy, plane_size,
@@ -648,20 +650,40 @@ def find_color(
     return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
 
 
-def _is_fringe(local: np.ndarray, chroma: np.ndarray, hue: np.ndarray, centre: float, half: float) -> bool:
-    """True when the region is the blurred rim of a more saturated object of a similar hue (the light
-    edge of a red dot asked for as "pink"): its neighbours within 2 px are much more colourful than it."""
+def _halo_penalty(local: np.ndarray, chroma: np.ndarray, hue: np.ndarray) -> float:
+    """How much a region looks like a halo rather than an object of its own (0 = not at all): the
+    blurred rim of a saturated neighbour of a similar hue (the light edge of a red dot asked for as
+    "pink": within 3 px, pixels 1.5 x as colourful and within 30 degrees of its hue) or JPEG colour
+    ringing beside a saturated object (pixels twice as colourful, any hue) gets +2; a faint patch that
+    barely stands out from its surroundings gets up to +1.5 (when its chroma is under twice theirs)."""
     from scipy.ndimage import binary_dilation
 
-    ring = binary_dilation(local, iterations=2) & ~local & (_hue_distance(hue, centre) <= 2 * half)
+    ring = binary_dilation(local, iterations=3) & ~local
     if ring.sum() < 3:
-        return False
-    return float(np.percentile(chroma[ring], 75)) > 1.5 * float(np.median(chroma[local]))
+        return 0.0
+    own = float(np.median(chroma[local]))
+    same_hue = ring & (_hue_distance(hue, _circular_mean(hue[local])) <= 30.0)
+    rim = same_hue.sum() >= 2 and float(np.percentile(chroma[same_hue], 95)) > 1.5 * own
+    ringing = float(np.percentile(chroma[ring], 95)) > 2.0 * own
+    contrast = own / max(float(np.median(chroma[ring])), _MIN_CHROMA / 2)
+    return (2.0 if rim or ringing else 0.0) + 1.5 * float(np.clip(2.0 - contrast, 0.0, 1.0))
 
 
 def _circular_mean(hue_deg: np.ndarray) -> float:
     angles = np.radians(hue_deg)
     return float(np.degrees(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean())) % 360.0)
+
+
+def _off_reference_penalty(rectified: Any, plane_xy: tuple[float, float]) -> float:
+    """0 on the reference rectangle (and within 2% of its size around it); else 1 + the distance outside in
+    reference sizes: things measured on a reference usually lie on it, so on-reference blobs rank first."""
+    width, height = getattr(rectified, "size_m", (0.0, 0.0))
+    scale = max(width, height)
+    if scale <= 0:
+        return 0.0
+    x, y = plane_xy
+    outside = float(np.hypot(max(0.0, -x, x - width), max(0.0, -y, y - height)))
+    return 0.0 if outside <= 0.02 * scale else 1.0 + outside / scale
 
 
 def _blob_on_plane(rectified: Any, centroid: tuple[float, float], area_px: float) -> tuple[tuple[float, float], float]:
