@@ -171,6 +171,22 @@ def bench_metrology() -> dict:
         figures[f"metrology_{width}px_over_rectify_given_corners"] = t_full / t_base
         figures[f"metrology_{width}px_worst_ratio_err_pct"] = 100 * ratio_err
         figures[f"metrology_{width}px_worst_angle_err_deg"] = angle_err
+        within = 0
+        for tilt in (30, 45, 60):                   # a pose sweep at JPEG quality 70: ratios within 1%, angles 1 deg
+            for yaw in (-30, 0, 30):
+                swept = pp.render(texture, width, canvas=canvas, tilt_deg=tilt, yaw_deg=yaw, jpeg_quality=70,
+                                  seed=tilt + yaw)
+                try:
+                    plane = geom.find_plane_reference(swept.image, size=pp.SHEET, color="white")
+                    found = {n: find_color(swept.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
+                             for n, c in colours.items()}
+                except (ValueError, IndexError):
+                    continue
+                ok = all(abs(plane.ratio((found[a], found[b]), (found[c], found[d])).value
+                             / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d])) - 1) < 0.01
+                         for (a, b), (c, d) in combinations(long_pairs, 2))
+                within += int(ok)
+        figures[f"metrology_{width}px_sweep_poses_within_1pct_of_9"] = within
     return figures
 
 
