@@ -100,7 +100,8 @@ class Kernel:
     ``sandbox``: ``"auto"`` (the sandbox where the platform has one, else a plain process and one log line
     saying what is not isolated), ``"required"`` (raise :class:`SandboxUnavailable` without it) or ``"off"``.
     ``limits``: the sandbox's hard limits (:class:`ResourceLimits`; its ``memory_mb`` is replaced by
-    ``memory_limit_mb``). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
+    ``memory_limit_mb``). ``readable``: more host paths a sandboxed kernel may read (model folders,
+    datasets; ``$SPATIALCLAW_MODELS`` always is). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
     here (or its own temporary one), and ``reset(workdir=...)`` cannot move it elsewhere.
     """
 
@@ -121,6 +122,7 @@ class Kernel:
         env: dict[str, str] | None = None,
         sandbox: str = "auto",
         limits: ResourceLimits | None = None,
+        readable: Iterable[str | Path] = (),
     ) -> None:
         self.sandbox_mode = check_mode(sandbox)
         self.sandboxed = use_sandbox(self.sandbox_mode)
@@ -148,7 +150,7 @@ class Kernel:
         if self.sandboxed:
             limits = replace(limits or ResourceLimits(), memory_mb=self.memory_limit_mb)
             self.limits: ResourceLimits | None = limits
-            self._process = self._sandboxed_process(environment, limits, startup_timeout_s)
+            self._process = self._sandboxed_process(environment, limits, startup_timeout_s, [Path(p) for p in readable])
         else:
             self.limits = None
             self._process = KernelProcess(
@@ -169,7 +171,8 @@ class Kernel:
             raise
 
     # -- construction helpers -----------------------------------------------------------------------
-    def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float) -> KernelProcess:
+    def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float,
+                           readable: list[Path]) -> KernelProcess:
         """The process, its private directories and its host-side channels (vlm, perception)."""
         from spatialclaw.kernel_channels import PerceptionRelay, UnixForwarder
         from spatialclaw.primitives.remote import ENV_VAR, SOCKET_ENV_VAR
@@ -180,7 +183,7 @@ class Kernel:
             self._perception_relay = PerceptionRelay(dirs.channels / "perception.sock", environment[ENV_VAR],
                                                      environment.get("RAY_ADDRESS"))
             environment = {**environment, SOCKET_ENV_VAR: str(self._perception_relay.path)}
-        policy = dirs.policy(environment, self.workdir, [self._snapshot_dir], limits)
+        policy = dirs.policy(environment, self.workdir, [self._snapshot_dir], limits, readable)
         return KernelProcess(self.workdir, dirs.connection, environment, startup_timeout_s=startup_timeout_s,
                              sandbox=policy, channel_dir=dirs.channels)
 

@@ -67,11 +67,16 @@ class SandboxDirs:
             directory.mkdir(mode=0o700)
         self._episodes = 0
 
-    def policy(self, env: Mapping[str, str], workdir: Path, writable: list[Path], limits: ResourceLimits) -> SandboxPolicy:
-        """The policy of this kernel: its directories, ``workdir`` and ``writable`` (the snapshot directory)."""
+    def policy(self, env: Mapping[str, str], workdir: Path, writable: list[Path], limits: ResourceLimits,
+               readable: list[Path] | None = None) -> SandboxPolicy:
+        """The policy of this kernel: its directories, ``workdir`` and ``writable`` (the snapshot directory),
+        and ``readable`` host paths (model folders, datasets) read-only, with ``$SPATIALCLAW_MODELS``."""
         inside, caches = sandbox_environment(env)
+        extra = [str(Path(p).resolve()) for p in readable or []]
+        if env.get("SPATIALCLAW_MODELS") and os.path.isdir(env["SPATIALCLAW_MODELS"]):
+            extra.append(env["SPATIALCLAW_MODELS"])
         return SandboxPolicy(
-            read_only=(str(self.connection), str(self.inputs), *caches),
+            read_only=(str(self.connection), str(self.inputs), *caches, *extra),
             writable=(str(self.channels), str(workdir), *(str(p) for p in writable)),
             env=inside,
             chdir=str(workdir),

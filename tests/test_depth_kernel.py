@@ -29,7 +29,8 @@ def test_depth_and_reconstruct_in_the_kernel(test_data, tmp_path):
         "print(round(float(np.linalg.norm(rec.camera_center(50) - rec.camera_center(10))), 3))\n"
         "show(rec.bev())\n"
     )
-    with Kernel.for_task(task, workdir=tmp_path) as kernel:
+    # the depth maps are not inputs of the task: a sandboxed kernel reads them only when given them
+    with Kernel.for_task(task, workdir=tmp_path, readable=depth_paths) as kernel:
         result = kernel.execute(code, timeout=180)
     assert result.ok, result.to_text()
     lines = [line for line in result.stdout.splitlines() if not line.startswith("Loading weights")]

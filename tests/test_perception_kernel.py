@@ -28,7 +28,7 @@ def test_detect_segment_track_in_the_kernel(test_data, tiny, tmp_path):
         "print(t.frame_indices.tolist(), t.start_index)\n"
         "show(dets, t)\n"
     )
-    with Kernel.for_task(task, workdir=tmp_path) as kernel:
+    with Kernel.for_task(task, workdir=tmp_path, readable=[tiny["detector"], tiny["sam"]]) as kernel:
         result = kernel.execute(code, timeout=180)
     assert result.ok, result.to_text()
     lines = [line for line in result.stdout.splitlines() if not line.startswith("Loading weights")]
