@@ -121,3 +121,12 @@ def test_local_benchmark_records_go_through_the_same_parser(tmp_path):
     mc, count = load_local_tasks(tmp_path / "tasks.jsonl")
     assert mc.choices == ["Southwest", "East"] and mc.answer_type == "multiple_choice" and mc.question == "Where is the sofa?"
     assert count.answer_type == "number" and count.inferred
+
+
+def test_the_agent_guide_example_runs_as_written():
+    from doc_examples import code_blocks
+
+    blocks = code_blocks("agent.md", "Questions as written", "python")
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/agent.md", "exec"), {})
