@@ -27,7 +27,7 @@ def fresh_api(monkeypatch):
 def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
     api = prompting.api_section("full")
     assert inspect.getdoc(display.show) in api
-    assert "show(*images: Any, label: str | list[str] | None = None)" in api
+    assert "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None" in api
 
 
 def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
@@ -54,6 +54,8 @@ def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_pr
     api = prompting.api_section("full")
     assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
     assert "a unique sentence 7f3a" in api
+    core = prompting.api_section("core")
+    assert "- `measure(frame, metres=1.5) -> float`: Measure something in metres; a unique sentence 7f3a." in core
 
 
 def test_a_missing_module_is_listed_as_unavailable_not_documented(fresh_api):
@@ -83,7 +85,7 @@ def test_task_prompt_letters_the_choices_and_describes_the_inputs(tmp_path):
     task = Task("Which is closer?", inputs=[FrameSpec.video(video, fps=2.0)], choices=["the chair", "the table"])
     text = prompting.task_prompt(task)
     assert "A. the chair\nB. the table" in text
-    assert "a video, sampled at 2.0 fps" in text
+    assert "the video clip.mp4, sampled at 2 fps" in text
     assert "multiple choice" in text
 
 
