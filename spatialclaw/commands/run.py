@@ -4,6 +4,12 @@
         --choices "the chair" "the table" --out runs/q1
     spatialclaw run --model openai-compat:Qwen/Qwen2.5-VL-7B-Instruct@http://localhost:8000/v1 \\
         --video room.mp4 --fps 1 --question "How many chairs are there?" --answer-type number --out runs/q2
+    spatialclaw run --model openai:gpt-4.1 --video kitchen.mp4 --video hall.mp4 --count 8 \\
+        --question "Which room has the red chair? A. the kitchen B. the hall" --out runs/q3
+
+Inputs repeat in order (``frames`` is the first, ``videos`` all of them); ``--indices``/``--times``/
+``--sidecar`` after an input give its source frame numbers and times. The question is read as written:
+lettered options in it become the choices, and the answer type is inferred unless given.
 
 Each step prints the model's code, a summary of the output and the paths of the images it produced
 (stored in the trajectory under OUT/images/). The last line is ``answer: <value>``. Exit codes: 0 an
