@@ -392,7 +392,12 @@ def motion(
     object: Any = None,
     object_heading_deg: float | None = None,
 ) -> Motion:
-    """Camera motion (and optionally one object's motion) between frames, with evidence per pair.
+    """Camera motion between frames (pan/tilt/roll in degrees, or a translation direction, told apart by
+    a parallax test) and optionally one object's motion relative to the background, with evidence per
+    pair; ``print(m)`` reads it out. Use it for "does the camera pan or move, which way, how many degrees,
+    does the object move" questions, small frames included; use ``reconstruct`` for 3D points and
+    distances. Signs: yaw > 0 turns right, pitch > 0 tilts up, roll > 0 clockwise (later camera in the
+    earlier camera's frame).
 
     Args:
         frames: 2 to 64 frames of the same size (``frames``, ``frames[::5]``, a list of ``Frame``, PIL
