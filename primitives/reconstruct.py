@@ -265,7 +265,9 @@ def reconstruct(
     fov_deg: float | None = None,
     max_image_size: int = 1600,
 ) -> Reconstruction:
-    """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene.
+    """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene. Small frames (150-250 px)
+    are matched upsampled; a camera that only turns is solved as rotations; ``print(rec)`` lists each
+    frame's status (registered / rotation-only / unregistered, inliers, confidence, reason).
 
     Args:
         frames: ``Frames`` (or a list of ``Frame``, PIL images, (H, W, 3) uint8 arrays or image paths).
