@@ -61,13 +61,13 @@ def teach(directory: Path, prompt_ids: list[int], reply: str, steps: int = 150) 
     ids = torch.tensor([prompt_ids + reply_ids])
     labels = ids.clone()
     labels[0, : len(prompt_ids)] = -100
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
     model.train()
     for _ in range(steps):
         loss = model(input_ids=ids, labels=labels).loss
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        if loss.item() < 1e-3:
+        if loss.item() < 1e-2:  # sampled at a low temperature, the reply is then reproduced token for token
             break
     model.save_pretrained(directory)
