@@ -144,8 +144,14 @@ class CameraStep:
         elif self.kind == "rotation":
             text = f"the camera {turn or 'barely turns'}"
             if abs(self.zoom - 1) > 0.01:
-                text += f", zooms {'in' if self.zoom > 1 else 'out'} x{self.zoom:.2f}"
-            text += f" and does not translate (parallax {self.parallax_px:.2f} px)"
+                # Image scale change without parallax: a lens zoom, or a move along the view axis whose
+                # parallax the scene's depth range made too small to measure. Say both.
+                way = "forward" if self.zoom > 1 else "backward"
+                text += (f", zooms {'in' if self.zoom > 1 else 'out'} x{self.zoom:.2f} without measurable parallax "
+                         f"(a lens zoom, or the camera moving {way} towards a scene of little depth range)")
+                text += f" (parallax {self.parallax_px:.2f} px)"
+            else:
+                text += f" and does not translate (parallax {self.parallax_px:.2f} px)"
         else:
             text = f"the camera moves {self.translation_words}" + (f" while it {turn}" if turn else " without turning")
             text += f" (parallax {self.parallax_px:.2f} px; distance unknown without depth)"
@@ -397,7 +403,8 @@ def motion(
     pair; ``print(m)`` reads it out. Use it for "does the camera pan or move, which way, how many degrees,
     does the object move" questions, small frames included; use ``reconstruct`` for 3D points and
     distances. Signs: yaw > 0 turns right, pitch > 0 tilts up, roll > 0 clockwise (later camera in the
-    earlier camera's frame).
+    earlier camera's frame), decomposed as R = Ry(yaw) Rx(pitch) Rz(roll) in OpenCV camera axes: yaw first
+    about the earlier camera's y axis, then pitch about the turned x axis, then roll about the view axis.
 
     Args:
         frames: 2 to 64 frames of the same size (``frames``, ``frames[::5]``, a list of ``Frame``, PIL

@@ -70,6 +70,9 @@ def test_a_zoom_is_a_zoom_not_a_forward_move(redwood):
     (step,) = motion(frames, intrinsics=K_small).steps
     assert step.kind == "rotation" and step.zoom == pytest.approx(1.12, rel=0.01)
     assert step.rotation_deg < 0.3 and "zooms in" in step.readout()
+    # Without parallax a zoom cannot be told from moving forward towards a shallow scene: the readout
+    # says so instead of "does not translate", which sent a model away from the right option.
+    assert "a lens zoom, or the camera moving forward" in step.readout() and "does not translate" not in step.readout()
 
 
 def test_identical_frames_are_static(redwood):
