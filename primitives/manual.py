@@ -38,26 +38,45 @@ def _signature(obj: Any, name: str) -> str:
         return name
 
 
-def _describe(obj: Any, name: str) -> str:
-    doc = inspect.getdoc(obj) or "(no description)"
+# A module's or class's entry longer than this lists its members by signature and summary instead, so
+# it fits one observation whole (a cut manual hides the members after the cut).
+FULL_ENTRY_LIMIT = 5000
+
+
+def _summary(text: str) -> str:
+    return text.split("\n\n", 1)[0]
+
+
+def _members(obj: Any, name: str) -> list[tuple[str, str]]:
+    """(heading, docstring) for each documented member of a module or class."""
+    members: list[tuple[str, str]] = []
     if inspect.ismodule(obj):
-        parts = [f"{name} (module)\n{doc}"]
         for attr in getattr(obj, "__all__", []):
             value = getattr(obj, attr, None)
             if callable(value):
-                parts.append(f"\n{_signature(value, f'{name}.{attr}')}\n{inspect.getdoc(value) or ''}")
-        return "\n".join(parts)
-    if inspect.isclass(obj):
-        parts = [f"{name} ({obj.__name__})\n{doc}"]
-        for attr, member in vars(obj).items():
-            if attr.startswith("_") and attr != "__call__":
-                continue
-            if isinstance(member, property):
-                parts.append(f"\n.{attr}: {inspect.getdoc(member) or 'attribute'}")
-            elif callable(member) or isinstance(member, (staticmethod, classmethod)):
-                function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-                parts.append(f"\n{_signature(function, name if attr == '__call__' else f'{name}.{attr}')}\n{inspect.getdoc(function) or ''}")
-        return "\n".join(parts)
+                members.append((_signature(value, f"{name}.{attr}"), inspect.getdoc(value) or ""))
+        return members
+    for attr, member in vars(obj).items():
+        if attr.startswith("_") and attr != "__call__":
+            continue
+        if isinstance(member, property):
+            members.append((f".{attr}", inspect.getdoc(member) or "attribute"))
+        elif callable(member) or isinstance(member, (staticmethod, classmethod)):
+            function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+            members.append((_signature(function, name if attr == "__call__" else f"{name}.{attr}"), inspect.getdoc(function) or ""))
+    return members
+
+
+def _describe(obj: Any, name: str) -> str:
+    doc = inspect.getdoc(obj) or "(no description)"
+    if inspect.ismodule(obj) or inspect.isclass(obj):
+        head = f"{name} ({'module' if inspect.ismodule(obj) else obj.__name__})\n{doc}"
+        members = _members(obj, name)
+        full = "\n".join([head] + [f"\n{heading}\n{text}" for heading, text in members])
+        if len(full) <= FULL_ENTRY_LIMIT:
+            return full
+        short = [f"\n{heading}\n    {_summary(text)}" for heading, text in members]
+        return "\n".join([head] + short + [f"\n(members in short form; manual('{name}.NAME') prints one in full)"])
     if not inspect.isroutine(obj) and callable(obj):
         obj = type(obj).__call__
     return f"{_signature(obj, name)}\n{doc}"

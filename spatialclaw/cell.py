@@ -178,9 +178,12 @@ class CellResult:
         out = self.stdout
         if self.result_text:
             out = f"{out}{'' if not out or out.endswith(chr(10)) else chr(10)}{self.result_text}"
+        # stdout takes the whole stream budget unless there is stderr to show (a printed manual entry
+        # should not be cut to leave room for an empty stderr).
+        has_stderr = bool(self.stderr.strip())
         if out.strip():
-            sections.append(truncate_middle(out.rstrip("\n"), budget_streams * 3 // 4))
-        if self.stderr.strip():
+            sections.append(truncate_middle(out.rstrip("\n"), budget_streams * 3 // 4 if has_stderr else budget_streams))
+        if has_stderr:
             sections.append("[stderr]\n" + truncate_middle(self.stderr.rstrip("\n"), budget_streams // 4))
         if self.error is not None:
             sections.append("[error] " + truncate_middle(self.error.to_text(), 1500))

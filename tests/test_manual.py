@@ -99,3 +99,18 @@ def test_full_documentation_is_one_call_away_in_the_kernel():
     assert "metres" in member.stdout and "geom.distance(" in member.stdout
     assert inspect.getdoc(Direction).splitlines()[0] in result_type.stdout
     assert unknown.error.type == "NameError" and "manual()" in unknown.error.message
+
+
+def test_a_long_module_entry_fits_one_observation_and_each_member_stays_reachable_in_full():
+    """``manual('geom')`` in full is longer than an observation shows: it lists members by signature and
+    summary instead of being cut in the middle, and ``manual('geom.NAME')`` still prints one in full."""
+    import spatialclaw.primitives.geom as geom
+
+    with Kernel() as kernel:
+        listing = kernel.execute("manual('geom')").to_text()
+        member = kernel.execute("manual('geom.scale_from_known_size')").to_text()
+    assert "characters cut" not in listing and "manual('geom.NAME')" in listing
+    for name in geom.__all__:
+        if callable(getattr(geom, name)):
+            assert f"geom.{name}(" in listing
+    assert inspect.getdoc(geom.scale_from_known_size).splitlines()[-1].strip() in member
