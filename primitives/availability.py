@@ -70,7 +70,7 @@ def weights_status(model_id: str) -> str | None:
         return f"{model_id!r} is not a valid hub id ({error})"
     if isinstance(cached, str):
         return None
-    return f"the weights of {model_id} are not on this machine (`hf download {model_id}`, or pass model= a local folder)"
+    return f"the weights of {model_id} are not on this machine (`hf download {model_id}`, or model= a local folder)"
 
 
 def _device_problem() -> str | None:
@@ -131,9 +131,10 @@ def tool_status() -> dict[str, ToolStatus]:
         "depth": ToolStatus("depth", depth is None, depth or ""),
         "detect": ToolStatus("detect", detect is None, detect or ""),
         "segment": ToolStatus("segment", sam is None, f"SAM: {sam}" if sam else ""),
-        "track": ToolStatus("track", True, note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works" if track else ""),
+        "track": ToolStatus("track", True, note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works"
+                            if track else ""),
         "reconstruct": ToolStatus("reconstruct", True, note=(
-            f"no learned depth ({depth}): pass RGB-D depth maps or depth=None (arbitrary scale)" if depth else "")),
+            "its learned depth is unavailable (see depth): pass RGB-D depth maps or depth=None (arbitrary scale)" if depth else "")),
     }
     global _last
     _last = {name: item.to_dict() for name, item in status.items()}

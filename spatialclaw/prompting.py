@@ -279,7 +279,10 @@ def _core_section(entries: list[tuple[str, Any, str]]) -> str:
                 elif callable(value):
                     _collect_returns(value, referenced)
                     lines.append(f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: {_first_sentence(value)}")
-    extra = sorted(key for key in referenced if key not in documented)
+    from spatialclaw.primitives import namespace as kernel_namespace
+
+    named = set(getattr(kernel_namespace, "RESULT_TYPES", {}))  # result classes that are kernel names too
+    extra = sorted(key for key in set(referenced) | named if key not in documented)
     if extra:
         lines.append("Result types (attributes and methods: `manual('TypeName')`): " + ", ".join(f"`{k}`" for k in extra) + ".")
     return "\n".join(lines)
