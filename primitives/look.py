@@ -395,6 +395,9 @@ class Blob:
             given, size closeness); blobs are ranked by it.
         plane_xy / plane_size: with ``rectified=``: the centroid in plane units and the equivalent
             diameter in plane units (else None).
+        compactness: 0..1, how disc-like the region is: the overlap (intersection over union) of its
+            mask with the disc of the same area at its centroid (a solid round dot ~0.9-1, a square
+            ~0.8, a strip or an irregular patch of wall or brick ~0.2-0.5).
     """
 
     centroid: tuple[float, float]
@@ -406,6 +409,7 @@ class Blob:
     match: float = 1.0
     plane_xy: tuple[float, float] | None = None
     plane_size: float | None = None
+    compactness: float = 0.0
 
     @property
     def size_px(self) -> float:
@@ -417,13 +421,13 @@ class Blob:
         if self.plane_xy is not None:
             plane = f", plane=({self.plane_xy[0]:.4g}, {self.plane_xy[1]:.4g}) size {self.plane_size:.3g}"
         return (f"Blob(centroid=({self.centroid[0]:.2f}, {self.centroid[1]:.2f}) px, area={self.area} px^2, "
-                f"box={self.box}, match={self.match:.2f}{plane})")
+                f"box={self.box}, match={self.match:.2f}, compactness={self.compactness:.2f}{plane})")
 
 
 class ColorBlobs(list):
     """Blobs of one colour, best match first (a list of ``Blob``), with the colour mask that produced them.
 
-    Without an expected size the order is by area (largest first); ``.thresholds`` records the adaptive
+    Without an expected size or a shape the order is by area (largest first); ``.thresholds`` records the adaptive
     thresholds used (hue band in degrees, Lab chroma or lightness floor)."""
 
     def __init__(self, blobs: Sequence[Blob], color: str, mask: np.ndarray,
@@ -573,6 +577,7 @@ def find_color(
     max_blobs: int = 50,
     expected_size: float | None = None,
     rectified: Any = None,
+    shape: str | None = None,
 ) -> ColorBlobs:
     """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components.
 
@@ -590,6 +595,13 @@ def find_color(
     for yellow, ranks below the sticker you asked for. With ``rectified=`` blobs on the reference
     rectangle rank above blobs off it (their ``plane_xy`` says where each one is).
 
+    Shape: ``shape="dot"`` is for small solid round markers (e.g. 8-11 px coloured dots drawn on a photo
+    to mark points): blobs are ranked by ``match`` with a strong preference for disc-like regions
+    (``Blob.compactness``), so the dot ranks above larger or irregular patches of the same colour (brick,
+    a wall, a poster). Pass the dot's diameter as ``expected_size`` too when you know it. With
+    ``expected_size`` and no ``shape`` compact blobs are mildly preferred; ``shape="any"`` turns the
+    shape term off. Typical: ``find_color(frames[0], "red", shape="dot", expected_size=10)[0].centroid``.
+
     Centroids are sub-pixel: intensity-weighted over the blob and its partly covered edge pixels.
     Measure in a plane by passing ``rectified=geom.find_plane_reference(...)`` (or ``geom.rectify_plane``):
     each blob then has ``plane_xy`` and ``plane_size`` in the plane's units.
@@ -605,10 +617,11 @@ def find_color(
         max_blobs: keep at most this many, best first.
         expected_size: typical width of the wanted blobs, pixels (or plane units with ``rectified``).
         rectified: a ``Rectified`` plane (from ``geom.rectify_plane`` / ``geom.find_plane_reference``).
+        shape: None (default), "dot" (prefer small solid round blobs: marker dots) or "any" (no shape term).
 
     Returns:
         ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px sub-pixel, area px^2, box, mask, mean_rgb,
-        match, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
+        match, compactness, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
         thresholds used.
     """
     import cv2
@@ -618,6 +631,9 @@ def find_color(
     mask, strength, label, thresholds, centre, half = _color_mask(space, color, hue_tolerance, min_chroma)
     if expected_size is not None and not float(expected_size) > 0:
         raise ValueError(f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}")
+    if shape not in _SHAPE_WEIGHT:
+        raise ValueError(f"shape must be None, 'dot' (small solid round markers) or 'any', got {shape!r}")
+    shape_weight = _SHAPE_WEIGHT[shape] if (shape is not None or expected_size is not None) else 0.0
     count, components, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
     candidates = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= min_area]
     height, width = mask.shape
@@ -641,13 +657,32 @@ def find_color(
             score += _off_reference_penalty(rectified, plane_xy)
         if expected_size is not None:
             score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
+        compact = _disc_overlap(local)
+        score += shape_weight * (1.0 - compact)
         found.append((i, (x, y, x + w, y + h), area, centroid, weighted, float(np.exp(-score)), plane_xy, plane_size,
-                      tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0))))
-    found.sort(key=(lambda f: -f[2]) if expected_size is None else (lambda f: -f[5]))
+                      tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0)), compact))
+    by_area = expected_size is None and shape in (None, "any")
+    found.sort(key=(lambda f: -f[2]) if by_area else (lambda f: -f[5]))
     blobs = [Blob(centroid=centroid, area=area, box=box, mask=components == i, mean_rgb=mean_rgb,
-                  weighted_area=weighted, match=match, plane_xy=plane_xy, plane_size=plane_size)
-             for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb in found[:max_blobs]]
+                  weighted_area=weighted, match=match, plane_xy=plane_xy, plane_size=plane_size, compactness=compact)
+             for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]]
     return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
+
+
+_SHAPE_WEIGHT = {None: 1.5, "dot": 4.0, "any": 0.0}
+"""Ranking penalty per unit of (1 - compactness): mild by default with an expected size, strong for dots."""
+
+
+def _disc_overlap(local: np.ndarray) -> float:
+    """Intersection over union of a region's mask with the disc of equal area at its centroid (1 = a disc)."""
+    ys, xs = np.nonzero(local)
+    if xs.size == 0:
+        return 0.0
+    radius_sq = xs.size / np.pi
+    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    disc = (gx - xs.mean()) ** 2 + (gy - ys.mean()) ** 2 <= radius_sq
+    inside = float((local & disc).sum())
+    return inside / float(local.sum() + disc.sum() - inside)
 
 
 def _halo_penalty(local: np.ndarray, chroma: np.ndarray, hue: np.ndarray) -> float:

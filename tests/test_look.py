@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from spatialclaw.primitives.look import contact_sheet, draw, find_color, zoom
 
@@ -168,3 +168,53 @@ def test_zoom_smooth_interpolation_and_auto_contrast_for_looking():
     assert "auto contrast" in repr(bright) and "bicubic" in repr(smooth)
     with pytest.raises(ValueError, match="interpolation must be one of"):
         zoom(image, (0, 0, 10, 10), interpolation="smooth")
+
+
+MARKER_RGB = {"red": (230, 30, 30), "blue": (40, 90, 255), "green": (30, 200, 60)}
+# Marker positions (640-px source pixels) on photos whose own bricks, walls and posters share the markers'
+# hues: the dev set's perspective tasks on these photos ranked clutter above the dots.
+MARKED_PHOTOS = {
+    "tum": ("rgbd-single/TUM_color.png", {"red": (412, 408), "blue": (222, 405), "green": (142, 388)}),
+    "nyu": ("rgbd-single/NYU_color.ppm", {"red": (492, 353), "blue": (132, 277), "green": (366, 340)}),
+}
+
+
+def marked_photo(test_data, name: str) -> tuple[Image.Image, dict[str, tuple[float, float]]]:
+    """A real photo at 224 px wide with 10-px white-rimmed marker dots drawn on it (the dev set's style)."""
+    path, points = MARKED_PHOTOS[name]
+    photo = Image.open(test_data / path).convert("RGB")
+    scale = 224 / photo.width
+    small = photo.resize((224, round(photo.height * scale)), Image.LANCZOS)
+    pen = ImageDraw.Draw(small)
+    at = {}
+    for colour, (u, v) in points.items():
+        x, y = u * scale, v * scale
+        pen.ellipse((x - 6, y - 6, x + 6, y + 6), fill=(255, 255, 255))
+        pen.ellipse((x - 5, y - 5, x + 5, y + 5), fill=MARKER_RGB[colour])
+        at[colour] = (x, y)
+    return small, at
+
+
+@pytest.mark.parametrize("photo", sorted(MARKED_PHOTOS))
+def test_find_color_ranks_marker_dots_above_same_coloured_clutter(test_data, photo):
+    image, dots = marked_photo(test_data, photo)
+    for colour, (x, y) in dots.items():
+        for how in ({"shape": "dot"}, {"shape": "dot", "expected_size": 10}, {"expected_size": 10}):
+            blobs = find_color(image, colour, **how)
+            assert len(blobs) >= 1
+            best = blobs[0]
+            assert np.hypot(best.centroid[0] - x, best.centroid[1] - y) < 2.5, (photo, colour, how, blobs)
+            assert best.compactness > 0.7
+
+
+def test_find_color_shape_keeps_area_order_by_default_and_rejects_unknown_shapes():
+    image = np.full((120, 200, 3), 235, np.uint8)
+    cv2.rectangle(image, (10, 10), (90, 40), (220, 30, 30), -1)       # a large red strip
+    cv2.circle(image, (150, 80), 5, (220, 30, 30), -1)                # a small red dot
+    by_area = find_color(image, "red")
+    assert by_area[0].area > by_area[1].area                          # unchanged default: largest first
+    dots = find_color(image, "red", shape="dot")
+    assert np.hypot(dots[0].centroid[0] - 150, dots[0].centroid[1] - 80) < 0.5
+    assert dots[0].compactness > 0.85 > dots[1].compactness
+    with pytest.raises(ValueError, match="shape must be"):
+        find_color(image, "red", shape="circle")
