@@ -69,6 +69,33 @@ def _to_png(data: dict[str, Any]) -> bytes | None:
     return None
 
 
+def record_claim(result: CellResult, claim: Any, answer_spec: dict[str, Any] | None, rejected: list[str]) -> None:
+    """Record an answer claim in ``result`` when it passes the host's own check against ``answer_spec``
+    (``choices``, ``answer_type``); the first claim that passes wins, a failing one goes to ``rejected``."""
+    if result.answered:
+        return
+    spec = answer_spec or {}
+    try:
+        value = validate_claim(claim, spec.get("choices"), spec.get("answer_type"))
+    except AnswerError as error:
+        rejected.append(str(error))
+        return
+    result.answer = value
+    result.answered = True
+
+
+def report_rejected_answers(result: CellResult, rejected: list[str]) -> None:
+    """Tell the model that its answer claims were not accepted (an ``AnswerRejected`` error, or a note
+    beside the cell's own error), unless a later claim passed."""
+    if not rejected or result.answered:
+        return
+    message = "the answer was not accepted: " + "; ".join(rejected[:3]) + ". Call answer(value) again with a valid value."
+    if result.error is None:
+        result.error = CellError("AnswerRejected", message)
+    else:
+        result.notes.append(message)
+
+
 class CellCollector:
     """Feed it the IOPub messages of one request (``add``); ``done`` turns true at ``status: idle``."""
 
@@ -102,7 +129,7 @@ class CellCollector:
             self.state = data[STATE_MIME]
             return
         if ANSWER_MIME in data:
-            self._claim(data[ANSWER_MIME])
+            record_claim(self.result, data[ANSWER_MIME], self.answer_spec, self.rejected_answers)
             return
         png = _to_png(data)
         if png is not None:
@@ -116,19 +143,6 @@ class CellCollector:
             self.result.result_text = strip_ansi(text)
         else:
             self.stdout.write(strip_ansi(text) + "\n")
-
-    def _claim(self, claim: Any) -> None:
-        """Record an answer claim when it passes the host's check (the first that passes wins)."""
-        if self.result.answered:
-            return
-        spec = self.answer_spec or {}
-        try:
-            value = validate_claim(claim, spec.get("choices"), spec.get("answer_type"))
-        except AnswerError as error:
-            self.rejected_answers.append(str(error))
-            return
-        self.result.answer = value
-        self.result.answered = True
 
     def finish(self, execution_count: int | None, duration_s: float) -> CellResult:
         """Assemble the result: streams (ANSI stripped), the structured error and the variable report."""
@@ -147,12 +161,7 @@ class CellCollector:
                 message=self.raw_error.get("evalue", ""),
                 traceback=strip_ansi("\n".join(self.raw_error.get("traceback", []))),
             )
-        if self.rejected_answers and not result.answered:
-            message = "the answer was not accepted: " + "; ".join(self.rejected_answers[:3]) + ". Call answer(value) again with a valid value."
-            if result.error is None:
-                result.error = CellError("AnswerRejected", message)
-            else:
-                result.notes.append(message)
+        report_rejected_answers(result, self.rejected_answers)
         if result.error is not None and result.status == "ok":
             result.status = "error"
         return result

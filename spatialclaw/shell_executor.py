@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from spatialclaw.cell import CellError, CellImage, CellResult, VariableInfo
+from spatialclaw.collector import record_claim, report_rejected_answers
 from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY, STATE_MIME
 from spatialclaw.task import FrameSpec, Task
 
@@ -76,6 +77,7 @@ class ShellExecutor:
         self.steps = 0
         self.pid = None
         self.workdir = None
+        self.answer_spec: dict[str, Any] | None = None  # the host's copy of choices / answer type
 
     # -- the Kernel-compatible surface ----------------------------------------------------------
     def load(self, task: Task) -> None:
@@ -85,6 +87,7 @@ class ShellExecutor:
         from spatialclaw.primitives.namespace import build_namespace
 
         specs = [spec.to_dict() for spec in task.inputs]
+        self.answer_spec = {"choices": task.choices, "answer_type": task.answer_type}
         self.shell.user_ns.update(build_namespace(specs or None, task.kernel_meta(), None))
 
     def reset(self, frames: Any = None, meta: dict[str, Any] | None = None, workdir: Any = None, *, videos: Any = None, vlm: Any = None) -> None:
@@ -93,6 +96,7 @@ class ShellExecutor:
 
         inputs = videos if videos is not None else ([frames] if frames is not None else [])
         specs = [FrameSpec.coerce(i).to_dict() for i in inputs]
+        self.answer_spec = {"choices": (meta or {}).get("choices"), "answer_type": (meta or {}).get("answer_type")}
         self.shell.user_ns.update(build_namespace(specs or None, meta, vlm))
 
     def is_alive(self) -> bool:
@@ -124,10 +128,14 @@ class ShellExecutor:
         result.duration_s = time.monotonic() - started
         result.stdout = captured.stdout
         result.stderr = captured.stderr
-        outputs = self._collect(captured.outputs, result)
+        rejected: list[str] = []
+        outputs = self._collect(captured.outputs, result, rejected)
         if error is not None:
             result.error = error
             result.status = "timeout" if error.type == CellTimeout.__name__ else "error"
+        report_rejected_answers(result, rejected)
+        if result.error is not None and result.status == "ok":
+            result.status = "error"
         result.variables = self._changed(before)
         if self.on_cell_end is not None:
             self.on_cell_end(step, result, outputs)
@@ -184,17 +192,16 @@ class ShellExecutor:
 
         flush_figures("figure")
 
-    @staticmethod
-    def _collect(outputs: list[Any], result: CellResult) -> list[Any]:
-        """Move images and the answer from captured displays into ``result``; returns what to render."""
+    def _collect(self, outputs: list[Any], result: CellResult, rejected: list[str]) -> list[Any]:
+        """Move images and the answer from captured displays into ``result`` (an answer claim only when
+        it passes the host's check, else its reason goes to ``rejected``); returns what to render."""
         shown: list[Any] = []
         for output in outputs:
             data, metadata = output.data, output.metadata or {}
             if STATE_MIME in data:
                 continue
             if ANSWER_MIME in data:
-                result.answer = data[ANSWER_MIME].get("value")
-                result.answered = True
+                record_claim(result, data[ANSWER_MIME], self.answer_spec, rejected)
                 shown.append(output)
                 continue
             if "image/png" in data:

@@ -110,3 +110,20 @@ def test_validate_claim_accepts_exactly_what_normalise_answer_produces():
         validate_claim({"value": 3}, None, "number")  # the kernel would have published 3.0
     with pytest.raises(AnswerError):
         validate_claim({"value": "Yes"}, None, "yes_no")  # the kernel publishes "yes"
+
+
+@pytest.mark.parametrize("forgery", ["value outside the choices", "a number for a choice", "a replaced answer function"])
+def test_the_notebook_executor_checks_claims_the_same_way(forgery, tmp_path):
+    """``%%spatialclaw`` runs cells in the notebook's own shell (no process isolation), but what counts as
+    the answer is still decided by the host's copy of the task: a forged claim is rejected and shown."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from spatialclaw.shell_executor import ShellExecutor
+
+    executor = ShellExecutor(InteractiveShell.instance())
+    executor.load(_task(tmp_path))
+    forged = executor.execute(FORGERIES[forgery])
+    assert not forged.answered and forged.error is not None and forged.error.type == "AnswerRejected"
+    executor.execute(RESTORE.get(forgery, ""))
+    genuine = executor.execute("answer('B')")
+    assert genuine.answered and genuine.answer == "B" and genuine.error is None
