@@ -250,7 +250,7 @@ def test_a_video_preview_names_the_same_absolute_frame_indices_the_kernel_holds(
     assert indices == [0, 5, 10, 15]  # 2 fps of a 10 fps video
     text = openai_text(server.requests[0])
     assert "`frames` holds 4 frame(s) (absolute indices 0 to 15); attached below: frame(s) 0, 10, 15." in text
-    assert "a video, sampled at 2.0 fps" in text
+    assert "the video clip.mp4, sampled at 2 fps" in text
 
 
 def test_a_missing_input_file_ends_the_episode_with_a_clear_error(kernel, tmp_path):
