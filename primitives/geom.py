@@ -18,15 +18,19 @@ yaw-only, or PCA); rectify_plane (metric top view from four image points); find_
 (planar metrology: finds a sheet/square/border of known size to sub-pixel precision and returns a
 Rectified plane whose length/angle/ratio/area/point measure in its units with a sigma);
 scale_from_known_size (metres per pixel and distance from an object of known size, with the uncertainty
-its assumed size range brings). Also available:
+its assumed size range brings); floor_point (one image, no depth: the 3D floor position of a pixel
+that touches the floor, from an assumed camera height, tilt and field of view, with the uncertainty
+those assumptions bring; feeds ``scene.add_bearing(..., on_floor=True)``). Also available:
 observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad, and
-the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale.
+tilted_camera_pose, horizon_row, and the result types Plane, OrientedBox, Direction, Rectified,
+Measurement, PlanePoint, KnownScale, FloorPoint.
 """
 
 from __future__ import annotations
 
 from .geom_box import OrientedBox, oriented_box
 from .geom_camera import backproject, invert_pose, project, transform
+from .geom_floor import FloorPoint, floor_point, horizon_row, tilted_camera_pose
 from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
 from .geom_metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
@@ -45,5 +49,5 @@ __all__ = [
     "backproject", "project", "transform", "invert_pose",
     "distance", "closest_points", "angle_between", "direction",
     "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
-    "find_plane_reference", "refine_quad", "scale_from_known_size",
+    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point",
 ]

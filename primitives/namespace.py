@@ -30,7 +30,7 @@ RESULT_TYPES: dict[str, str] = {
     "FrameStatus": "reconstruct", "Motion": "motion", "CameraStep": "motion", "ObjectStep": "motion",
     "Detections": "instances", "Instance": "instances", "Track": "track", "Location": "vlm",
     "Direction": "geom_relate", "Plane": "geom_plane", "OrientedBox": "geom_box", "Rectified": "geom_rectify",
-    "Measurement": "geom_metrology", "PlanePoint": "geom_metrology", "KnownScale": "geom_scale",
+    "Measurement": "geom_metrology", "PlanePoint": "geom_metrology", "KnownScale": "geom_scale", "FloorPoint": "geom_floor",
     "SceneObject": "scene", "Relation": "scene", "Readout": "scene", "Perspective": "scene_perspective",
     "Bearing": "scene_bearings", "Zoom": "look", "Blob": "look", "ColorBlobs": "look", "AnswerError": "answers",
 }

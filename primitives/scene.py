@@ -36,7 +36,14 @@ from . import geom
 from .geom_box import OrientedBox
 from .geom_camera import as_points, as_pose
 from .geom_relate import Direction, format_metres
-from .scene_bearings import Bearing, intrinsics_from_fov, level_camera_pose, locate, make_bearing
+from .scene_bearings import (
+    DEFAULT_PIXEL_SIGMA_PX,
+    Bearing,
+    intrinsics_from_fov,
+    level_camera_pose,
+    locate,
+    make_bearing,
+)
 from .scene_perspective import Perspective, perspective_from_positions
 
 __all__ = ["Scene", "SceneObject", "Relation", "Readout", "Perspective", "Bearing"]
@@ -391,6 +398,9 @@ class Scene:
         pixel_sigma_px: float | None = None,
         label: str | None = None,
         replace: bool = False,
+        on_floor: bool = False,
+        camera_height_m: float | None = None,
+        pitch_deg: float | None = None,
     ) -> SceneObject | Readout:
         """Locate an object from 2D evidence: where it is in an image plus (optionally) how far it is.
 
@@ -417,6 +427,13 @@ class Scene:
                 camera registered at all, the design world's first camera: at the origin, level, facing +Y
                 (stated as an assumption).
             pixel_sigma_px: uncertainty of ``pixel``, pixels (default 2).
+            on_floor: the pixel shows a point ON the floor (where the object touches the ground, a marker
+                dot on the floor): its distance comes from ``geom.floor_point`` (the ray meets the floor of
+                a camera ``camera_height_m`` above it, default 1.5 m assumed, tilted ``pitch_deg`` down,
+                default 15 deg assumed, or the registered/given pose's tilt) with the uncertainty of those
+                assumptions; do not pass ``distance``. Use it for every object of a no-depth photo.
+            camera_height_m / pitch_deg: with ``on_floor``: the camera's height above the floor (metres)
+                and downward tilt (degrees, > 0 looks down) when you know or can judge them.
 
         Returns:
             The located ``SceneObject`` (``.center``, ``.covariance``, ``.sigma_m``, ``.located``); for a
@@ -429,6 +446,11 @@ class Scene:
             scene.add_bearing("tv", (160, 95), distance=2.5, frame=frames[0], hfov_deg=60)
             scene.add_bearing("lamp", (20, 100), distance=1.8, frame=frames[0], hfov_deg=60)
             scene.perspective("lamp", standing_at="sofa", facing="tv")   # clock, left/right, degrees, metres
+
+            # marker dots on the floor of one photo, no depth: distances from the floor geometry
+            for c in ("red", "blue", "green"):
+                scene.add_bearing(c, find_color(frames[0], c, shape="dot")[0], frame=frames[0], on_floor=True)
+            scene.perspective("green", standing_at="red", facing="blue").direction   # e.g. "front-right"
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -440,6 +462,26 @@ class Scene:
         has_index = frame is not None and (hasattr(frame, "index") or isinstance(frame, (int, np.integer)))
         index = _frame_index(frame) if has_index else None
         assumed: list[str] = []
+        if on_floor:
+            if distance is not None:
+                raise ValueError("on_floor=True computes the distance from the floor geometry; drop distance= "
+                                 "(or drop on_floor to use your distance)")
+            camera = pose if pose is not None else self.cameras.get(index) if index is not None else None
+            if camera is None and self.cameras:
+                raise ValueError(f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
+                                 f"it (scene.add_camera); registered frames: {sorted(self.cameras)}")
+            if camera is not None and pitch_deg is not None:
+                raise ValueError("this frame's camera pose already fixes the tilt; drop pitch_deg= (or pass pose=)")
+            size = image_size if image_size is not None else (
+                (frame.width, frame.height) if hasattr(frame, "width") and hasattr(frame, "height") else None)
+            floor = geom.floor_point(pixel, image_size=size, K=K, hfov_deg=hfov_deg, camera_height_m=camera_height_m,
+                                     pitch_deg=pitch_deg, pose=camera,
+                                     pixel_sigma_px=DEFAULT_PIXEL_SIGMA_PX if pixel_sigma_px is None else pixel_sigma_px)
+            K, distance, distance_sigma = floor.K, floor.distance_m, floor.distance_sigma_m
+            if camera is None:
+                pose = floor.pose
+                assumed.append("camera at the origin facing +Y")
+            assumed.append(f"on the floor ({floor.assumed})" if floor.assumed else "on the floor")
         if K is None:
             size = image_size
             if size is None and hasattr(frame, "width") and hasattr(frame, "height"):
