@@ -269,7 +269,7 @@ class Agent:
                 model=self.model.describe(),
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
-                sandbox=_sandbox_record(config, kernel),
+                sandbox=sandbox_record(config, kernel),
             )
             try:
                 files, unreadable = _file_hashes(task), None
@@ -486,7 +486,7 @@ def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> No
         on_step(event)
 
 
-def _sandbox_record(config: AgentConfig, kernel: Any) -> dict[str, Any]:
+def sandbox_record(config: AgentConfig, kernel: Any) -> dict[str, Any]:
     """The header's ``sandbox``: the given kernel's own record (mode, active, limits), else what a kernel
     started in ``config.sandbox`` mode gets on this host."""
     record = getattr(kernel, "sandbox", None)

@@ -220,3 +220,21 @@ def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_t
     assert NO_CELL in model.calls[1][-1].text_content  # told that no code ran
     episode = load_episode(tmp_path / "b")
     assert not episode.of_type("cell") and len(episode.of_type("format_error")) == 1
+
+
+def test_single_pass_and_tool_calls_start_their_kernel_in_the_configured_sandbox_mode(tmp_path: Path) -> None:
+    """``AgentConfig.sandbox`` reaches the kernel these interfaces start, and their header records it."""
+    from spatialclaw.agent import AgentConfig
+    from spatialclaw.benchmarks.synthetic import generate
+    from spatialclaw.models.scripted import ScriptedModel
+    from spatialclaw.runner.single_pass import SinglePassAgent
+
+    task = generate(1, seed=2, out_dir=tmp_path / "scenes")[0]
+    for mode in ("off", "auto"):
+        config = AgentConfig(fsync=False, vlm_side_channel=False, preview_images=1, sandbox=mode)
+        SinglePassAgent(ScriptedModel(["```python\nimport os\nprint(os.getpid())\nanswer(2)\n```"]), config).run(task, tmp_path / mode)
+        header = load_episode(tmp_path / mode).header
+        assert header["sandbox"]["mode"] == mode
+        cell_stdout = load_episode(tmp_path / mode).of_type("cell")[0]["result"]["stdout"]
+        # the kernel's own pid: small inside a PID namespace, the host's pid without one
+        assert (int(cell_stdout.split()[0]) < 10) == (mode == "auto" and header["sandbox"]["active"])

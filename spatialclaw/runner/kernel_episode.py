@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.agent import AgentConfig, EpisodeResult
+from spatialclaw.agent import AgentConfig, EpisodeResult, sandbox_record
 from spatialclaw.cell import CellResult
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.limits import LimitClock, LimitHit, LimitReached
@@ -121,6 +121,7 @@ class KernelInterface(ABC):
         with TrajectoryWriter(out_dir, fsync=config.fsync) as writer:
             writer.write("header", format_version=FORMAT_VERSION, package_version=__version__,
                          prompt_version=self.prompt_version, interface=self.interface, model=self.model.describe(),
+                         sandbox=sandbox_record(config, kernel),
                          config=settings, config_hash=config_hash({"model": self.model.spec, **settings,
                                                                    "prompt_version": self.prompt_version}))
             writer.write("task", task=task.to_dict(), files={})
@@ -130,7 +131,8 @@ class KernelInterface(ABC):
                 if own_kernel:
                     from spatialclaw.kernel import Kernel
 
-                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir", **config.kernel_options)
+                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir",
+                                    **{"sandbox": config.sandbox, **config.kernel_options})
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir")
                 episode.kernel = kernel
