@@ -102,8 +102,12 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
         bucket["kernel_answered"].append(float(bool(outcome and outcome[0] is not None)))
         if outcome:
             bucket["steps"].append(float(outcome[1]))
+    everything: dict[str, list[float]] = defaultdict(list)
+    for bucket in per_class.values():
+        for key, values in bucket.items():
+            everything[key] += values
     table = {}
-    for name, bucket in sorted(per_class.items()):
+    for name, bucket in [*sorted(per_class.items()), ("all", everything)]:
         mean = {key: (sum(v) / len(v) if v else None) for key, v in bucket.items()}
         table[name] = {"n": len(bucket["kernel"]), **{k: (round(v, 3) if v is not None else None) for k, v in mean.items()}}
         if mean.get("looking") is not None:

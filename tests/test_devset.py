@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import cv2
@@ -72,6 +74,16 @@ def test_perspective_answers_are_unambiguous(generated):
     assert len({r["answer"] for r in items}) >= 3
 
 
+def test_the_docs_dev_set_commands_run_as_written(tmp_path):
+    from doc_examples import code_blocks
+
+    [block] = code_blocks("benchmarks.md", "The model-in-the-loop dev set", "bash")
+    env = {**os.environ, "SPATIALCLAW_TEST_DATA": str(DATA), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
+    questions = (tmp_path / "eval" / "questions.md").read_text()
+    assert questions.count("## ") == len((tmp_path / "dev" / "tasks.jsonl").read_text().splitlines())
+
+
 def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_path):
     path, records = generated
     tasks = tmp_path / "tasks.jsonl"
@@ -92,5 +104,7 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
         session.close()
     looking = tmp_path / "looking.jsonl"
     looking.write_text(json.dumps({"task_id": task.task_id, "answer": "A" if record["answer"] != "A" else "B"}) + "\n")
-    table = devset_eval.score(tasks, eval_dir, looking)["camera_translate"]
+    scores = devset_eval.score(tasks, eval_dir, looking)
+    table = scores["camera_translate"]
     assert table["kernel"] == 1.0 and table["looking"] == 0.0 and table["gain"] == 1.0 and table["steps"] == 1.0
+    assert scores["all"] == table
