@@ -430,8 +430,9 @@ class Scene:
             on_floor: the pixel shows a point ON the floor (where the object touches the ground, a marker
                 dot on the floor): its distance comes from ``geom.floor_point`` (the ray meets the floor of
                 a camera ``camera_height_m`` above it, default 1.5 m assumed, tilted ``pitch_deg`` down,
-                default 15 deg assumed, or the registered/given pose's tilt) with the uncertainty of those
-                assumptions; do not pass ``distance``. Use it for every object of a no-depth photo.
+                default estimated from the Frame's vertical edges or else 15 deg assumed, or the
+                registered/given pose's tilt) with the uncertainty of those assumptions; do not pass
+                ``distance``. Use it for every object of a no-depth photo.
             camera_height_m / pitch_deg: with ``on_floor``: the camera's height above the floor (metres)
                 and downward tilt (degrees, > 0 looks down) when you know or can judge them.
 
@@ -474,7 +475,8 @@ class Scene:
                 raise ValueError("this frame's camera pose already fixes the tilt; drop pitch_deg= (or pass pose=)")
             size = image_size if image_size is not None else (
                 (frame.width, frame.height) if hasattr(frame, "width") and hasattr(frame, "height") else None)
-            floor = geom.floor_point(pixel, image_size=size, K=K, hfov_deg=hfov_deg, camera_height_m=camera_height_m,
+            image = frame if hasattr(frame, "width") and hasattr(frame, "height") else None
+            floor = geom.floor_point(pixel, image, image_size=size, K=K, hfov_deg=hfov_deg, camera_height_m=camera_height_m,
                                      pitch_deg=pitch_deg, pose=camera,
                                      pixel_sigma_px=DEFAULT_PIXEL_SIGMA_PX if pixel_sigma_px is None else pixel_sigma_px)
             K, distance, distance_sigma = floor.K, floor.distance_m, floor.distance_sigma_m

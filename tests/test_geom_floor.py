@@ -167,3 +167,34 @@ def test_add_bearing_on_floor_matches_floor_point_and_refuses_a_distance():
     with pytest.raises(ValueError, match="above the horizon"):
         scene.add_bearing("sky", (150.0, 5.0), image_size=(224, 168), on_floor=True)
     assert "sky" not in scene and "x" not in scene
+
+
+TILT_PHOTOS = {   # colour image, depth, depth kind, intrinsics (fx, fy, cx, cy) of the shared RGB-D frames
+    "redwood": ("rgbd-redwood/color/00000.jpg", "rgbd-redwood/depth/00000.png", 1000.0, (525.0, 525.0, 319.5, 239.5)),
+    "tum": ("rgbd-single/TUM_color.png", "rgbd-single/TUM_depth.png", 5000.0, (525.0, 525.0, 319.5, 239.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TILT_PHOTOS))
+def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, name):
+    colour_path, depth_path, per_metre, (fx, fy, cx, cy) = TILT_PHOTOS[name]
+    depth = np.asarray(Image.open(test_data / depth_path), dtype=np.float64) / per_metre
+    v, u = np.mgrid[0:depth.shape[0], 0:depth.shape[1]]
+    points = np.stack([(u - cx) * depth / fx, (v - cy) * depth / fy, depth], -1)[depth > 0]
+    up = geom.find_floor(points, np.eye(4)[None]).normal
+    true_pitch = float(np.degrees(np.arcsin(-up[2])))
+    photo = Image.open(test_data / colour_path).convert("RGB")
+    small = photo.resize((224, round(photo.height * 224 / photo.width)), Image.LANCZOS)
+    tilt = geom.camera_tilt(small)                       # 60 deg field of view assumed (truly 62.7)
+    assert abs(tilt.pitch_deg - true_pitch) < 6.0, (name, tilt, true_pitch)
+    assert tilt.pitch_sigma_deg == 5.0 and tilt.edges >= 6
+    p = geom.floor_point((112, 150), small)
+    assert "estimated from the image's vertical edges" in p.assumed and p.pitch_deg == tilt.pitch_deg
+
+
+def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one():
+    blank = Image.new("RGB", (224, 168), (200, 200, 200))
+    with pytest.raises(ValueError, match="too few near-vertical edges.*pitch_deg="):
+        geom.camera_tilt(blank)
+    p = geom.floor_point((112, 150), blank)
+    assert p.pitch_deg == 15.0 and "15 ± 8 deg down (too few near-vertical edges" in p.assumed
