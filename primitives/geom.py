@@ -21,7 +21,8 @@ scale_from_known_size (metres per pixel and distance from an object of known siz
 its assumed size range brings); floor_point (one image, no depth: the 3D floor position of a pixel
 that touches the floor, from an assumed camera height, tilt and field of view, with the uncertainty
 those assumptions bring; feeds ``scene.add_bearing(..., on_floor=True)``). Also available:
-camera_tilt (pitch and roll from the vertical edges of one image), observer_axes, frame_from_up,
+camera_tilt (pitch and roll from the vertical edges of one image), floor_samples (joint samples of one
+photo's floor points), observer_axes, frame_from_up,
 camera_up_vectors, homography_from_points, format_metres, refine_quad, tilted_camera_pose, horizon_row,
 and the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale,
 FloorPoint, CameraTilt.
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from .geom_box import OrientedBox, oriented_box
 from .geom_camera import backproject, invert_pose, project, transform
-from .geom_floor import CameraTilt, FloorPoint, camera_tilt, floor_point, horizon_row, tilted_camera_pose
+from .geom_floor import CameraTilt, FloorPoint, camera_tilt, floor_point, floor_samples, horizon_row, tilted_camera_pose
 from .geom_plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
 from .geom_metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
@@ -50,5 +51,5 @@ __all__ = [
     "backproject", "project", "transform", "invert_pose",
     "distance", "closest_points", "angle_between", "direction",
     "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
-    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "camera_tilt",
+    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "floor_samples", "camera_tilt",
 ]

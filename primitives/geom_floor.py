@@ -28,7 +28,7 @@ import numpy as np
 
 from .geom_camera import as_intrinsics, as_pose
 
-__all__ = ["FloorPoint", "CameraTilt", "floor_point", "camera_tilt", "tilted_camera_pose", "horizon_row",
+__all__ = ["FloorPoint", "FloorCamera", "CameraTilt", "floor_point", "floor_samples", "camera_tilt", "tilted_camera_pose", "horizon_row",
            "DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG"]
 
 DEFAULT_CAMERA_HEIGHT_M = 1.5
@@ -151,6 +151,60 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     return CameraTilt(float(pitches[i]), float(rolls[j]), TILT_SIGMA_DEG, int(agreeing.sum()))
 
 
+@dataclass(frozen=True, eq=False)
+class FloorCamera:
+    """The assumed camera of a ``floor_point`` call and its uncertainty (what ``floor_samples`` draws).
+
+    Attributes: K (fixed intrinsics) or width / height_px / hfov_deg / hfov_sigma_deg (pixels, degrees);
+    pose (4, 4) camera-to-world; camera_height_m / height_sigma_m (metres); pitch_sigma_deg /
+    roll_sigma_deg (degrees, about the pose); pixel_sigma_px (pixels)."""
+
+    K: np.ndarray | None
+    width: int
+    height_px: int
+    hfov_deg: float
+    hfov_sigma_deg: float
+    pose: np.ndarray
+    camera_height_m: float
+    height_sigma_m: float
+    pitch_sigma_deg: float
+    roll_sigma_deg: float
+    pixel_sigma_px: float
+
+    def _intrinsics(self, hfov: np.ndarray) -> np.ndarray:
+        if self.K is not None:
+            return np.repeat(self.K[None], len(hfov), axis=0)
+        f = (self.width / 2.0) / np.tan(np.radians(np.clip(hfov, 5.0, 170.0)) / 2.0)
+        out = np.zeros((len(hfov), 3, 3))
+        out[:, 0, 0] = out[:, 1, 1] = f
+        out[:, 0, 2], out[:, 1, 2], out[:, 2, 2] = (self.width - 1) / 2.0, (self.height_px - 1) / 2.0, 1.0
+        return out
+
+    @property
+    def nominal_K(self) -> np.ndarray:
+        return self._intrinsics(np.array([self.hfov_deg]))[0]
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n, 3, 3) intrinsics, (n, 3, 3) camera-to-world rotations, (n,) heights, drawn from the ranges."""
+        heights = np.clip(self.camera_height_m + self.height_sigma_m * rng.standard_normal(n), 0.05, None)
+        pitch = self.pitch_sigma_deg * rng.standard_normal(n)
+        roll = self.roll_sigma_deg * rng.standard_normal(n)
+        R0 = self.pose[:3, :3]
+        rotations = np.stack([R0 @ _rot_x(-dp) @ _rot_z(dr) for dp, dr in zip(pitch, roll)])
+        fovs = self.hfov_deg + self.hfov_sigma_deg * rng.standard_normal(n)
+        return self._intrinsics(fovs), rotations, heights
+
+    def same_as(self, other: "FloorCamera") -> bool:
+        """The same camera and the same assumptions (so its errors are shared)."""
+        if (self.K is None) != (other.K is None) or (self.K is not None and not np.allclose(self.K, other.K)):
+            return False
+        mine = (self.width, self.height_px, self.hfov_deg, self.hfov_sigma_deg, self.camera_height_m,
+                self.height_sigma_m, self.pitch_sigma_deg, self.roll_sigma_deg)
+        theirs = (other.width, other.height_px, other.hfov_deg, other.hfov_sigma_deg, other.camera_height_m,
+                  other.height_sigma_m, other.pitch_sigma_deg, other.roll_sigma_deg)
+        return bool(np.allclose(mine, theirs) and np.allclose(self.pose, other.pose))
+
+
 @dataclass(frozen=True)
 class FloorPoint:
     """Where a floor pixel is on the floor.
@@ -164,6 +218,7 @@ class FloorPoint:
         ground_distance_m: horizontal distance from the point under the camera, metres.
         camera_height_m, pitch_deg, roll_deg: the values used (nominal). K: (3, 3) intrinsics used.
         pose: (4, 4) camera-to-world pose used. assumed: what was assumed ("" if nothing).
+        camera: the ``FloorCamera`` (assumptions and ranges) that ``floor_samples`` draws jointly.
         p_on_floor: fraction of the uncertainty samples whose ray still meets the floor (< 1 near the
             horizon: the distance is then poorly known).
     """
@@ -181,6 +236,7 @@ class FloorPoint:
     pose: np.ndarray = field(repr=False)
     assumed: str = ""
     p_on_floor: float = 1.0
+    camera: FloorCamera | None = field(default=None, repr=False)
 
     @property
     def sigma_m(self) -> np.ndarray:
@@ -351,34 +407,21 @@ def floor_point(
             raise ValueError(f"pitch_deg must be the downward tilt in degrees (-89..89, > 0 looks down), got {pitch_deg}")
         pitch_sigma = float(pitch_sigma_deg or 0.0)
         pose = tilted_camera_pose(float(pitch_deg), float(roll_deg))
-    R0 = pose[:3, :3]
-
-    def intrinsics(hfov: np.ndarray) -> np.ndarray:
-        if K is not None:
-            return np.repeat(K[None], len(hfov), axis=0)
-        f = (width / 2.0) / np.tan(np.radians(np.clip(hfov, 5.0, 170.0)) / 2.0)
-        out = np.zeros((len(hfov), 3, 3))
-        out[:, 0, 0] = out[:, 1, 1] = f
-        out[:, 0, 2], out[:, 1, 2], out[:, 2, 2] = (width - 1) / 2.0, (height_px - 1) / 2.0, 1.0
-        return out
-
-    nominal_fov = np.array([float(hfov_deg) if K is None else 0.0])
-    K_used = intrinsics(nominal_fov)[0]
-    point0, distance0 = _intersect(xy[None], K_used[None], R0[None], np.array([camera_height_m]))
+    camera = FloorCamera(K=K, width=0 if K is not None else width, height_px=0 if K is not None else height_px,
+                         hfov_deg=float(hfov_deg) if K is None else 0.0, hfov_sigma_deg=fov_sigma, pose=pose,
+                         camera_height_m=camera_height_m, height_sigma_m=float(height_sigma_m or 0.0),
+                         pitch_sigma_deg=pitch_sigma, roll_sigma_deg=roll_sigma, pixel_sigma_px=float(pixel_sigma_px))
+    K_used = camera.nominal_K
+    point0, distance0 = _intersect(xy[None], K_used[None], pose[:3, :3][None], np.array([camera_height_m]))
     if not np.isfinite(distance0[0]):
         row = horizon_row(K_used, pitch_deg)
         raise ValueError(f"pixel ({xy[0]:.1f}, {xy[1]:.1f}) is at or above the horizon (about row {row:.0f} for a "
                          f"camera tilted {pitch_deg:.1f} deg down), so its ray never meets the floor: pick the pixel "
                          f"where the object touches the floor, or pass pitch_deg= if the camera looks down more")
     rng = np.random.default_rng(seed)
-    n = SAMPLES
-    heights = np.clip(camera_height_m + (height_sigma_m or 0.0) * rng.standard_normal(n), 0.05, None)
-    pitch_offsets = pitch_sigma * rng.standard_normal(n)
-    roll_offsets = roll_sigma * rng.standard_normal(n)
-    rotations = np.stack([R0 @ _rot_x(-dp) @ _rot_z(dr) for dp, dr in zip(pitch_offsets, roll_offsets)])
-    fovs = nominal_fov[0] + fov_sigma * rng.standard_normal(n)
-    pixels = xy[None] + float(pixel_sigma_px) * rng.standard_normal((n, 2))
-    points, distances = _intersect(pixels, intrinsics(fovs), rotations, heights)
+    Ks, rotations, heights = camera.sample(SAMPLES, rng)
+    pixels = xy[None] + camera.pixel_sigma_px * rng.standard_normal((SAMPLES, 2))
+    points, distances = _intersect(pixels, Ks, rotations, heights)
     hit = np.isfinite(distances)
     origin = pose[:3, 3]
     point = point0[0] + origin
@@ -393,5 +436,25 @@ def floor_point(
         pixel=(float(xy[0]), float(xy[1])), point=point, covariance=covariance, distance_m=float(distance0[0]),
         distance_sigma_m=max(distance_sigma, 1e-6), ground_distance_m=float(np.linalg.norm(point0[0][:2])),
         camera_height_m=camera_height_m, pitch_deg=float(pitch_deg), roll_deg=float(roll_deg), K=K_used, pose=pose,
-        assumed="; ".join(assumed), p_on_floor=float(hit.mean()),
+        assumed="; ".join(assumed), p_on_floor=float(hit.mean()), camera=camera,
     )
+
+
+def floor_samples(points: Any, samples: int = SAMPLES, seed: int = 0) -> np.ndarray:
+    """(samples, len(points), 3) joint uncertainty samples of ``FloorPoint``s of ONE image, metres: each
+    sample draws the camera's height, tilt and field of view once for all of them (a shared error) and
+    each pixel's noise separately; NaN where a sample's ray misses the floor. Directions between points
+    of one photo are far better known this way than from their separate covariances."""
+    points = list(points)
+    if not points or not all(isinstance(p, FloorPoint) and p.camera is not None for p in points):
+        raise ValueError("floor_samples needs FloorPoints from geom.floor_point")
+    camera = points[0].camera
+    if not all(camera.same_as(p.camera) for p in points[1:]):
+        raise ValueError("these floor points were located with different cameras or assumptions; sample them separately")
+    rng = np.random.default_rng(seed)
+    Ks, rotations, heights = camera.sample(int(samples), rng)
+    out = np.empty((int(samples), len(points), 3))
+    for k, p in enumerate(points):
+        pixels = np.asarray(p.pixel)[None] + camera.pixel_sigma_px * rng.standard_normal((int(samples), 2))
+        out[:, k] = _intersect(pixels, Ks, rotations, heights)[0] + camera.pose[:3, 3]
+    return out

@@ -31,7 +31,7 @@ RESULT_TYPES: dict[str, str] = {
     "Detections": "instances", "Instance": "instances", "Track": "track", "Location": "vlm",
     "Direction": "geom_relate", "Plane": "geom_plane", "OrientedBox": "geom_box", "Rectified": "geom_rectify",
     "Measurement": "geom_metrology", "PlanePoint": "geom_metrology", "KnownScale": "geom_scale", "FloorPoint": "geom_floor",
-    "CameraTilt": "geom_floor",
+    "CameraTilt": "geom_floor", "FloorCamera": "geom_floor",
     "SceneObject": "scene", "Relation": "scene", "Readout": "scene", "Perspective": "scene_perspective",
     "Bearing": "scene_bearings", "Zoom": "look", "Blob": "look", "ColorBlobs": "look", "AnswerError": "answers",
 }

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from functools import cached_property
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
@@ -505,6 +506,8 @@ class Scene:
                 raise ValueError(f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
                                  f"it (scene.add_camera); registered frames: {sorted(self.cameras)}")
         bearing = make_bearing(pixel, index, K, pose, pixel_sigma_px, distance, distance_sigma, "; ".join(assumed))
+        if on_floor:
+            bearing = replace_fields(bearing, floor=floor)
         previous = self.instances.get(name)
         if previous is not None and not replace and previous.covariance is None:
             raise ValueError(f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
@@ -572,7 +575,29 @@ class Scene:
                                  "camera (standing_at=<frame index>) has a facing of its own")
             return perspective_from_positions(what[:3], where[:3], ("its viewing direction", None, None),
                                               forward=where[3], seed=seed)
-        return perspective_from_positions(what[:3], where[:3], self._place(facing, "facing")[:3], seed=seed)
+        toward = self._place(facing, "facing")
+        return perspective_from_positions(what[:3], where[:3], toward[:3], seed=seed,
+                                          joint=self._floor_samples((target, standing_at, facing), seed))
+
+    def _floor_samples(self, names: tuple[Any, ...], seed: int) -> tuple[np.ndarray, ...] | None:
+        """Joint (S, 2) ground samples of objects located on the floor of one photo (each from one
+        ``on_floor`` bearing with the same camera and assumptions), so their shared camera error (height,
+        tilt, field of view) moves them together; None when that does not apply."""
+        from .geom_floor import floor_samples
+
+        if not all(isinstance(n, str) and n in self.instances for n in names):
+            return None
+        bearings = [self.instances[n].bearings for n in names]
+        if not all(len(b) == 1 and b[0].floor is not None for b in bearings):
+            return None
+        floors = [b[0].floor for b in bearings]
+        if not all(floors[0].camera.same_as(f.camera) for f in floors[1:]):
+            return None
+        drawn = floor_samples(floors, seed=seed)
+        drawn = drawn[np.isfinite(drawn).all(axis=(1, 2))]
+        if len(drawn) < 100:
+            return None
+        return tuple(drawn[:, k, :2] for k in range(len(names)))
 
     def remove(self, name: str) -> None:
         """Forget an instance."""

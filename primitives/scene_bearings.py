@@ -55,6 +55,7 @@ class Bearing:
         distance_m / distance_sigma_m: estimated distance from the camera centre along the ray and its
             standard deviation, metres (None: bearing only).
         assumed: what was assumed to build the ray (e.g. "60 deg horizontal field of view"), or "".
+        floor: the ``geom.FloorPoint`` its distance came from (``add_bearing(on_floor=True)``), or None.
     """
 
     pixel: tuple[float, float]
@@ -65,6 +66,7 @@ class Bearing:
     distance_m: float | None = None
     distance_sigma_m: float | None = None
     assumed: str = ""
+    floor: Any = field(default=None, repr=False)
 
     @property
     def origin(self) -> np.ndarray:

@@ -111,11 +111,14 @@ def perspective_from_positions(
     facing: tuple[str, np.ndarray | None, np.ndarray | None],
     forward: np.ndarray | None = None,
     seed: int = 0,
+    joint: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> Perspective:
     """The perspective readout from (name, (3,) position, (3, 3) covariance) triples.
 
     ``facing`` may have a None position when ``forward`` (a (3,) world direction, e.g. a camera's
-    viewing axis) gives "ahead" instead.
+    viewing axis) gives "ahead" instead. ``joint``: (S, 2) ground samples of target, standing_at and
+    facing drawn together (points of one photo sharing its camera's error, ``geom.floor_samples``), used
+    instead of sampling each covariance separately.
     """
     rng = np.random.default_rng(seed)
 
@@ -126,6 +129,10 @@ def perspective_from_positions(
         drawn = rng.multivariate_normal(xy, cov, size=SAMPLES, method="eigh")
         return np.vstack([xy[None], drawn])
 
+    if joint is not None:
+        nominal = [np.asarray(place[1], dtype=np.float64)[:2][None] for place in (target, standing_at, facing)]
+        target_xy, viewer, facing_xy = (np.vstack([n, np.asarray(s)[:, :2]]) for n, s in zip(nominal, joint))
+        return _reading(target, standing_at, facing, viewer, facing_xy - viewer, target_xy)
     viewer = samples(standing_at[1], standing_at[2])
     target_xy = samples(target[1], target[2])
     if facing[1] is not None:
@@ -135,6 +142,12 @@ def perspective_from_positions(
         if np.linalg.norm(f) < 1e-9:
             raise ValueError("the viewer's forward direction is vertical; say what it faces with facing=")
         ahead = np.repeat(f[None], SAMPLES + 1, axis=0)
+    return _reading(target, standing_at, facing, viewer, ahead, target_xy)
+
+
+def _reading(target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarray, ahead: np.ndarray,
+             target_xy: np.ndarray) -> Perspective:
+    """The Perspective from (S + 1, 2) viewer, ahead and target samples (row 0 nominal)."""
     if np.linalg.norm(ahead[0]) < 1e-9:
         raise ValueError(f"{standing_at[0]} and {facing[0]} are at the same place on the ground, so 'facing' is undefined")
     if np.linalg.norm(target_xy[0] - viewer[0]) < 1e-9:

@@ -198,3 +198,27 @@ def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one()
         geom.camera_tilt(blank)
     p = geom.floor_point((112, 150), blank)
     assert p.pitch_deg == 15.0 and "15 ± 8 deg down (too few near-vertical edges" in p.assumed
+
+
+def test_points_of_one_photo_share_its_camera_error_in_perspective_readouts():
+    """A height or tilt error moves all floor points of a photo together, so 'standing at A facing B'
+    is much better known than independent per-object errors would say."""
+    from spatialclaw.primitives.scene_perspective import perspective_from_positions
+
+    scene = Scene()
+    for name, pixel in {"a": (60.0, 150.0), "b": (170.0, 130.0), "c": (120.0, 160.0)}.items():
+        scene.add_bearing(name, pixel, image_size=(224, 168), on_floor=True)
+    joint = scene.perspective("c", standing_at="a", facing="b")
+    places = [(n, scene[n].center, scene[n].covariance) for n in ("c", "a", "b")]
+    separate = perspective_from_positions(*places)
+    assert joint.angle_deg == pytest.approx(separate.angle_deg)
+    assert joint.angle_sigma_deg < 0.6 * separate.angle_sigma_deg
+    assert joint.p_direction > separate.p_direction
+    drawn = geom.floor_samples([scene[n].bearings[0].floor for n in ("a", "b", "c")], samples=500)
+    assert drawn.shape == (500, 3, 3)
+    heights = drawn[..., 2]
+    ok = np.isfinite(heights).all(axis=1)
+    np.testing.assert_allclose(heights[ok], heights[ok][:, :1].repeat(3, axis=1))   # one floor per sample
+    other = geom.floor_point((100.0, 150.0), image_size=(224, 168), camera_height_m=1.2)
+    with pytest.raises(ValueError, match="different cameras"):
+        geom.floor_samples([scene["a"].bearings[0].floor, other])
