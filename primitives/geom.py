@@ -12,20 +12,11 @@ Conventions (everywhere in this module):
   forward = the camera's viewing axis projected onto the ground, right = forward x up, up = +Z;
   "behind X" = farther from the observer than X along that forward.
 
-Functions: backproject, project, transform, invert_pose; distance (centroid | closest), closest_points,
-angle_between, direction; fit_plane (RANSAC), find_floor, gravity_alignment; oriented_box (upright
-yaw-only, or PCA); rectify_plane (metric top view from four image points); find_plane_reference
-(planar metrology: finds a sheet/square/border of known size to sub-pixel precision and returns a
-Rectified plane whose length/angle/ratio/area/point measure in its units with a sigma);
-scale_from_known_size (metres per pixel and distance from an object of known size, with the uncertainty
-its assumed size range brings); floor_point (one image, no depth: the 3D floor position of a pixel
-that touches the floor, from an assumed camera height, tilt and field of view, with the uncertainty
-those assumptions bring; feeds ``scene.add_bearing(..., on_floor=True)``). Also available:
-camera_tilt (pitch and roll from the vertical edges of one image), floor_samples (joint samples of one
-photo's floor points), observer_axes, frame_from_up,
-camera_up_vectors, homography_from_points, format_metres, refine_quad, tilted_camera_pose, horizon_row,
-and the result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale,
-FloorPoint, CameraTilt.
+Functions: each one below, by signature and summary. Also available (``manual("geom.NAME")``):
+floor_samples (joint samples of one photo's floor points), tilted_camera_pose, horizon_row,
+observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad;
+result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale, FloorPoint,
+CameraTilt.
 """
 
 from __future__ import annotations
@@ -51,5 +42,5 @@ __all__ = [
     "backproject", "project", "transform", "invert_pose",
     "distance", "closest_points", "angle_between", "direction",
     "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
-    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "floor_samples", "camera_tilt",
+    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "camera_tilt",
 ]

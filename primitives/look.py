@@ -579,7 +579,9 @@ def find_color(
     rectified: Any = None,
     shape: str | None = None,
 ) -> ColorBlobs:
-    """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components.
+    """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components;
+    for small solid marker dots pass ``shape="dot"`` (and ``expected_size=`` their diameter, px) so the
+    dot ranks first, above larger same-coloured clutter.
 
     A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
     (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
