@@ -17,6 +17,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .geom_plane_detect import (aspect_error, colour_distance_strength, find_candidates, is_convex, quad_checks,
+                                side_support, smoothed)
+from .geom_plane_geometry import quad_geometry
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
 from .imaging import as_rgb_array
 
@@ -132,38 +135,6 @@ def _strength_map(array: np.ndarray, color: Any) -> tuple[np.ndarray, np.ndarray
     return mask, strength.astype(np.float64)
 
 
-def _order_corners(corners: np.ndarray) -> np.ndarray:
-    """Clockwise in the image (x right, y down) starting at the corner nearest the top-left."""
-    centre = corners.mean(axis=0)
-    angles = np.arctan2(corners[:, 1] - centre[1], corners[:, 0] - centre[0])
-    ordered = corners[np.argsort(angles)]
-    start = int(np.argmin(ordered.sum(axis=1)))
-    return np.roll(ordered, -start, axis=0)
-
-
-def _initial_quad(mask: np.ndarray) -> np.ndarray:
-    import cv2
-    from scipy.ndimage import binary_fill_holes
-
-    count, components, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    if count < 2:
-        raise ValueError("find_plane_reference found no region of that colour; pass color= (the sheet's or "
-                         "border's colour) or quad= (its four corners, roughly, from a zoom)")
-    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    region = binary_fill_holes(components == largest).astype(np.uint8)
-    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    hull = cv2.convexHull(max(contours, key=cv2.contourArea))
-    perimeter = cv2.arcLength(hull, True)
-    for fraction in np.linspace(0.005, 0.2, 60):
-        approx = cv2.approxPolyDP(hull, fraction * perimeter, True)
-        if len(approx) <= 4:
-            break
-    if len(approx) != 4:
-        raise ValueError(f"the largest region of that colour is not a quadrilateral (its outline has {len(approx)} "
-                         f"corners); pass quad= (four rough corners) to fit its sides from there")
-    return _order_corners(approx.reshape(4, 2).astype(np.float64))
-
-
 def _edge_points(strength: np.ndarray, p: np.ndarray, q: np.ndarray, inside: np.ndarray, band: float,
                  step: float = 0.25) -> np.ndarray:
     """Sub-pixel edge points along the side p->q: the steepest inside-to-outside drop of ``strength``
@@ -265,7 +236,8 @@ def _corner_samples(lines: Sequence[_Line], samples: int, seed: int) -> np.ndarr
 
 
 def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None = None, seed: int = 0,
-                samples: int = MONTE_CARLO_SAMPLES) -> tuple[np.ndarray, np.ndarray, list[float]]:
+                samples: int = MONTE_CARLO_SAMPLES, strength: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Sub-pixel corners of a quadrilateral whose four sides are colour (or brightness) edges.
 
     Args:
@@ -274,6 +246,7 @@ def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None 
             true sides. color: the reference's colour (as in ``find_color``), or None for brightness.
         band_px: half-width of the search band across each side, pixels (default 4% of the shortest side,
             at least 3).
+        strength: optional (H, W) map, high inside the reference, low outside (overrides ``color``).
 
     Returns:
         (corners (4, 2) px, corner_samples (samples, 4, 2) px drawn from the side fits' uncertainty,
@@ -283,7 +256,9 @@ def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None 
     rough = np.asarray(quad, dtype=np.float64)
     if rough.shape != (4, 2) or not np.isfinite(rough).all():
         raise ValueError(f"quad must be four (x, y) corners, shape (4, 2), got {rough.shape}")
-    if color is None:
+    if strength is not None:
+        strength = np.asarray(strength, dtype=np.float64)
+    elif color is None:
         strength = array.astype(np.float64).mean(axis=2)
         inside_mean = strength[tuple(np.clip(rough.mean(axis=0)[::-1].round().astype(int), 0, np.array(strength.shape) - 1))]
         if inside_mean < np.median(strength):
@@ -309,6 +284,84 @@ def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None 
     return corners, _corner_samples(lines, samples, seed), [line.sigma_px for line in lines]
 
 
+def _orient(corners: np.ndarray, image_size: tuple[int, int], size: tuple[float, float], unit: str
+            ) -> tuple[int, str, bool]:
+    """(shift, note, ambiguous): roll the corners by ``shift`` so side quad[0]->quad[1] is ``size[0]``."""
+    ratio = size[0] / size[1]
+    if abs(np.log(ratio)) < 0.05:
+        return 0, "orientation: a square reference, either way", False
+    g = quad_geometry(corners, image_size)
+    if g.focal_px is not None:
+        aspect = g.aspect
+        basis = (f"focal {g.focal_px:.0f} px (fov {g.fov_deg:.0f} deg) from the vanishing points gives "
+                 f"side 0->1 / side 0->3 = {aspect:.2f} on the plane")
+    else:
+        aspect = g.image_aspect
+        basis = (f"no plausible focal from the perspective (near fronto-parallel view), so the image side "
+                 f"ratio {aspect:.2f} is used")
+    error_as_found, error_swapped = abs(np.log(aspect / ratio)), abs(np.log(aspect * ratio))
+    shift = 0 if error_as_found <= error_swapped else 1
+    chosen, other = sorted((error_as_found, error_swapped))
+    ambiguous = bool(other - chosen < np.log(1.15))
+    note = (f"orientation auto: {basis}; the {size[0]:g} {unit} side taken along the detected "
+            f"{'first' if shift == 0 else 'second'} side pair (aspect off {np.expm1(chosen):.0%}, the other way "
+            f"off {np.expm1(other):.0%})")
+    return shift, note, ambiguous
+
+
+def _build(array: np.ndarray, corners: np.ndarray, samples: np.ndarray, residuals: Sequence[float],
+           size: tuple[float, float], unit: str, px_per_unit: float | None, orientation: str,
+           warnings: Sequence[str], alternative: Rectified | None = None) -> Rectified:
+    rect = rectify_plane(array, corners, size=size, px_per_m=px_per_unit, corner_sigma_px=0.0)
+    return Rectified(rect.image, rect.homography, rect.plane_homography, rect.px_per_m, rect.size_m,
+                     quad=corners, corner_samples=samples, unit=unit, edge_rms_px=tuple(residuals),
+                     orientation=orientation, warnings=tuple(warnings), alternative=alternative)
+
+
+def _polygon_area(quad: np.ndarray) -> float:
+    return float(0.5 * abs(np.sum(quad[:, 0] * np.roll(quad[:, 1], -1) - np.roll(quad[:, 0], -1) * quad[:, 1])))
+
+
+def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: float | None, seed: int
+            ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """Refine the best candidates of ``find_candidates`` and keep the most plausible fit."""
+    mask, _ = _strength_map(array, color if color is not None else "white")
+    candidates = find_candidates(array, mask, size)
+    if not candidates:
+        raise ValueError("find_plane_reference found no region of that colour; pass color= (the sheet's or "
+                         "border's colour) or quad= (its four corners, roughly, from a zoom)")
+    smooth = smoothed(array)
+    h, w = mask.shape
+    best, best_score = None, -1.0
+    _, colour_strength = _strength_map(array, color if color is not None else "white")
+    fits = []
+    for candidate in candidates:
+        # the sides as drops of similarity to the region's own colour, and of the requested colour's strength
+        for strength in (colour_distance_strength(array, candidate.colour), colour_strength):
+            try:
+                fits.append(refine_quad(array, candidate.quad, band_px=band_px, seed=seed, strength=strength))
+            except ValueError:
+                continue
+    fits = [fit for fit in fits if is_convex(fit[0])]
+    areas = [_polygon_area(fit[0]) for fit in fits]
+    for fit, area in zip(fits, areas):
+        corners, _, residuals = fit
+        # sides on strong edges, the known aspect (within 3% is as good as exact), tight side fits, and
+        # among equals the largest quad (one side following an occluder's edge cuts the sheet short)
+        error = aspect_error(quad_geometry(corners, (w, h)), size)
+        score = (min(side_support(smooth, corners)) * np.exp(-max(0.0, error - 0.03) / 0.1)
+                 * np.exp(-max(0.0, max(residuals) - 0.6) / 0.5) * np.sqrt(min(1.0, area / max(areas) / 0.97))
+                 * np.exp(-0.1 * float(np.mean(residuals))))
+        if score > best_score:
+            best, best_score = fit, score
+    if best is None or best_score < 0.1:
+        where = "" if best is None else " (best fit: corners " + ", ".join(f"({x:.0f}, {y:.0f})" for x, y in best[0]) + ")"
+        raise ValueError(f"find_plane_reference found no plausible {size[0]:g} x {size[1]:g} rectangle{where}: its "
+                         f"sides are not on strong edges or its shape does not match the size; read its four corners "
+                         f"off a zoom and pass them as quad= (rough is fine), or pass color=")
+    return best
+
+
 def find_plane_reference(
     frame: Any,
     size: tuple[float, float],
@@ -318,30 +371,41 @@ def find_plane_reference(
     px_per_unit: float | None = None,
     band_px: float | None = None,
     seed: int = 0,
+    orientation: str = "auto",
 ) -> Rectified:
     """Find a planar rectangle of known size (a sheet, a square, a tape border), rectify its plane, and
     return a ``Rectified`` that measures in its units with uncertainties.
 
-    Detection: the largest region of ``color`` (holes such as stickers on the sheet filled), its convex
-    outline reduced to four corners; or the rough corners you pass as ``quad``. Refinement: each side is
-    located to sub-pixel precision (steepest colour/brightness drop across the side, parabolic peak),
+    Detection: regions of nearly one colour among the pixels of ``color`` (at several tolerances, so a
+    sheet beside a brighter white surface separates from it; holes such as stickers filled), each convex
+    outline reduced to four corners and scored by how much of each side lies on a strong edge and how well
+    its true aspect matches ``size``; or the rough corners you pass as ``quad``. Refinement: each side is
+    located to sub-pixel precision (steepest drop of the similarity to the sheet's colour, parabolic peak),
     then fitted by RANSAC + Tukey-weighted total least squares, so stretches hidden by an object or a
     shadow are ignored; corners = intersections of adjacent sides. The side fits' uncertainty is kept as
     corner samples, so every measurement has a sigma.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
-        size: (width, height) of the rectangle in ``unit``; width runs quad[0] -> quad[1]. Auto-detected
-            corners start at the top-left-most corner, clockwise, and the longer image side pair is taken as
-            the width when width >= height (swap the order of ``size`` or pass ``quad`` if it is the other way).
+        size: (width, height) of the rectangle in ``unit``; width runs quad[0] -> quad[1] of the result.
         color: the reference's colour (a ``find_color`` name or (r, g, b)), or None to use brightness.
         quad: optional (4, 2) rough corners in order around the rectangle (skips the colour detection).
         unit: the unit of ``size`` ("m", "cm", "mm", "in", or "square" for a unit-less reference).
         px_per_unit: top-view resolution; default keeps about the source resolution.
         band_px: half-width of the edge search across each side, pixels.
+        orientation: "auto" (default): which side pair is ``size[0]`` is decided from perspective, not
+            image length (a sheet seen steeply shows its long side shorter): the focal length implied by
+            the two vanishing points being orthogonal (principal point at the image centre, square pixels;
+            a field of view outside 20-120 deg is rejected) gives the quad's true aspect, and the assignment
+            closer to ``size`` wins; the result's ``orientation`` says which and why, and when both fit
+            (within 15%) ``alternative`` holds the other and ``warnings`` say so. "as_given": keep the
+            corner order (yours with ``quad=``; detected ones start top-left, clockwise).
 
     Returns:
-        ``Rectified`` (``.quad`` refined corners px, ``.corner_samples``), with ``length(a, b)``,
+        ``Rectified`` (``.quad`` refined corners px, ``.corner_samples``, ``.orientation``, ``.warnings``
+        and ``.status``: "ok" or "suspect: ..." when a side fit has rms above 1 px, a side is not on a
+        strong edge, the perspective implies no real camera or the rectified aspect is far from ``size``
+        -- check the corners on a zoom then and pass ``quad=``), with ``length(a, b)``,
         ``angle(a, vertex, b)``, ``ratio((a, b), (c, d))``, ``point(uv)``, ``area(polygon)`` and ``text``.
 
     Example::
@@ -354,16 +418,31 @@ def find_plane_reference(
     width, height = (float(v) for v in size)
     if not (width > 0 and height > 0):
         raise ValueError(f"size must be (width, height) with both > 0, got {size}")
+    if orientation not in ("auto", "as_given"):
+        raise ValueError(f'orientation must be "auto" or "as_given", got {orientation!r}')
     if quad is None:
-        mask, _ = _strength_map(array, color if color is not None else "white")
-        rough = _initial_quad(mask)
-        pairs = np.linalg.norm(np.roll(rough, -1, axis=0) - rough, axis=1)
-        first_pair, second_pair = pairs[0] + pairs[2], pairs[1] + pairs[3]
-        if (first_pair < second_pair) == (width >= height):
-            rough = np.roll(rough, -1, axis=0)
+        corners, samples, residuals = _detect(array, (width, height), color, band_px, seed)
     else:
         rough = np.asarray(quad, dtype=np.float64)
-    corners, samples, residuals = refine_quad(array, rough, color=color, band_px=band_px, seed=seed)
-    rect = rectify_plane(array, corners, size=(width, height), px_per_m=px_per_unit, corner_sigma_px=0.0)
-    return Rectified(rect.image, rect.homography, rect.plane_homography, rect.px_per_m, rect.size_m,
-                     quad=corners, corner_samples=samples, unit=unit, edge_rms_px=tuple(residuals))
+        if rough.shape == (4, 2) and np.isfinite(rough).all() and not is_convex(rough):
+            raise ValueError("quad= is not a convex quadrilateral in order: give the four corners in order around "
+                             "the reference (e.g. top-left, top-right, bottom-right, bottom-left)")
+        corners, samples, residuals = refine_quad(array, rough, color=color, band_px=band_px, seed=seed)
+    warnings = quad_checks(array, corners, (width, height), residuals)
+    h, w = array.shape[:2]
+    if orientation == "auto":
+        shift, note, ambiguous = _orient(corners, (w, h), (width, height), unit)
+    else:
+        shift, note, ambiguous = 0, "orientation as given: quad[0]->quad[1] is size[0]", False
+    corners = np.roll(corners, -shift, axis=0)
+    samples = np.roll(samples, -shift, axis=1)
+    residuals = list(np.roll(np.asarray(residuals), -shift))
+    alternative = None
+    if ambiguous:
+        alternative = _build(array, np.roll(corners, -1, axis=0), np.roll(samples, -1, axis=1),
+                             list(np.roll(np.asarray(residuals), -1)), (width, height), unit, px_per_unit,
+                             "the other orientation of the same corners", warnings)
+        warnings = [*warnings, "orientation ambiguous (both side assignments fit the perspective): measure on "
+                               ".alternative too and compare"]
+    return _build(array, corners, samples, residuals, (width, height), unit, px_per_unit, note, warnings,
+                  alternative)

@@ -51,6 +51,11 @@ class Rectified:
             ``corner_sigma_px``); the measurements' sigmas come from them.
         unit: the unit of the plane coordinates ("m" unless another was given).
         edge_rms_px: per-side rms residual of the sub-pixel edge fit (``find_plane_reference``), pixels.
+        orientation: how ``find_plane_reference`` decided which image side is ``size[0]`` (and why).
+        warnings: reasons to distrust the reference (a side off a strong edge, a poor side fit, a
+            rectified aspect far from the known size); empty when it looks right. See ``status``.
+        alternative: where the orientation is ambiguous, the same corners with the other side taken as
+            the width (measure on both and compare), else None.
 
     Measuring (image pixels in, plane units out, each a ``Measurement`` with ``.value``, ``.sigma``,
     ``.text``): ``length(a, b)``, ``angle(a, vertex, b)`` (degrees), ``ratio((a, b), (c, d))``,
@@ -67,6 +72,14 @@ class Rectified:
     corner_samples: np.ndarray | None = field(default=None, repr=False)
     unit: str = "m"
     edge_rms_px: tuple[float, ...] = ()
+    orientation: str = ""
+    warnings: tuple[str, ...] = ()
+    alternative: "Rectified | None" = field(default=None, repr=False)
+
+    @property
+    def status(self) -> str:
+        """"ok", or "suspect: <the warnings>" when the reference may be wrong (check it on a zoom)."""
+        return "ok" if not self.warnings else "suspect: " + "; ".join(self.warnings)
 
     @property
     def array(self) -> np.ndarray:
@@ -135,8 +148,10 @@ class Rectified:
         """One line: the reference's size, its corners in the image and the edge-fit residuals."""
         corners = "" if self.quad is None else " corners " + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in self.quad) + " px"
         edges = f"; side fits rms {max(self.edge_rms_px):.2f} px" if self.edge_rms_px else ""
+        orientation = f"; {self.orientation}" if self.orientation else ""
+        status = f"; status {self.status}" if (self.warnings or self.edge_rms_px) else ""
         return (f"plane reference {self.size_m[0]:g} x {self.size_m[1]:g} {self.unit}:{corners}{edges}; "
-                f"plane x along quad[0]->quad[1], y along quad[0]->quad[3]")
+                f"plane x along quad[0]->quad[1], y along quad[0]->quad[3]{orientation}{status}")
 
     def _repr_png_(self) -> bytes:
         from .imaging import png_bytes
