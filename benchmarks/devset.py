@@ -13,10 +13,10 @@ because each image is made from a real photo by a known camera motion or a known
   tilts and moves. A parallax test separates them; an eye mostly cannot.
 - ``orbit_angle``: two real views of the Middlebury temple or dino; the angle in degrees between the two
   cameras' viewing directions, from the published calibration.
-- ``perspective``: one real RGB-D frame with three coloured markers on scene points; "standing at the
-  red marker facing the blue one, is the green one front-left, front-right, back-left or back-right",
-  with the answer from the measured 3D points in the ground plane (the camera is close to level in
-  these frames; an item whose answer lies within 25 degrees of a quadrant boundary is not generated).
+- ``perspective``: one real RGB-D frame with three coloured markers on floor pixels (the floor plane
+  found by RANSAC in the measured depth); "standing at the red marker facing the blue one, is the green
+  one front-left, front-right, back-left or back-right", with the answer from the measured 3D points in
+  the floor plane, its normal as up (an item within 25 degrees of a quadrant boundary is not generated).
 - ``planar``: a perspective photo of an A4 sheet (210 x 297 mm) lying on a real textured surface with
   coloured dots; the distance between two dots in centimetres, or the angle at one dot, exactly from the
   layout.
@@ -266,29 +266,62 @@ def _mark(image: Image.Image, points: dict[str, tuple[float, float]], scale: flo
     return marked
 
 
+def _floor(depth: np.ndarray, K: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The floor of an RGB-D frame: (its up normal in camera axes, the camera-frame points (H, W, 3),
+    the mask of floor pixels within 2 cm of the plane), by RANSAC over the lower half of the image among
+    planes within 45 degrees of the camera's up (-y); None when no floor covers 3 % of the image."""
+    h, w = depth.shape
+    v, u = np.mgrid[0:h, 0:w]
+    points = np.dstack([(u - K[0, 2]) * depth / K[0, 0], (v - K[1, 2]) * depth / K[1, 1], depth])
+    candidates = points[h // 2:][depth[h // 2:] > 0.3]
+    best, best_count = None, 0
+    for _ in range(300):
+        p0, p1, p2 = candidates[rng.choice(len(candidates), 3, replace=False)]
+        normal = np.cross(p1 - p0, p2 - p0)
+        if np.linalg.norm(normal) < 1e-9:
+            continue
+        normal /= np.linalg.norm(normal)
+        if normal[1] > 0:
+            normal = -normal  # up is -y in OpenCV camera axes
+        if -normal[1] < math.cos(math.radians(45)):
+            continue
+        count = int((np.abs((candidates - p0) @ normal) < 0.02).sum())
+        if count > best_count:
+            best, best_count = (normal, float(p0 @ normal)), count
+    if best is None:
+        return None
+    normal, offset = best
+    mask = (depth > 0.3) & (np.abs(points @ normal - offset) < 0.02)
+    return (normal, points, mask) if mask.mean() > 0.03 else None
+
+
 def _perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Three markers on floor pixels of a real RGB-D frame (the floor found in its depth); the answer from
+    their measured 3D positions in the floor plane, with the floor's normal as up."""
     records = []
-    for source in ("redwood", "tum", "nyu", "sun", "redwood", "tum"):
+    for source in ("redwood", "tum", "nyu", "sun", "redwood", "nyu"):
         rgb, depth, K = _rgbd(root, source)
         h, w = depth.shape
-        for _ in range(400):
-            picks = [(int(rng.integers(50, w - 50)), int(rng.integers(h // 2, h - 30))) for _ in range(3)]  # floor-level half
-            z = [float(depth[v, u]) for u, v in picks]
-            if min(z) <= 0.3:
-                continue
-            ground = [np.array([(u - K[0, 2]) * d / K[0, 0], d]) for (u, v), d in zip(picks, z)]  # (x right, z forward)
-            a, b, c = ground
+        found = _floor(depth, K, rng)
+        if found is None:
+            continue
+        up, points, floor = found
+        rows, cols = np.nonzero(floor[:h - 30, 40:w - 40])  # markers fully inside the picture
+        cols = cols + 40
+        for _ in range(2000):
+            picks = [(int(cols[k]), int(rows[k])) for k in rng.choice(len(rows), 3, replace=False)]
+            a, b, c = (points[v, u] - (points[v, u] @ up) * up for u, v in picks)  # on the floor plane
             facing, to_c = b - a, c - a
             if np.linalg.norm(facing) < 0.8 or np.linalg.norm(to_c) < 0.6:
                 continue
-            # Seen from above with +z forward and +x right, a positive cross (facing x to_c) in this
-            # (x, z) plane puts c on the left of someone at a facing b.
-            cross = facing[0] * to_c[1] - facing[1] * to_c[0]
+            # Seen from above (up = the floor's normal): facing x to_c along up puts c on the left.
+            cross = float(np.cross(facing, to_c) @ up)
             angle = math.degrees(math.atan2(abs(cross), float(facing @ to_c)))
             if not (25 <= angle <= 65 or 115 <= angle <= 155):
                 continue
             side = ("front-" if angle < 90 else "back-") + ("left" if cross > 0 else "right")
-            break
+            if side == QUADRANTS[len(records) % 4]:  # every quadrant in turn, so no answer dominates
+                break
         else:
             continue
         number = len(records)
@@ -297,10 +330,11 @@ def _perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[s
         name = _save(picture, out / f"perspective{number}.png")
         records.append({
             "task_id": f"perspective-{number}", "category": "perspective", "images": [name],
-            "question": ("Imagine you stand on the floor at the point marked by the red dot, facing the point marked by "
-                         "the blue dot. In which direction is the point marked by the green dot?"),
+            "question": ("The three coloured dots mark points on the floor. Imagine you stand at the red dot, facing the "
+                         "blue dot. In which direction is the green dot?"),
             "choices": QUADRANTS, "answer": chr(ord("A") + QUADRANTS.index(side)),
-            "meta": {"source": source, "pixels": picks, "depths_m": [round(d, 3) for d in z], "angle_deg": round(angle, 1)}})
+            "meta": {"source": source, "pixels": picks, "angle_deg": round(angle, 1),
+                     "floor_up_camera": [round(float(x), 4) for x in up]}})
     return records
 
 

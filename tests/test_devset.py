@@ -72,6 +72,11 @@ def test_perspective_answers_are_unambiguous(generated):
     items = [r for r in records if r["category"] == "perspective"]
     assert items and all(25 <= r["meta"]["angle_deg"] <= 65 or 115 <= r["meta"]["angle_deg"] <= 155 for r in items)
     assert len({r["answer"] for r in items}) >= 3
+    # markers sit on the floor found in the depth; the floor's up is close to the camera's -y (tilts of
+    # these photos: about 2 to 30 degrees)
+    for r in items:
+        up = np.array(r["meta"]["floor_up_camera"])
+        assert np.degrees(np.arccos(-up[1])) < 35
 
 
 def test_the_docs_dev_set_commands_run_as_written(tmp_path):
