@@ -72,7 +72,9 @@ class SandboxDirs:
         """The policy of this kernel: its directories, ``workdir`` and ``writable`` (the snapshot directory),
         and ``readable`` host paths (model folders, datasets) read-only, with ``$SPATIALCLAW_MODELS``."""
         inside, caches = sandbox_environment(env)
-        extra = [str(Path(p).resolve()) for p in readable or []]
+        # Each readable path is visible where the caller names it and where its links lead (a dataset
+        # reached through a symlinked folder is opened by either name).
+        extra = list(dict.fromkeys(form for p in readable or [] for form in (os.path.abspath(p), str(Path(p).resolve()))))
         if env.get("SPATIALCLAW_MODELS") and os.path.isdir(env["SPATIALCLAW_MODELS"]):
             extra.append(env["SPATIALCLAW_MODELS"])
         return SandboxPolicy(

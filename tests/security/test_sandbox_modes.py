@@ -108,3 +108,22 @@ def test_the_security_guide_example_runs_as_written(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "{'mode': 'required', 'active': True}" or out[0].startswith("{'mode': 'required', 'active': True")
     assert out[1:] == ["FileNotFoundError", "ConnectionRefusedError", "MemoryError"]
+
+
+def test_a_readable_path_reached_through_a_symlink_is_visible_by_both_names(tmp_path) -> None:
+    """``readable=`` binds a path where the caller names it and where its links lead: a dataset folder
+    reached through a symlink (CI lays ../shared beside the checkout that way) is opened by either name,
+    and its neighbours stay hidden."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "depth.txt").write_text("42")
+    (tmp_path / "secret.txt").write_text("hidden")
+    (tmp_path / "linked").symlink_to(real)
+    named = tmp_path / "linked" / "depth.txt"
+    with Kernel(readable=[named]) as kernel:
+        if not kernel.sandbox.get("active"):
+            pytest.skip("no sandbox on this host")
+        result = kernel.execute(
+            f"import os\nprint(open({str(named)!r}).read(), open({str(real / 'depth.txt')!r}).read(), "
+            f"os.path.exists({str(tmp_path / 'secret.txt')!r}))")
+    assert result.stdout.split() == ["42", "42", "False"], result.to_text()
