@@ -19,7 +19,7 @@ import numpy as np
 
 from .geom_plane_detect import (aspect_error, colour_distance_strength, find_candidates, is_convex, quad_checks,
                                 side_support, smoothed)
-from .geom_plane_geometry import quad_geometry
+from .geom_plane_geometry import focal_for_aspect, quad_geometry
 from .geom_rectify import Rectified, homography_from_points, rectify_plane
 from .imaging import as_rgb_array
 
@@ -296,9 +296,17 @@ def _orient(corners: np.ndarray, image_size: tuple[int, int], size: tuple[float,
         basis = (f"focal {g.focal_px:.0f} px (fov {g.fov_deg:.0f} deg) from the vanishing points gives "
                  f"side 0->1 / side 0->3 = {aspect:.2f} on the plane")
     else:
+        # one side pair parallel in the image: ask which assignment implies a real camera at all
+        (f_as, why_as), (f_swap, why_swap) = (focal_for_aspect(corners, image_size, r) for r in (ratio, 1 / ratio))
+        if (f_as is None) != (f_swap is None):
+            shift = 0 if f_as is not None else 1
+            note = (f"orientation auto: only one side assignment implies a real camera: the {size[0]:g} {unit} side "
+                    f"along the detected {'first' if shift == 0 else 'second'} side pair gives "
+                    f"{why_as if shift == 0 else why_swap}, the other {why_swap if shift == 0 else why_as}")
+            return shift, note, False
         aspect = g.image_aspect
-        basis = (f"no plausible focal from the perspective (near fronto-parallel view), so the image side "
-                 f"ratio {aspect:.2f} is used")
+        basis = (f"no focal from the vanishing points (a side pair is parallel in the image) and both side "
+                 f"assignments imply a camera ({why_as}; {why_swap}), so the image side ratio {aspect:.2f} is used")
     error_as_found, error_swapped = abs(np.log(aspect / ratio)), abs(np.log(aspect * ratio))
     shift = 0 if error_as_found <= error_swapped else 1
     chosen, other = sorted((error_as_found, error_swapped))
@@ -336,8 +344,12 @@ def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: f
     _, colour_strength = _strength_map(array, color if color is not None else "white")
     fits = []
     for candidate in candidates:
-        # the sides as drops of similarity to the region's own colour, and of the requested colour's strength
-        for strength in (colour_distance_strength(array, candidate.colour), colour_strength):
+        # the sides as drops of the requested colour's strength, and for a white (or brightness) reference,
+        # which other bright surfaces resemble, also of the similarity to the region's own colour
+        strengths = [colour_strength]
+        if color is None or (isinstance(color, str) and color.lower() == "white"):
+            strengths.insert(0, colour_distance_strength(array, candidate.colour))
+        for strength in strengths:
             try:
                 fits.append(refine_quad(array, candidate.quad, band_px=band_px, seed=seed, strength=strength))
             except ValueError:
@@ -348,7 +360,7 @@ def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: f
         corners, _, residuals = fit
         # sides on strong edges, the known aspect (within 3% is as good as exact), tight side fits, and
         # among equals the largest quad (one side following an occluder's edge cuts the sheet short)
-        error = aspect_error(quad_geometry(corners, (w, h)), size)
+        error = aspect_error(corners, (w, h), size)
         score = (min(side_support(smooth, corners)) * np.exp(-max(0.0, error - 0.03) / 0.1)
                  * np.exp(-max(0.0, max(residuals) - 0.6) / 0.5) * np.sqrt(min(1.0, area / max(areas) / 0.97))
                  * np.exp(-0.1 * float(np.mean(residuals))))

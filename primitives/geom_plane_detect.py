@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .geom_plane_geometry import QuadGeometry, quad_geometry
+from .geom_plane_geometry import QuadGeometry, focal_for_aspect, quad_geometry
 
 __all__ = ["Candidate", "colour_distance_strength", "find_candidates", "quad_checks", "side_support"]
 
@@ -107,9 +107,14 @@ def side_support(smooth: np.ndarray, quad: np.ndarray, offset: float = 2.0, coun
     return tuple(out)
 
 
-def aspect_error(geometry: QuadGeometry, size: tuple[float, float]) -> float:
-    """|log| of the quad's true aspect over the known one, for the better of the two side assignments."""
+def aspect_error(quad: np.ndarray, image_size: tuple[int, int], size: tuple[float, float]) -> float:
+    """|log| of the quad's true aspect over the known one, for the better of the two side assignments.
+    Where the vanishing points leave the focal open (a side pair parallel in the image), 0 when some
+    assignment implies a real camera, else the image aspect's error."""
+    geometry = quad_geometry(quad, image_size)
     ratio = size[0] / size[1]
+    if geometry.focal_px is None and any(focal_for_aspect(quad, image_size, r)[0] is not None for r in (ratio, 1 / ratio)):
+        return 0.0
     return float(min(abs(np.log(geometry.aspect / ratio)), abs(np.log(geometry.aspect * ratio))))
 
 
@@ -120,13 +125,13 @@ def _score(smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill
     if not is_convex(quad):
         return 0.0, (0.0,) * 4, geometry
     support = side_support(smooth, quad)
-    error = aspect_error(geometry, size)
+    error = aspect_error(quad, (w, h), size)
     perspective = 1.0 if geometry.focal_px is not None else 0.7
     return float(min(support) * min(fill, 1.0) * np.exp(-error / 0.15) * perspective), support, geometry
 
 
 def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[float, float],
-                    limit: int = 6) -> list[Candidate]:
+                    limit: int = 8) -> list[Candidate]:
     """Rough quads of nearly uniform regions of the reference's colour, best first."""
     import cv2
 
@@ -147,15 +152,22 @@ def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[floa
         largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
         regions.append((legacy == largest, smooth[legacy == largest].mean(axis=0)))
     kernel = np.ones((3, 3), np.uint8)
+    # colour change per pixel: cutting regions along it separates a sheet from a touching surface of
+    # nearly its colour (a brighter counter) without splitting it where texture shows faintly through
+    gradient = np.sqrt(sum(np.gradient(smooth[..., c], axis=axis) ** 2 for c in range(3) for axis in (0, 1)))
     for colour in colours:
         distance = np.linalg.norm(smooth - colour[None, None], axis=2)
         for tolerance in TOLERANCES:
-            mask = cv2.morphologyEx((distance < tolerance).astype(np.uint8), cv2.MORPH_OPEN, kernel)
-            count, components, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-            for label in 1 + np.argsort(stats[1:, cv2.CC_STAT_AREA])[::-1][:3]:
-                if stats[label, cv2.CC_STAT_AREA] >= min_area:
-                    region = components == label
-                    regions.append((region, smooth[region].mean(axis=0)))
+            for cut in (None, 3.0, 5.0, 8.0):
+                inside = distance < tolerance if cut is None else (distance < tolerance) & (gradient < cut)
+                mask = cv2.morphologyEx(inside.astype(np.uint8), cv2.MORPH_OPEN, kernel)
+                count, components, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+                for label in 1 + np.argsort(stats[1:, cv2.CC_STAT_AREA])[::-1][:3]:
+                    if stats[label, cv2.CC_STAT_AREA] >= min_area:
+                        region = components == label
+                        if cut is not None:
+                            region = cv2.dilate(region.astype(np.uint8), kernel, iterations=2) > 0
+                        regions.append((region, smooth[components == label].mean(axis=0)))
     candidates: list[Candidate] = []
     for region, colour in regions:
         quad = region_quad(region)
@@ -183,18 +195,20 @@ def quad_checks(array: np.ndarray, quad: np.ndarray, size: tuple[float, float],
     if rough:
         warnings.append("side fits rms above 1 px (" + ", ".join(rough) + "): those sides may not follow the "
                         "reference's edge")
-    weak = [f"side {i} {value:.0%}" for i, value in enumerate(side_support(smoothed(array), quad)) if value < 0.6]
+    weak = [f"side {i} {value:.0%}" for i, value in enumerate(side_support(smoothed(array), quad)) if value < 0.5]
     if weak:
         warnings.append("sides not on a strong edge along most of their length (" + ", ".join(weak) + ")")
     geometry = quad_geometry(quad, (w, h))
-    error = aspect_error(geometry, size)
-    if geometry.focal_px is None:
+    error = aspect_error(quad, (w, h), size)
+    ratio = size[0] / size[1]
+    if geometry.focal_px is None and error > 0:
         sides = np.roll(quad, -1, axis=0) - quad
         cos = [abs(sides[i] @ sides[i + 2]) / (np.linalg.norm(sides[i]) * np.linalg.norm(sides[i + 2])) for i in (0, 1)]
         if min(cos) < np.cos(np.radians(4)):
-            fov = "no real focal" if geometry.fov_deg is None else f"a {geometry.fov_deg:.0f} deg field of view"
-            warnings.append(f"the quad's perspective implies {fov} (a real camera has 20-120 deg): it is not the "
-                            f"image of a rectangle")
+            reasons = [focal_for_aspect(quad, (w, h), r)[1] for r in (ratio, 1 / ratio)]
+            warnings.append(f"the quad's perspective implies no real camera ({reasons[0]} one way, {reasons[1]} the "
+                            f"other; a real camera has a 20-120 deg field of view): it is not the image of a "
+                            f"{size[0]:g} x {size[1]:g} rectangle")
     if error > np.log(1.12):
         ratio = max(size) / min(size)
         found = max(geometry.aspect, 1 / geometry.aspect)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .geom_rectify import homography_from_points
 
-__all__ = ["FOV_RANGE_DEG", "QuadGeometry", "quad_geometry"]
+__all__ = ["FOV_RANGE_DEG", "QuadGeometry", "focal_for_aspect", "quad_geometry"]
 
 FOV_RANGE_DEG = (20.0, 120.0)   # horizontal fields of view accepted as a real camera's
 
@@ -74,3 +74,29 @@ def quad_geometry(quad: np.ndarray, image_size: tuple[int, int]) -> QuadGeometry
         return QuadGeometry(None, fov, image_aspect, image_aspect)
     r1, r2 = _plane_axes(quad, centre, focal)
     return QuadGeometry(focal, fov, float(np.linalg.norm(r1) / np.linalg.norm(r2)), image_aspect)
+
+
+def focal_for_aspect(quad: np.ndarray, image_size: tuple[int, int], aspect: float) -> tuple[float | None, str]:
+    """The focal length (pixels) for which the quad is a rectangle whose side quad[0]->quad[1] is ``aspect``
+    times side quad[0]->quad[3] (the plane axes through ``K^-1`` equal in length), or None with the reason
+    (no real focal, or a field of view outside ``FOV_RANGE_DEG``). Works where one side pair is parallel
+    in the image, which leaves the vanishing-point focal undetermined."""
+    quad = np.asarray(quad, dtype=np.float64)
+    width, height = image_size
+    centre = np.array([(width - 1) / 2, (height - 1) / 2])
+    H = homography_from_points(np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float), quad)
+    h1, h2 = H[:, 0] / aspect, H[:, 1]
+    a1 = np.array([h1[0] - centre[0] * h1[2], h1[1] - centre[1] * h1[2]])
+    a2 = np.array([h2[0] - centre[0] * h2[2], h2[1] - centre[1] * h2[2]])
+    # |K^-1 h1|^2 = |a1|^2 / f^2 + h1z^2 must equal the same for h2
+    denominator = h2[2] ** 2 - h1[2] ** 2
+    if abs(denominator) < 1e-18:
+        return None, "no focal fixed (the view is fronto-parallel)"
+    f2 = float(a1 @ a1 - a2 @ a2) / denominator
+    if f2 <= 0:
+        return None, "no real focal (f^2 < 0)"
+    focal = float(np.sqrt(f2))
+    fov = _fov(focal, width)
+    if not (FOV_RANGE_DEG[0] <= fov <= FOV_RANGE_DEG[1]):
+        return None, f"a {fov:.0f} deg field of view"
+    return focal, f"focal {focal:.0f} px (fov {fov:.0f} deg)"
