@@ -328,6 +328,9 @@ class Kernel:
         execution_count = self._await_reply(msg_id)
         result = collector.finish(execution_count, time.monotonic() - started)
         if interrupted_at is not None:
+            ended = self._end_cell_processes()
+            if ended:
+                result.notes.append(f"ended {ended} process(es) the interrupted cell had started")
             result.status = "timeout"
             where = result.error
             result.error = CellError(
@@ -339,6 +342,31 @@ class Kernel:
             )
         self._remember_state(collector)
         return result
+
+    def _end_cell_processes(self) -> int:
+        """Kill the processes an interrupted cell left behind (a fork bomb's sleepers would otherwise hold
+        the process cap and the kernel could not start a thread): every process under the kernel's process
+        tree that started after the kernel itself. In the sandbox that includes detached ones, which the
+        PID namespace keeps in the tree. Returns how many were killed."""
+        import psutil
+
+        try:
+            root = psutil.Process(self._process.pid)
+            tree = [root, *root.children(recursive=True)]
+            # the kernel's own interpreter (``python -m ipykernel_launcher``), not the sandbox launcher whose
+            # arguments name it; a cell's forks share its command line but start later
+            kernels = [p for p in tree if any("ipykernel" in part for part in p.cmdline()[:3])]
+            kernel = min(kernels, key=lambda p: p.create_time()) if kernels else root
+            strays = [p for p in tree if p.pid != kernel.pid and p.create_time() > kernel.create_time()]
+        except psutil.Error:
+            return 0
+        for process in strays:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(strays, timeout=2.0)
+        return len(strays)
 
     def tool_status(self) -> dict[str, dict[str, Any]] | None:
         """What the kernel's learned tools reported when its namespace was last built (see

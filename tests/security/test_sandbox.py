@@ -286,6 +286,20 @@ def test_a_fork_bomb_is_contained_and_the_kernel_stays_usable() -> None:
         assert after.status == "ok" and after.stdout == "42\n"
 
 
+def test_processes_an_interrupted_cell_started_are_ended_and_the_kernel_is_kept() -> None:
+    """A cell that times out leaves no process behind (detached ones included), and the kernel itself
+    survives with its variables: only what started after the kernel is ended."""
+    with Kernel(interrupt_grace_s=3.0) as k:
+        k.execute("kept = 7")
+        slow = k.execute("import os, subprocess, time\n"
+                         "subprocess.Popen(['sleep', '300'])\n"
+                         "subprocess.Popen(['setsid', 'sleep', '301'])\n"
+                         "time.sleep(300)", timeout=3)
+        assert slow.status == "timeout" and any("ended" in note for note in slow.notes)
+        after = k.execute("import subprocess\nprint(kept, subprocess.run(['pgrep', '-c', 'sleep'], capture_output=True, text=True).stdout.strip())")
+        assert after.status == "ok" and after.stdout.split() == ["7", "0"] and not after.restarted
+
+
 def test_patches_in_one_episode_do_not_reach_the_next() -> None:
     patch = """
 import builtins, math
