@@ -740,7 +740,7 @@ class Scene:
         figure = Figure(figsize=(size_px / dpi, size_px / dpi), dpi=dpi)
         FigureCanvasAgg(figure)
         ax = figure.add_subplot(1, 1, 1)
-        colours = [figure_colour(i) for i in range(max(1, len(self.instances)))]
+        colours = [object_colour(name, i) for i, name in enumerate(self.instances)]
         rng = np.random.default_rng(0)
         spans = []
         for colour, instance in zip(colours, self.instances.values()):
@@ -817,3 +817,19 @@ def figure_colour(i: int) -> tuple[float, float, float]:
     from matplotlib import colormaps
 
     return tuple(colormaps["tab10"](i % 10)[:3])
+
+
+def object_colour(name: str, i: int) -> tuple[float, float, float]:
+    """How the bird's-eye view draws object ``name`` (the i-th): in the colour its name says when it says
+    one ("red", "blue dot", "green_marker"), else the i-th figure colour, so a "blue" object is never
+    drawn orange."""
+    from matplotlib.colors import to_rgb
+
+    for word in str(name).lower().replace("_", " ").replace("-", " ").split():
+        if word in _NAMED_COLOURS:
+            return to_rgb(word)
+    return figure_colour(i)
+
+
+_NAMED_COLOURS = {"red", "green", "blue", "yellow", "orange", "purple", "pink", "brown", "black", "white", "gray",
+                  "grey", "cyan", "magenta"}

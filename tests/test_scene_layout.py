@@ -154,6 +154,20 @@ def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
     assert blue and blue[0].weighted_area > 200                                # an ellipse, not a dot
 
 
+def test_bev_draws_an_object_named_by_a_colour_in_that_colour():
+    """Markers named "red"/"blue" (a common case: coloured dots) are drawn in their own colours, not in
+    the figure cycle (where "blue" came out orange and "red" blue)."""
+    from spatialclaw.primitives.look import find_color
+
+    scene = Scene()
+    scene.add_bearing("red", (40, 75), distance=3.0, image_size=(200, 150))
+    scene.add_bearing("blue", (160, 75), distance=3.0, image_size=(200, 150))
+    image = scene.bev(size_px=600)
+    reds, blues = find_color(image, "red", min_area=20), find_color(image, "blue", min_area=20)
+    assert reds and blues
+    assert reds[0].centroid[0] < blues[0].centroid[0]  # red is on the left of the camera, blue on the right
+
+
 def test_redwood_layout_from_bearings_and_measured_depth_agrees_with_3d(test_data):
     root = test_data / "rgbd-redwood"
     Kr = np.array(json.loads((root / "intrinsics.json").read_text())["intrinsic_matrix"]).reshape(3, 3).T
