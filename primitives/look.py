@@ -603,6 +603,9 @@ def find_color(
     a wall, a poster). Pass the dot's diameter as ``expected_size`` too when you know it. With
     ``expected_size`` and no ``shape`` compact blobs are mildly preferred; ``shape="any"`` turns the
     shape term off. Typical: ``find_color(frames[0], "red", shape="dot", expected_size=10)[0].centroid``.
+    Check the top blob: a real dot has ``compactness`` near 1 and an area near its disc's; a top blob with
+    compactness below about 0.6 is a dot merged with a background of similar tint (a bluish floor): call
+    again with a higher ``min_chroma`` (e.g. 40) to separate them, and ``draw`` the result to confirm.
 
     Centroids are sub-pixel: intensity-weighted over the blob and its partly covered edge pixels.
     Measure in a plane by passing ``rectified=geom.find_plane_reference(...)`` (or ``geom.rectify_plane``):
