@@ -333,7 +333,7 @@ def _polygon_area(quad: np.ndarray) -> float:
 def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: float | None, seed: int
             ) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Refine the best candidates of ``find_candidates`` and keep the most plausible fit."""
-    mask, _ = _strength_map(array, color if color is not None else "white")
+    mask, colour_strength = _strength_map(array, color if color is not None else "white")
     candidates = find_candidates(array, mask, size)
     if not candidates:
         raise ValueError("find_plane_reference found no region of that colour; pass color= (the sheet's or "
@@ -341,7 +341,6 @@ def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: f
     smooth = smoothed(array)
     h, w = mask.shape
     best, best_score = None, -1.0
-    _, colour_strength = _strength_map(array, color if color is not None else "white")
     fits = []
     for candidate in candidates:
         # the sides as drops of the requested colour's strength, and for a white (or brightness) reference,
@@ -359,7 +358,8 @@ def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: f
     for fit, area in zip(fits, areas):
         corners, _, residuals = fit
         # sides on strong edges, the known aspect (within 3% is as good as exact), tight side fits, and
-        # among equals the largest quad (one side following an occluder's edge cuts the sheet short)
+        # among equals the largest quad (one side following an occluder's edge cuts the sheet short; areas
+        # within 3% count as equal), then the tightest fit
         error = aspect_error(corners, (w, h), size)
         score = (min(side_support(smooth, corners)) * np.exp(-max(0.0, error - 0.03) / 0.1)
                  * np.exp(-max(0.0, max(residuals) - 0.6) / 0.5) * np.sqrt(min(1.0, area / max(areas) / 0.97))

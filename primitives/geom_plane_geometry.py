@@ -25,9 +25,10 @@ class QuadGeometry:
     """The camera and shape implied by a quad seen as a rectangle.
 
     Attributes:
-        focal_px: focal length (pixels) from the orthogonal vanishing points, or None where the view is
-            too near fronto-parallel (or not a rectangle) to fix it.
-        fov_deg: the horizontal field of view that focal implies, degrees (None with it).
+        focal_px: focal length (pixels) from the orthogonal vanishing points, or None where they fix none
+            (a side pair parallel in the image, or f^2 < 0: not a rectangle) or its field of view is outside
+            ``FOV_RANGE_DEG``.
+        fov_deg: the horizontal field of view the vanishing points imply, degrees (None without a real focal).
         aspect: true length ratio of side quad[0]->quad[1] over side quad[0]->quad[3] on the plane, with
             ``focal_px`` (or, without one, ``image_aspect``).
         image_aspect: the same ratio measured in the image (sum of the opposite side pairs' lengths).
