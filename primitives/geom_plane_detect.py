@@ -20,6 +20,7 @@ __all__ = ["Candidate", "colour_distance_strength", "find_candidates", "quad_che
 
 EDGE_CONTRAST = 12.0        # RGB distance across a side that counts as a strong edge (noise ~3 per channel)
 TOLERANCES = (6.0, 9.0, 13.0, 19.0, 28.0)   # colour distances a region may span, RGB units
+DETECT_SIDE_PX = 640        # candidates are found on a copy at most this many pixels on its longer side
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,10 @@ class Candidate:
 
 
 def smoothed(array: np.ndarray, sigma: float = 1.0) -> np.ndarray:
-    from scipy.ndimage import gaussian_filter
+    """(H, W, 3) float64 Gaussian-smoothed copy (``sigma`` pixels)."""
+    import cv2
 
-    return np.stack([gaussian_filter(array[..., c].astype(np.float64), sigma) for c in range(3)], axis=2)
+    return cv2.GaussianBlur(array.astype(np.float32), (0, 0), sigma, borderType=cv2.BORDER_REFLECT).astype(np.float64)
 
 
 def colour_distance_strength(array: np.ndarray, colour: np.ndarray) -> np.ndarray:
@@ -132,9 +134,18 @@ def _score(smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill
 
 def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[float, float],
                     limit: int = 8) -> list[Candidate]:
-    """Rough quads of nearly uniform regions of the reference's colour, best first."""
+    """Rough quads of nearly uniform regions of the reference's colour, best first (image pixels; found
+    on a copy at most ``DETECT_SIDE_PX`` wide, as rough corners for the full-resolution side fits)."""
     import cv2
 
+    scale = DETECT_SIDE_PX / max(array.shape[:2])
+    if scale < 1:
+        size_px = (max(1, round(array.shape[1] * scale)), max(1, round(array.shape[0] * scale)))
+        small = cv2.resize(array, size_px, interpolation=cv2.INTER_AREA)
+        small_mask = cv2.resize(colour_mask.astype(np.uint8), size_px, interpolation=cv2.INTER_NEAREST) > 0
+        found = find_candidates(small, small_mask, size, limit)
+        back = np.array([array.shape[1] / size_px[0], array.shape[0] / size_px[1]])
+        return [Candidate((c.quad + 0.5) * back - 0.5, c.colour, c.score, c.support, c.geometry) for c in found]
     smooth = smoothed(array)
     h, w = colour_mask.shape
     min_area = max(150, int(0.005 * h * w))
