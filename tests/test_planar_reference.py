@@ -178,3 +178,19 @@ def test_a_non_convex_quad_is_refused_with_the_order_to_use():
     image = np.full((168, 224, 3), (90, 80, 70), np.uint8)
     with pytest.raises(ValueError, match="convex"):
         geom.find_plane_reference(image, size=A4, quad=[[50, 40], [150, 120], [150, 40], [50, 120]])
+
+
+def test_an_ambiguous_orientation_is_reported_with_the_other_one_to_measure_on():
+    image = np.full((240, 320, 3), (70, 60, 50), np.uint8)
+    cv2.rectangle(image, (60, 25), (259, 214), (240, 238, 232), -1)        # 200 x 190 px, seen head-on
+    plane = geom.find_plane_reference(image, size=(20.0, 19.0), unit="cm")
+    assert plane.alternative is not None and "ambiguous" in plane.status
+    assert np.allclose(plane.alternative.quad, np.roll(plane.quad, -1, axis=0))
+    assert plane.length(plane.quad[0], plane.quad[1]).value == pytest.approx(20.0, rel=1e-6)
+    assert plane.alternative.length(plane.quad[0], plane.quad[1]).value == pytest.approx(19.0, rel=1e-6)
+    image = np.full((240, 320, 3), (70, 60, 50), np.uint8)
+    cv2.rectangle(image, (60, 25), (259, 144), (240, 238, 232), -1)        # 200 x 120 px: no doubt
+    clear = geom.find_plane_reference(image, size=(12.0, 20.0), unit="cm")
+    assert clear.alternative is None and clear.status == "ok"
+    assert clear.length(clear.quad[0], clear.quad[1]).value == pytest.approx(12.0, rel=1e-6)
+    assert np.linalg.norm(clear.quad[1] - clear.quad[0]) == pytest.approx(120, abs=1.5)   # the short image side
