@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .geom_plane_geometry import QuadGeometry, focal_for_aspect, quad_geometry
+from .geom_plane_geometry import focal_for_aspect, quad_geometry
 
 __all__ = ["Candidate", "colour_distance_strength", "find_candidates", "quad_checks", "side_support"]
 
@@ -25,13 +25,13 @@ DETECT_SIDE_PX = 640        # candidates are found on a copy at most this many p
 
 @dataclass(frozen=True)
 class Candidate:
-    """A rough quad (4, 2) px, clockwise from the top-left, the colour inside it and its score (0..1)."""
+    """A rough quad (4, 2) px, clockwise from the top-left, the mean RGB colour of its region, its score
+    (0..1) and the per-side fraction on a strong edge (``side_support``)."""
 
     quad: np.ndarray
     colour: np.ndarray
     score: float
     support: tuple[float, ...]
-    geometry: QuadGeometry
 
 
 def smoothed(array: np.ndarray, sigma: float = 1.0) -> np.ndarray:
@@ -121,15 +121,14 @@ def aspect_error(quad: np.ndarray, image_size: tuple[int, int], size: tuple[floa
 
 
 def _score(smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill: float
-           ) -> tuple[float, tuple[float, ...], QuadGeometry]:
+           ) -> tuple[float, tuple[float, ...]]:
     h, w = smooth.shape[:2]
-    geometry = quad_geometry(quad, (w, h))
     if not is_convex(quad):
-        return 0.0, (0.0,) * 4, geometry
+        return 0.0, (0.0,) * 4
     support = side_support(smooth, quad)
     error = aspect_error(quad, (w, h), size)
-    perspective = 1.0 if geometry.focal_px is not None else 0.7
-    return float(min(support) * min(fill, 1.0) * np.exp(-error / 0.15) * perspective), support, geometry
+    perspective = 1.0 if quad_geometry(quad, (w, h)).focal_px is not None else 0.7
+    return float(min(support) * min(fill, 1.0) * np.exp(-error / 0.15) * perspective), support
 
 
 def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[float, float],
@@ -145,7 +144,7 @@ def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[floa
         small_mask = cv2.resize(colour_mask.astype(np.uint8), size_px, interpolation=cv2.INTER_NEAREST) > 0
         found = find_candidates(small, small_mask, size, limit)
         back = np.array([array.shape[1] / size_px[0], array.shape[0] / size_px[1]])
-        return [Candidate((c.quad + 0.5) * back - 0.5, c.colour, c.score, c.support, c.geometry) for c in found]
+        return [Candidate((c.quad + 0.5) * back - 0.5, c.colour, c.score, c.support) for c in found]
     smooth = smoothed(array)
     h, w = colour_mask.shape
     min_area = max(150, int(0.005 * h * w))
@@ -187,9 +186,9 @@ def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[floa
         polygon = 0.5 * abs(np.sum(quad[:, 0] * np.roll(quad[:, 1], -1) - np.roll(quad[:, 0], -1) * quad[:, 1]))
         if polygon < min_area:
             continue
-        score, support, geometry = _score(smooth, quad, size, float(region.sum()) / polygon)
+        score, support = _score(smooth, quad, size, float(region.sum()) / polygon)
         if score > 0 and not any(np.abs(c.quad - quad).max() < 1.5 for c in candidates):
-            candidates.append(Candidate(quad, colour, score, support, geometry))
+            candidates.append(Candidate(quad, colour, score, support))
     candidates.sort(key=lambda c: -c.score)
     return candidates[:limit]
 
