@@ -234,46 +234,38 @@ def test_the_memory_cap_cannot_be_raised_and_allocation_past_it_is_a_memory_erro
         assert k.execute("print('still here')").stdout == "still here\n"
 
 
+DETACH = "import subprocess\nsubprocess.run(['setsid', 'sh', '-c', \"sh -c 'exec sleep {marker}' > /dev/null 2>&1 &\"], check=True)"
+
+
+def _host_sleepers(marker: str) -> list[int]:
+    """Host pids of ``sleep MARKER`` processes (what a probe cell detached)."""
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+
+
+def _within(seconds: float, condition) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
 def test_no_process_outlives_shutdown() -> None:
     marker = str(90000 + uuid.uuid4().int % 9999)
     k = Kernel()
-    started = k.execute(f"""
-import subprocess
-subprocess.run(['setsid', 'sh', '-c', "sh -c 'exec sleep {marker}' > /dev/null 2>&1 &"], check=True)
-""")
+    started = k.execute(DETACH.format(marker=marker))
     assert started.status == "ok", started.error
-
-    def escaped() -> list[int]:
-        return [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
-
-    deadline = time.monotonic() + 5
-    while not escaped() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert escaped(), "the probe must have started its detached process"
+    assert _within(5, lambda: _host_sleepers(marker)), "the probe must have started its detached process"
     k.shutdown()
-    deadline = time.monotonic() + 5
-    while escaped() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert escaped() == []
+    assert _within(5, lambda: not _host_sleepers(marker))
 
 
 def test_an_in_place_reset_ends_the_previous_episodes_processes() -> None:
     marker = str(80000 + uuid.uuid4().int % 9999)
     with Kernel(meta={"question": "first"}) as k:
-        k.execute(f"import subprocess\nsubprocess.run(['setsid', 'sh', '-c', \"sh -c 'exec sleep {marker}' > /dev/null 2>&1 &\"])")
-
-        def escaped() -> list[int]:
-            return [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
-
-        deadline = time.monotonic() + 5
-        while not escaped() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert escaped(), "the probe must have started its detached process"
+        k.execute(DETACH.format(marker=marker))
+        assert _within(5, lambda: _host_sleepers(marker)), "the probe must have started its detached process"
         k.reset(meta={"question": "second"})
-        deadline = time.monotonic() + 5
-        while escaped() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert escaped() == []
+        assert _within(5, lambda: not _host_sleepers(marker))
         assert k.execute("print('next episode')").stdout == "next episode\n"
 
 
