@@ -296,12 +296,8 @@ class Agent:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
                 episode.kernel_setup_s = time.perf_counter() - setup_started
                 status, answer, source = self._loop(task, kernel, episode, on_step)
-            except ModelError as failure:
-                error = str(failure)
-                log.error("episode %s ended by a model error: %s", task.task_id, failure)
             except Exception as failure:  # the episode ends with a recorded reason instead of a traceback
-                error = f"{type(failure).__name__}: {failure}"
-                log.exception("episode %s failed", task.task_id)
+                error = episode_error(failure, task.task_id)
             except KeyboardInterrupt:
                 status, error, interrupted = "interrupted", "interrupted by the user (Ctrl-C)", True
             finally:
@@ -484,6 +480,16 @@ def _check_limits(episode: _Episode, spending: bool = True) -> None:
 def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> None:
     if on_step is not None:
         on_step(event)
+
+
+def episode_error(failure: Exception, task_id: str) -> str:
+    """The recorded reason of an episode that ``failure`` ended, logged: a model error as its one-line
+    message, anything else with its traceback (call it inside the ``except`` block)."""
+    if isinstance(failure, ModelError):
+        log.error("episode %s ended by a model error: %s", task_id, failure)
+        return str(failure)
+    log.exception("episode %s failed", task_id)
+    return f"{type(failure).__name__}: {failure}"
 
 
 def sandbox_record(config: AgentConfig, kernel: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ These interfaces run without the ``vlm`` side channel: a cell that calls ``vlm``
 
 from __future__ import annotations
 
-import logging
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.agent import AgentConfig, EpisodeResult, sandbox_record
+from spatialclaw.agent import AgentConfig, EpisodeResult, episode_error, sandbox_record
 from spatialclaw.cell import CellResult
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.limits import LimitClock, LimitHit, LimitReached
@@ -27,9 +26,6 @@ from spatialclaw.task import Task
 from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
 __all__ = ["EpisodeContext", "KernelInterface"]
-
-log = logging.getLogger(__name__)
-
 
 class EpisodeContext:
     """The running episode handed to :meth:`KernelInterface.play`: ``call`` a model, ``execute`` a cell."""
@@ -141,12 +137,8 @@ class KernelInterface(ABC):
             except LimitReached as reached:
                 episode.limit = reached.hit
                 status = "timeout" if reached.hit.kind == "time" else "budget"
-            except ModelError as failure:
-                error = str(failure)
-                log.error("episode %s ended by a model error: %s", task.task_id, failure)
             except Exception as failure:  # the episode ends with a recorded reason instead of a traceback
-                error = f"{type(failure).__name__}: {failure}"
-                log.exception("episode %s failed", task.task_id)
+                error = episode_error(failure, task.task_id)
             finally:
                 if own_kernel and kernel is not None:
                     kernel.shutdown()
