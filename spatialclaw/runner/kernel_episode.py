@@ -27,6 +27,7 @@ from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWrite
 
 __all__ = ["EpisodeContext", "KernelInterface"]
 
+
 class EpisodeContext:
     """The running episode handed to :meth:`KernelInterface.play`: ``call`` a model, ``execute`` a cell."""
 
