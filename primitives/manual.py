@@ -110,12 +110,12 @@ def manual(name: str | None = None) -> None:
             obj = getattr(obj, part, None)
             if obj is None:
                 raise AttributeError(f"{head} has no {rest!r}; manual({head!r}) lists what it has")
-        print(_describe(obj, name))
+        print(f"== manual({name!r}) ==\n{_describe(obj, name)}")
         return
     found = _find_type(name)
     if found is None:
         raise NameError(f"no kernel name or result type {name!r}; manual() lists the names")
-    print(_describe(found, name))
+    print(f"== manual({name!r}) ==\n{_describe(found, name)}")
 
 
 def _namespace() -> dict[str, Any]:

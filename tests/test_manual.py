@@ -99,6 +99,8 @@ def test_full_documentation_is_one_call_away_in_the_kernel():
     assert "metres" in member.stdout and "geom.distance(" in member.stdout
     assert inspect.getdoc(Direction).splitlines()[0] in result_type.stdout
     assert unknown.error.type == "NameError" and "manual()" in unknown.error.message
+    # each entry is headed by the name it documents, so several in one cell stay apart
+    assert tool.stdout.startswith("== manual('reconstruct') ==") and result_type.stdout.startswith("== manual('Direction') ==")
 
 
 def test_a_long_module_entry_fits_one_observation_and_each_member_stays_reachable_in_full():
