@@ -8,7 +8,8 @@ host comes to it as Unix sockets in a directory bound into the sandbox, one set 
   model); retargeted per episode, closed when there is no model.
 * :class:`PerceptionRelay` (``perception.sock``): makes the kernel's perception calls
   (:mod:`spatialclaw.primitives.remote`) on the Ray actors of the run's service. Only ``describe`` and
-  ``run`` of the service's model kinds pass; requests are decoded from JSON (never unpickled).
+  ``run`` of the service's model kinds and the actors' read-only ``stats`` pass; requests are decoded from
+  JSON (never unpickled).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class PerceptionRelay:
     """Serve the kernel's perception calls on ``path`` with the actors of ``service_url``
     (``ray://<namespace>/<actor>,...``) on the Ray cluster at ``address`` (None: ``$RAY_ADDRESS`` or local)."""
 
-    METHODS = ("describe", "run")
+    METHODS = ("describe", "run", "stats")
 
     def __init__(self, path: Path, service_url: str, address: str | None = None) -> None:
         from spatialclaw.primitives.remote import PerceptionClient, parse_spec
@@ -137,9 +138,12 @@ class PerceptionRelay:
                     f"this kernel may use: its host relays the service {self.client.spec.url} only. {_FIX}")
             if method not in self.METHODS:
                 raise ValueError(f"the perception relay answers {list(self.METHODS)}, not {method!r}")
-            if not args or args[0] not in KINDS:
+            if method == "stats":  # the actors' counters, read only
+                reply = {"ok": self.client.stats()}
+            elif not args or args[0] not in KINDS:
                 raise ValueError(f"unknown perception kind {args[0] if args else None!r}; the service hosts {list(KINDS)}")
-            reply, _ = self.client.raw_call(method, args)
+            else:
+                reply, _ = self.client.raw_call(method, args)
         except (ValueError, ConnectionError) as error:
             reply = {"error": {"type": "ValueError", "message": f"bad perception request: {error}"}}
         except PerceptionServiceError as error:
