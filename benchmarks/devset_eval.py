@@ -67,7 +67,7 @@ def prepare(tasks_path: Path, out: Path) -> Path:
 
 def _session_outcome(directory: Path) -> tuple[Any, int] | None:
     """(the answer the host recorded, cells run) of one session's trajectory, or None if it has none."""
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     if not (directory / "episode.jsonl").exists():
         return None
@@ -124,7 +124,7 @@ def _print_table(table: dict[str, Any]) -> None:
 
 
 def _print_cells(eval_dir: Path) -> None:
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     for directory in sorted((eval_dir / "sessions").iterdir()):
         if not (directory / "episode.jsonl").exists():

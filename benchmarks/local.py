@@ -9,7 +9,7 @@ Each line is a JSON object::
      "choices": ["left", "right"],                  # optional: makes it multiple choice (answers A, B, ...)
      "answer": 1.8,                                 # optional ground truth (a letter or option text for choices)
      "answer_type": "number",                       # multiple_choice | number | yes_no | text (inferred
-                                                    # from the question, see spatialclaw.question)
+                                                    # from the question, see spatialclaw.agent.question)
      "category": "distance",                        # optional, for per-category tables
      "metric": "mra", "unit": "m",                  # optional scoring overrides (see scoring.score_answer)
      "meta": {"anything": "else"}}                  # optional, shown to the kernel as meta
@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.question import parse_question
+from spatialclaw.agent.question import parse_question
 from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["load_local_tasks", "task_from_record", "write_local_tasks"]

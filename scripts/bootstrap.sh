@@ -35,7 +35,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
   .venv/bin/python -m pip install -q -e ".[perception,data,ray,dev]" 2>&1 | quiet
-  .venv/bin/python -c "import spatialclaw.kernel, torch, transformers, open3d, pycolmap, cv2, av" \
+  .venv/bin/python -c "import spatialclaw.kernel.kernel, torch, transformers, open3d, pycolmap, cv2, av" \
     || { echo "[bootstrap] the environment is incomplete; see the pip output above" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

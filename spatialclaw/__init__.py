@@ -12,12 +12,12 @@ from typing import Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "Kernel": "spatialclaw.kernel",
-    "KernelDied": "spatialclaw.kernel",
-    "KernelPool": "spatialclaw.pool",
-    "CellResult": "spatialclaw.cell",
-    "CellError": "spatialclaw.cell",
-    "CellImage": "spatialclaw.cell",
+    "Kernel": "spatialclaw.kernel.kernel",
+    "KernelDied": "spatialclaw.kernel.kernel",
+    "KernelPool": "spatialclaw.kernel.pool",
+    "CellResult": "spatialclaw.kernel.cell",
+    "CellError": "spatialclaw.kernel.cell",
+    "CellImage": "spatialclaw.kernel.cell",
     "Task": "spatialclaw.task",
     "FrameSpec": "spatialclaw.task",
 }
@@ -33,7 +33,7 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext spatialclaw``: register the notebook magics (see :mod:`spatialclaw.notebook`)."""
-    from spatialclaw.notebook import load_ipython_extension as load
+    """``%load_ext spatialclaw``: register the notebook magics (see :mod:`spatialclaw.interactive.notebook`)."""
+    from spatialclaw.interactive.notebook import load_ipython_extension as load
 
     load(ipython)

@@ -5,7 +5,7 @@ A conversation is a list of :class:`Message`; a message's content is a list of p
 :class:`ToolCall` s (``ModelReply.tool_calls``, offered as :class:`ToolSpec` s in the call's ``tools``
 parameter); the conversation carries them as an assistant message's ``tool_calls`` and answers each with
 a ``tool`` message naming its ``tool_call_id`` (text and images, which each backend maps to its wire format). Trajectories store messages with images replaced
-by their content hash (see :mod:`spatialclaw.trajectory`).
+by their content hash (see :mod:`spatialclaw.trajectories.episode_log`).
 """
 
 from __future__ import annotations

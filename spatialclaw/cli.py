@@ -26,11 +26,11 @@ from spatialclaw import __version__, commands
 #: an instance of a class whose module has been loaded, and the CLI stays fast to start.
 USER_ERRORS = (
     ("spatialclaw.models.base", "ModelError"),
-    ("spatialclaw.kernel", "PreloadError"),
-    ("spatialclaw.kernel_process", "KernelStartError"),
-    ("spatialclaw.session", "SessionError"),
-    ("spatialclaw.primitives.models", "MissingWeightsError"),
-    ("spatialclaw.primitives.models", "MissingDependencyError"),
+    ("spatialclaw.kernel.kernel", "PreloadError"),
+    ("spatialclaw.kernel.process", "KernelStartError"),
+    ("spatialclaw.interactive.session", "SessionError"),
+    ("spatialclaw.primitives.perception.models", "MissingWeightsError"),
+    ("spatialclaw.primitives.perception.models", "MissingDependencyError"),
     ("spatialclaw.benchmarks.spec", "DatasetUnavailable"),
 )
 

@@ -69,7 +69,7 @@ class Task:
     ``inputs`` holds one :class:`FrameSpec` per image set or video; the first becomes ``frames`` in the
     kernel and all of them ``videos``. ``choices`` are option texts for multiple choice (answers are
     letters ``A``, ``B``, ... in this order). ``ground_truth`` is optional and never shown to the model.
-    ``inferred`` holds one sentence per thing :func:`spatialclaw.question.parse_question` inferred
+    ``inferred`` holds one sentence per thing :func:`spatialclaw.agent.question.parse_question` inferred
     (options read from the text, the answer type); the prompt states them.
     """
 

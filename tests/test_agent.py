@@ -11,11 +11,11 @@ from PIL import Image
 
 from agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent import Agent, AgentConfig
-from spatialclaw.prompting import prompt_version
+from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.prompting import prompt_version
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import Reply, ScriptedProvider, unauthorized
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 
 @pytest.fixture(scope="module")

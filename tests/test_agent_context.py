@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from spatialclaw.agent import AgentConfig, parse_direct_answer
-from spatialclaw.cell import CellError, CellResult
+from spatialclaw.agent.loop import AgentConfig, parse_direct_answer
+from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
-from spatialclaw.context import StepRecord, TaskRecord, apply_image_budget, build_messages, condensed_code, fit_image
+from spatialclaw.agent.context import StepRecord, TaskRecord, apply_image_budget, build_messages, condensed_code, fit_image
 from spatialclaw.task import Task
 
 
@@ -94,7 +94,7 @@ def test_config_rejects_impossible_budgets():
 
 
 def test_the_preview_shows_every_frame_when_there_are_fewer_than_its_budget(tmp_path):
-    from spatialclaw.agent import preview_frames
+    from spatialclaw.agent.loop import preview_frames
     from spatialclaw.task import FrameSpec
 
     paths = []

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw.testing import ScriptedProvider, delayed, malformed, unauthorized
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 SPATIALCLAW = str(Path(sys.executable).with_name("spatialclaw"))
 
@@ -307,7 +307,7 @@ def _logged(error: BaseException, debug: bool) -> str:
     try:
         raise error
     except type(error):
-        record = logging.LogRecord("spatialclaw.agent", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
+        record = logging.LogRecord("spatialclaw.agent.loop", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
     return LogFormatter(debug).format(record)
 
 

@@ -13,7 +13,7 @@ import pytest
 from agent_helpers import cell, photo
 from spatialclaw.commands.demo import CALIBRATION, SCRIPT
 from spatialclaw.testing import ScriptedProvider
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 
 def spatialclaw(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives import cache
-from spatialclaw.primitives.detect import detect, detector_id
-from spatialclaw.primitives.instances import Detections
-from spatialclaw.primitives.models import MissingWeightsError, clear
+from spatialclaw.primitives.perception import cache
+from spatialclaw.primitives.perception.detect import detect, detector_id
+from spatialclaw.primitives.perception.instances import Detections
+from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from tiny_instance_models import build_grounding_dino, build_owlv2
 
 

@@ -99,7 +99,7 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
     assert "session start" in devset_eval.prepare(tasks, eval_dir).read_text()
     assert record["answer"] not in devset_eval.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
 
-    from spatialclaw.session import start_session
+    from spatialclaw.interactive.session import start_session
 
     task = next(iter(devset_eval.load_local_tasks(tasks)))
     session = start_session(task, root=eval_dir / "sessions", session_id=task.task_id)

@@ -17,7 +17,7 @@ from tiny_tool_lm import build_tiny_tool_lm
 from tiny_vlm import build_tiny_vlm
 
 from spatialclaw.benchmarks.synthetic import generate
-from spatialclaw.prompting import system_prompt
+from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.testing.provider_server import ScriptedProvider
 
 SECTION = "Recipe: from a benchmark run to training"

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.episodes import EpisodeFilter
+from spatialclaw.trajectories.episodes import EpisodeFilter
 from spatialclaw.export import episode_conversation, export_episodes
-from spatialclaw.synthetic_episodes import SyntheticEpisode, write_synthetic_episode
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.synthetic import SyntheticEpisode, write_synthetic_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 
 @pytest.fixture

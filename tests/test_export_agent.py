@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.agent import Agent, AgentConfig
-from spatialclaw.episodes import main_model_calls
+from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.trajectories.episodes import main_model_calls
 from spatialclaw.export import episode_conversation, export_episodes
-from spatialclaw.replay import replay_episode
+from spatialclaw.runner.replay import replay_episode
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import Reply, ScriptedProvider
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 SCRIPTS = {
     "red": [
@@ -142,7 +142,7 @@ def test_every_format_loads_in_its_library_with_the_logged_counts(recorded, tmp_
 
 
 def test_viewer_pages_of_agent_episodes(recorded, tmp_path):
-    from spatialclaw.viewer import write_views
+    from spatialclaw.trajectories.episode_viewer import write_views
 
     result = write_views(recorded, tmp_path / "site")
     assert len(result.pages) == 3
@@ -169,7 +169,7 @@ AGENT_UNTIL_KILLED = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.agent.loop import Agent, AgentConfig
     from spatialclaw.task import FrameSpec, Task
     from spatialclaw.testing.provider_server import ScriptedProvider
 
@@ -215,7 +215,7 @@ def test_agent_killed_mid_episode_leaves_an_incomplete_loadable_log(tmp_path):
     cells = episode.cells()
     assert len(cells) >= 3 and cells[0][1].stdout == "0\n"
     assert export_episodes("openai", [out], tmp_path / "a.jsonl").excluded == {"incomplete": 1}
-    from spatialclaw.episodes import EpisodeFilter
+    from spatialclaw.trajectories.episodes import EpisodeFilter
 
     report = export_episodes("openai", [out], tmp_path / "b.jsonl", episode_filter=EpisodeFilter(include_incomplete=True))
     assert report.exported == 1

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from spatialclaw.cli import main
-from spatialclaw.synthetic_episodes import write_synthetic_episode
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
 
 
 def test_cli_exports_with_filters_and_prints_a_summary(tmp_path, capsys):

@@ -9,15 +9,15 @@ import subprocess
 import sys
 import textwrap
 
-from spatialclaw.episodes import EpisodeFilter, episode_steps
+from spatialclaw.trajectories.episodes import EpisodeFilter, episode_steps
 from spatialclaw.export import episode_conversation, export_episodes
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from spatialclaw.synthetic_episodes import write_synthetic_episode
-    import spatialclaw.trajectory as trajectory
+    from spatialclaw.trajectories.synthetic import write_synthetic_episode
+    import spatialclaw.trajectories.episode_log as trajectory
 
     # Report each step on stdout once its cell is on disk, then keep writing slowly until killed.
     original = trajectory.TrajectoryWriter.write
@@ -64,7 +64,7 @@ def test_episode_killed_mid_run_loads_as_incomplete(tmp_path):
 
 
 def test_torn_last_line_is_dropped_and_marked(tmp_path):
-    from spatialclaw.synthetic_episodes import write_synthetic_episode
+    from spatialclaw.trajectories.synthetic import write_synthetic_episode
 
     ep = write_synthetic_episode(tmp_path / "ep", steps=3)
     log = ep.directory / "episode.jsonl"

@@ -11,14 +11,14 @@ import pytest
 
 from spatialclaw.chat import TextPart
 from spatialclaw.benchmarks.names import normalise_benchmark_name
-from spatialclaw.episodes import EpisodeFilter
+from spatialclaw.trajectories.episodes import EpisodeFilter
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.export.conversation import Turn
 from spatialclaw.export.length import TokenCounter, fit_to_budget
 from spatialclaw.export.system import compact_system_prompt, system_rewriter
-from spatialclaw.prompting import system_prompt
-from spatialclaw.synthetic_episodes import write_synthetic_episode
-from spatialclaw.trajectory import load_episode
+from spatialclaw.agent.prompting import system_prompt
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
+from spatialclaw.trajectories.episode_log import load_episode
 from tiny_vlm import build_tiny_vlm
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spatialclaw.extraction import extract_cell, strip_reasoning
+from spatialclaw.agent.extraction import extract_cell, strip_reasoning
 
 
 def test_fenced_block_with_prose_around_it_is_the_cell():

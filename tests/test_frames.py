@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives.frames import (
+from spatialclaw.primitives.frames.frame import (
     Frame,
     FrameLoadError,
     FrameNotFound,

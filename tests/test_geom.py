@@ -15,8 +15,8 @@ from PIL import Image
 from scipy.spatial import cKDTree
 
 from geom_synthetic import Box, intrinsics, look_at, render_depth
-from spatialclaw.primitives import geom
-from spatialclaw.primitives.look import find_color
+from spatialclaw.primitives.geometry import geom
+from spatialclaw.primitives.display.look import find_color
 
 
 def random_pose(rng: np.random.Generator) -> np.ndarray:

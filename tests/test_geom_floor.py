@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives import geom
-from spatialclaw.primitives.scene import Scene
+from spatialclaw.primitives.geometry import geom
+from spatialclaw.primitives.scene.memory import Scene
 
 K640 = np.array([[525.0, 0.0, 319.5], [0.0, 525.0, 239.5], [0.0, 0.0, 1.0]])
 
@@ -203,7 +203,7 @@ def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one()
 def test_points_of_one_photo_share_its_camera_error_in_perspective_readouts():
     """A height or tilt error moves all floor points of a photo together, so 'standing at A facing B'
     is much better known than independent per-object errors would say."""
-    from spatialclaw.primitives.scene_perspective import perspective_from_positions
+    from spatialclaw.primitives.scene.perspective import perspective_from_positions
 
     scene = Scene()
     for name, pixel in {"a": (60.0, 150.0), "b": (170.0, 130.0), "c": (120.0, 160.0)}.items():

@@ -19,7 +19,7 @@ from PIL import Image
 from agent_helpers import cell
 from spatialclaw import Kernel
 from spatialclaw.testing import ScriptedProvider
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 PRINT_INPUTS = "print([(v.sources[0].rsplit('/', 1)[-1], v.indices) for v in videos], frames.indices == videos[0].indices)"
 

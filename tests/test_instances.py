@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spatialclaw.primitives.imaging import png_bytes
-from spatialclaw.primitives.instances import Detections, Instance, box_iou, draw_instances, mask_to_box
+from spatialclaw.primitives.perception.instances import Detections, Instance, box_iou, draw_instances, mask_to_box
 
 
 def square_mask(x0: int, y0: int, size: int, shape=(40, 60)) -> np.ndarray:

@@ -14,11 +14,11 @@ from spatialclaw.models.anthropic import AnthropicModel
 from spatialclaw.models.openai import OpenAIModel
 from spatialclaw.models.replay import ReplayModel
 from spatialclaw.runner import RunConfig, run_benchmark
-from spatialclaw.runner.rundir import RunDir
+from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.runner.report import write_report
 from spatialclaw.runner.tool_calls import call_cell, tool_specs
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 PNG = ImagePart.from_pil(__import__("PIL.Image", fromlist=["Image"]).new("RGB", (4, 3), (255, 0, 0)), label="red")
@@ -205,7 +205,7 @@ def test_tool_calls_interface_end_to_end_over_the_anthropic_sdk(tmp_path: Path) 
 
 
 def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_text(tmp_path: Path) -> None:
-    from spatialclaw.agent import AgentConfig
+    from spatialclaw.agent.loop import AgentConfig
     from spatialclaw.benchmarks.synthetic import generate
     from spatialclaw.models.scripted import ScriptedModel
     from spatialclaw.runner.single_pass import NO_CELL, SinglePassAgent
@@ -224,7 +224,7 @@ def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_t
 
 def test_single_pass_and_tool_calls_start_their_kernel_in_the_configured_sandbox_mode(tmp_path: Path) -> None:
     """``AgentConfig.sandbox`` reaches the kernel these interfaces start, and their header records it."""
-    from spatialclaw.agent import AgentConfig
+    from spatialclaw.agent.loop import AgentConfig
     from spatialclaw.benchmarks.synthetic import generate
     from spatialclaw.models.scripted import ScriptedModel
     from spatialclaw.runner.single_pass import SinglePassAgent

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from spatialclaw import Kernel, KernelPool
-from spatialclaw.kernel_env import is_secret
-from spatialclaw.primitives.namespace import NAMESPACE_NAMES
+from spatialclaw.kernel.environment import is_secret
+from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,15 @@ import pytest
 
 from agent_helpers import anthropic, cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent import Agent, AgentConfig
+from spatialclaw.agent.loop import Agent, AgentConfig
 from spatialclaw.chat import Message
-from spatialclaw.limits import LimitHit, Limits
+from spatialclaw.agent.limits import LimitHit, Limits
 from spatialclaw.models import ModelTimeoutError, RetryPolicy, load_model
 from spatialclaw.models.pricing import Price
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.task import Task
 from spatialclaw.testing import Reply, ScriptedProvider, delayed, rate_limited
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 QUICK = {"fsync": False, "vlm_side_channel": False}
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from spatialclaw.primitives.look import contact_sheet, draw, find_color, zoom
+from spatialclaw.primitives.display.look import contact_sheet, draw, find_color, zoom
 
 
 def coordinate_image(width: int = 300, height: int = 200) -> np.ndarray:
@@ -117,7 +117,7 @@ def test_zoom_and_find_color_on_a_kernel_frame(test_data):
 
 
 def test_detections_can_be_drawn_and_zoomed_directly():
-    from spatialclaw.primitives.instances import Instance
+    from spatialclaw.primitives.perception.instances import Instance
 
     image = coordinate_image()
     cup = Instance(label="cup", score=0.9, box=(40, 30, 80, 60))

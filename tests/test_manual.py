@@ -8,10 +8,11 @@ import inspect
 import pytest
 
 from agent_helpers import cell, openai_compat, openai_text, photo
-from spatialclaw import Kernel, prompting
-from spatialclaw.agent import Agent, AgentConfig
-from spatialclaw.primitives.availability import tool_status, weights_status
-from spatialclaw.primitives.namespace import NAMESPACE_NAMES
+from spatialclaw import Kernel
+from spatialclaw.agent import prompting
+from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.primitives.perception.availability import tool_status, weights_status
+from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
 
@@ -87,8 +88,8 @@ def test_the_core_manual_lists_the_whole_namespace_in_under_12k_characters():
 
 
 def test_full_documentation_is_one_call_away_in_the_kernel():
-    from spatialclaw.primitives.reconstruct import reconstruct
-    from spatialclaw.primitives.geom_relate import Direction
+    from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
+    from spatialclaw.primitives.geometry.relate import Direction
 
     with Kernel() as kernel:
         tool = kernel.execute("manual('reconstruct')")
@@ -106,7 +107,7 @@ def test_full_documentation_is_one_call_away_in_the_kernel():
 def test_a_long_module_entry_fits_one_observation_and_each_member_stays_reachable_in_full():
     """``manual('geom')`` in full is longer than an observation shows: it lists members by signature and
     summary instead of being cut in the middle, and ``manual('geom.NAME')`` still prints one in full."""
-    import spatialclaw.primitives.geom as geom
+    import spatialclaw.primitives.geometry.geom as geom
 
     with Kernel() as kernel:
         listing = kernel.execute("manual('geom')").to_text()

@@ -120,7 +120,7 @@ def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[
     for pid in (seen["daemon_pid"], seen["kernel_pid"]):
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     episode = load_episode(tmp_path / "sessions" / seen["session"])
     assert episode.complete and episode.answer == "B"
@@ -144,7 +144,7 @@ def test_sessions_left_open_are_closed_when_the_client_disconnects(tmp_path: Pat
             pass
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     episode = load_episode(tmp_path / "sessions" / session)
     assert episode.complete and episode.end["reason"] == "closed"

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from planar_photos import DOTS, SHEET, render, table_canvas
-from spatialclaw.primitives import geom
-from spatialclaw.primitives.look import find_color
+from spatialclaw.primitives.geometry import geom
+from spatialclaw.primitives.display.look import find_color
 
 COLOUR_NAMES = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
 DOT_DIAMETER = 0.022
@@ -133,7 +133,7 @@ def test_no_reference_of_that_colour_says_what_to_pass():
 
 def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed_size():
     from geom_synthetic import intrinsics
-    from spatialclaw.primitives.scene import Scene
+    from spatialclaw.primitives.scene.memory import Scene
 
     K = intrinsics(200, 150, 160.0)
     door_px = 160.0 * 2.0 / 4.0                       # a 2.0 m door 4.0 m away spans 80 px

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from spatialclaw.primitives import models  # noqa: E402
+from spatialclaw.primitives.perception import models  # noqa: E402
 from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
 
 
@@ -109,7 +109,7 @@ def test_hub_id_loads_from_the_hugging_face_cache_offline_with_its_commit_as_ver
     save_tiny_depth_anything(snapshot)
     (snapshot.parents[1] / "refs").mkdir()
     (snapshot.parents[1] / "refs" / "main").write_text("0123abcd")
-    code = ("from spatialclaw.primitives import models\n"
+    code = ("from spatialclaw.primitives.perception import models\n"
             "print(models.model_version('someorg/tiny-depth'))\n"
             "loaded = models.load_model('depth', 'someorg/tiny-depth', device='cpu')\n"
             "print(type(loaded.model).__name__, loaded.version)\n")

@@ -6,12 +6,12 @@ import pytest
 from PIL import Image
 
 from agent_helpers import photo
-from spatialclaw.agent import Agent, AgentConfig
+from spatialclaw.agent.loop import Agent, AgentConfig
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.models import ModelError, load_model
-from spatialclaw.primitives.models import MissingWeightsError
+from spatialclaw.primitives.perception.models import MissingWeightsError
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 from tiny_vlm import build_tiny_vlm
 
 

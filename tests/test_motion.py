@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives.focal_prior import exif_focal_px, prior_intrinsics
-from spatialclaw.primitives.motion import Motion, direction_words, motion, yaw_pitch_roll
+from spatialclaw.primitives.geometry.focal_prior import exif_focal_px, prior_intrinsics
+from spatialclaw.primitives.motion.estimate import Motion, direction_words, motion, yaw_pitch_roll
 from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 WIDTH = 200
@@ -138,7 +138,7 @@ def test_an_object_moving_over_a_panning_background_is_measured_relative_to_it(r
         assert step.object.own_direction == "forward"  # heading 90 deg = facing the camera's right
     assert "moves right relative to the background" in result.steps[0].readout()
     # the same from a Track of the object (its per-frame boxes), named by its label
-    from spatialclaw.primitives.track import track
+    from spatialclaw.primitives.perception.track import track
 
     followed = track(frames, boxes=(58, 53, 102, 97), method="flow", label="cart")
     by_track = motion(frames, intrinsics=K_small, object=followed, object_heading_deg=90)

@@ -6,8 +6,8 @@ import inspect
 
 import pytest
 
-from spatialclaw.primitives.lazy import LazyCallable, LazyInstance, LazyModule
-from spatialclaw.primitives.namespace import NAMESPACE_NAMES, build_namespace
+from spatialclaw.primitives.runtime.lazy import LazyCallable, LazyInstance, LazyModule
+from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES, build_namespace
 
 DESIGN_NAMES = {
     "frames", "videos", "meta", "show", "answer", "depth", "reconstruct", "detect", "segment", "track",
@@ -98,18 +98,18 @@ def test_the_contract_check_catches_a_name_the_kernel_lacks():
 
 
 def _details() -> tuple[str, ...]:
-    from spatialclaw import prompting
+    from spatialclaw.agent import prompting
 
     return tuple(getattr(prompting, "API_DETAILS", ("full", "brief")))
 
 
 @pytest.mark.parametrize("detail", _details())
 def test_every_type_and_function_the_manual_shows_exists_in_the_kernel(detail):
-    from spatialclaw.prompting import api_section
+    from spatialclaw.agent.prompting import api_section
 
     missing = missing_names(api_section(detail), _kernel_namespace())
     assert not missing, (f"the {detail!r} manual names {missing}, which a cell cannot use: register them in "
-                         f"primitives/namespace.py (RESULT_TYPES for classes) or fix the docstring")
+                         f"primitives/runtime/namespace.py (RESULT_TYPES for classes) or fix the docstring")
 
 
 def test_result_types_work_by_name_in_a_real_kernel(test_data):
@@ -128,7 +128,7 @@ def test_result_types_work_by_name_in_a_real_kernel(test_data):
 def test_a_lazy_type_behaves_like_its_class():
     import json
 
-    from spatialclaw.primitives.lazy_type import LazyType
+    from spatialclaw.primitives.runtime.lazy_type import LazyType
 
     decoder = LazyType("json", "JSONDecoder")
     assert object.__getattribute__(decoder, "_lazy_class") is None          # nothing imported yet

@@ -71,7 +71,7 @@ def test_extension_loads_frames_and_primitives_render_inline(frames_dir: Path, t
             "blobs = find_color(frames[1], 'green')\nprint(round(blobs[0].area), tuple(round(v, 1) for v in blobs[0].centroid))\n"
             "show(zoom(frames[1], (16, 6, 34, 22)))",
             "plt.plot([0, 1], [0, 1])\nplt.title('line')\nplt.show()",
-            "from spatialclaw.notebook import spatial_load\nsecond = spatial_load(str(frames[2].source))\nprint(len(frames), frames[0].index)",
+            "from spatialclaw.interactive.notebook import spatial_load\nsecond = spatial_load(str(frames[2].source))\nprint(len(frames), frames[0].index)",
         ],
         tmp_path,
     )
@@ -131,7 +131,7 @@ def test_spatialclaw_magic_runs_the_agent_in_the_notebook_namespace(frames_dir: 
     second_request = json.dumps(requests[1])
     assert "area 80" in second_request and "image_url" in second_request
 
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     episode = load_episode(out)
     assert episode.complete and episode.answer == "B"
@@ -166,7 +166,7 @@ def test_shell_executor_reports_errors_timeouts_results_and_figures(tmp_path: Pa
         [
             "%load_ext spatialclaw",
             "import numpy as np, matplotlib.pyplot as plt, json\n"
-            "from spatialclaw.shell_executor import ShellExecutor\n"
+            "from spatialclaw.interactive.shell_executor import ShellExecutor\n"
             "executor = ShellExecutor(get_ipython())\n"
             f"results = [executor.execute(code, timeout=limit) for code, limit in {cells!r}]\n"
             "print(json.dumps([r.to_dict(with_image_bytes=False) for r in results]))",
@@ -232,7 +232,7 @@ def test_vlm_in_the_notebook_and_in_the_agent_run(frames_dir: Path, tmp_path: Pa
     assert stream_text(notebook.cells[4]).strip() == "A green rectangle. | Still a green box."
     assert len(requests) == 5
 
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     episode = load_episode(out)
     assert [c["purpose"] for c in episode.of_type("model_call")] == ["step", "vlm.ask", "step"]

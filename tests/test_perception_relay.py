@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.kernel_channels import PerceptionRelay
-from spatialclaw.primitives.remote import _relay_call
+from spatialclaw.kernel.channels import PerceptionRelay
+from spatialclaw.primitives.perception.remote import _relay_call
 
 SERVICE = "ray://ns-test/perception-0"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.primitives import remote
+from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 pytest.importorskip("ray")
@@ -23,13 +23,13 @@ from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
 def test_bench_with_perception_actors_runs_every_episode_on_the_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from spatialclaw.runner import RunConfig, run_benchmark
     from spatialclaw.testing.provider_server import ScriptedProvider
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "0")
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
     cell = ("```python\n"
             f"d = depth(frames[0], model={str(tiny)!r})\n"
-            "from spatialclaw.primitives import remote\n"
+            "from spatialclaw.primitives.perception import remote\n"
             "print(d.depth.shape, sorted(remote.service().stats()[0]['calls']))\n"
             "answer('B' if meta['choices'] else 2)\n```")
     with ScriptedProvider(lambda request, index: cell) as server:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from spatialclaw import Kernel
-from spatialclaw.primitives import remote
+from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 ray = pytest.importorskip("ray")
@@ -49,8 +49,8 @@ def _cell(kernel: Kernel, code: str):
 
 
 def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spatialclaw.primitives.depth import depth
-    from spatialclaw.runner.perception_service import start_perception_service
+    from spatialclaw.primitives.perception.depth import depth
+    from spatialclaw.services.perception import start_perception_service
 
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
     rgb = np.random.default_rng(7).integers(0, 256, size=(42, 60, 3), dtype=np.uint8)
@@ -61,7 +61,7 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
         with Kernel(workdir=tmp_path, env=env) as kernel:  # the files the cells read and write are in the workdir
             call = (f"rgb = np.load({str(tmp_path / 'frame.npy')!r})\n"
                     f"r = depth(rgb, model={str(tiny)!r})\n"
-                    "from spatialclaw.primitives import cache\n"
+                    "from spatialclaw.primitives.perception import cache\n"
                     "print(cache.stats)\n")
             first = _cell(kernel, call + f"np.savez({str(tmp_path / 'remote.npz')!r}, depth=r.depth, "
                                          "intrinsics=r.intrinsics, confidence=r.confidence)\nprint(r.intrinsics_source)")
@@ -74,7 +74,7 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
             second = _cell(kernel, call)  # same inputs: a cache hit here, the actor is not asked again
             assert second.stdout.strip() == "{'hits': 1, 'misses': 1}"
             assert service.stats()[0]["calls"] == after_first["calls"]
-            loaded_here = _cell(kernel, "from spatialclaw.primitives import models\nprint(models.loaded_models())")
+            loaded_here = _cell(kernel, "from spatialclaw.primitives.perception import models\nprint(models.loaded_models())")
             assert loaded_here.stdout.strip() == "[]"  # the kernel never loaded the model itself
 
             missing = kernel.execute(f"depth(rgb, model={str(tmp_path / 'no-such-model')!r})", timeout=60)
@@ -109,9 +109,9 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
 
 def test_detect_and_segment_on_the_service_equal_the_local_calls(local_ray, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from spatialclaw.primitives.detect import detect
-    from spatialclaw.primitives.segment import segment
-    from spatialclaw.runner.perception_service import start_perception_service
+    from spatialclaw.primitives.perception.detect import detect
+    from spatialclaw.primitives.perception.segment import segment
+    from spatialclaw.services.perception import start_perception_service
     from tiny_instance_models import build_grounding_dino, build_sam
 
     gdino, sam = str(build_grounding_dino(tmp_path / "gdino")), str(build_sam(tmp_path / "sam"))
@@ -157,7 +157,7 @@ def assert_same_instance(a, b) -> None:
 
 
 def test_a_cluster_that_does_not_answer_fails_in_seconds_with_the_fix(tmp_path: Path) -> None:
-    code = ("import numpy as np\nfrom spatialclaw.primitives.depth import depth\n"
+    code = ("import numpy as np\nfrom spatialclaw.primitives.perception.depth import depth\n"
             "try:\n    depth(np.zeros((8, 8, 3), np.uint8))\nexcept Exception as error:\n"
             "    print(type(error).__name__, error)\n")
     env = {**os.environ, remote.ENV_VAR: "ray://gone/perception-0", "RAY_ADDRESS": "127.0.0.1:9"}
@@ -168,7 +168,7 @@ def test_a_cluster_that_does_not_answer_fails_in_seconds_with_the_fix(tmp_path: 
 
 
 def test_a_service_that_cannot_be_placed_fails_at_once_with_the_fix(local_ray) -> None:
-    from spatialclaw.runner.perception_service import start_perception_service
+    from spatialclaw.services.perception import start_perception_service
 
     gpus = ray.cluster_resources().get("GPU", 0.0)
     with pytest.raises(RuntimeError, match=r"need .* GPUs; the Ray cluster has .* lower --perception-gpus"):
@@ -182,7 +182,7 @@ def test_the_service_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> Non
             remote.parse_spec(bad)
     monkeypatch.delenv(remote.ENV_VAR, raising=False)
     assert remote.service() is None
-    imports = "import sys\nfrom spatialclaw.primitives import depth, detect, segment\nprint('ray' in sys.modules)"
+    imports = "import sys\nfrom spatialclaw.primitives.perception import depth, detect, segment\nprint('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, timeout=60,
                           env={k: v for k, v in os.environ.items() if k != remote.ENV_VAR})
     assert done.stdout.strip() == "False", done.stderr  # a kernel without a service never imports Ray

@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from spatialclaw.primitives import geom
-from spatialclaw.primitives.look import find_color
+from spatialclaw.primitives.geometry import geom
+from spatialclaw.primitives.display.look import find_color
 
 A4 = (21.0, 29.7)   # cm
 # planar2's right side runs along a blurred grey pipe whose soft edge pulls the steepest colour drop

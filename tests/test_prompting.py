@@ -9,11 +9,11 @@ import types
 
 import pytest
 
-from spatialclaw import prompting
-from spatialclaw.primitives import display
-from spatialclaw.primitives import namespace
-from spatialclaw.primitives.lazy import LazyCallable
-from spatialclaw.primitives.namespace import NAMESPACE_NAMES
+from spatialclaw.agent import prompting
+from spatialclaw.primitives.display import show as display
+from spatialclaw.primitives.runtime import namespace
+from spatialclaw.primitives.runtime.lazy import LazyCallable
+from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 from spatialclaw.task import FrameSpec, Task
 
 
@@ -114,7 +114,7 @@ def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
 
 def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     from agent_helpers import cell, openai_compat, photo
-    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.agent.loop import Agent, AgentConfig
     from spatialclaw.task import FrameSpec, Task
     from spatialclaw.testing import ScriptedProvider
 
@@ -124,7 +124,7 @@ def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     system = server.requests[0]["messages"][0]["content"]
     system = system if isinstance(system, str) else "".join(p.get("text", "") for p in system)
     assert result.answer == "A"
-    from spatialclaw.primitives.availability import tool_status
+    from spatialclaw.primitives.perception.availability import tool_status
 
     tools = {name: status.to_dict() for name, status in tool_status().items()}
     assert system == prompting.system_prompt(AgentConfig().max_steps, "brief", tools)

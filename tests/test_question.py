@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from spatialclaw.primitives.answers import AnswerError, normalise_answer
-from spatialclaw.prompting import task_prompt
-from spatialclaw.question import make_task, parse_question
+from spatialclaw.agent.prompting import task_prompt
+from spatialclaw.agent.question import make_task, parse_question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spatialclaw.primitives.reconstruct import MAX_FRAMES, Reconstruction, ReconstructionError, _metric_scale, reconstruct
-from spatialclaw.primitives.sfm import SfmResult
+from spatialclaw.primitives.reconstruction.reconstruct import MAX_FRAMES, Reconstruction, ReconstructionError, _metric_scale, reconstruct
+from spatialclaw.primitives.reconstruction.sfm import SfmResult
 
 
 @dataclass
@@ -172,7 +172,7 @@ def test_redwood_rgb_only_registers_small_camera_motion_with_accurate_rotations(
 
 
 def test_depth_results_carry_their_intrinsics_into_an_rgbd_reconstruction(test_data):
-    from spatialclaw.primitives.depth import DepthResult
+    from spatialclaw.primitives.perception.depth import DepthResult
 
     colors, depths, truth, K = read_redwood(test_data / "rgbd-redwood")
     results = [DepthResult(depth=d, intrinsics=K, confidence=np.ones_like(d), frame_index=i, model="sensor",
@@ -325,7 +325,7 @@ def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
 
 def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
     from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
-    from spatialclaw.primitives.motion import yaw_pitch_roll
+    from spatialclaw.primitives.motion.estimate import yaw_pitch_roll
 
     rgb, _, K = redwood_frame(test_data)
     frames = [FakeFrame(f, index=10 + i) for i, f in enumerate(turning_sequence(rgb, K, [rotation_ypr(6.0 * i) for i in range(6)]))]

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.replay import replay_episode
-from spatialclaw.rl_env import SpatialEnv
+from spatialclaw.runner.replay import replay_episode
+from spatialclaw.runner.rl_env import SpatialEnv
 from spatialclaw.task import FrameSpec, Task
 
 CELLS = [
@@ -72,7 +72,7 @@ def test_replay_command_exit_codes(recorded, tmp_path, capsys):
 
 
 def test_replay_answers_vlm_side_questions_from_the_log(tmp_path):
-    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.agent.loop import Agent, AgentConfig
     from spatialclaw.testing.provider_server import ScriptedProvider
 
     frame = tmp_path / "frame.png"

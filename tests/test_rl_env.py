@@ -8,10 +8,10 @@ import json
 import pytest
 from PIL import Image
 
-from spatialclaw.episodes import episode_steps
-from spatialclaw.rl_env import SpatialEnv
+from spatialclaw.trajectories.episodes import episode_steps
+from spatialclaw.runner.rl_env import SpatialEnv
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 
 def _frames(tmp_path):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.rl_env import TRLSpatialEnvironment, grpo_dataset
+from spatialclaw.runner.rl_env import TRLSpatialEnvironment, grpo_dataset
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.trajectory import iter_episode_dirs, load_episode
+from spatialclaw.trajectories.episode_log import iter_episode_dirs, load_episode
 from tiny_tool_lm import build_tiny_tool_lm, teach
 
 SYSTEM = "Answer by calling run_cell with one Python cell; call answer(value) in it."

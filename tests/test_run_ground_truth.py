@@ -9,10 +9,10 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.episodes import EpisodeFilter
+from spatialclaw.trajectories.episodes import EpisodeFilter
 from spatialclaw.export import export_episodes
 from spatialclaw.testing import ScriptedProvider
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 
 def _cell(code: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.run_viewer import load_run_view, run_summary, write_run_page
+from spatialclaw.trajectories.run_viewer import load_run_view, run_summary, write_run_page
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.report import load_run_report
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request
@@ -133,8 +133,8 @@ def test_headless_chromium_renders_the_run_and_applies_a_filter(resumed: Path, t
 
 
 def test_episode_pages_show_errors_and_partial_scores_as_what_they_are(resumed: Path) -> None:
-    from spatialclaw.trajectory import load_episode
-    from spatialclaw.viewer import render_episode
+    from spatialclaw.trajectories.episode_log import load_episode
+    from spatialclaw.trajectories.episode_viewer import render_episode
 
     view = load_run_view(resumed)
     first = sorted((resumed / "episodes").glob("*/attempt-1"))

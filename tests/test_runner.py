@@ -18,10 +18,10 @@ from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.rescore import rescore_run
 from spatialclaw.runner.report import write_report
-from spatialclaw.runner.rundir import RunDir
-from spatialclaw.runner.store import ResultsStore
+from spatialclaw.trajectories.run_dir import RunDir
+from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request, delayed
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 FAST_AGENT = ["--agent-option", "fsync=false", "--agent-option", "vlm_side_channel=false", "--agent-option", "preview_images=1"]
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"

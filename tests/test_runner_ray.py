@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from spatialclaw.runner import RunConfig, run_benchmark
-from spatialclaw.runner.rundir import RunDir
+from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.testing.provider_server import ScriptedProvider, delayed
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 pytest.importorskip("ray")
 

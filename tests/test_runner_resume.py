@@ -18,7 +18,7 @@ from spatialclaw.cli import main
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.lock import RunLock, RunLockedError
 from spatialclaw.runner.options import parse_agent_options
-from spatialclaw.runner.rundir import RunDir
+from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.testing.provider_server import ScriptedProvider
 
 FAST = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}

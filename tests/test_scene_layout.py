@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 
 from geom_synthetic import Box, intrinsics, look_at
-from spatialclaw.primitives import geom
-from spatialclaw.primitives.scene import Scene
-from spatialclaw.primitives.scene_perspective import EIGHT_WAY
+from spatialclaw.primitives.geometry import geom
+from spatialclaw.primitives.scene.memory import Scene
+from spatialclaw.primitives.scene.perspective import EIGHT_WAY
 
 K = intrinsics(200, 150, 160.0)
 CAMERA = look_at((0.0, 0.0, 1.5), (0.0, 5.0, 1.0))
@@ -124,7 +124,7 @@ def test_the_stated_uncertainty_covers_the_truth_under_realistic_noise():
 
 
 def test_a_field_of_view_stands_in_for_missing_intrinsics_and_is_stated():
-    from spatialclaw.primitives.frames import Frame
+    from spatialclaw.primitives.frames.frame import Frame
 
     frame = Frame.from_image(Image.new("RGB", (200, 150)), index=3)
     scene = Scene()
@@ -146,7 +146,7 @@ def test_a_field_of_view_stands_in_for_missing_intrinsics_and_is_stated():
 
 
 def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
-    from spatialclaw.primitives.look import find_color
+    from spatialclaw.primitives.display.look import find_color
 
     scene = bearing_scene(distance_sigma_fraction=0.15, pixel_sigma_px=2.0)
     image = scene.bev(size_px=600)
@@ -157,7 +157,7 @@ def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
 def test_bev_draws_an_object_named_by_a_colour_in_that_colour():
     """Markers named "red"/"blue" (a common case: coloured dots) are drawn in their own colours, not in
     the figure cycle (where "blue" came out orange and "red" blue)."""
-    from spatialclaw.primitives.look import find_color
+    from spatialclaw.primitives.display.look import find_color
 
     scene = Scene()
     scene.add_bearing("red", (40, 75), distance=3.0, image_size=(200, 150))

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from spatialclaw.primitives import cache
-from spatialclaw.primitives.detect import detect
-from spatialclaw.primitives.models import MissingWeightsError, clear
-from spatialclaw.primitives.segment import segment
+from spatialclaw.primitives.perception import cache
+from spatialclaw.primitives.perception.detect import detect
+from spatialclaw.primitives.perception.models import MissingWeightsError, clear
+from spatialclaw.primitives.perception.segment import segment
 from tiny_instance_models import build_grounding_dino, build_sam, has_torchvision
 
 H, W = 72, 100

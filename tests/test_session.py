@@ -25,7 +25,7 @@ def sessions_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "sessions")
     env["SPATIALCLAW_KERNEL_MEMORY_MB"] = "0"
     yield env
-    from spatialclaw.session import SessionError, list_sessions
+    from spatialclaw.interactive.session import SessionError, list_sessions
 
     for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
         try:
@@ -147,7 +147,7 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     assert processes_mentioning(str(directory)) == []
     assert not (directory / "daemon.sock").exists()
 
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     episode = load_episode(directory)
     assert episode.complete and episode.end["reason"] == "answered"
@@ -254,7 +254,7 @@ def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
 
 def test_vlm_side_questions_reach_the_session_model_and_are_logged(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
     from spatialclaw.testing.provider_server import ScriptedProvider
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     with ScriptedProvider(["It is a plain green square."]) as server:
         session = start(sessions_env, frame_files, "--vlm-model", f"openai-compat:scripted@{server.url}")["session"]

@@ -12,8 +12,8 @@ from PIL import Image
 
 from spatialclaw.cli import main
 from spatialclaw.export import export_episodes
-from spatialclaw.prompting import system_prompt
-from spatialclaw.session import start_session
+from spatialclaw.agent.prompting import system_prompt
+from spatialclaw.interactive.session import start_session
 from spatialclaw.task import FrameSpec, Task
 
 
@@ -91,7 +91,7 @@ def test_sessions_without_reasoning_are_skipped_with_the_reason(root, frames, tm
 
 
 def test_reasoning_must_be_text(root, frames):
-    from spatialclaw.session import SessionError
+    from spatialclaw.interactive.session import SessionError
 
     session = start_session(_task(frames), root=root, max_steps=5)
     try:

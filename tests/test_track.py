@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives import cache
-from spatialclaw.primitives.instances import Instance
-from spatialclaw.primitives.models import MissingWeightsError, clear
-from spatialclaw.primitives.track import MAX_TRACK_FRAMES, Track, track
+from spatialclaw.primitives.perception import cache
+from spatialclaw.primitives.perception.instances import Instance
+from spatialclaw.primitives.perception.models import MissingWeightsError, clear
+from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, Track, track
 from tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160

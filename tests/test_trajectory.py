@@ -7,7 +7,7 @@ import json
 from PIL import Image
 
 from spatialclaw.chat import ImagePart, Message, TextPart
-from spatialclaw.trajectory import LONG_TEXT_CHARS, TrajectoryWriter, load_episode
+from spatialclaw.trajectories.episode_log import LONG_TEXT_CHARS, TrajectoryWriter, load_episode
 
 
 def _conversation(step: int, system: str, image: ImagePart) -> list[Message]:

@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.synthetic_episodes import write_synthetic_episode
-from spatialclaw.viewer import write_views
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
+from spatialclaw.trajectories.episode_viewer import write_views
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -99,7 +99,7 @@ def test_headless_chromium_renders_question_steps_and_images(tmp_path):
 def test_side_calls_are_shown_under_their_step_and_kept_out_of_the_conversation(tmp_path):
     from spatialclaw.chat import Message
     from spatialclaw.export import episode_conversation
-    from spatialclaw.trajectory import TrajectoryWriter, load_episode
+    from spatialclaw.trajectories.episode_log import TrajectoryWriter, load_episode
 
     ep = write_synthetic_episode(tmp_path / "ep", steps=3)
     before = [t.text for t in episode_conversation(load_episode(ep.directory)).turns]

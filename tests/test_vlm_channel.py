@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from agent_helpers import cell, fast_retry, openai_text, photo
-from spatialclaw.agent import Agent
+from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import ModelReply
 from spatialclaw.models import ModelUnavailableError, load_model
-from spatialclaw.primitives.vlm import Location, VLMClient, VLMError, parse_locations
+from spatialclaw.primitives.perception.vlm import Location, VLMClient, VLMError, parse_locations
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
-from spatialclaw.trajectory import load_episode
-from spatialclaw.vlm_server import VLMServer
+from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.agent.vlm_server import VLMServer
 
 SECRET = "sk-secret-value-that-must-stay-on-the-host"
 

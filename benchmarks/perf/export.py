@@ -2,7 +2,7 @@
 the length of an exported row with each system prompt choice (``--system full|core|none``).
 
 Run: ``.venv/bin/python benchmarks/perf/export.py [--episodes N] [--steps S] [--tokenizer PATH_OR_REPO]``. Writes the episodes
-with :func:`spatialclaw.synthetic_episodes.write_synthetic_episode` (2 frames and one 64x48 image per
+with :func:`spatialclaw.trajectories.synthetic.write_synthetic_episode` (2 frames and one 64x48 image per
 step; each model call carries the full request history, as the agent logs it), then times:
 
 - ``baseline``: the least any exporter must do: read every ``episode.jsonl``, parse every line, read
@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 
 from spatialclaw.export import FORMATS, export_episodes
-from spatialclaw.synthetic_episodes import write_synthetic_episode
-from spatialclaw.trajectory import iter_episode_dirs
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
+from spatialclaw.trajectories.episode_log import iter_episode_dirs
 
 OUTPUTS = {"openai": "sft.jsonl", "trl": "trl", "sharegpt": "sharegpt", "verl": "rl.parquet", "ipynb": "notebooks"}
 
@@ -56,7 +56,7 @@ def baseline_copy(root: Path, out: Path) -> int:
 
 def use_full_manual(directory: Path, max_steps: int) -> None:
     """Rewrite an episode's logged requests to start with the agent's full manual, as older runs logged them."""
-    from spatialclaw.prompting import system_prompt
+    from spatialclaw.agent.prompting import system_prompt
 
     full = system_prompt(max_steps, api_detail="full")
     log = directory / "episode.jsonl"

@@ -24,7 +24,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from spatialclaw.primitives.frames import clear_decoded_cache, load_video
+from spatialclaw.primitives.frames.frame import clear_decoded_cache, load_video
 
 FPS, SECONDS, WIDTH, HEIGHT = 30, 20, 640, 480
 REPEATS = 3

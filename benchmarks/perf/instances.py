@@ -44,8 +44,8 @@ def redwood_frames() -> list[np.ndarray]:
 def bench_detect_cache(frame: np.ndarray, root: Path) -> dict[str, float]:
     from tiny_instance_models import build_grounding_dino
 
-    from spatialclaw.primitives import cache
-    from spatialclaw.primitives.detect import detect, load_detector
+    from spatialclaw.primitives.perception import cache
+    from spatialclaw.primitives.perception.detect import detect, load_detector
 
     folder = str(build_grounding_dino(root / "gdino"))
     load_detector(folder)
@@ -64,7 +64,7 @@ def bench_detect_cache(frame: np.ndarray, root: Path) -> dict[str, float]:
 def bench_segment_batch(frame: np.ndarray, root: Path) -> dict[str, float]:
     from tiny_instance_models import build_sam
 
-    from spatialclaw.primitives.segment import load_sam, segment
+    from spatialclaw.primitives.perception.segment import load_sam, segment
 
     os.environ["SPATIALCLAW_CACHE"] = "off"
     folder = str(build_sam(root / "sam"))
@@ -79,7 +79,7 @@ def bench_segment_batch(frame: np.ndarray, root: Path) -> dict[str, float]:
 def bench_flow_track(frames: list[np.ndarray]) -> dict[str, float]:
     import cv2
 
-    from spatialclaw.primitives.track import track
+    from spatialclaw.primitives.perception.track import track
 
     os.environ["SPATIALCLAW_CACHE"] = "off"
     patch = np.zeros(frames[0].shape[:2], bool)

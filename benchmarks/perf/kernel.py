@@ -25,8 +25,8 @@ import time
 from jupyter_client import KernelManager
 
 from spatialclaw import Kernel, KernelPool
-from spatialclaw.kernel_env import kernel_environment
-from spatialclaw.sandbox import support
+from spatialclaw.kernel.environment import kernel_environment
+from spatialclaw.kernel.sandbox import support
 
 TRIVIAL = "x = 1"
 ROUNDS = 200

@@ -47,8 +47,8 @@ def build_tokenizer(folder: Path) -> object:
 
 
 def sizes(tokenizer: object) -> dict[str, dict[str, int]]:
-    from spatialclaw import prompting
-    from spatialclaw.primitives.availability import tool_status
+    from spatialclaw.agent import prompting
+    from spatialclaw.primitives.perception.availability import tool_status
 
     tools = {name: status.to_dict() for name, status in tool_status().items()}
     out = {}
@@ -73,7 +73,7 @@ def unavailable_call(repeats: int) -> dict[str, float]:
             os.environ.pop(name, None)
         with Kernel() as kernel:
             check = kernel.execute("import time as _t; _s = _t.perf_counter()\n"
-                                   "from spatialclaw.primitives.availability import tool_status; tool_status()\n"
+                                   "from spatialclaw.primitives.perception.availability import tool_status; tool_status()\n"
                                    "print(_t.perf_counter() - _s)")
             baseline, failing = [], []
             for _ in range(repeats):

@@ -43,7 +43,7 @@ def frames() -> list[np.ndarray]:
 
 
 def per_call_ms(images: list[np.ndarray], model: str) -> float:
-    from spatialclaw.primitives.depth import depth
+    from spatialclaw.primitives.perception.depth import depth
 
     depth(images[0], model=model)  # load (here or on the actor) before timing
     start = time.perf_counter()
@@ -59,8 +59,8 @@ def main() -> None:
 
     import ray
 
-    from spatialclaw.primitives import remote
-    from spatialclaw.runner.perception_service import start_perception_service
+    from spatialclaw.primitives.perception import remote
+    from spatialclaw.services.perception import start_perception_service
 
     import torch
 

@@ -56,7 +56,7 @@ def naive_backproject(depth: np.ndarray, K: np.ndarray) -> np.ndarray:
 
 
 def bench_backproject() -> dict:
-    from spatialclaw.primitives import geom
+    from spatialclaw.primitives.geometry import geom
 
     rng = np.random.default_rng(0)
     depth = rng.uniform(0.5, 5.0, size=(1000, 1000)).astype(np.float32)
@@ -74,8 +74,8 @@ def bench_backproject() -> dict:
 def bench_cache() -> dict:
     from tiny_depth_models import save_tiny_depth_anything
 
-    from spatialclaw.primitives import cache
-    from spatialclaw.primitives.depth import depth
+    from spatialclaw.primitives.perception import cache
+    from spatialclaw.primitives.perception.depth import depth
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SPATIALCLAW_CACHE"] = str(Path(tmp) / "cache")
@@ -100,7 +100,7 @@ def rotation_deg(R: np.ndarray) -> float:
 def bench_reconstruct() -> dict:
     from PIL import Image
 
-    from spatialclaw.primitives.reconstruct import reconstruct
+    from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
 
     root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data")) / "rgbd-redwood"
     if not root.is_dir():
@@ -137,8 +137,8 @@ def bench_metrology() -> dict:
     from itertools import combinations
 
     import planar_photos as pp
-    from spatialclaw.primitives import geom
-    from spatialclaw.primitives.look import find_color
+    from spatialclaw.primitives.geometry import geom
+    from spatialclaw.primitives.display.look import find_color
 
     root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
     texture = root / "rgbd-redwood" / "color" / "00000.jpg"
@@ -191,8 +191,8 @@ def bench_metrology() -> dict:
 
 
 def bench_perspective() -> dict:
-    from spatialclaw.primitives import geom
-    from spatialclaw.primitives.scene import Scene
+    from spatialclaw.primitives.geometry import geom
+    from spatialclaw.primitives.scene.memory import Scene
 
     K = np.array([[160.0, 0, 99.5], [0, 160.0, 74.5], [0, 0, 1]])
     pose = np.eye(4)
@@ -220,8 +220,8 @@ def bench_small_frames() -> dict:
     from PIL import Image
     from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
 
-    from spatialclaw.primitives.motion import motion
-    from spatialclaw.primitives.reconstruct import reconstruct
+    from spatialclaw.primitives.motion.estimate import motion
+    from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
 
     data = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
     if not (data / "rgbd-redwood").is_dir() or not (data / "multiview-temple").is_dir():

@@ -6,7 +6,7 @@ The model is the OpenAI-compatible backend (real ``openai`` SDK, real HTTP) talk
 :class:`spatialclaw.testing.ScriptedProvider`, which answers every request at once with a one-line cell
 ``answer(...)``; every episode is a real agent episode in a real kernel (one step). Measured:
 
-- ``baseline``: the same episodes in a bare loop, one :class:`~spatialclaw.agent.Agent` and one kernel
+- ``baseline``: the same episodes in a bare loop, one :class:`~spatialclaw.agent.loop.Agent` and one kernel
   (its start timed, as the runner's is), no runner (no run directory, no results file, no pool, no
   scoring, no threads);
 - ``runner`` at each worker count: ``spatialclaw.runner.run_benchmark`` on the same tasks into a fresh
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from spatialclaw import Kernel
-from spatialclaw.agent import Agent, AgentConfig
+from spatialclaw.agent.loop import Agent, AgentConfig
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.models import load_model
 from spatialclaw.runner import RunConfig, run_benchmark

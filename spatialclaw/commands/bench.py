@@ -85,7 +85,7 @@ def _check_setup(args: argparse.Namespace) -> None:
     model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
     from spatialclaw.benchmarks.registry import benchmark_names
     from spatialclaw.models import load_model, parse_spec
-    from spatialclaw.runner.rundir import RunDir
+    from spatialclaw.trajectories.run_dir import RunDir
 
     from spatialclaw.runner.lock import LOCK_NAME
 

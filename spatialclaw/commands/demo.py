@@ -106,7 +106,7 @@ def demo(args: argparse.Namespace) -> int:
     from spatialclaw.commands.run import run_episode
     from spatialclaw.models import ModelError, load_model
     from spatialclaw.models.scripted import ScriptedModel
-    from spatialclaw.primitives.models import MissingWeightsError
+    from spatialclaw.primitives.perception.models import MissingWeightsError
 
     out = args.out or Path(tempfile.mkdtemp(prefix="spatialclaw-demo-")) / "episode"
     if (out / "episode.jsonl").exists():

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialclaw.episodes import EpisodeFilter
+    from spatialclaw.trajectories.episodes import EpisodeFilter
     from spatialclaw.export import export_episodes
 
     episode_filter = EpisodeFilter(

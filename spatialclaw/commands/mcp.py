@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from spatialclaw.mcp_server import serve_stdio
+    from spatialclaw.interactive.mcp_server import serve_stdio
 
     serve_stdio(root=args.root, keep_sessions=args.keep_sessions, sandbox=args.sandbox)
     return 0

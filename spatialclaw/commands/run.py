@@ -73,7 +73,7 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
 
 
 def agent_config(args: argparse.Namespace) -> Any:
-    from spatialclaw.agent import AgentConfig, Limits
+    from spatialclaw.agent.loop import AgentConfig, Limits
 
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
@@ -83,9 +83,9 @@ def agent_config(args: argparse.Namespace) -> Any:
 
 def build_task(args: argparse.Namespace) -> Any:
     """The task of the command line: every input group in order (relative paths resolved against the
-    working directory), the question parsed as written (:func:`spatialclaw.question.make_task`)."""
+    working directory), the question parsed as written (:func:`spatialclaw.agent.question.make_task`)."""
     from spatialclaw.input_paths import specs_from_groups
-    from spatialclaw.question import make_task
+    from spatialclaw.agent.question import make_task
 
     groups = args.inputs or []
     for group in groups:
@@ -119,7 +119,7 @@ def parse_ground_truth(value: str, answer_type: str) -> Any:
 def check_input_kinds(args: argparse.Namespace) -> None:
     """Catch, before an episode starts, inputs of the wrong kind (by file extension) and bad sampling values;
     unreadable content is found when the kernel loads the frames and recorded in the episode."""
-    from spatialclaw.primitives.frame_sources import VIDEO_SUFFIXES, image_suffixes
+    from spatialclaw.primitives.frames.sources import VIDEO_SUFFIXES, image_suffixes
 
     if args.fps is not None and not args.fps > 0:
         raise ValueError(f"--fps must be a positive number of frames per second of video time, got {args.fps:g}")
@@ -146,7 +146,7 @@ def _indent(text: str, prefix: str = "  │ ") -> str:
 
 
 def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
-    """Print one :class:`~spatialclaw.agent.StepEvent` as it happens."""
+    """Print one :class:`~spatialclaw.agent.loop.StepEvent` as it happens."""
     if event.kind == "plan":
         print(f"{RULE}\nplan\n{_indent(event.reply)}", file=stream, flush=True)
         return
@@ -190,7 +190,7 @@ def print_summary(result: Any, stream: TextIO, quiet: bool = False) -> None:
 def run_episode(model: Any, task: Any, args: argparse.Namespace, out: Path, stream: TextIO | None = None) -> int:
     """Run and stream one episode (to ``stream``, default the current ``sys.stdout``); the exit code says
     whether an answer came back."""
-    from spatialclaw.agent import Agent
+    from spatialclaw.agent.loop import Agent
 
     stream = stream if stream is not None else sys.stdout
 
@@ -208,7 +208,7 @@ def record_score(task: Any, result: Any, out: Path, stream: TextIO, quiet: bool 
     """Score the answer against the task's ground truth on the host, as the benchmark runner does, append
     the ``score`` event to the episode and print ``score: ...`` (unless ``quiet``)."""
     from spatialclaw.runner.episode import score_row
-    from spatialclaw.trajectory import TrajectoryWriter
+    from spatialclaw.trajectories.episode_log import TrajectoryWriter
 
     row = score_row(task, result.answer)
     with TrajectoryWriter(out, fsync=False) as writer:
@@ -220,7 +220,7 @@ def record_score(task: Any, result: Any, out: Path, stream: TextIO, quiet: bool 
 
 def run(args: argparse.Namespace) -> int:
     from spatialclaw.models import ModelError, load_model
-    from spatialclaw.primitives.models import MissingWeightsError
+    from spatialclaw.primitives.perception.models import MissingWeightsError
 
     try:
         task = build_task(args)

@@ -78,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``handler``; a :class:`SessionError` becomes a message (or a JSON error object) and exit code 2."""
-    from spatialclaw.session import SessionError
+    from spatialclaw.interactive.session import SessionError
 
     try:
         return handler(args)
@@ -96,8 +96,8 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 def _start(args: argparse.Namespace) -> int:
     from spatialclaw.input_paths import specs_from_groups
-    from spatialclaw.question import make_task
-    from spatialclaw.session import start_session
+    from spatialclaw.agent.question import make_task
+    from spatialclaw.interactive.session import start_session
 
     specs = specs_from_groups(args.inputs, fps=args.fps, count=args.count)
     task = make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type)
@@ -113,7 +113,7 @@ def _start(args: argparse.Namespace) -> int:
         vlm_api_key_env=args.vlm_api_key_env,
         sandbox=args.sandbox,
     )
-    from spatialclaw.preview import write_input_previews
+    from spatialclaw.interactive.preview import write_input_previews
 
     preview = write_input_previews(task, session.directory)
     data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory),
@@ -148,7 +148,7 @@ def _outcome_text(outcome: Any) -> str:
 
 
 def _exec(args: argparse.Namespace) -> int:
-    from spatialclaw.session import Session
+    from spatialclaw.interactive.session import Session
 
     code = _read_code(args.code)
     if not code.strip():
@@ -159,7 +159,7 @@ def _exec(args: argparse.Namespace) -> int:
 
 
 def _answer(args: argparse.Namespace) -> int:
-    from spatialclaw.session import Session
+    from spatialclaw.interactive.session import Session
 
     outcome = Session.open(args.session, args.root).answer(args.value, reasoning=args.reasoning)
     _emit(args, outcome.to_dict(), _outcome_text(outcome))
@@ -167,7 +167,7 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from spatialclaw.session import Session
+    from spatialclaw.interactive.session import Session
 
     status = Session.open(args.session, args.root).status()
     _emit(args, status, _status_text(status))
@@ -184,7 +184,7 @@ def _status_text(status: dict[str, Any]) -> str:
 
 
 def _close(args: argparse.Namespace) -> int:
-    from spatialclaw.session import Session
+    from spatialclaw.interactive.session import Session
 
     result = Session.open(args.session, args.root).close()
     _emit(args, result, f"session {result['session']} closed after {result['steps']} step(s); trajectory in {result['directory']}")
@@ -198,7 +198,7 @@ def _one_line(text: str, limit: int = 80) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from spatialclaw.session import list_sessions
+    from spatialclaw.interactive.session import list_sessions
 
     rows = [s.status() for s in list_sessions(args.root)]
     text = "\n".join(f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {_one_line(r.get('question') or '')}" for r in rows)

@@ -10,7 +10,7 @@ The mapping (the same for every format):
   messages) are ``user`` turns: the agent sends them as user messages and the model writes code as
   text, not as function calls, so there is no tool call for a ``tool`` turn to answer.
 * The final output is shown as the agent keeps outputs in its history: without ``<think>``-style
-  reasoning sections (:func:`spatialclaw.extraction.strip_reasoning`); a provider's separate reasoning
+  reasoning sections (:func:`spatialclaw.agent.extraction.strip_reasoning`); a provider's separate reasoning
   text is kept on the turn as ``reasoning``.
 * Each assistant turn carries its ``step`` and a training ``weight``: 0 for a step that failed (its
   output had no runnable code, or its cell raised/timed out/crashed) when ``mask_failed`` is set, else 1
@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spatialclaw.chat import ImagePart, Message, Part, TextPart
-from spatialclaw.extraction import strip_reasoning
-from spatialclaw.episodes import episode_is_correct, episode_label, episode_steps, main_model_calls, step_count
-from spatialclaw.trajectory import Episode
+from spatialclaw.agent.extraction import strip_reasoning
+from spatialclaw.trajectories.episodes import episode_is_correct, episode_label, episode_steps, main_model_calls, step_count
+from spatialclaw.trajectories.episode_log import Episode
 
 __all__ = ["Conversation", "Turn", "TurnKind", "episode_conversation", "merge_consecutive"]
 
 EMPTY_REPLY = "(empty reply)"
-"""What the agent's history shows for an output that was only reasoning (see :mod:`spatialclaw.context`)."""
+"""What the agent's history shows for an output that was only reasoning (see :mod:`spatialclaw.agent.context`)."""
 
 TurnKind = Literal["system", "prompt", "observation", "format_error", "output"]
 
@@ -77,7 +77,7 @@ class Conversation:
 
     @property
     def episode_id(self) -> str:
-        """The episode's directory name (see :func:`spatialclaw.episodes.episode_label`)."""
+        """The episode's directory name (see :func:`spatialclaw.trajectories.episodes.episode_label`)."""
         return episode_label(self.episode.directory)
 
     @property

@@ -18,11 +18,11 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from spatialclaw.cell import CellResult
-from spatialclaw.episodes import Step, episode_steps
+from spatialclaw.kernel.cell import CellResult
+from spatialclaw.trajectories.episodes import Step, episode_steps
 from spatialclaw.export.conversation import Conversation
 from spatialclaw.export.runner import ExportStats
-from spatialclaw.extraction import strip_reasoning
+from spatialclaw.agent.extraction import strip_reasoning
 
 __all__ = ["episode_notebook", "write"]
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from spatialclaw.episodes import EpisodeFilter, find_episode_dirs
+from spatialclaw.trajectories.episodes import EpisodeFilter, find_episode_dirs
 from spatialclaw.export.conversation import Conversation, episode_conversation
 from spatialclaw.export.length import LengthSummary, TokenCounter, fit_to_budget, row_chars
-from spatialclaw.trajectory import Episode
+from spatialclaw.trajectories.episode_log import Episode
 
 __all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 

@@ -27,14 +27,14 @@ SYSTEM_CHOICES = ("core", "full", "none")
 def compact_system_prompt(max_steps: int) -> str:
     """The agent's system prompt with the compact tool manual (``api_detail="core"``: every name, signature
     and one line; the model reads the rest with ``manual(name)`` in a cell)."""
-    from spatialclaw.prompting import system_prompt
+    from spatialclaw.agent.prompting import system_prompt
 
     return system_prompt(max_steps, api_detail="core")
 
 
 @lru_cache(maxsize=32)
 def _full_system_prompt(max_steps: int) -> str:
-    from spatialclaw.prompting import system_prompt
+    from spatialclaw.agent.prompting import system_prompt
 
     return system_prompt(max_steps, api_detail="full")
 

@@ -11,7 +11,7 @@ RL needs the starting prompt and a way to score, not the recorded steps. Columns
 * ``extra_info``: ``split``, ``index``, ``episode_id``, ``task_id``, ``answer_type``, ``choices``,
   ``reference_score`` and ``reference_steps`` of the recorded episode, and ``need_tools_kwargs`` /
   ``tools_kwargs`` with ``{"spatialclaw_cell": {"create_kwargs": {"task_json": ...}}}``: the task as JSON,
-  which :class:`spatialclaw.rl_env.SpatialEnv` ``reset`` takes to start the kernel.
+  which :class:`spatialclaw.runner.rl_env.SpatialEnv` ``reset`` takes to start the kernel.
 
 Episodes whose task has no ground truth cannot be rewarded and are skipped (counted in the report).
 """

@@ -110,7 +110,7 @@ def _named_key(spec: str, variable: str | None, allow_none: bool) -> str | None:
         return None
     if not isinstance(variable, str) or not variable:
         raise ModelAuthError(f"{spec}: api_key_env must name an environment variable, got {variable!r}")
-    from spatialclaw.kernel_env import is_secret
+    from spatialclaw.kernel.environment import is_secret
 
     if not is_secret(variable):
         raise ModelAuthError(

@@ -2,8 +2,8 @@
 
 Any model that ``AutoModelForImageTextToText`` and ``AutoProcessor`` load and whose processor has a
 chat template works (Qwen2.5-VL, Qwen3-VL, SmolVLM, Idefics3, Gemma 3, ...). Weights come from a local
-folder or the Hugging Face hub through the shared loader :func:`spatialclaw.primitives.models.load_model`
-(a clear :class:`~spatialclaw.primitives.models.MissingWeightsError` when they are missing). Device and
+folder or the Hugging Face hub through the shared loader :func:`spatialclaw.primitives.perception.models.load_model`
+(a clear :class:`~spatialclaw.primitives.perception.models.MissingWeightsError` when they are missing). Device and
 dtype are automatic (CUDA, then MPS, then CPU; ``SPATIALCLAW_DEVICE`` overrides). Decoding is greedy
 unless ``temperature > 0``. Processors with a video processor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, SmolVLM2)
 need ``torchvision``; without it loading fails with an error that says so.
@@ -45,7 +45,7 @@ class HFModel(Model):
     """A local ``transformers`` vision-language model. ``model`` is a hub id or a ``save_pretrained`` folder."""
 
     def __init__(self, model: str, *, device: str | None = None, dtype: Any = None, **defaults: Any) -> None:
-        from spatialclaw.primitives.models import load_model
+        from spatialclaw.primitives.perception.models import load_model
 
         self.name = model
         self.spec = f"hf:{model}"

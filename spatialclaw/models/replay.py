@@ -47,7 +47,7 @@ class ReplayModel(Model):
     """Replays the ``model_call`` responses of the episode in ``directory``."""
 
     def __init__(self, directory: str | Path) -> None:
-        from spatialclaw.trajectory import load_episode
+        from spatialclaw.trajectories.episode_log import load_episode
 
         self.directory = Path(directory)
         episode = load_episode(self.directory)

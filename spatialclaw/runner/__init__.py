@@ -5,7 +5,7 @@ A run directory (``RUN/``) holds::
     manifest.json     package version, git commit, config and its hash, benchmark, aggregation rule
     tasks.jsonl       the tasks of the run (local JSONL format), so rescoring needs no dataset
     results.jsonl     one row per task (the last row of a task wins; a resume rewrites the file atomically)
-    episodes/<task>/attempt-<n>/   one trajectory per attempt (see spatialclaw.trajectory)
+    episodes/<task>/attempt-<n>/   one trajectory per attempt (see spatialclaw.trajectories.episode_log)
 
 Modules: :mod:`.store` (results file), :mod:`.rundir` (manifest, stamping), :mod:`.episode` (one task
 to one row), :mod:`.direct` (the no-tools baseline), :mod:`.executors` (local threads or Ray),

@@ -1,7 +1,7 @@
 """The no-tools baseline: the model answers from the frames directly, in one call, without a kernel.
 
 It sees the same question text and the same preview frames (count and size from
-:class:`~spatialclaw.agent.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
+:class:`~spatialclaw.agent.loop.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
 step, so the difference between the two runs is what the tools add. The episode is logged in the
 trajectory format (``header``, ``task``, one ``model_call``, ``answer``, ``end``). A time limit
 (``AgentConfig.limits.time_s``) is the call's timeout; a call cut by it ends with status ``timeout``.
@@ -16,13 +16,13 @@ from pathlib import Path
 from string import Template
 
 from spatialclaw import __version__
-from spatialclaw.agent import AgentConfig, EpisodeResult, preview_frames, parse_direct_answer
+from spatialclaw.agent.loop import AgentConfig, EpisodeResult, preview_frames, parse_direct_answer
 from spatialclaw.chat import Message, TextPart, Usage
-from spatialclaw.limits import LimitHit
+from spatialclaw.agent.limits import LimitHit
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
-from spatialclaw.prompting import choices_text, inputs_text
+from spatialclaw.agent.prompting import choices_text, inputs_text
 from spatialclaw.task import Task
-from spatialclaw.trajectory import FORMAT_VERSION, TrajectoryWriter, config_hash
+from spatialclaw.trajectories.episode_log import FORMAT_VERSION, TrajectoryWriter, config_hash
 
 __all__ = ["DirectAnswerer", "direct_prompt"]
 
@@ -44,7 +44,7 @@ def direct_prompt(task: Task, preview: str) -> str:
 
 
 class DirectAnswerer:
-    """Answers tasks with one model call each; ``run`` mirrors :meth:`spatialclaw.agent.Agent.run`."""
+    """Answers tasks with one model call each; ``run`` mirrors :meth:`spatialclaw.agent.loop.Agent.run`."""
 
     def __init__(self, model: Model, config: AgentConfig | None = None) -> None:
         self.model = model

@@ -15,7 +15,7 @@ from typing import Any
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.runner.interfaces import make_runner, needs_kernel
 from spatialclaw.task import Task
-from spatialclaw.trajectory import TrajectoryWriter
+from spatialclaw.trajectories.episode_log import TrajectoryWriter
 
 __all__ = ["EpisodeJob", "EpisodeWorker", "RETRY_STATUSES", "score_row", "STATUSES"]
 
@@ -49,7 +49,7 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
 class EpisodeWorker:
     """Runs episodes with one model through ``interface`` (see :mod:`spatialclaw.runner.interfaces`;
     ``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``no-tools`` answers
-    without a kernel; the other interfaces run with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.pool.KernelPool`) on its first
+    without a kernel; the other interfaces run with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.kernel.pool.KernelPool`) on its first
     episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode).
     ``episode_timeout_s`` becomes the agent's time limit (the smaller one wins when the agent config sets
     one too), so an episode that runs longer ends with status ``timeout``."""
@@ -57,7 +57,7 @@ class EpisodeWorker:
     def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
                  pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None,
                  episode_timeout_s: float | None = None, interface: str = "code") -> None:
-        from spatialclaw.agent import AgentConfig
+        from spatialclaw.agent.loop import AgentConfig
 
         self.model_spec = model_spec
         self.config = AgentConfig(**(agent_config or {}))

@@ -4,8 +4,8 @@ Both take the same jobs and hand each finished row to ``on_row`` in the driver, 
 results file, so the run directory format does not depend on the executor.
 
 ``local``: ``workers`` threads, each with its own :class:`EpisodeWorker` (model client and agent), sharing
-one :class:`~spatialclaw.pool.KernelPool` of ``workers`` kernels. With ``episode_timeout_s`` each episode
-runs under that time limit (:class:`~spatialclaw.limits.Limits`): its cells and model calls are cut at
+one :class:`~spatialclaw.kernel.pool.KernelPool` of ``workers`` kernels. With ``episode_timeout_s`` each episode
+runs under that time limit (:class:`~spatialclaw.agent.limits.Limits`): its cells and model calls are cut at
 the time left and it ends with status ``timeout``; the thread and its kernel go on to the next episode.
 
 ``ray``: ``workers`` actors (``ray_num_cpus`` CPUs and ``ray_num_gpus`` GPUs each), each with its own
@@ -17,8 +17,8 @@ killing its actor (a fresh actor takes its place) and recorded with status ``tim
 ``ray://HOST:PORT`` joins a cluster (the run directory must be on a file system the workers share).
 With ``perception_actors`` N > 0 the learned perception models (depth, detect, segment) run on N shared
 actors (``perception_gpus`` GPUs each) instead of in every episode's kernel: the service is started once
-for the run (:mod:`spatialclaw.runner.perception_service`), each kernel gets ``SPATIALCLAW_PERCEPTION`` in
-its environment (:mod:`spatialclaw.primitives.remote`), and the actors are stopped when the run ends.
+for the run (:mod:`spatialclaw.services.perception`), each kernel gets ``SPATIALCLAW_PERCEPTION`` in
+its environment (:mod:`spatialclaw.primitives.perception.remote`), and the actors are stopped when the run ends.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class LocalExecutor:
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         pool = None
         if needs_kernel(self.worker_args.get("interface", "code")):
-            from spatialclaw.pool import KernelPool
+            from spatialclaw.kernel.pool import KernelPool
 
             pool = KernelPool(size=self.workers, fresh=True, **pool_options(self.worker_args, self.kernel_options))
         local = threading.local()
@@ -89,7 +89,7 @@ class _RayEpisodeActor:
     def __init__(self, worker_args: dict[str, Any], kernel_options: dict[str, Any]) -> None:
         pool = None
         if needs_kernel(worker_args.get("interface", "code")):
-            from spatialclaw.pool import KernelPool
+            from spatialclaw.kernel.pool import KernelPool
 
             pool = KernelPool(size=1, fresh=True, spares=1, **pool_options(worker_args, kernel_options))
         self.pool = pool
@@ -146,7 +146,7 @@ class RayExecutor:
         kernel_options = self.kernel_options
         try:
             if self.perception_actors:
-                from spatialclaw.runner.perception_service import start_perception_service
+                from spatialclaw.services.perception import start_perception_service
 
                 perception = start_perception_service(self.perception_actors, self.perception_gpus, self.perception_cpus,
                                                       fail_fast=started_here and not self.address)

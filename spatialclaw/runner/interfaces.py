@@ -7,7 +7,7 @@
 - ``tool-calls``: the kernel's primitives as structured function calls (the provider's tool-call wire
   format, JSON-schema from their signatures and docstrings), results as JSON with images attached
   (:mod:`spatialclaw.runner.tool_calls`).
-- ``code``: the agent loop, one cell per step with every output seen (:class:`spatialclaw.agent.Agent`).
+- ``code``: the agent loop, one cell per step with every output seen (:class:`spatialclaw.agent.loop.Agent`).
 
 Each runner has ``run(task, out_dir, kernel=None) -> EpisodeResult`` (``no-tools`` takes no kernel) and
 writes ``interface`` into its trajectory header.
@@ -29,7 +29,7 @@ def needs_kernel(interface: str) -> bool:
 
 def make_runner(interface: str, model: Any, config: Any) -> Any:
     """The episode runner of ``interface`` for ``model`` (a :class:`~spatialclaw.models.Model`) and
-    ``config`` (an :class:`~spatialclaw.agent.AgentConfig`)."""
+    ``config`` (an :class:`~spatialclaw.agent.loop.AgentConfig`)."""
     if interface == "no-tools":
         from spatialclaw.runner.direct import DirectAnswerer
 
@@ -43,7 +43,7 @@ def make_runner(interface: str, model: Any, config: Any) -> Any:
 
         return ToolCallAgent(model, config)
     if interface == "code":
-        from spatialclaw.agent import Agent
+        from spatialclaw.agent.loop import Agent
 
         return Agent(model, config)
     raise ValueError(f"unknown interface {interface!r}; choose one of {', '.join(INTERFACES)}")

@@ -3,8 +3,8 @@
 :class:`KernelInterface` writes the trajectory (``header`` with ``interface``, ``task``, each
 ``model_call`` and ``cell``, ``answer``, ``end``), sets up the kernel (a given one is ``reset`` for the
 task and left running; otherwise one is started and shut down), bounds model calls and cells by the
-episode's time limit (:class:`~spatialclaw.limits.Limits`), and turns failures into an ended episode
-with a reason, as :class:`~spatialclaw.agent.Agent` does. A subclass implements :meth:`KernelInterface.play`.
+episode's time limit (:class:`~spatialclaw.agent.limits.Limits`), and turns failures into an ended episode
+with a reason, as :class:`~spatialclaw.agent.loop.Agent` does. A subclass implements :meth:`KernelInterface.play`.
 These interfaces run without the ``vlm`` side channel: a cell that calls ``vlm`` gets its error.
 """
 
@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.agent import AgentConfig, EpisodeResult, episode_error, sandbox_record
-from spatialclaw.cell import CellResult
+from spatialclaw.agent.loop import AgentConfig, EpisodeResult, episode_error, sandbox_record
+from spatialclaw.kernel.cell import CellResult
 from spatialclaw.chat import Message, ModelReply, Usage
-from spatialclaw.limits import LimitClock, LimitHit, LimitReached
+from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
 from spatialclaw.task import Task
-from spatialclaw.trajectory import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
+from spatialclaw.trajectories.episode_log import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
 __all__ = ["EpisodeContext", "KernelInterface"]
 
@@ -90,7 +90,7 @@ class EpisodeContext:
 
 
 class KernelInterface(ABC):
-    """An interface whose episodes run cells in a kernel; ``run`` mirrors :meth:`spatialclaw.agent.Agent.run`."""
+    """An interface whose episodes run cells in a kernel; ``run`` mirrors :meth:`spatialclaw.agent.loop.Agent.run`."""
 
     #: The interface's name, recorded in every trajectory header.
     interface: str = ""
@@ -104,7 +104,7 @@ class KernelInterface(ABC):
     @abstractmethod
     def play(self, episode: EpisodeContext) -> tuple[str, Any, str | None]:
         """Play the episode; returns ``(status, answer, answer_source)`` (status as in
-        :class:`~spatialclaw.agent.EpisodeResult`). May raise :class:`LimitReached` or :class:`ModelError`."""
+        :class:`~spatialclaw.agent.loop.EpisodeResult`). May raise :class:`LimitReached` or :class:`ModelError`."""
 
     def run(self, task: Task, out_dir: str | Path, kernel: Any = None) -> EpisodeResult:
         started = time.perf_counter()
@@ -126,7 +126,7 @@ class KernelInterface(ABC):
             try:
                 setup_started = time.perf_counter()
                 if own_kernel:
-                    from spatialclaw.kernel import Kernel
+                    from spatialclaw.kernel.kernel import Kernel
 
                     kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir",
                                     **{"sandbox": config.sandbox, **config.kernel_options})

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.runner.interfaces import INTERFACES
-from spatialclaw.runner.rundir import RunDir
+from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.runner.run import aggregate_rows
 
 __all__ = ["RunReport", "load_run_report", "write_report"]

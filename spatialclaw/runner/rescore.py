@@ -12,8 +12,8 @@ from pathlib import Path
 from spatialclaw.benchmarks.scoring import Aggregate
 from spatialclaw.runner.episode import score_row
 from spatialclaw.runner.run import aggregate_rows
-from spatialclaw.runner.rundir import RunDir
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.run_dir import RunDir
+from spatialclaw.trajectories.episode_log import load_episode
 
 __all__ = ["rescore_run"]
 

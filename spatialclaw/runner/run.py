@@ -29,7 +29,7 @@ from spatialclaw.benchmarks.scoring import Aggregate, ScoredRow, aggregate
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
 from spatialclaw.runner.interfaces import INTERFACES, needs_kernel
 from spatialclaw.runner.lock import RunLock
-from spatialclaw.runner.rundir import RunDir, tasks_hash
+from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
 
 __all__ = ["RESUMABLE", "RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
 
@@ -42,7 +42,7 @@ RESUMABLE = ("workers", "executor", "endpoint URL (openai-compat URL or model_op
 @dataclass
 class RunConfig:
     """Everything a run needs. ``interface``: how the model acts, one of :data:`~spatialclaw.runner.interfaces.INTERFACES`
-    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.AgentConfig` fields to override;
+    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.loop.AgentConfig` fields to override;
     ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
     policy); ``episode_timeout_s`` bounds each episode's wall-clock time: the local executor makes it the
     agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
@@ -87,7 +87,7 @@ class RunConfig:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
         if self.episode_timeout_s is not None and not self.episode_timeout_s > 0:
             raise ValueError(f"--episode-timeout must be above 0 seconds, got {self.episode_timeout_s}")
-        from spatialclaw.agent import AgentConfig
+        from spatialclaw.agent.loop import AgentConfig
 
         AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
         if self.perception_actors and self.executor != "ray":
@@ -121,7 +121,7 @@ class RunConfig:
 
     def sandbox_setup(self) -> dict[str, Any]:
         """The kernel sandbox of this session's episodes: mode, whether it is active here, what is missing."""
-        from spatialclaw.sandbox import describe
+        from spatialclaw.kernel.sandbox import describe
 
         return describe(self.agent.get("sandbox", "auto"))
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.agent import parse_direct_answer, preview_frames
+from spatialclaw.agent.loop import parse_direct_answer, preview_frames
 from spatialclaw.chat import Message, TextPart
-from spatialclaw.context import observation_parts
-from spatialclaw.extraction import extract_cell
-from spatialclaw.prompting import system_prompt, task_prompt
+from spatialclaw.agent.context import observation_parts
+from spatialclaw.agent.extraction import extract_cell
+from spatialclaw.agent.prompting import system_prompt, task_prompt
 from spatialclaw.runner.kernel_episode import EpisodeContext, KernelInterface
 
 __all__ = ["SinglePassAgent", "SINGLE_PASS_RULE", "ANSWER_REQUEST"]

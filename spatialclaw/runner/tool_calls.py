@@ -32,10 +32,10 @@ import json
 import re
 from typing import Any
 
-from spatialclaw.agent import parse_direct_answer, preview_frames
+from spatialclaw.agent.loop import parse_direct_answer, preview_frames
 from spatialclaw.chat import Message, TextPart, ToolSpec
-from spatialclaw.context import fit_image
-from spatialclaw.prompting import answer_rules, task_prompt
+from spatialclaw.agent.context import fit_image
+from spatialclaw.agent.prompting import answer_rules, task_prompt
 from spatialclaw.runner.kernel_episode import EpisodeContext, KernelInterface
 
 __all__ = ["ToolCallAgent", "tool_specs", "TOOL_HELPER", "SYSTEM"]
@@ -179,7 +179,7 @@ def _function_tool(name: str, path: str, function: Any) -> ToolSpec | None:
             except (TypeError, ValueError):
                 pass
         properties[parameter.name] = schema
-    from spatialclaw.prompting import _signature
+    from spatialclaw.agent.prompting import _signature
 
     doc = (inspect.getdoc(function) or "(no description)").split("\n\n", 1)[0]
     description = f"{_signature(function, path)}: {doc}".replace("\n", " ")[:1024]
@@ -188,7 +188,7 @@ def _function_tool(name: str, path: str, function: Any) -> ToolSpec | None:
 
 @functools.lru_cache(maxsize=1)
 def _tools() -> tuple[tuple[ToolSpec, str], ...]:
-    from spatialclaw.prompting import _namespace_entries, _public_members
+    from spatialclaw.agent.prompting import _namespace_entries, _public_members
 
     tools: list[tuple[ToolSpec, str]] = []
 
@@ -287,7 +287,7 @@ class ToolCallAgent(KernelInterface):
                 shown = [fit_image(i.png, i.width, i.height, config.max_image_side, i.label or i.origin) for i in result.images]
                 messages.append(Message("tool", [TextPart(content), *shown], tool_call_id=call.id))
         episode.step = config.max_steps
-        from spatialclaw.limits import LimitHit
+        from spatialclaw.agent.limits import LimitHit
 
         episode.limit = LimitHit("steps", config.max_steps, config.max_steps)
         if not config.fallback:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Sequence, Union
 
-from spatialclaw.local_http import LocalHTTPServer
+from spatialclaw.services.local_http import LocalHTTPServer
 
 __all__ = [
     "Fault",

@@ -13,13 +13,13 @@ import pytest
 
 from agent_helpers import cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent import Agent, AgentConfig
-from spatialclaw.collector import CellCollector
+from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.kernel.collector import CellCollector
 from spatialclaw.primitives.answers import AnswerError, normalise_answer, validate_claim
 from spatialclaw.primitives.protocol import ANSWER_MIME
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
-from spatialclaw.trajectory import load_episode
+from spatialclaw.trajectories.episode_log import load_episode
 
 PUBLISH = "from IPython.display import publish_display_data\n"
 FORGERIES = {
@@ -118,7 +118,7 @@ def test_the_notebook_executor_checks_claims_the_same_way(forgery, tmp_path):
     the answer is still decided by the host's copy of the task: a forged claim is rejected and shown."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from spatialclaw.shell_executor import ShellExecutor
+    from spatialclaw.interactive.shell_executor import ShellExecutor
 
     executor = ShellExecutor(InteractiveShell.instance())
     executor.load(_task(tmp_path))

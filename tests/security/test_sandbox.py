@@ -18,9 +18,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from spatialclaw.kernel import Kernel
-from spatialclaw.pool import KernelPool
-from spatialclaw.sandbox import ResourceLimits, support
+from spatialclaw.kernel.kernel import Kernel
+from spatialclaw.kernel.pool import KernelPool
+from spatialclaw.kernel.sandbox import ResourceLimits, support
 
 pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
 
@@ -135,7 +135,7 @@ print('PROBE', json.dumps(report))
 def test_a_bench_run_cannot_read_its_ground_truth_or_forge_its_results(tmp_path: Path) -> None:
     from spatialclaw.runner import RunConfig, run_benchmark
     from spatialclaw.testing.provider_server import ScriptedProvider
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     run = tmp_path / "run"
     cell = f"""```python
@@ -295,7 +295,7 @@ def test_processes_an_interrupted_cell_started_are_ended_and_the_kernel_is_kept(
 def test_patches_in_one_episode_do_not_reach_the_next() -> None:
     patch = """
 import builtins, math
-import spatialclaw.primitives.display as display
+import spatialclaw.primitives.display.show as display
 builtins.abs = lambda value: 42
 math.pi = 3.0
 display.Answerer.__call__ = lambda self, *args, **kwargs: print('forged answer')
@@ -304,7 +304,7 @@ with open('/tmp/planted', 'w') as f:
 """
     check = """
 import json, math, os
-import spatialclaw.primitives.display as display
+import spatialclaw.primitives.display.show as display
 print('PROBE', json.dumps({'abs': abs(-2), 'pi': round(math.pi, 4),
                            'answerer': getattr(display.Answerer.__call__, '__name__', ''),
                            'planted': os.path.exists('/tmp/planted')}))

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from spatialclaw import sandbox
-from spatialclaw.kernel import Kernel
-from spatialclaw.sandbox import ResourceLimits, SandboxPolicy, SandboxUnavailable
+from spatialclaw.kernel import sandbox
+from spatialclaw.kernel.kernel import Kernel
+from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, SandboxUnavailable
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
 from doc_examples import code_blocks  # noqa: E402
@@ -44,10 +44,10 @@ def test_auto_without_the_sandbox_says_once_what_is_not_isolated(no_bwrap, monke
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("PATH", f"{sys.prefix}/bin:/usr/bin:/bin")  # python and prlimit, still no bwrap
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else f"/usr/bin/{name}")
-    with caplog.at_level(logging.WARNING, logger="spatialclaw.sandbox"):
+    with caplog.at_level(logging.WARNING, logger="spatialclaw.kernel.sandbox"):
         assert sandbox.use_sandbox("auto") is False
         assert sandbox.use_sandbox("auto") is False
-    warnings = [r.getMessage() for r in caplog.records if r.name == "spatialclaw.sandbox"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "spatialclaw.kernel.sandbox"]
     assert len(warnings) == 1
     assert "bubblewrap is not installed" in warnings[0] and "network" in warnings[0]
 
@@ -86,11 +86,11 @@ def test_the_policy_becomes_one_bwrap_command_line(tmp_path) -> None:
 
 @needs_sandbox
 def test_the_trajectory_header_records_the_sandbox(tmp_path) -> None:
-    from spatialclaw.agent import Agent, AgentConfig
+    from spatialclaw.agent.loop import Agent, AgentConfig
     from spatialclaw.models import load_model
     from spatialclaw.task import Task
     from spatialclaw.testing.provider_server import ScriptedProvider
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     with ScriptedProvider(["```python\nanswer('A')\n```"]) as server:
         model = load_model(f"openai-compat:scripted@{server.url}", api_key="test")

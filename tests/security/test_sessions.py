@@ -25,7 +25,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw.chat import ModelReply
-from spatialclaw.session import (
+from spatialclaw.interactive.session import (
     Session,
     SessionError,
     check_private_directory,
@@ -34,8 +34,9 @@ from spatialclaw.session import (
     start_session,
 )
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw import session_daemon, vlm_server
-from spatialclaw.vlm_server import VLMServer
+from spatialclaw.interactive import daemon as session_daemon
+from spatialclaw.agent import vlm_server
+from spatialclaw.agent.vlm_server import VLMServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,7 +190,7 @@ print(json.dumps(seen))
 def test_a_sandboxed_cell_sees_no_session_directory_at_all(sessions: dict[str, Session], root: Path) -> None:
     attacker, victim = sessions["attacker"], sessions["victim"]
     if not attacker.status()["sandboxed"]:
-        from spatialclaw.sandbox import support
+        from spatialclaw.kernel.sandbox import support
 
         pytest.skip(f"the kernel sandbox is unavailable here ({support().missing}); the file modes are tested alone")
     step = attacker.execute(PROBE.format(victim=str(victim.directory), root=str(root), own=str(attacker.directory)))
@@ -201,7 +202,7 @@ def test_a_sandboxed_cell_sees_no_session_directory_at_all(sessions: dict[str, S
     assert "victim" not in (seen["root"] or [])
     assert seen["own"] in (None, ["work"])  # its own session's files are out of reach too
     assert victim.status()["state"] == "running"
-    from spatialclaw.trajectory import load_episode
+    from spatialclaw.trajectories.episode_log import load_episode
 
     assert load_episode(attacker.directory).header["config"]["sandbox"]["active"] is True
     assert load_episode(sessions["plain"].directory).header["config"]["sandbox"] == {"mode": "off", "active": False, "mechanism": None}

@@ -1,0 +1,1 @@
+"""Display: show(), zoomed crops, overlays, contact sheets, colour blobs and the matplotlib backend."""

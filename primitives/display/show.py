@@ -1,0 +1,158 @@
+"""``show()`` and ``answer()``: how a cell attaches images to its observation and submits its answer.
+
+Both publish ordinary Jupyter ``display_data`` messages, so they work in the agent's kernel and in any
+notebook. Images travel as PNG with their label and origin in the message metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Iterable
+
+from spatialclaw.primitives.answers import AnswerError, normalise_answer
+from spatialclaw.primitives.imaging import png_bytes
+from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY
+
+__all__ = ["AnswerError", "Answerer", "publish_png", "show"]
+
+
+def publish_png(png: bytes, width: int, height: int, label: str | None, origin: str) -> None:
+    """Publish PNG bytes as a ``display_data`` message with the image's size, label and origin."""
+    from IPython.display import publish_display_data
+
+    text = f"<image{': ' + label if label else ''} {width}x{height}>"
+    publish_display_data(
+        data={"image/png": base64.b64encode(png).decode("ascii"), "text/plain": text},
+        metadata={"image/png": {"width": width, "height": height}, IMAGE_METADATA_KEY: {"label": label, "origin": origin}},
+    )
+
+
+def _flatten(items: Iterable[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for item in items:
+        if isinstance(item, (list, tuple)) or (hasattr(item, "indices") and hasattr(item, "__getitem__") and not hasattr(item, "shape")):
+            flat.extend(_flatten(item))
+        else:
+            flat.append(item)
+    return flat
+
+
+MIN_SIDE_PX = 256
+"""``show`` upscales images whose longer side is shorter than this (whole-number factor, pixels kept sharp)."""
+
+
+def _caption(image: Any, caption: str | None) -> str | None:
+    if caption is None and hasattr(image, "index") and isinstance(getattr(image, "index"), int):
+        return f"frame {image.index}"
+    return caption
+
+
+def _for_viewing(image: Any, contrast: str | None, min_side: int) -> tuple[Any, list[str]]:
+    """A display copy (auto contrast, whole-number upscale) and what was done to it; originals untouched."""
+    from spatialclaw.primitives.imaging import as_rgb_array
+
+    array = as_rgb_array(image)
+    done: list[str] = []
+    if contrast == "auto":
+        from spatialclaw.primitives.display.look import auto_contrast
+
+        array = auto_contrast(array)
+        done.append("auto contrast")
+    height, width = array.shape[:2]
+    longer = max(width, height)
+    if min_side and 0 < longer < min_side:
+        factor = -(-min_side // longer)  # ceil
+        array = array.repeat(factor, axis=0).repeat(factor, axis=1)  # nearest neighbour: pixels stay sharp
+        done.append(f"{factor}x upscale of {width}x{height}")
+    return array, done
+
+
+def show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None,
+         min_side: int = MIN_SIDE_PX) -> None:
+    """Attach images to the observation you see after this cell.
+
+    Accepts frames, PIL images, NumPy arrays ((H, W) or (H, W, 3); float arrays such as depth maps are
+    min-max normalised to grey), matplotlib figures, or lists of these. ``label`` is one caption for all
+    images or one per image (frames are labelled with their absolute index by default).
+
+    ``sheet=True`` tiles all the images into one labelled contact sheet (many frames at a glance, each
+    labelled ``frame <absolute index>``). ``contrast="auto"`` shows dark or overexposed images with their
+    brightness stretched (a viewing copy; the frames' pixels are untouched; the label says so). Images
+    whose longer side is under ``min_side`` pixels (default 256) are upscaled by a whole-number factor
+    without smoothing, and the label states the factor and the original size; ``min_side=0`` turns this
+    off. Large images may be downscaled by the model provider, so crop (``zoom``) to look at details.
+    """
+    if contrast not in (None, "auto"):
+        raise ValueError(f"contrast must be None or 'auto', got {contrast!r}")
+    flat = _flatten(images)
+    if not flat:
+        raise ValueError("show() needs at least one image, e.g. show(frames[0])")
+    if isinstance(label, (list, tuple)):
+        if len(label) != len(flat):
+            raise ValueError(f"show() got {len(flat)} images but {len(label)} labels; give one label per image or a single label")
+        labels = [str(l) for l in label]
+    elif sheet:
+        labels = [None] * len(flat)
+    else:
+        labels = [label] * len(flat) if label is None or len(flat) == 1 else [f"{label} [{i}]" for i in range(len(flat))]
+    captions = [_caption(image, caption) for image, caption in zip(flat, labels)]
+    if sheet:
+        from spatialclaw.primitives.imaging import as_pil
+        from spatialclaw.primitives.display.look import contact_sheet
+
+        tiles = [_for_viewing(image, contrast, 0)[0] for image in flat]
+        names = [c if c is not None else f"image {i}" for i, c in enumerate(captions)]
+        grid = contact_sheet([as_pil(t) for t in tiles], labels=names)
+        title = label if isinstance(label, str) else "contact sheet"
+        png, width, height = png_bytes(grid)
+        publish_png(png, width, height, f"{title}: " + ", ".join(names) + (" (auto contrast)" if contrast else ""), "show")
+        _close_figures(flat)
+        return
+    for image, caption in zip(flat, captions):
+        if not hasattr(image, "savefig"):
+            viewed, done = _for_viewing(image, contrast, min_side)
+            if done:
+                caption = f"{caption or 'image'} [{'; '.join(done)}]"
+            png, width, height = png_bytes(viewed)
+        else:
+            png, width, height = png_bytes(image)
+        publish_png(png, width, height, caption, "show")
+    _close_figures(flat)
+
+
+def _close_figures(images: list[Any]) -> None:
+    for image in images:
+        if hasattr(image, "savefig"):
+            import matplotlib.pyplot as plt
+
+            plt.close(image)
+
+
+class Answerer:
+    """The ``answer`` function of one episode; validates against the question's choices and type
+    (:func:`spatialclaw.primitives.answers.normalise_answer`, the same check the host repeats)."""
+
+    def __init__(self, choices: list[str] | None = None, answer_type: str | None = None) -> None:
+        self.choices = list(choices) if choices else None
+        self.answer_type = answer_type or ("multiple_choice" if choices else "text")
+        self.value: Any = None
+        self.submitted = False
+
+    def normalise(self, value: Any) -> Any:
+        return normalise_answer(value, self.choices, self.answer_type)
+
+    def __call__(self, value: Any) -> None:
+        """Submit the final answer and end the episode.
+
+        Multiple choice: the option's letter (``"B"``, ``"(B)"``, ``"B. the chair"``) or its text.
+        Numbers: a float in the unit the question asks for (metres unless stated). Yes/no: ``"yes"`` or
+        ``"no"``. Other questions: a short text. A value that does not fit raises ``AnswerError`` saying
+        what would.
+        """
+        from IPython.display import publish_display_data
+
+        normalised = self.normalise(value)
+        self.value, self.submitted = normalised, True
+        publish_display_data(
+            data={ANSWER_MIME: {"value": normalised, "raw": repr(value)[:500]}, "text/plain": f"answer: {normalised!r}"},
+        )

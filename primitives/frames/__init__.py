@@ -1,0 +1,1 @@
+"""Frames: input images and video frames with their absolute source indices."""

@@ -1,0 +1,46 @@
+"""Geometry for spatial questions: cameras, transforms, distances, angles, planes, boxes, directions.
+
+Conventions (everywhere in this module):
+- Pixels are (x, y), origin top-left, integer coordinates at pixel centres.
+- Camera frames are OpenCV: x right, y down, z forward; metres.
+- World frames are metric and, after ``gravity_alignment`` (``reconstruct`` does this for you),
+  right-handed with +Z up, origin at the first camera, +Y = the first camera's forward projected onto
+  the ground, +X its right.
+- Poses are (4, 4) camera-to-world matrices: ``world = R @ camera + t``.
+- Point sets are (N, 3) float arrays in metres; angles are degrees.
+- Directions ("left of", "behind", "above") are read in an observer camera's gravity-aligned frame:
+  forward = the camera's viewing axis projected onto the ground, right = forward x up, up = +Z;
+  "behind X" = farther from the observer than X along that forward.
+
+Functions: each one below, by signature and summary. Also available (``manual("geom.NAME")``):
+floor_samples (joint samples of one photo's floor points), tilted_camera_pose, horizon_row,
+observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad;
+result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale, FloorPoint,
+CameraTilt.
+"""
+
+from __future__ import annotations
+
+from spatialclaw.primitives.geometry.box import OrientedBox, oriented_box
+from spatialclaw.primitives.geometry.camera import backproject, invert_pose, project, transform
+from spatialclaw.primitives.geometry.floor import CameraTilt, FloorPoint, camera_tilt, floor_point, floor_samples, horizon_row, tilted_camera_pose
+from spatialclaw.primitives.geometry.plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
+from spatialclaw.primitives.geometry.metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
+from spatialclaw.primitives.geometry.rectify import Rectified, homography_from_points, rectify_plane
+from spatialclaw.primitives.geometry.scale import KnownScale, scale_from_known_size
+from spatialclaw.primitives.geometry.relate import (
+    Direction,
+    angle_between,
+    closest_points,
+    direction,
+    distance,
+    format_metres,
+    observer_axes,
+)
+
+__all__ = [
+    "backproject", "project", "transform", "invert_pose",
+    "distance", "closest_points", "angle_between", "direction",
+    "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
+    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "camera_tilt",
+]

@@ -1,0 +1,1 @@
+"""Learned perception: depth, detection, segmentation, tracking, model loading, caching and the remote service client."""

@@ -1,0 +1,176 @@
+"""Which learned tools can run here, decided in well under a second and without touching the network.
+
+For each learned backend the check looks at what a load would need, without loading anything: the
+packages (``torch``, ``transformers``: found, not imported), the weights (a local folder, a folder under
+``$SPATIALCLAW_MODELS``, or the model's ``config.json`` in the local Hugging Face cache), and an
+explicitly requested CUDA device (``SPATIALCLAW_DEVICE=cuda`` on a machine without an NVIDIA driver).
+When ``$SPATIALCLAW_PERCEPTION`` names a perception service, the models run there and the tools count
+as available. Weights that are neither local nor cached count as unavailable: a download is attempted
+only when the user asked for it by calling the tool with a hub id that is not cached, never behind the
+model's back.
+
+The kernel runs this once when it builds the namespace; a tool whose backend cannot run is replaced by
+a stand-in that fails at once with the reason, and the system prompt lists it as unavailable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from spatialclaw.primitives.runtime.lazy import LazyCallable
+
+__all__ = ["ToolStatus", "ToolUnavailableError", "UnavailableTool", "last_report", "tool_status", "weights_status"]
+
+_last: dict[str, dict[str, Any]] | None = None
+
+
+class ToolUnavailableError(RuntimeError):
+    """A learned tool cannot run in this installation; the message says why and what works instead."""
+
+
+@dataclass(frozen=True)
+class ToolStatus:
+    """Whether a tool can run here. ``available`` False: calling it fails at once with ``reason``.
+    ``note``: what works although a learned part is missing (e.g. track's optical-flow method)."""
+
+    name: str
+    available: bool
+    reason: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _missing_packages(*names: str) -> list[str]:
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def weights_status(model_id: str) -> str | None:
+    """None when the weights of ``model_id`` (a hub id or a folder) are on this machine, else the reason."""
+    path = Path(os.path.expanduser(model_id))
+    if path.is_dir():
+        return None if (path / "config.json").is_file() else f"the folder {path} holds no config.json"
+    if model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
+        return f"the local folder {path} does not exist"
+    root = os.environ.get("SPATIALCLAW_MODELS")
+    if root and (Path(root).expanduser() / model_id).is_dir():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return "huggingface_hub is not installed"
+    try:
+        cached = try_to_load_from_cache(model_id, "config.json")
+    except Exception as error:  # an id the hub library rejects
+        return f"{model_id!r} is not a valid hub id ({error})"
+    if isinstance(cached, str):
+        return None
+    return f"the weights of {model_id} are not on this machine (`hf download {model_id}`, or model= a local folder)"
+
+
+def _device_problem() -> str | None:
+    requested = os.environ.get("SPATIALCLAW_DEVICE", "")
+    if requested.startswith("cuda") and not (Path("/dev/nvidiactl").exists() or Path("/dev/nvidia0").exists()):
+        return f"SPATIALCLAW_DEVICE={requested} but this machine has no NVIDIA GPU"
+    return None
+
+
+def _learned(name: str, model_id: Callable[[], str], packages: tuple[str, ...] = ("torch", "transformers")) -> str | None:
+    missing = _missing_packages(*packages)
+    if missing:
+        return f"the package(s) {', '.join(missing)} are not installed (`pip install 'spatialclaw[perception]'`)"
+    problem = _device_problem()
+    if problem:
+        return problem
+    try:
+        return weights_status(model_id())
+    except Exception as error:  # a broken model setting must not break the kernel's start
+        return f"its model setting is invalid ({type(error).__name__}: {error})"
+
+
+def _depth_id() -> str:
+    from spatialclaw.primitives.perception.depth import DEFAULT_MODEL
+
+    return os.environ.get("SPATIALCLAW_DEPTH_MODEL") or DEFAULT_MODEL
+
+
+def _detect_id() -> str:
+    from spatialclaw.primitives.perception.detect import detector_id
+
+    return detector_id(None)
+
+
+def _sam_id() -> str:
+    from spatialclaw.primitives.perception.segment import sam_id
+
+    return sam_id(None)
+
+
+def _track_id() -> str:
+    from spatialclaw.primitives.perception.track import DEFAULT_TRACK_MODEL
+
+    return os.environ.get("SPATIALCLAW_TRACK_MODEL") or DEFAULT_TRACK_MODEL
+
+
+def tool_status() -> dict[str, ToolStatus]:
+    """The status of every learned tool of the namespace (``depth``, ``detect``, ``segment``, ``track``,
+    ``reconstruct``), keyed by name. Classical tools are always available and not listed."""
+    if os.environ.get("SPATIALCLAW_PERCEPTION") or os.environ.get("SPATIALCLAW_PERCEPTION_SOCKET"):
+        served = "served by the perception service ($SPATIALCLAW_PERCEPTION)"
+        return {name: ToolStatus(name, True, note=served) for name in ("depth", "detect", "segment", "track", "reconstruct")}
+    depth = _learned("depth", _depth_id)
+    detect = _learned("detect", _detect_id)
+    sam = _learned("segment", _sam_id)
+    track = _learned("track", _track_id)
+    status = {
+        "depth": ToolStatus("depth", depth is None, depth or ""),
+        "detect": ToolStatus("detect", detect is None, detect or ""),
+        "segment": ToolStatus("segment", sam is None, f"SAM: {sam}" if sam else ""),
+        "track": ToolStatus("track", True, note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works"
+                            if track else ""),
+        "reconstruct": ToolStatus("reconstruct", True, note=(
+            "its learned depth is unavailable (see depth): pass RGB-D depth maps or depth=None (arbitrary scale)" if depth else "")),
+    }
+    global _last
+    _last = {name: item.to_dict() for name, item in status.items()}
+    return status
+
+
+def last_report() -> dict[str, dict[str, Any]] | None:
+    """The report of the last :func:`tool_status` call in this process (the kernel's, made when its
+    namespace was built), as plain dicts; None before the first."""
+    return None if _last is None else {name: dict(item) for name, item in _last.items()}
+
+
+class UnavailableTool(LazyCallable):
+    """Stands in for a learned tool whose default model cannot run here: calling it raises
+    :class:`ToolUnavailableError` at once with the reason (no import of torch, no hub round trip). A
+    call that names its own model (``model=``/``text_model=`` a local folder or hub id) goes to the
+    real tool, which then loads exactly that model. ``help()`` shows the real documentation, headed by
+    the reason."""
+
+    def __init__(self, name: str, reason: str, tool: LazyCallable,
+                 model_arguments: tuple[str, ...] = ("model", "text_model")) -> None:
+        super().__init__(tool._module, tool._attribute)
+        self.name = name
+        self.reason = reason
+        self.model_arguments = model_arguments
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if any(kwargs.get(name) is not None for name in self.model_arguments):
+            return super().__call__(*args, **kwargs)
+        raise ToolUnavailableError(f"{self.name}() is not available here: {self.reason}. Use a classical method instead "
+                                   "(stereo_depth, reconstruct(frames, depth=None), find_color, zoom, geom), or pass model= "
+                                   "a local folder.")
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return f"UNAVAILABLE here: {self.reason}.\n\n{self._load().__doc__ or ''}"
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: unavailable ({self.reason})>"

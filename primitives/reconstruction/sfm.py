@@ -1,0 +1,220 @@
+"""Incremental structure from motion with pycolmap: SIFT features, exhaustive matching with geometric
+verification, incremental mapping with bundle adjustment. Scale is arbitrary (SfM cannot observe it).
+
+Conventions of the result: OpenCV camera frames (x right, y down, z forward), poses camera-to-world (4, 4)
+in COLMAP's arbitrary world frame, intrinsics (3, 3) in pixels with integer coordinates at pixel centres
+(COLMAP puts pixel centres at +0.5; converted here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SfmResult", "run_sfm"]
+
+
+@dataclass
+class SfmResult:
+    """Poses for the registered images of the largest reconstructed model (arbitrary scale).
+
+    poses: (N, 4, 4) camera-to-world, NaN for unregistered images; intrinsics: (N, 3, 3) pixels;
+    registered: (N,) bool; points: (M, 3); colors: (M, 3) uint8; errors: (M,) reprojection error in pixels;
+    track_lengths: (M,) number of images observing each point; observations: per image, an (K, 3) array of
+    (x, y, point row) for its keypoints with a 3D point (x, y in pixels, pixel centres at integers).
+    """
+
+    poses: np.ndarray
+    intrinsics: np.ndarray
+    registered: np.ndarray
+    points: np.ndarray
+    colors: np.ndarray
+    errors: np.ndarray
+    track_lengths: np.ndarray
+    observations: list[np.ndarray]
+    summary: str
+
+
+@contextlib.contextmanager
+def _quiet_glog():
+    """Silence COLMAP's glog progress output (it goes straight to the process's stderr)."""
+    import pycolmap
+
+    logging = getattr(pycolmap, "logging", None)
+    previous = getattr(logging, "minloglevel", None)
+    try:
+        if previous is not None:
+            logging.minloglevel = 3  # glog levels: 0 info, 1 warning, 2 error, 3 fatal; we report failures ourselves
+        yield
+    finally:
+        if previous is not None:
+            logging.minloglevel = previous
+
+
+def _resize_matrix(factor: float) -> np.ndarray:
+    """Pixel coordinates of an image resized by ``factor`` from the original (pixel centres at integers)."""
+    return np.array([[factor, 0, 0.5 * factor - 0.5], [0, factor, 0.5 * factor - 0.5], [0, 0, 1.0]])
+
+
+def run_sfm(
+    images: list[np.ndarray],
+    intrinsics: list[np.ndarray] | None = None,
+    refine_intrinsics: bool = False,
+    max_image_size: int = 1600,
+    seed: int = 0,
+) -> SfmResult:
+    """Run SfM on (H, W, 3) uint8 RGB images. ``intrinsics``: (3, 3) pixel intrinsics per image, kept fixed
+    unless ``refine_intrinsics`` (then they are a starting point), or None to estimate one shared focal
+    length per image size (principal point at the centre).
+
+    Small images (longer side under ``features.TARGET_FEATURE_SIDE``) are upsampled for SfM, so that SIFT
+    finds enough keypoints; intrinsics and observations are mapped back to the original pixels."""
+    import cv2
+
+    from spatialclaw.primitives.motion.features import feature_scale
+
+    factor = min(feature_scale(rgb.shape) for rgb in images)
+    if factor <= 1.0:
+        return _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed)
+    S = _resize_matrix(factor)
+    big = [cv2.resize(rgb, (round(rgb.shape[1] * factor), round(rgb.shape[0] * factor)), interpolation=cv2.INTER_CUBIC)
+           for rgb in images]
+    result = _run_sfm(big, None if intrinsics is None else [S @ K for K in intrinsics], refine_intrinsics,
+                      max_image_size, seed)
+    back = np.linalg.inv(S)
+    result.intrinsics = np.stack([back @ K if np.isfinite(K).all() else K for K in result.intrinsics])
+    for obs in result.observations:
+        if len(obs):
+            obs[:, :2] = (obs[:, :2] + 0.5) / factor - 0.5
+    result.summary += f" (features at {factor:.1f}x: the frames are small)"
+    return result
+
+
+def _run_sfm(images: list[np.ndarray], intrinsics: list[np.ndarray] | None, refine_intrinsics: bool,
+             max_image_size: int, seed: int) -> SfmResult:
+    import pycolmap
+    from PIL import Image
+
+    count = len(images)
+    with tempfile.TemporaryDirectory(prefix="spatialclaw-sfm-") as tmp, _quiet_glog():
+        root = Path(tmp)
+        image_dir = root / "images"
+        image_dir.mkdir()
+        names = [f"{i:04d}.png" for i in range(count)]
+        for name, rgb in zip(names, images):
+            Image.fromarray(rgb).save(image_dir / name, compress_level=1)
+        database = root / "database.db"
+        reader = pycolmap.ImageReaderOptions()
+        sizes = {rgb.shape[:2] for rgb in images}
+        if intrinsics is None:
+            reader.camera_model = "SIMPLE_PINHOLE"
+            mode = pycolmap.CameraMode.SINGLE if len(sizes) == 1 else pycolmap.CameraMode.PER_IMAGE
+        else:
+            reader.camera_model = "PINHOLE"
+            first = intrinsics[0]
+            reader.camera_params = ",".join(str(v) for v in _colmap_params(first))
+            same = len(sizes) == 1 and all(np.allclose(K, first) for K in intrinsics)
+            mode = pycolmap.CameraMode.SINGLE if same else pycolmap.CameraMode.PER_IMAGE
+        extraction = pycolmap.FeatureExtractionOptions()
+        extraction.max_image_size = max_image_size
+        pycolmap.extract_features(database, image_dir, image_names=names, camera_mode=mode, reader_options=reader,
+                                  extraction_options=extraction, device=pycolmap.Device.cpu)
+        if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
+            _write_known_cameras(database, names, intrinsics)
+        pycolmap.match_exhaustive(database, device=pycolmap.Device.cpu)
+        fixed = intrinsics is not None and not refine_intrinsics
+        models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
+                                              _mapping_options(fixed, seed, small_motion=False))
+        if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
+            models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
+                                                  _mapping_options(fixed, seed, small_motion=True))
+        return _collect(models, names, images)
+
+
+def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool):
+    """Incremental mapping options, relaxed from COLMAP's defaults so that weakly textured objects (few
+    features per view) still register: fewer inliers needed per image and for the initial pair."""
+    import pycolmap
+
+    options = pycolmap.IncrementalPipelineOptions()
+    options.random_seed = seed
+    options.min_model_size = 2
+    options.min_num_matches = 10
+    options.mapper.abs_pose_min_num_inliers = 15
+    options.mapper.abs_pose_min_inlier_ratio = 0.15
+    options.mapper.init_min_num_inliers = 50
+    if small_motion:
+        options.mapper.init_min_tri_angle = 2.0
+        options.mapper.init_max_forward_motion = 0.99
+        options.triangulation.min_angle = 0.5
+        options.mapper.filter_min_tri_angle = 0.5
+    if known_intrinsics:
+        options.ba_refine_focal_length = False
+        options.ba_refine_principal_point = False
+        options.ba_refine_extra_params = False
+    return options
+
+
+def _largest(models: dict) -> int:
+    return max((rec.num_reg_images() for rec in models.values()), default=0)
+
+
+def _colmap_params(K: np.ndarray) -> list[float]:
+    return [float(K[0, 0]), float(K[1, 1]), float(K[0, 2]) + 0.5, float(K[1, 2]) + 0.5]
+
+
+def _write_known_cameras(database: Path, names: list[str], intrinsics: list[np.ndarray]) -> None:
+    import pycolmap
+
+    db = pycolmap.Database.open(database)
+    try:
+        for name, K in zip(names, intrinsics):
+            image = db.read_image_with_name(name)
+            camera = db.read_camera(image.camera_id)
+            camera.params = _colmap_params(K)
+            camera.has_prior_focal_length = True
+            db.update_camera(camera)
+    finally:
+        db.close()
+
+
+def _collect(models: dict, names: list[str], images: list[np.ndarray]) -> SfmResult:
+    count = len(names)
+    poses = np.full((count, 4, 4), np.nan)
+    intrinsics = np.full((count, 3, 3), np.nan)
+    registered = np.zeros(count, dtype=bool)
+    observations = [np.zeros((0, 3)) for _ in range(count)]
+    if not models:
+        empty = np.zeros((0, 3))
+        return SfmResult(poses, intrinsics, registered, empty, np.zeros((0, 3), np.uint8), np.zeros(0), np.zeros(0, int),
+                         observations, "no two images could be matched and triangulated")
+    model = max(models.values(), key=lambda rec: rec.num_reg_images())
+    point_ids = list(model.points3D.keys())
+    row_of = {pid: row for row, pid in enumerate(point_ids)}
+    points = np.array([model.points3D[pid].xyz for pid in point_ids]).reshape(-1, 3)
+    colors = np.array([model.points3D[pid].color for pid in point_ids], dtype=np.uint8).reshape(-1, 3)
+    errors = np.array([model.points3D[pid].error for pid in point_ids], dtype=float)
+    tracks = np.array([model.points3D[pid].track.length() for pid in point_ids], dtype=int)
+    position = {name: i for i, name in enumerate(names)}
+    for image in model.images.values():
+        if not image.has_pose:
+            continue
+        i = position[image.name]
+        cam_from_world = image.cam_from_world()
+        world_from_cam = np.eye(4)
+        matrix = cam_from_world.matrix()
+        world_from_cam[:3, :3] = matrix[:3, :3].T
+        world_from_cam[:3, 3] = -matrix[:3, :3].T @ matrix[:3, 3]
+        poses[i] = world_from_cam
+        K = np.array(image.camera.calibration_matrix(), dtype=float)
+        K[0, 2] -= 0.5
+        K[1, 2] -= 0.5
+        intrinsics[i] = K
+        registered[i] = True
+        obs = [(p.xy[0] - 0.5, p.xy[1] - 0.5, row_of[p.point3D_id]) for p in image.points2D if p.has_point3D()]
+        observations[i] = np.array(obs, dtype=float).reshape(-1, 3)
+    return SfmResult(poses, intrinsics, registered, points, colors, errors, tracks, observations, model.summary())

@@ -1,0 +1,176 @@
+"""Perspective taking: "standing at A facing B, where is C" on the ground plane (part of ``scene``).
+
+Everything is read on the ground plane (world XY, +Z up): the viewer stands at A, "ahead" is the
+horizontal direction from A to B (or a camera's forward), and C's bearing is the signed horizontal
+angle from ahead to the direction A -> C, positive clockwise seen from above, i.e. to the viewer's
+right. Clock: 12 = ahead, 3 = right, 6 = behind, 9 = left (30 degrees per hour). Eight-way: front,
+front-right, right, back-right, back, back-left, left, front-left (45-degree sectors centred on those
+directions); compass: the same with ahead as north (N, NE, E, ...). Uncertainty: the positions'
+covariances (bearing-located objects) are sampled (Monte Carlo, fixed seed), giving the angle's and the
+distance's standard deviations and the probability of each worded answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spatialclaw.primitives.geometry.relate import format_metres
+
+__all__ = ["Perspective", "perspective_from_positions", "EIGHT_WAY", "COMPASS"]
+
+EIGHT_WAY = ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left")
+COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+SAMPLES = 4000
+
+
+def _clock(angle_deg: np.ndarray) -> np.ndarray:
+    hour = np.round(np.asarray(angle_deg) / 30.0).astype(int) % 12
+    return np.where(hour == 0, 12, hour)
+
+
+def _sector(angle_deg: np.ndarray) -> np.ndarray:
+    return np.round(np.asarray(angle_deg) / 45.0).astype(int) % 8
+
+
+@dataclass(frozen=True)
+class Perspective:
+    """Where ``target`` is for a viewer standing at ``standing_at`` facing ``facing`` (ground plane).
+
+    Attributes:
+        target, standing_at, facing: what was asked (names, "camera k", or "the given point").
+        angle_deg: signed horizontal angle from straight ahead to the target, degrees in (-180, 180];
+            > 0 to the right (clockwise seen from above), < 0 to the left. angle_sigma_deg: its std.
+        clock: 1..12 (12 ahead, 3 right, 6 behind, 9 left). direction: eight-way word ("front-right").
+        compass: the eight-way direction with ahead as north ("NE").
+        side: "left"/"right"/"straight ahead"/"straight behind"; depth: "in front"/"behind"/"beside".
+        distance_m / distance_sigma_m: horizontal distance viewer -> target on the ground, metres.
+        p_right, p_front: probabilities (0..1) that the target is right of / in front of the viewer.
+        p_clock, p_direction: probabilities of the stated clock hour and eight-way direction.
+    """
+
+    target: str
+    standing_at: str
+    facing: str
+    angle_deg: float
+    angle_sigma_deg: float
+    clock: int
+    direction: str
+    compass: str
+    side: str
+    depth: str
+    distance_m: float
+    distance_sigma_m: float
+    p_right: float
+    p_front: float
+    p_clock: float
+    p_direction: float
+
+    @property
+    def text(self) -> str:
+        """E.g. "Standing at the sofa facing the tv, the lamp is at 2 o'clock (front-right, compass NE): 58°
+        ± 6° right of straight ahead, 2.3 ± 0.4 m away on the ground. P(right) = 0.99, P(in front) = 0.93." """
+        turn = ("straight ahead" if abs(self.angle_deg) < 0.5 else
+                f"{abs(self.angle_deg):.0f}° {'right' if self.angle_deg > 0 else 'left'} of straight ahead")
+        spread = f" ± {self.angle_sigma_deg:.0f}°" if self.angle_sigma_deg >= 0.5 else ""
+        if spread and turn != "straight ahead":
+            turn = turn.replace("° ", f"°{spread} ", 1)
+        distance = format_metres(self.distance_m)
+        if self.distance_sigma_m >= 0.005:
+            distance = f"{distance} ± {format_metres(self.distance_sigma_m)}"
+        probabilities = ""
+        if self.angle_sigma_deg > 0:
+            probabilities = (f" P(right) = {self.p_right:.2f}, P(in front) = {self.p_front:.2f}, "
+                             f"P({self.clock} o'clock) = {self.p_clock:.2f}, P({self.direction}) = {self.p_direction:.2f}.")
+        return (f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
+                f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _wrap(angle_deg: np.ndarray) -> np.ndarray:
+    return (np.asarray(angle_deg) + 180.0) % 360.0 - 180.0
+
+
+def _angles_and_distances(viewer: np.ndarray, ahead: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(S,) signed angles (deg, clockwise from ahead) and horizontal distances for (S, 2) samples."""
+    to_target = target - viewer
+    heading = np.arctan2(ahead[:, 0], ahead[:, 1])            # clockwise from +Y, seen from above
+    bearing = np.arctan2(to_target[:, 0], to_target[:, 1])
+    return _wrap(np.degrees(bearing - heading)), np.linalg.norm(to_target, axis=1)
+
+
+def perspective_from_positions(
+    target: tuple[str, np.ndarray, np.ndarray],
+    standing_at: tuple[str, np.ndarray, np.ndarray],
+    facing: tuple[str, np.ndarray | None, np.ndarray | None],
+    forward: np.ndarray | None = None,
+    seed: int = 0,
+    joint: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> Perspective:
+    """The perspective readout from (name, (3,) position, (3, 3) covariance) triples.
+
+    ``facing`` may have a None position when ``forward`` (a (3,) world direction, e.g. a camera's
+    viewing axis) gives "ahead" instead. ``joint``: (S, 2) ground samples of target, standing_at and
+    facing drawn together (points of one photo sharing its camera's error, ``geom.floor_samples``), used
+    instead of sampling each covariance separately.
+    """
+    rng = np.random.default_rng(seed)
+
+    def samples(position: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+        xy, cov = np.asarray(position)[:2], np.asarray(covariance)[:2, :2]
+        if not np.any(cov):
+            return np.repeat(xy[None], SAMPLES + 1, axis=0)
+        drawn = rng.multivariate_normal(xy, cov, size=SAMPLES, method="eigh")
+        return np.vstack([xy[None], drawn])
+
+    if joint is not None:
+        nominal = [np.asarray(place[1], dtype=np.float64)[:2][None] for place in (target, standing_at, facing)]
+        target_xy, viewer, facing_xy = (np.vstack([n, np.asarray(s)[:, :2]]) for n, s in zip(nominal, joint))
+        return _reading(target, standing_at, facing, viewer, facing_xy - viewer, target_xy)
+    viewer = samples(standing_at[1], standing_at[2])
+    target_xy = samples(target[1], target[2])
+    if facing[1] is not None:
+        ahead = samples(facing[1], facing[2]) - viewer
+    else:
+        f = np.asarray(forward, dtype=np.float64)[:2]
+        if np.linalg.norm(f) < 1e-9:
+            raise ValueError("the viewer's forward direction is vertical; say what it faces with facing=")
+        ahead = np.repeat(f[None], SAMPLES + 1, axis=0)
+    return _reading(target, standing_at, facing, viewer, ahead, target_xy)
+
+
+def _reading(target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarray, ahead: np.ndarray,
+             target_xy: np.ndarray) -> Perspective:
+    """The Perspective from (S + 1, 2) viewer, ahead and target samples (row 0 nominal)."""
+    if np.linalg.norm(ahead[0]) < 1e-9:
+        raise ValueError(f"{standing_at[0]} and {facing[0]} are at the same place on the ground, so 'facing' is undefined")
+    if np.linalg.norm(target_xy[0] - viewer[0]) < 1e-9:
+        raise ValueError(f"{target[0]} is where the viewer stands; its direction is undefined")
+    angles, distances = _angles_and_distances(viewer, ahead, target_xy)
+    angle, distance = float(angles[0]), float(distances[0])
+    drawn_angles, drawn_distances = angles[1:], distances[1:]
+    uncertain = not np.allclose(drawn_angles, angle)
+    angle_sigma = float(np.degrees(np.sqrt(-2.0 * np.log(max(np.abs(np.mean(np.exp(1j * np.radians(drawn_angles - angle)))), 1e-12)))))
+    angle_sigma = angle_sigma if uncertain else 0.0
+    clock = int(_clock(angle))
+    sector = int(_sector(angle))
+    if abs(angle) < 1.0:
+        side = "straight ahead"
+    elif abs(angle) > 179.0:
+        side = "straight behind"
+    else:
+        side = "right" if angle > 0 else "left"
+    depth = "beside" if abs(abs(angle) - 90.0) < 1.0 else ("in front" if abs(angle) < 90.0 else "behind")
+    return Perspective(
+        target=target[0], standing_at=standing_at[0], facing=facing[0], angle_deg=angle, angle_sigma_deg=angle_sigma,
+        clock=clock, direction=EIGHT_WAY[sector], compass=COMPASS[sector], side=side, depth=depth,
+        distance_m=distance, distance_sigma_m=float(np.std(drawn_distances)) if uncertain else 0.0,
+        p_right=float(np.mean(drawn_angles > 0)), p_front=float(np.mean(np.abs(drawn_angles) < 90.0)),
+        p_clock=float(np.mean(_clock(drawn_angles) == clock)), p_direction=float(np.mean(_sector(drawn_angles) == sector)),
+    )

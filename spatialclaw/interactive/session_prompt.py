@@ -1,0 +1,40 @@
+"""The full prompt of a step-by-step session: the agent's system prompt (conventions, the generated
+manual of the kernel namespace, answer rules) with a "How to reply" section that says how to run cells
+in the session (``prompts/session.md``), followed by the task (``prompts/task.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.task import Task
+
+__all__ = ["build_session_prompt", "prompt_version"]
+
+
+def prompt_version() -> str:
+    """The prompt set's version (recorded in the session trajectory's header)."""
+    from spatialclaw.agent import prompting
+
+    return prompting.prompt_version()
+
+
+def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int, vlm_available: bool,
+                         tools: dict[str, Any] | None = None, api_detail: str = "core") -> str:
+    """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
+    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
+    from spatialclaw.agent import prompting
+
+    vlm_note = "" if vlm_available else (
+        "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
+        "`vlm.ask` or `vlm.locate`."
+    )
+    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory), vlm_note=vlm_note).strip()
+    system = prompting.render(
+        "system.md",
+        step_format=how_to,
+        api=prompting.api_section(api_detail, tools),
+        answer_rules=prompting.answer_rules(None),
+        max_steps=max_steps,
+    )
+    return f"{system.strip()}\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"

@@ -1,0 +1,542 @@
+"""``Kernel``: one persistent IPython kernel per episode, preloaded with the spatial namespace.
+
+It composes three pieces: :class:`~spatialclaw.kernel.process.KernelProcess` (the process and its
+channels), :class:`~spatialclaw.kernel.collector.CellCollector` (one request's messages into a
+:class:`~spatialclaw.kernel.cell.CellResult`) and the kernel-side runtime
+(:mod:`spatialclaw.primitives.runtime.kernel_runtime`). ``execute`` never raises for what a cell does: errors,
+timeouts and kernel deaths all come back as results, and the kernel is usable afterwards.
+
+By default (``sandbox="auto"``) the process runs in the kernel sandbox where the platform has one
+(:mod:`spatialclaw.kernel.sandbox`; Linux with bubblewrap): the cell sees the system, the Python environment, its
+frames (read-only) and its own workdir, and nothing else of the host; it has no network and hard resource
+limits. See docs/security.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import queue
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+from urllib.parse import urlsplit
+
+from spatialclaw.kernel.cell import CellError, CellResult
+from spatialclaw.kernel.collector import CellCollector, strip_ansi
+from spatialclaw.kernel.environment import kernel_environment
+from spatialclaw.kernel.sandbox_dirs import SandboxDirs
+from spatialclaw.kernel.process import KernelProcess, KernelStartError
+from spatialclaw.primitives.protocol import RUNTIME_NAME
+from spatialclaw.kernel.sandbox import ResourceLimits, SandboxUnavailable, check_mode, use_sandbox
+from spatialclaw.task import FrameSpec, Task
+
+if TYPE_CHECKING:
+    from spatialclaw.kernel.channels import PerceptionRelay, UnixForwarder
+
+__all__ = ["Kernel", "KernelDied", "KernelStartError", "PreloadError", "ResourceLimits", "SandboxUnavailable",
+           "default_memory_limit_mb"]
+
+
+class PreloadError(RuntimeError):
+    """The episode's namespace could not be loaded (for example a missing or corrupt frame file)."""
+
+
+class _ProtocolBroken(Exception):
+    """A message from the kernel did not decode: the cell broke the kernel's side of the protocol."""
+
+
+class KernelDied(RuntimeError):
+    """The kernel died during an internal operation (preload, reset) and could not be brought back."""
+
+
+def default_memory_limit_mb() -> int:
+    """``$SPATIALCLAW_KERNEL_MEMORY_MB`` or half of this machine's physical memory, in MiB (0 disables)."""
+    configured = os.environ.get("SPATIALCLAW_KERNEL_MEMORY_MB")
+    if configured is not None:
+        return int(configured)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+    return int(total / 2**20 / 2)
+
+
+def _input_specs(frames: Any, videos: Iterable[Any] | None) -> list[dict[str, Any]]:
+    if videos is not None:
+        return [FrameSpec.coerce(v).to_dict() for v in videos]
+    if frames is None:
+        return []
+    if isinstance(frames, (list, tuple)) and frames and all(isinstance(f, (FrameSpec, dict)) for f in frames):
+        return [FrameSpec.coerce(f).to_dict() for f in frames]
+    return [FrameSpec.coerce(frames).to_dict()]
+
+
+def _empty_directory(directory: Path, keep: str) -> None:
+    for entry in directory.iterdir():
+        if entry.name == keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+class Kernel:
+    """A persistent IPython kernel for one episode.
+
+    ``frames``: a :class:`FrameSpec`, a list of image paths, a video path, or a list of specs (several
+    inputs; then ``frames`` is the first and ``videos`` all). ``meta``: question, choices, answer type
+    (what the kernel's ``meta`` and ``answer`` see). ``workdir``: the kernel's scratch working directory
+    (a new temporary one, removed at shutdown, if not given). ``vlm``: side-channel configuration for the
+    kernel's ``vlm`` object. ``memory_limit_mb``: cap on the kernel's data memory (rlimit; ``None``: the
+    default of :func:`default_memory_limit_mb`; ``0``: no cap). ``interrupt_grace_s``: how long an
+    interrupted cell may take to stop before the kernel is restarted.
+
+    ``sandbox``: ``"auto"`` (the sandbox where the platform has one, else a plain process and one log line
+    saying what is not isolated), ``"required"`` (raise :class:`SandboxUnavailable` without it) or ``"off"``.
+    ``limits``: the sandbox's hard limits (:class:`ResourceLimits`; its ``memory_mb`` is replaced by
+    ``memory_limit_mb``). ``readable``: more host paths a sandboxed kernel may read (model folders,
+    datasets; ``$SPATIALCLAW_MODELS`` always is). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
+    here (or its own temporary one), and ``reset(workdir=...)`` cannot move it elsewhere.
+    """
+
+    def __init__(
+        self,
+        frames: Any = None,
+        meta: dict[str, Any] | None = None,
+        workdir: str | Path | None = None,
+        *,
+        videos: Iterable[Any] | None = None,
+        vlm: dict[str, Any] | None = None,
+        memory_limit_mb: int | None = None,
+        snapshot_total_mb: int = 256,
+        snapshot_variable_mb: int = 64,
+        interrupt_grace_s: float = 5.0,
+        startup_timeout_s: float = 60.0,
+        output_cap_chars: int = 1_000_000,
+        env: dict[str, str] | None = None,
+        sandbox: str = "auto",
+        limits: ResourceLimits | None = None,
+        readable: Iterable[str | Path] = (),
+    ) -> None:
+        self.sandbox_mode = check_mode(sandbox)
+        self.sandboxed = use_sandbox(self.sandbox_mode)
+        self.memory_limit_mb = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
+        self.snapshot_total_mb = snapshot_total_mb
+        self.snapshot_variable_mb = snapshot_variable_mb
+        self.interrupt_grace_s = interrupt_grace_s
+        self.output_cap_chars = output_cap_chars
+        self._owns_workdir = workdir is None
+        # resolved once, against the caller's working directory (the kernel process starts inside it)
+        self.workdir = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        # snapshots can be large and are only useful while this kernel lives: keep them out of the
+        # workdir (which may sit inside a trajectory directory) and remove them at shutdown
+        self._snapshot_dir = Path(tempfile.mkdtemp(prefix="spatialclaw-snapshot-"))
+        self._spec: dict[str, Any] = {}
+        self._known_names: list[str] = []
+        self._unsaved: dict[str, str] = {}
+        self.restarts = 0
+        self._pristine = True  # no cell has run in this process yet: a first episode needs no reset
+        self._dirs: SandboxDirs | None = None
+        self._vlm_forwarder: UnixForwarder | None = None
+        self._perception_relay: PerceptionRelay | None = None
+        environment = kernel_environment(env)
+        if self.sandboxed:
+            limits = replace(limits or ResourceLimits(), memory_mb=self.memory_limit_mb)
+            self.limits: ResourceLimits | None = limits
+            self._process = self._sandboxed_process(environment, limits, startup_timeout_s, [Path(p) for p in readable])
+        else:
+            self.limits = None
+            self._process = KernelProcess(
+                self.workdir,
+                self.workdir / ".spatialclaw",
+                environment,
+                startup_timeout_s=startup_timeout_s,
+            )
+        try:
+            self._process.start()
+        except BaseException:
+            self._close_sandbox()
+            raise
+        try:
+            self._load(self._episode_spec(frames, meta, videos, vlm, self.workdir))
+        except BaseException:
+            self.shutdown()
+            raise
+
+    # -- construction helpers -----------------------------------------------------------------------
+    def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float,
+                           readable: list[Path]) -> KernelProcess:
+        """The process, its private directories and its host-side channels (vlm, perception)."""
+        from spatialclaw.kernel.channels import PerceptionRelay, UnixForwarder
+        from spatialclaw.primitives.perception.remote import ENV_VAR, SOCKET_ENV_VAR
+
+        self._dirs = dirs = SandboxDirs()
+        self._vlm_forwarder = UnixForwarder(dirs.channels / "vlm.sock")
+        if environment.get(ENV_VAR):
+            self._perception_relay = PerceptionRelay(dirs.channels / "perception.sock", environment[ENV_VAR],
+                                                     environment.get("RAY_ADDRESS"))
+            environment = {**environment, SOCKET_ENV_VAR: str(self._perception_relay.path)}
+        policy = dirs.policy(environment, self.workdir, [self._snapshot_dir], limits, readable)
+        return KernelProcess(self.workdir, dirs.connection, environment, startup_timeout_s=startup_timeout_s,
+                             sandbox=policy, channel_dir=dirs.channels)
+
+    @property
+    def sandbox(self) -> dict[str, Any]:
+        """What this kernel runs in: ``{"mode", "active", "process_cap", "limits"}`` (for logs and manifests)."""
+        record: dict[str, Any] = {"mode": self.sandbox_mode, "active": self.sandboxed}
+        if self.sandboxed and self.limits is not None:
+            record["process_cap"] = self._process.process_cap
+            record["limits"] = asdict(self.limits)
+        return record
+
+    def _close_sandbox(self) -> None:
+        for channel in (self._vlm_forwarder, self._perception_relay):
+            if channel is not None:
+                channel.close()
+        self._vlm_forwarder = self._perception_relay = None
+        if self._dirs is not None:
+            self._dirs.remove()
+            self._dirs = None
+
+    @classmethod
+    def for_task(cls, task: Task, workdir: str | Path | None = None, **kwargs: Any) -> Kernel:
+        """A kernel loaded with a task's inputs and its ``meta`` (never its ground truth)."""
+        return cls(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, **kwargs)
+
+    def _episode_spec(self, frames: Any, meta: dict[str, Any] | None, videos: Iterable[Any] | None, vlm: dict[str, Any] | None, workdir: Path) -> dict[str, Any]:
+        inputs = _input_specs(frames, videos)
+        if self._dirs is not None:  # the sandbox sees its own links to this episode's files, nothing around them
+            inputs = self._dirs.stage(inputs)
+            vlm = self._route_vlm(vlm)
+        return {
+            "frames": inputs,
+            "meta": dict(meta or {}),
+            "vlm": vlm,
+            "workdir": str(workdir),
+            "snapshot_dir": str(self._snapshot_dir),
+            "memory_limit_mb": self.memory_limit_mb,
+            "snapshot_total_mb": self.snapshot_total_mb,
+            "snapshot_variable_mb": self.snapshot_variable_mb,
+        }
+
+    def _route_vlm(self, vlm: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Point the sandbox's ``vlm.sock`` at this episode's VLM server; the kernel gets the socket path."""
+        assert self._vlm_forwarder is not None
+        if not vlm or not vlm.get("url"):
+            self._vlm_forwarder.target = None
+            return vlm
+        address = urlsplit(vlm["url"])
+        self._vlm_forwarder.target = (address.hostname or "127.0.0.1", address.port or 80)
+        routed = {key: value for key, value in vlm.items() if key != "url"}
+        return {**routed, "socket": str(self._vlm_forwarder.path)}
+
+    # -- public API -----------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def connection_file(self) -> Path:
+        return self._process.connection_file
+
+    def is_alive(self) -> bool:
+        return self._process.is_alive()
+
+    def execute(self, code: str, timeout: float = 120.0) -> CellResult:
+        """Run one cell and return everything it produced.
+
+        ``timeout`` is in seconds of wall-clock time. On timeout the cell is interrupted; if the kernel
+        does not come back within ``interrupt_grace_s`` it is restarted and the variables of the last
+        successful cell are restored. A dying kernel is detected within a fraction of a second and
+        recovered the same way. The result's ``status`` says which of these happened.
+        """
+        client = self._process.client
+        if client is None or not self.is_alive():
+            result = CellResult(code=code, status="crashed")
+            self._recover(result, "the kernel was not running before this cell")
+            return result
+        started = time.monotonic()
+        self._pristine = False
+        msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False)
+        collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
+        try:
+            result = self._collect(msg_id, collector, started, timeout)
+        except _ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
+            result = collector.finish(None, time.monotonic() - started)
+            result.status = "crashed"
+            result.error = CellError("KernelProtocolError", f"the kernel's messages no longer decode ({broken}): the cell "
+                                     "broke the kernel's own messaging, for example by patching json")
+            self._recover(result, "the kernel was restarted because its messages no longer decoded")
+        self._report_workdir(result)
+        return result
+
+    def workdir_bytes(self) -> int:
+        """Disk space the workdir's files take, in bytes (allocated blocks; symlinks not followed)."""
+        total = 0
+        for root, _, files in os.walk(self.workdir):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
+                except OSError:
+                    pass
+        return total
+
+    def _report_workdir(self, result: CellResult) -> None:
+        """A sandboxed kernel's workdir over its quota (``limits.workdir_mb``): say so in the cell's notes."""
+        if self.limits is None or not self.limits.workdir_mb:
+            return
+        used = self.workdir_bytes()
+        if used > self.limits.workdir_mb * 2**20:
+            result.notes.append(f"the workdir holds {used / 2**20:.0f} MiB, over its quota of {self.limits.workdir_mb} MiB: "
+                                f"delete files you no longer need (each file is also capped at {self.limits.file_mb} MiB)")
+
+    def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:
+        """The messages of request ``msg_id`` into a result: the body of :meth:`execute`."""
+        deadline = started + timeout
+        interrupted_at: float | None = None
+        while not collector.done:
+            now = time.monotonic()
+            if interrupted_at is None and now >= deadline:
+                self._process.interrupt()
+                interrupted_at = now
+            if interrupted_at is not None and now >= interrupted_at + self.interrupt_grace_s:
+                result = collector.finish(None, time.monotonic() - started)
+                result.status = "timeout"
+                result.error = CellError("TimeoutError", f"the cell ran longer than {timeout:g} s and did not stop when interrupted")
+                self._recover(result, "the kernel was restarted because the cell would not stop")
+                return result
+            wait = (deadline if interrupted_at is None else interrupted_at + self.interrupt_grace_s) - now
+            message = self._next_iopub(min(max(wait, 0.0), 0.25))
+            if message is None:
+                if not self.is_alive():
+                    result = collector.finish(None, time.monotonic() - started)
+                    result.status = "crashed"
+                    how = self._process.exit_description() or "it exited"
+                    result.error = CellError("KernelDied", f"the kernel process died while running this cell ({how})")
+                    self._recover(result, f"the kernel died ({how}) and was restarted")
+                    return result
+                continue
+            if message.get("parent_header", {}).get("msg_id") == msg_id:
+                collector.add(message)
+        execution_count = self._await_reply(msg_id)
+        result = collector.finish(execution_count, time.monotonic() - started)
+        if interrupted_at is not None:
+            ended = self._end_cell_processes()
+            if ended:
+                result.notes.append(f"ended {ended} process(es) the interrupted cell had started")
+            result.status = "timeout"
+            where = result.error
+            result.error = CellError(
+                "TimeoutError",
+                f"the cell ran longer than {timeout:g} s and was interrupted",
+                traceback=where.traceback if where else "",
+                line=where.line if where else None,
+                source=where.source if where else None,
+            )
+        self._remember_state(collector)
+        return result
+
+    def _end_cell_processes(self) -> int:
+        """Kill the processes an interrupted cell left behind (a fork bomb's sleepers would otherwise hold
+        the process cap and the kernel could not start a thread): every process under the kernel's process
+        tree that started after the kernel itself. In the sandbox that includes detached ones, which the
+        PID namespace keeps in the tree. Returns how many were killed."""
+        import psutil
+
+        try:
+            root = psutil.Process(self._process.pid)
+            tree = [root, *root.children(recursive=True)]
+            # the kernel's own interpreter (``python -m ipykernel_launcher``), not the sandbox launcher whose
+            # arguments name it; a cell's forks share its command line but start later
+            kernels = [p for p in tree if any("ipykernel" in part for part in p.cmdline()[:3])]
+            kernel = min(kernels, key=lambda p: p.create_time()) if kernels else root
+            strays = [p for p in tree if p.pid != kernel.pid and p.create_time() > kernel.create_time()]
+        except psutil.Error:
+            return 0
+        for process in strays:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(strays, timeout=2.0)
+        return len(strays)
+
+    def tool_status(self) -> dict[str, dict[str, Any]] | None:
+        """What the kernel's learned tools reported when its namespace was last built (see
+        :func:`spatialclaw.primitives.perception.availability.tool_status`): ``{name: {"available", "reason",
+        "note"}}``; None when the kernel cannot say."""
+        import ast
+
+        expression = "__import__('spatialclaw.primitives.perception.availability', fromlist=['last_report']).last_report()"
+        try:
+            reply = self._internal("", user_expressions={"tools": expression}, timeout=10.0)
+        except (RuntimeError, KernelDied):
+            return None
+        data = reply.get("tools", {})
+        if data.get("status") != "ok":
+            return None
+        try:
+            report = ast.literal_eval(data.get("data", {}).get("text/plain", "None"))
+        except (ValueError, SyntaxError):
+            return None
+        return report if isinstance(report, dict) else None
+
+    def reset(
+        self,
+        frames: Any = None,
+        meta: dict[str, Any] | None = None,
+        workdir: str | Path | None = None,
+        *,
+        videos: Iterable[Any] | None = None,
+        vlm: dict[str, Any] | None = None,
+    ) -> None:
+        """Start a new episode in the same process: no variable, figure, history or snapshot of the
+        previous episode survives; the namespace is rebuilt for the new frames and meta.
+
+        For interactive use. Benchmarks and RL give every episode a fresh process instead
+        (``KernelPool(fresh=True)``): a cell can change a process in ways a reset does not undo (patched
+        modules, threads it started). A sandboxed kernel keeps its workdir (its mounts are fixed at start):
+        another ``workdir`` is ignored and the kernel's own one is emptied when it created it."""
+        if workdir is not None and self.sandboxed and Path(workdir).resolve() != self.workdir.resolve():
+            workdir = None
+        if workdir is not None:
+            workdir = Path(workdir).resolve()
+            workdir.mkdir(parents=True, exist_ok=True)
+        if workdir is None and self._owns_workdir:
+            _empty_directory(self.workdir, keep=".spatialclaw")
+        spec = self._episode_spec(frames, meta, videos, vlm, workdir or self.workdir)
+        self._known_names, self._unsaved = [], {}
+        if not self.is_alive():
+            self._process.restart()
+            self.restarts += 1
+            self._load(spec)
+            return
+        # a process no cell has touched (a spare) only needs the new namespace, not the slower full reset
+        self._load(spec, reset=not self._pristine)
+
+    def shutdown(self) -> None:
+        """Stop the kernel process; removes the working directory if the kernel created it."""
+        self._process.shutdown()
+        self._close_sandbox()
+        shutil.rmtree(self._snapshot_dir, ignore_errors=True)
+        if self._owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Kernel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        state = "alive" if self.is_alive() else "stopped"
+        where = ", sandboxed" if self.sandboxed else ""
+        return f"Kernel(pid={self.pid}, {state}{where}, workdir='{self.workdir}')"
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _next_iopub(self, timeout: float) -> dict[str, Any] | None:
+        client = self._process.client
+        if client is None:
+            return None
+        try:
+            return client.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            return None
+        except Exception as error:  # a message that does not decode or verify
+            raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
+
+    def _await_reply(self, msg_id: str, timeout: float = 10.0) -> int | None:
+        client = self._process.client
+        deadline = time.monotonic() + timeout
+        while client is not None and time.monotonic() < deadline:
+            try:
+                reply = client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                break
+            except Exception as error:  # a reply that does not decode or verify
+                raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return reply["content"].get("execution_count")
+        return None
+
+    def _remember_state(self, collector: CellCollector) -> None:
+        if collector.state is not None:
+            self._known_names = list(collector.state.get("names", []))
+            self._unsaved = dict(collector.state.get("snapshot_skipped", {}))
+
+    def _internal(self, code: str, user_expressions: dict[str, str] | None = None, timeout: float = 120.0) -> dict[str, Any]:
+        """Run host-side code silently (no history, no state report); raise if it fails."""
+        client = self._process.client
+        if client is None:
+            raise KernelDied("the kernel is not running")
+        msg_id = client.execute(code, silent=True, store_history=False, user_expressions=user_expressions or {}, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                reply = client.get_shell_msg(timeout=0.25)
+            except queue.Empty:
+                if not self.is_alive():
+                    raise KernelDied(f"the kernel died during start-up code ({self._process.exit_description()})") from None
+                if time.monotonic() > deadline:
+                    raise KernelDied(f"the kernel did not finish its start-up code within {timeout:g} s") from None
+                continue
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                break
+        self._drain_iopub(msg_id)
+        content = reply["content"]
+        if content.get("status") != "ok":
+            raise RuntimeError(f"{content.get('ename', 'Error')}: {strip_ansi(content.get('evalue', ''))}")
+        return content.get("user_expressions", {})
+
+    def _drain_iopub(self, msg_id: str, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            message = self._next_iopub(0.25)
+            if message is None:
+                if not self.is_alive():
+                    return
+                continue
+            if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
+                return
+
+    def _load(self, spec: dict[str, Any], reset: bool = False) -> None:
+        """Install the runtime and load ``spec`` (or, with ``reset``, wipe the previous episode first)."""
+        self._spec = spec
+        payload = json.dumps(spec)
+        if reset:
+            code = f"{RUNTIME_NAME}.reset({payload!r})"
+        else:
+            code = f"__import__('spatialclaw.primitives.runtime.kernel_runtime', fromlist=['install']).install(get_ipython(), {payload!r})"
+        try:
+            self._internal(code)
+        except RuntimeError as exc:
+            raise PreloadError(f"the kernel could not load this episode: {exc}") from None
+
+    def _recover(self, result: CellResult, note: str) -> None:
+        """Restart the process, preload the episode again and restore the last good variables."""
+        known = list(self._known_names)
+        self._process.restart()
+        self.restarts += 1
+        result.restarted = True
+        try:
+            self._load(self._spec)
+            expressions = self._internal("", {"r": f"__import__('json').dumps({RUNTIME_NAME}.restore())"})
+            value = expressions["r"]
+            report = json.loads(ast.literal_eval(value["data"]["text/plain"])) if value.get("status") == "ok" else {"restored": [], "failed": {}}
+        except Exception as exc:  # the restarted kernel itself failed: report and keep the episode going
+            result.notes.append(f"restoring the previous state failed: {exc}")
+            report = {"restored": [], "failed": {}}
+        result.restored = sorted(report["restored"])
+        result.lost = sorted(set(known) - set(result.restored))
+        reasons = {**self._unsaved, **report.get("failed", {})}
+        details = "; ".join(f"{name} {reasons[name]}" for name in result.lost if name in reasons)
+        log_tail = self._process.log_tail()
+        result.notes.append(note + (f" ({details})" if details else "") + (f"; kernel log: {log_tail}" if log_tail else ""))
+        self._known_names = list(result.restored)

@@ -1,0 +1,170 @@
+"""The process side of a kernel: start, liveness, interrupt, restart and shutdown of one ipykernel,
+with its Jupyter channels. Nothing here knows about cells or observations.
+
+With a :class:`~spatialclaw.kernel.sandbox.SandboxPolicy` the process runs inside the sandbox
+(:func:`spatialclaw.kernel.sandbox.launch_argv`), its channels use Jupyter's ``ipc`` transport (Unix sockets in a
+directory bound into the sandbox: the sandbox has no shared loopback) and interrupts travel as messages.
+Shutting it down kills the sandbox's PID namespace, so nothing the kernel started outlives it."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from jupyter_client import BlockingKernelClient, KernelManager
+from jupyter_client.kernelspec import KernelSpec
+
+from spatialclaw.kernel.sandbox import ProcessCap, SandboxPolicy, launch_argv
+
+__all__ = ["KernelProcess", "KernelStartError"]
+
+
+# bwrap --die-with-parent kills the sandbox when the *thread* that started it ends (PR_SET_PDEATHSIG follows
+# the parent thread): every sandbox is started from this one thread, which lives as long as the process.
+_LAUNCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spatialclaw-kernel-launcher")
+
+
+class KernelStartError(RuntimeError):
+    """The kernel process could not be started or did not become ready in time."""
+
+
+class KernelProcess:
+    """One ipykernel process (``python -m ipykernel_launcher``) and a blocking client for its channels.
+
+    The connection file lives in ``state_dir`` (``WORKDIR/.spatialclaw``), the working directory is
+    ``workdir`` and the environment is exactly ``env`` (already scrubbed of secrets by the caller).
+    With ``sandbox`` (a policy) the ``ipc`` sockets live in ``channel_dir`` and the policy's environment
+    is the kernel's (``state_dir`` must then be readable inside the sandbox).
+    """
+
+    def __init__(self, workdir: Path, state_dir: Path, env: dict[str, str], startup_timeout_s: float = 60.0,
+                 sandbox: SandboxPolicy | None = None, channel_dir: Path | None = None) -> None:
+        if sandbox is not None and channel_dir is None:
+            raise ValueError("a sandboxed kernel process needs a channel_dir bound into the sandbox")
+        self.workdir = workdir
+        self.state_dir = state_dir
+        self.env = env
+        self.startup_timeout_s = startup_timeout_s
+        self.sandbox = sandbox
+        self.channel_dir = channel_dir
+        self.manager: KernelManager | None = None
+        self.client: BlockingKernelClient | None = None
+        self._cap: ProcessCap | None = None
+
+    @property
+    def connection_file(self) -> Path:
+        return self.state_dir / "kernel.json"
+
+    @property
+    def log_file(self) -> Path:
+        """Where the process's own stdout/stderr go (start-up warnings, fatal errors before a crash)."""
+        return self.state_dir / "kernel.log"
+
+    def log_tail(self, lines: int = 3) -> str:
+        """The last lines of the kernel log that look like a fatal error, joined; empty when none."""
+        try:
+            text = self.log_file.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        fatal = [l for l in text.splitlines() if "Fatal" in l or "Error" in l or "Killed" in l]
+        return " | ".join(fatal[-lines:])
+
+    @property
+    def pid(self) -> int | None:
+        process = getattr(getattr(self.manager, "provisioner", None), "process", None)
+        return getattr(process, "pid", None)
+
+    @property
+    def process_cap(self) -> str | None:
+        """How the sandbox's process count is capped (``pids-cgroup``, ``rlimit-nproc``...); None unsandboxed."""
+        return self._cap.mechanism if self._cap is not None else None
+
+    def _manager(self) -> KernelManager:
+        if self.sandbox is None:
+            return KernelManager(kernel_name="python3", connection_file=str(self.connection_file))
+        assert self.channel_dir is not None
+        manager = KernelManager(kernel_name="", transport="ipc", ip=str(self.channel_dir / "kernel"),
+                                connection_file=str(self.connection_file))
+        self._cap = ProcessCap(self.sandbox.limits.processes, f"kernel-{uuid.uuid4().hex[:12]}")
+        command = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        # jupyter-client 8 takes the command from the kernel spec only (kernel_cmd is ignored); inside a PID
+        # namespace the kernel's parent is pid 1, so JPY_PARENT_PID must not reach it (bwrap --clearenv).
+        manager._kernel_spec = KernelSpec(argv=launch_argv(self.sandbox, command, self._cap), language="python",
+                                          display_name="spatialclaw (sandboxed)", interrupt_mode="message")
+        return manager
+
+    def start(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        manager = self._manager()
+        try:
+            with open(self.log_file, "ab") as log:
+                if self.sandbox is None:
+                    manager.start_kernel(env=self.env, cwd=str(self.workdir), stdout=log, stderr=log)
+                else:
+                    launch_env = {"PATH": self.env.get("PATH", "/usr/bin:/bin")}
+                    _LAUNCHER.submit(manager.start_kernel, env=launch_env, cwd=str(self.workdir), stdout=log,
+                                     stderr=log).result()
+            client = manager.client()
+            client.start_channels()
+            client.wait_for_ready(timeout=self.startup_timeout_s)
+        except Exception as exc:
+            try:
+                manager.shutdown_kernel(now=True)
+            except Exception:
+                pass
+            self._remove_cap()
+            raise KernelStartError(
+                f"the IPython kernel did not start within {self.startup_timeout_s:.0f} s ({type(exc).__name__}: {exc}); "
+                "check that ipykernel is installed in this environment (pip install ipykernel)"
+            ) from exc
+        self.manager, self.client = manager, client
+
+    def is_alive(self) -> bool:
+        return self.manager is not None and self.manager.is_alive()
+
+    def exit_description(self) -> str:
+        """How the process ended: ``exit code 1`` or ``signal 11 (SIGSEGV)``; empty while it runs."""
+        process = getattr(getattr(self.manager, "provisioner", None), "process", None)
+        code = process.poll() if process is not None else None
+        if code is None:
+            return ""
+        if self.sandbox is not None and code > 128:  # bwrap reports a child killed by signal N as 128 + N
+            code = 128 - code
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "unknown signal"
+            hint = " (likely killed for using too much memory)" if name == "SIGKILL" else ""
+            return f"signal {-code} ({name}){hint}"
+        return f"exit code {code}"
+
+    def interrupt(self) -> None:
+        if self.manager is not None and self.is_alive():
+            self.manager.interrupt_kernel()
+
+    def shutdown(self) -> None:
+        """Stop the process immediately and close the channels. Safe to call twice."""
+        if self.client is not None:
+            self.client.stop_channels()
+            self.client = None
+        if self.manager is not None:
+            try:
+                self.manager.shutdown_kernel(now=True)
+            except Exception:
+                pass
+            self.manager = None
+        self._remove_cap()
+
+    def _remove_cap(self) -> None:
+        if self._cap is not None:
+            self._cap.remove()
+            self._cap = None
+
+    def restart(self) -> None:
+        """Replace the process with a fresh one (same working directory and environment)."""
+        self.shutdown()
+        self.start()

@@ -1,0 +1,122 @@
+"""What one sandboxed kernel needs on the host: its private directories, its staged inputs, its policy.
+
+Layout (a fresh ``spatialclaw-sandbox-*`` directory, mode 0700, removed at shutdown)::
+
+    connection/   kernel.json and kernel.log          read-only inside
+    channels/     the ipc sockets, vlm.sock, perception.sock   writable inside (sockets are created there)
+    inputs/       the episode's frames, linked in per episode   read-only inside
+
+plus the kernel's workdir and snapshot directory (writable). Paths are the same inside and outside. A
+kernel may be started before its episode is known (a spare): its mounts are fixed at start, so each
+episode's input files are hard-linked (or copied, across file systems) into ``inputs/`` and the frame
+specs the kernel loads point there. Only those files are visible, never their neighbours (a benchmark's
+annotation file next to its images stays out).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, gpu_devices
+
+__all__ = ["SandboxDirs", "sandbox_environment"]
+
+#: Inside the sandbox: the home directory (on its private /tmp) and the perception cache, one per process.
+HOME = "/tmp/home"
+PRIVATE_CACHE = "/tmp/spatialclaw-cache"
+
+
+def _model_caches(env: Mapping[str, str]) -> dict[str, str]:
+    """Read-only model weight caches to pass through, by the variable that names them inside: the
+    Hugging Face hub cache (never ``HF_HOME`` itself, which holds the token) and torch's hub."""
+    home = Path.home()
+    hub = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else str(home / ".cache" / "huggingface" / "hub"))
+    torch_home = env.get("TORCH_HOME") or str(home / ".cache" / "torch")
+    return {name: path for name, path in (("HF_HUB_CACHE", hub), ("TORCH_HOME", torch_home)) if os.path.isdir(path)}
+
+
+def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The kernel's environment inside the sandbox (``env`` is already free of secrets) and the model caches
+    to bind read-only. The perception cache is private to the process (a shared writable cache would let
+    one episode plant results for the next) unless ``SPATIALCLAW_CACHE=off``."""
+    inside = dict(env)
+    caches = _model_caches(env)
+    inside.update(caches)
+    inside.update({"HOME": HOME, "TMPDIR": "/tmp", "HF_HUB_OFFLINE": "1", "IPYTHONDIR": f"{HOME}/.ipython",
+                   "SPATIALCLAW_SANDBOXED": "1"})
+    if str(env.get("SPATIALCLAW_CACHE", "")).lower() not in {"off", "0", "none", "false"}:
+        inside["SPATIALCLAW_CACHE"] = PRIVATE_CACHE
+    for name in ("JPY_PARENT_PID", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY", "PWD", "OLDPWD"):
+        inside.pop(name, None)
+    return inside, list(caches.values())
+
+
+class SandboxDirs:
+    """The private host directories of one sandboxed kernel (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="spatialclaw-sandbox-"))
+        self.connection = self.root / "connection"
+        self.channels = self.root / "channels"
+        self.inputs = self.root / "inputs"
+        for directory in (self.connection, self.channels, self.inputs):
+            directory.mkdir(mode=0o700)
+        self._episodes = 0
+
+    def policy(self, env: Mapping[str, str], workdir: Path, writable: list[Path], limits: ResourceLimits,
+               readable: list[Path] | None = None) -> SandboxPolicy:
+        """The policy of this kernel: its directories, ``workdir`` and ``writable`` (the snapshot directory),
+        and ``readable`` host paths (model folders, datasets) read-only, with ``$SPATIALCLAW_MODELS``."""
+        inside, caches = sandbox_environment(env)
+        # Each readable path is visible where the caller names it and where its links lead (a dataset
+        # reached through a symlinked folder is opened by either name).
+        extra = list(dict.fromkeys(form for p in readable or [] for form in (os.path.abspath(p), str(Path(p).resolve()))))
+        if env.get("SPATIALCLAW_MODELS") and os.path.isdir(env["SPATIALCLAW_MODELS"]):
+            extra.append(env["SPATIALCLAW_MODELS"])
+        return SandboxPolicy(
+            read_only=(str(self.connection), str(self.inputs), *caches, *extra),
+            writable=(str(self.channels), str(workdir), *(str(p) for p in writable)),
+            env=inside,
+            chdir=str(workdir),
+            limits=limits,
+            devices=tuple(gpu_devices()),
+        )
+
+    def stage(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Link the files of ``specs`` (frame spec dicts) into ``inputs/`` and return the specs pointing there.
+        Files of the previous episode are removed first. A missing file stays as given (loading reports it)."""
+        for entry in self.inputs.iterdir():
+            shutil.rmtree(entry, ignore_errors=True)
+        self._episodes += 1
+        staged = []
+        for index, spec in enumerate(specs):
+            paths = [str(p) for p in spec.get("paths", [])]
+            existing = [os.path.abspath(p) for p in paths if os.path.isfile(p)]
+            base = os.path.commonpath([os.path.dirname(p) for p in existing]) if existing else ""
+            target_dir = self.inputs / f"{self._episodes}-{index}"
+            moved = []
+            for path in paths:
+                if not os.path.isfile(path):
+                    moved.append(path)
+                    continue
+                target = target_dir / os.path.relpath(os.path.abspath(path), base)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.exists():
+                    _link_or_copy(os.path.abspath(path), target)
+                moved.append(str(target))
+            staged.append({**spec, "paths": moved})
+        return staged
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _link_or_copy(source: str, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or a file this user may not hard-link (fs.protected_hardlinks)
+        shutil.copyfile(source, target)

@@ -1,0 +1,277 @@
+"""The episode log: one directory per episode, ``episode.jsonl`` plus content-addressed images.
+
+Layout::
+
+    EPISODE_DIR/
+      episode.jsonl        one JSON event per line, appended and flushed as the episode runs
+      images/<sha256>.png  every image that appears in a model request or a cell result
+      texts/<sha256>.txt   every long text part of a request (the system prompt, ...), stored once
+
+Event types (every event has ``type``, ``seq`` (0, 1, ...) and ``time`` (Unix seconds)):
+
+``header``       format_version, package_version, prompt_version, model, config, config_hash
+``task``         the :class:`~spatialclaw.task.Task` (``task``) and its input files' hashes (``files``)
+``model_call``   step, purpose (plan/step/fallback/vlm.ask/vlm.locate), model, params, request
+                 (messages with images, and text parts of ``LONG_TEXT_CHARS`` or more, as hash
+                 references ``{"type": "text", "text_ref": sha256}``; :meth:`Episode.messages` resolves
+                 both), response (text, reasoning, finish_reason,
+                 raw), usage, cost_usd, latency_s, error
+``cell``         step, code, result (a :class:`~spatialclaw.kernel.cell.CellResult` with images as hash references)
+``format_error`` step, response text, message shown to the model
+``answer``       value, source (``cell`` or ``fallback``)
+``score``        score, ground_truth, details
+``end``          reason (answered/budget/timeout/format_errors/error/interrupted), steps, usage, cost_usd,
+                 duration_s, and ``limit`` (``{"kind", "value", "used"}``) when a limit ended the episode
+
+Each event is written with one ``write`` of a complete line followed by ``flush`` and ``fsync``, so a
+crash leaves a readable prefix; the loader ignores a torn last line and marks the episode incomplete
+when no ``end`` event is present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from spatialclaw.kernel.cell import CellImage, CellResult
+from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
+
+__all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "load_episode", "iter_episode_dirs"]
+
+FORMAT_VERSION = 1
+EPISODE_FILE = "episode.jsonl"
+IMAGE_DIR = "images"
+TEXT_DIR = "texts"
+LONG_TEXT_CHARS = 4096
+"""Text parts at least this long are stored once under ``texts/`` instead of inline in every request."""
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """A short stable hash of a JSON-compatible configuration."""
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class TrajectoryWriter:
+    """Appends events to ``DIR/episode.jsonl`` and stores images under ``DIR/images``.
+
+    Use as a context manager; :meth:`close` without an ``end`` event leaves the episode marked incomplete.
+    Thread-safe: the agent loop and the ``vlm`` side channel's server thread write to the same episode.
+    """
+
+    def __init__(self, directory: str | Path, fsync: bool = True) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / IMAGE_DIR).mkdir(exist_ok=True)
+        self._fsync = fsync
+        self._file = open(self.directory / EPISODE_FILE, "a", encoding="utf-8")
+        self._seq = sum(1 for _ in open(self.directory / EPISODE_FILE, encoding="utf-8"))
+        self._stored: set[str] = set()
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+    def _store_blob(self, data: bytes, folder: str, suffix: str) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            if digest in self._stored:
+                return digest
+            path = self.directory / folder / f"{digest}{suffix}"
+            if not path.exists():
+                path.parent.mkdir(exist_ok=True)
+                tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+            self._stored.add(digest)
+        return digest
+
+    def store_image(self, png: bytes) -> str:
+        """Store PNG bytes content-addressed (atomic rename) and return the sha256 hex digest."""
+        return self._store_blob(png, IMAGE_DIR, ".png")
+
+    def store_text(self, text: str) -> str:
+        """Store a long text content-addressed (UTF-8, atomic rename) and return its sha256 hex digest."""
+        return self._store_blob(text.encode("utf-8"), TEXT_DIR, ".txt")
+
+    def write(self, event_type: str, **fields: Any) -> dict[str, Any]:
+        """Append one event; returns the event as written."""
+        with self._lock:
+            event = {"type": event_type, "seq": self._seq, "time": time.time(), **fields}
+            line = json.dumps(event, ensure_ascii=False, default=_json_default) + "\n"
+            self._file.write(line)
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+            self._seq += 1
+        return event
+
+    def model_call(
+        self,
+        *,
+        step: int,
+        purpose: str,
+        model: str,
+        params: dict[str, Any],
+        messages: list[Message],
+        reply: ModelReply | None = None,
+        error: str | None = None,
+        latency_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Append a ``model_call`` event: the request exactly as sent, and the reply or the error."""
+        request = {"messages": self.messages(messages)}
+        if reply is None:
+            return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
+                              response=None, usage=asdict(Usage()), cost_usd=None, latency_s=latency_s, error=error)
+        response = {"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw}
+        return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
+                          response=response, usage=asdict(reply.usage), cost_usd=reply.cost_usd,
+                          latency_s=reply.latency_s, error=None)
+
+    def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """Serialise messages for a ``model_call`` event, storing their images and long texts."""
+        for message in messages:
+            for part in message.content:
+                if isinstance(part, ImagePart):
+                    self.store_image(part.png)
+        serialised = [m.to_dict() for m in messages]
+        for message in serialised:
+            for part in message["content"]:
+                if part["type"] == "text" and len(part["text"]) >= LONG_TEXT_CHARS:
+                    part["text_ref"] = self.store_text(part.pop("text"))
+        return serialised
+
+    def cell_result(self, result: CellResult) -> dict[str, Any]:
+        """Serialise a cell result for a ``cell`` event, storing its images."""
+        for image in result.images:
+            self.store_image(image.png)
+        return result.to_dict(with_image_bytes=False)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+@dataclass
+class Episode:
+    """A loaded episode. ``complete`` is false when the log has no ``end`` event (a crash or a kill)."""
+
+    directory: Path
+    events: list[dict[str, Any]]
+    complete: bool
+    torn_tail: bool = False
+    header: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, event_type: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == event_type]
+
+    @property
+    def end(self) -> dict[str, Any] | None:
+        ends = self.of_type("end")
+        return ends[-1] if ends else None
+
+    @property
+    def answer(self) -> Any:
+        answers = self.of_type("answer")
+        return answers[-1]["value"] if answers else None
+
+    @property
+    def score(self) -> float | None:
+        scores = self.of_type("score")
+        return scores[-1]["score"] if scores else None
+
+    def image_bytes(self, sha256: str) -> bytes:
+        path = self.directory / IMAGE_DIR / f"{sha256}.png"
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"image {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
+
+    def text(self, sha256: str) -> str:
+        path = self.directory / TEXT_DIR / f"{sha256}.txt"
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"text {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
+
+    def request_messages(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The request messages of a ``model_call`` event as JSON dicts, long texts resolved."""
+        resolved = []
+        for message in (event.get("request") or {}).get("messages") or []:
+            parts = [
+                {"type": "text", "text": self.text(p["text_ref"])} if p["type"] == "text" and "text_ref" in p else p
+                for p in message["content"]
+            ]
+            resolved.append({**message, "content": parts})
+        return resolved
+
+    def messages(self, event: dict[str, Any]) -> list[Message]:
+        """The exact request messages of a ``model_call`` event, with image bytes and long texts loaded."""
+        return [Message.from_dict(m, self.image_bytes) for m in self.request_messages(event)]
+
+    def cells(self) -> list[tuple[dict[str, Any], CellResult]]:
+        """Each ``cell`` event with its :class:`CellResult` (image bytes loaded)."""
+        out = []
+        for event in self.of_type("cell"):
+            result = event["result"]
+            images = [CellImage.from_dict(i, png=self.image_bytes(i["sha256"])) for i in result.get("images", [])]
+            out.append((event, CellResult.from_dict(result, images=images)))
+        return out
+
+
+def load_episode(directory: str | Path) -> Episode:
+    """Read an episode directory. A torn last line (a crash mid-write) is dropped, not an error."""
+    directory = Path(directory)
+    path = directory / EPISODE_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: not an episode directory")
+    events: list[dict[str, Any]] = []
+    torn = False
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines) - 1:
+                torn = True
+                continue
+            raise ValueError(f"{path}:{number + 1} is not valid JSON; the file is corrupt") from None
+    header = next((e for e in events if e["type"] == "header"), {})
+    task = next((e.get("task", {}) for e in events if e["type"] == "task"), {})
+    complete = any(e["type"] == "end" for e in events)
+    return Episode(directory=directory, events=events, complete=complete, torn_tail=torn, header=header, task=task)
+
+
+def iter_episode_dirs(root: str | Path) -> Iterator[Path]:
+    """Episode directories under ``root`` (itself, if it is one), sorted by path."""
+    root = Path(root)
+    if (root / EPISODE_FILE).exists():
+        yield root
+        return
+    yield from sorted(p.parent for p in root.rglob(EPISODE_FILE))
