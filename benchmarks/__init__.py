@@ -2,10 +2,15 @@
 
 Importable as ``spatialclaw.benchmarks``. The pieces, each in its own module:
 
-- :mod:`~spatialclaw.benchmarks.scoring`: answer extraction (choices, numbers with units), mean relative
-  accuracy, exact match, and per-category / per-benchmark aggregation rules.
+- :mod:`~spatialclaw.benchmarks.scoring`: ``score_answer`` by a metric: mean relative accuracy, exact match,
+  choice accuracy, and the official metrics.
+- :mod:`~spatialclaw.benchmarks.answer_parsing`: lenient answer extraction (choices, numbers with units).
+- :mod:`~spatialclaw.benchmarks.aggregation`: per-category / per-benchmark aggregation rules.
 - :mod:`~spatialclaw.benchmarks.official`: each benchmark's own answer extraction and comparison, reproduced
-  from its published evaluation code (the metrics the adapters set).
+  from its published evaluation code (the metrics the adapters set); the scorers are in
+  :mod:`~spatialclaw.benchmarks.official_mcq`, :mod:`~spatialclaw.benchmarks.official_mcq_parsers` and
+  :mod:`~spatialclaw.benchmarks.official_numeric`, their shared parts in
+  :mod:`~spatialclaw.benchmarks.official_common`.
 - :mod:`~spatialclaw.benchmarks.names`: one comparison form for benchmark names (``VSI-Bench`` = ``vsi_bench``).
 - :mod:`~spatialclaw.benchmarks.spec`: :class:`BenchmarkSpec`, the declarative description of a benchmark
   (where its records come from, how a record becomes a :class:`~spatialclaw.task.Task`, how it is scored).

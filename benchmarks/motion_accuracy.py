@@ -24,7 +24,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from virtual_camera import redwood_frame, rotation_ypr, scaled_K, translating_sequence, turning_sequence  # noqa: E402
 
-from spatialclaw.primitives.motion.estimate import motion, yaw_pitch_roll  # noqa: E402
+from spatialclaw.primitives.motion.angles import yaw_pitch_roll  # noqa: E402
+from spatialclaw.primitives.motion.estimate import motion  # noqa: E402
 
 K_FULL = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1.0]])  # the rendering camera (exact by construction)
 

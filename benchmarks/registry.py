@@ -24,7 +24,7 @@ __all__ = ["LoadedBenchmark", "benchmark_names", "benchmark_table", "load_benchm
 
 @dataclass
 class LoadedBenchmark:
-    """Tasks plus how to aggregate their scores (a rule from ``scoring.AGGREGATORS``)."""
+    """Tasks plus how to aggregate their scores (a rule from ``aggregation.AGGREGATORS``)."""
 
     name: str
     tasks: list[Task]

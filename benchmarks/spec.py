@@ -2,7 +2,7 @@
 
 A :class:`BenchmarkSpec` says where the records come from (a Hugging Face dataset id, config(s) and split,
 loaded through ``datasets``), how one record becomes a :class:`~spatialclaw.task.Task` (``to_task``), and
-how scores are aggregated (a rule name from :data:`spatialclaw.benchmarks.scoring.AGGREGATORS`).
+how scores are aggregated (a rule name from :data:`spatialclaw.benchmarks.aggregation.AGGREGATORS`).
 
 Sources (``load_tasks(spec, source=...)``):
 

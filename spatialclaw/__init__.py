@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 _PUBLIC = {
     "Kernel": "spatialclaw.kernel.kernel",
-    "KernelDied": "spatialclaw.kernel.kernel",
+    "KernelDied": "spatialclaw.kernel.errors",
     "KernelPool": "spatialclaw.kernel.pool",
     "CellResult": "spatialclaw.kernel.cell",
     "CellError": "spatialclaw.kernel.cell",

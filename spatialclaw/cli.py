@@ -26,9 +26,9 @@ from spatialclaw import __version__, commands
 #: an instance of a class whose module has been loaded, and the CLI stays fast to start.
 USER_ERRORS = (
     ("spatialclaw.models.base", "ModelError"),
-    ("spatialclaw.kernel.kernel", "PreloadError"),
+    ("spatialclaw.kernel.errors", "PreloadError"),
     ("spatialclaw.kernel.process", "KernelStartError"),
-    ("spatialclaw.interactive.session", "SessionError"),
+    ("spatialclaw.interactive.session_dir", "SessionError"),
     ("spatialclaw.primitives.perception.models", "MissingWeightsError"),
     ("spatialclaw.primitives.perception.models", "MissingDependencyError"),
     ("spatialclaw.benchmarks.spec", "DatasetUnavailable"),

@@ -11,7 +11,8 @@ from PIL import Image
 
 from agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.agent.prompting import prompt_version
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import Reply, ScriptedProvider, unauthorized

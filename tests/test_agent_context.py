@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from spatialclaw.agent.loop import AgentConfig, parse_direct_answer
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.agent.context import StepRecord, TaskRecord, apply_image_budget, build_messages, condensed_code, fit_image
@@ -94,7 +95,7 @@ def test_config_rejects_impossible_budgets():
 
 
 def test_the_preview_shows_every_frame_when_there_are_fewer_than_its_budget(tmp_path):
-    from spatialclaw.agent.loop import preview_frames
+    from spatialclaw.agent.task_inputs import preview_frames
     from spatialclaw.task import FrameSpec
 
     paths = []

@@ -307,7 +307,7 @@ def _logged(error: BaseException, debug: bool) -> str:
     try:
         raise error
     except type(error):
-        record = logging.LogRecord("spatialclaw.agent.loop", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
+        record = logging.LogRecord("spatialclaw.agent.result", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
     return LogFormatter(debug).format(record)
 
 

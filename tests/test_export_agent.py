@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.trajectories.episodes import main_model_calls
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.runner.replay import replay_episode
@@ -169,7 +170,8 @@ AGENT_UNTIL_KILLED = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from spatialclaw.agent.loop import Agent, AgentConfig
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.loop import Agent
     from spatialclaw.task import FrameSpec, Task
     from spatialclaw.testing.provider_server import ScriptedProvider
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.export import export_episodes
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import ScriptedProvider

@@ -16,17 +16,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.primitives.frames.frame import (
-    Frame,
-    FrameLoadError,
-    FrameNotFound,
-    Frames,
-    clear_decoded_cache,
-    decode_stats,
-    load_frames,
-    load_images,
-    load_video,
-)
+from spatialclaw.primitives.frames.frame import Frame, FrameNotFound, Frames
+from spatialclaw.primitives.frames.load import load_frames, load_images, load_video
+from spatialclaw.primitives.frames.sources import FrameLoadError, clear_decoded_cache, decode_stats
 
 FPS, SECONDS, WIDTH, HEIGHT, BITS = 30, 10, 320, 240, 10
 BLOCK = WIDTH // BITS

@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 
 from geom_synthetic import Box, intrinsics, look_at, render_depth
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.display.look import find_color
+from spatialclaw.primitives.display.color import find_color
 
 
 def random_pose(rng: np.random.Generator) -> np.ndarray:

@@ -205,7 +205,7 @@ def test_tool_calls_interface_end_to_end_over_the_anthropic_sdk(tmp_path: Path) 
 
 
 def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_text(tmp_path: Path) -> None:
-    from spatialclaw.agent.loop import AgentConfig
+    from spatialclaw.agent.config import AgentConfig
     from spatialclaw.benchmarks.synthetic import generate
     from spatialclaw.models.scripted import ScriptedModel
     from spatialclaw.runner.single_pass import NO_CELL, SinglePassAgent
@@ -224,7 +224,7 @@ def test_single_pass_takes_a_cell_answer_at_once_and_answers_without_code_from_t
 
 def test_single_pass_and_tool_calls_start_their_kernel_in_the_configured_sandbox_mode(tmp_path: Path) -> None:
     """``AgentConfig.sandbox`` reaches the kernel these interfaces start, and their header records it."""
-    from spatialclaw.agent.loop import AgentConfig
+    from spatialclaw.agent.config import AgentConfig
     from spatialclaw.benchmarks.synthetic import generate
     from spatialclaw.models.scripted import ScriptedModel
     from spatialclaw.runner.single_pass import SinglePassAgent

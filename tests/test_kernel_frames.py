@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spatialclaw import FrameSpec, Kernel, KernelPool, Task
-from spatialclaw.kernel.kernel import PreloadError
+from spatialclaw.kernel.errors import PreloadError
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ import pytest
 
 from agent_helpers import anthropic, cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import Message
 from spatialclaw.agent.limits import LimitHit, Limits
 from spatialclaw.models import ModelTimeoutError, RetryPolicy, load_model

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from spatialclaw.primitives.display.look import contact_sheet, draw, find_color, zoom
+from spatialclaw.primitives.display.color import find_color
+from spatialclaw.primitives.display.look import zoom
+from spatialclaw.primitives.display.overlay import contact_sheet, draw
 
 
 def coordinate_image(width: int = 300, height: int = 200) -> np.ndarray:

@@ -9,8 +9,9 @@ import pytest
 
 from agent_helpers import cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent import prompting
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent import kernel_docs, prompting
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.primitives.perception.availability import tool_status, weights_status
 from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 from spatialclaw.task import FrameSpec, Task
@@ -79,7 +80,7 @@ def test_the_setting_of_a_tool_model_is_what_is_checked(offline, monkeypatch, tm
 
 
 def test_the_core_manual_lists_the_whole_namespace_in_under_12k_characters():
-    core, full = prompting.api_section("core"), prompting.api_section("full")
+    core, full = kernel_docs.api_section("core"), kernel_docs.api_section("full")
     assert len(core) < 12_000 < len(full)
     for name in NAMESPACE_NAMES:
         assert f"`{name}" in core, f"{name} is missing from the core manual"

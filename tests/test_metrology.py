@@ -10,7 +10,7 @@ import pytest
 
 from planar_photos import DOTS, SHEET, render, table_canvas
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.display.look import find_color
+from spatialclaw.primitives.display.color import find_color
 
 COLOUR_NAMES = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
 DOT_DIAMETER = 0.022

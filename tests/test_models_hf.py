@@ -6,7 +6,8 @@ import pytest
 from PIL import Image
 
 from agent_helpers import photo
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.models import ModelError, load_model
 from spatialclaw.primitives.perception.models import MissingWeightsError

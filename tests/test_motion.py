@@ -12,7 +12,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw.primitives.geometry.focal_prior import exif_focal_px, prior_intrinsics
-from spatialclaw.primitives.motion.estimate import Motion, direction_words, motion, yaw_pitch_roll
+from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
+from spatialclaw.primitives.motion.estimate import motion
+from spatialclaw.primitives.motion.result import Motion
 from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 WIDTH = 200

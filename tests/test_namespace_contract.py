@@ -98,14 +98,14 @@ def test_the_contract_check_catches_a_name_the_kernel_lacks():
 
 
 def _details() -> tuple[str, ...]:
-    from spatialclaw.agent import prompting
+    from spatialclaw.agent import kernel_docs
 
-    return tuple(getattr(prompting, "API_DETAILS", ("full", "brief")))
+    return tuple(getattr(kernel_docs, "API_DETAILS", ("full", "brief")))
 
 
 @pytest.mark.parametrize("detail", _details())
 def test_every_type_and_function_the_manual_shows_exists_in_the_kernel(detail):
-    from spatialclaw.agent.prompting import api_section
+    from spatialclaw.agent.kernel_docs import api_section
 
     missing = missing_names(api_section(detail), _kernel_namespace())
     assert not missing, (f"the {detail!r} manual names {missing}, which a cell cannot use: register them in "

@@ -1,5 +1,5 @@
-"""geom.find_plane_reference on the dev set's oblique 224 px photos of an A4 sheet (benchmarks/devset.py
-``_planar``, whose exact camera is captured while it renders), on a sheet seen so steeply that its long
+"""geom.find_plane_reference on the dev set's oblique 224 px photos of an A4 sheet
+(benchmarks/devset_layout.py ``planar``, whose exact camera is captured while it renders), on a sheet seen so steeply that its long
 side is the shorter one in the image, and on quads that must be reported as suspect."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.display.look import find_color
+from spatialclaw.primitives.display.color import find_color
 
 A4 = (21.0, 29.7)   # cm
 # planar2's right side runs along a blurred grey pipe whose soft edge pulls the steepest colour drop
@@ -30,7 +30,9 @@ def _corner_error(found: np.ndarray, truth: np.ndarray) -> float:
 def devset(tmp_path_factory, test_data):
     """The dev set's planar photos, their exact sheet corners (224 px image pixels, clockwise from the
     sheet's plane origin; side 0 is the sheet's x side in the texture), sheet sizes (mm) and answers."""
-    from benchmarks import devset as generator
+    from spatialclaw.benchmarks import devset as generator
+    from spatialclaw.benchmarks import devset_layout
+    from spatialclaw.benchmarks.devset_data import WIDTH
 
     out = tmp_path_factory.mktemp("devset_planar")
     views, marks = [], []
@@ -49,13 +51,13 @@ def devset(tmp_path_factory, test_data):
             views.append((np.array(H, np.float64), marks[-1]))
             return real_warp(source, H, size, **kwargs)
 
-    generator.cv2 = Spy()
+    devset_layout.cv2 = Spy()
     try:
         generator.generate(out, ("planar",))
     finally:
-        generator.cv2 = cv2
+        devset_layout.cv2 = cv2
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").open()]
-    scale = generator.WIDTH / 800
+    scale = WIDTH / 800
     photos = []
     for number, (H, points) in enumerate(views):
         corner, size = points[0], points[2] - points[0]

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from spatialclaw.agent import prompting
+from spatialclaw.agent import kernel_docs, prompting
 from spatialclaw.primitives.display import show as display
 from spatialclaw.primitives.runtime import namespace
 from spatialclaw.primitives.runtime.lazy import LazyCallable
@@ -19,19 +19,19 @@ from spatialclaw.task import FrameSpec, Task
 
 @pytest.fixture
 def fresh_api(monkeypatch):
-    prompting.api_section.cache_clear()
+    kernel_docs.api_section.cache_clear()
     yield monkeypatch
-    prompting.api_section.cache_clear()
+    kernel_docs.api_section.cache_clear()
 
 
 def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
-    api = prompting.api_section("full")
+    api = kernel_docs.api_section("full")
     assert inspect.getdoc(display.show) in api
     assert "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None" in api
 
 
 def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
-    api = prompting.api_section("full")
+    api = kernel_docs.api_section("full")
     for name in NAMESPACE_NAMES:
         assert f"`{name}" in api, f"the prompt says nothing about `{name}`"
 
@@ -51,16 +51,16 @@ def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_pr
     real = namespace.build_namespace
     # a primitive added to the kernel namespace (lazily, as the namespace binds functions)
     fresh_api.setattr(namespace, "build_namespace", lambda **options: {**real(**options), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")})
-    api = prompting.api_section("full")
+    api = kernel_docs.api_section("full")
     assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
     assert "a unique sentence 7f3a" in api
-    core = prompting.api_section("core")
+    core = kernel_docs.api_section("core")
     assert "- `measure(frame, metres=1.5) -> float`: Measure something in metres; a unique sentence 7f3a." in core
 
 
 def test_a_missing_module_is_listed_as_unavailable_not_documented(fresh_api):
-    fresh_api.setattr(prompting, "NAMESPACE_DOCS", [("ghost", "spatialclaw.primitives.no_such_module", "ghost", "function")])
-    api = prompting.api_section()
+    fresh_api.setattr(kernel_docs, "NAMESPACE_DOCS", [("ghost", "spatialclaw.primitives.no_such_module", "ghost", "function")])
+    api = kernel_docs.api_section()
     assert "Not available in this installation (do not call): `ghost`." in api
     assert "### `ghost" not in api
 
@@ -104,17 +104,18 @@ def test_prompt_version_is_the_declared_version_plus_a_content_hash():
 
 
 def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
-    full, brief = prompting.api_section("full"), prompting.api_section("brief")
+    full, brief = kernel_docs.api_section("full"), kernel_docs.api_section("brief")
     assert len(brief) < len(full) / 2
     signatures = [line for line in full.splitlines() if re.match(r"#{3,4} `|- `[^`]", line)]
     assert signatures and all(line in brief for line in signatures)
     with pytest.raises(ValueError, match="core, brief, full"):
-        prompting.api_section("short")
+        kernel_docs.api_section("short")
 
 
 def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     from agent_helpers import cell, openai_compat, photo
-    from spatialclaw.agent.loop import Agent, AgentConfig
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.loop import Agent
     from spatialclaw.task import FrameSpec, Task
     from spatialclaw.testing import ScriptedProvider
 

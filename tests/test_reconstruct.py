@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spatialclaw.primitives.reconstruction.reconstruct import MAX_FRAMES, Reconstruction, ReconstructionError, _metric_scale, reconstruct
+from spatialclaw.primitives.reconstruction.inputs import MAX_FRAMES
+from spatialclaw.primitives.reconstruction.points import metric_scale
+from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
+from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError
 from spatialclaw.primitives.reconstruction.sfm import SfmResult
 
 
@@ -203,7 +206,7 @@ def test_metric_scale_is_the_depth_to_sfm_depth_ratio():
         depth_maps.append(depth)
     sfm = SfmResult(poses, np.stack([K, K]), np.array([True, True]), points, np.zeros((200, 3), np.uint8),
                     np.zeros(200), np.full(200, 2), observations, "synthetic")
-    assert _metric_scale(sfm, depth_maps, sfm.registered) == pytest.approx(true_scale, rel=0.02)
+    assert metric_scale(sfm, depth_maps, sfm.registered) == pytest.approx(true_scale, rel=0.02)
 
 
 def test_depth_model_makes_sfm_metric(test_data, tmp_path):
@@ -325,7 +328,7 @@ def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
 
 def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
     from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
-    from spatialclaw.primitives.motion.estimate import yaw_pitch_roll
+    from spatialclaw.primitives.motion.angles import yaw_pitch_roll
 
     rgb, _, K = redwood_frame(test_data)
     frames = [FakeFrame(f, index=10 + i) for i, f in enumerate(turning_sequence(rgb, K, [rotation_ypr(6.0 * i) for i in range(6)]))]

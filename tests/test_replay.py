@@ -72,7 +72,8 @@ def test_replay_command_exit_codes(recorded, tmp_path, capsys):
 
 
 def test_replay_answers_vlm_side_questions_from_the_log(tmp_path):
-    from spatialclaw.agent.loop import Agent, AgentConfig
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.loop import Agent
     from spatialclaw.testing.provider_server import ScriptedProvider
 
     frame = tmp_path / "frame.png"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from geom_synthetic import Box, intrinsics, look_at, render_depth
-from spatialclaw.primitives.display.look import find_color
+from spatialclaw.primitives.display.color import find_color
 from spatialclaw.primitives.scene.memory import Scene
 
 TABLE = Box((0.0, 3.0, 0.4), (1.2, 0.8, 0.8))

@@ -146,7 +146,7 @@ def test_a_field_of_view_stands_in_for_missing_intrinsics_and_is_stated():
 
 
 def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
-    from spatialclaw.primitives.display.look import find_color
+    from spatialclaw.primitives.display.color import find_color
 
     scene = bearing_scene(distance_sigma_fraction=0.15, pixel_sigma_px=2.0)
     image = scene.bev(size_px=600)
@@ -157,7 +157,7 @@ def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
 def test_bev_draws_an_object_named_by_a_colour_in_that_colour():
     """Markers named "red"/"blue" (a common case: coloured dots) are drawn in their own colours, not in
     the figure cycle (where "blue" came out orange and "red" blue)."""
-    from spatialclaw.primitives.display.look import find_color
+    from spatialclaw.primitives.display.color import find_color
 
     scene = Scene()
     scene.add_bearing("red", (40, 75), distance=3.0, image_size=(200, 150))

@@ -7,16 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
+from spatialclaw.benchmarks.answer_parsing import extract_choice, extract_number, normalize_choice_answer
+from spatialclaw.benchmarks.names import normalise_benchmark_name
 from spatialclaw.benchmarks.scoring import (
     VSI_BENCH_THRESHOLDS,
-    ScoredRow,
-    aggregate,
     exact_match,
-    extract_choice,
-    extract_number,
     mean_relative_accuracy,
-    normalise_benchmark_name,
-    normalize_choice_answer,
     score_answer,
 )
 

@@ -25,7 +25,8 @@ def sessions_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "sessions")
     env["SPATIALCLAW_KERNEL_MEMORY_MB"] = "0"
     yield env
-    from spatialclaw.interactive.session import SessionError, list_sessions
+    from spatialclaw.interactive.session import list_sessions
+    from spatialclaw.interactive.session_dir import SessionError
 
     for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
         try:

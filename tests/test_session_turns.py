@@ -91,7 +91,7 @@ def test_sessions_without_reasoning_are_skipped_with_the_reason(root, frames, tm
 
 
 def test_reasoning_must_be_text(root, frames):
-    from spatialclaw.interactive.session import SessionError
+    from spatialclaw.interactive.session_dir import SessionError
 
     session = start_session(_task(frames), root=root, max_steps=5)
     try:

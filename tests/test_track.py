@@ -14,7 +14,8 @@ from PIL import Image
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.instances import Instance
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
-from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, Track, track
+from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, track
+from spatialclaw.primitives.perception.track_result import Track
 from tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160

@@ -5,7 +5,7 @@
 - Translating cameras: a real RGB-D frame's pixels lifted with its measured depth, moved into the new
   camera and forward-warped with a z-buffer (holes inpainted), so near things move more than far ones.
 
-Rotations use the conventions of ``primitives/motion/estimate.py``: yaw positive = turning right (about the camera's
+Rotations use the conventions of ``primitives/motion/angles.py``: yaw positive = turning right (about the camera's
 +y, down, axis), pitch positive = looking up, roll positive = clockwise as the camera sees it. All images
 are rendered at full size and then reduced to ``width`` pixels (benchmark resolution).
 """

@@ -24,7 +24,8 @@ from pathlib import Path
 import av
 import numpy as np
 
-from spatialclaw.primitives.frames.frame import clear_decoded_cache, load_video
+from spatialclaw.primitives.frames.load import load_video
+from spatialclaw.primitives.frames.sources import clear_decoded_cache
 
 FPS, SECONDS, WIDTH, HEIGHT = 30, 20, 640, 480
 REPEATS = 3

@@ -32,7 +32,8 @@ from pathlib import Path
 from PIL import Image
 
 from spatialclaw import Kernel
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import Message
 from spatialclaw.models import load_model
 from spatialclaw.task import FrameSpec, Task

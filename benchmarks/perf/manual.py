@@ -47,13 +47,13 @@ def build_tokenizer(folder: Path) -> object:
 
 
 def sizes(tokenizer: object) -> dict[str, dict[str, int]]:
-    from spatialclaw.agent import prompting
+    from spatialclaw.agent import kernel_docs, prompting
     from spatialclaw.primitives.perception.availability import tool_status
 
     tools = {name: status.to_dict() for name, status in tool_status().items()}
     out = {}
-    for detail in prompting.API_DETAILS:
-        api = prompting.api_section(detail, tools)
+    for detail in kernel_docs.API_DETAILS:
+        api = kernel_docs.api_section(detail, tools)
         system = prompting.system_prompt(30, detail, tools)
         out[detail] = {
             "api_chars": len(api),

@@ -138,7 +138,7 @@ def bench_metrology() -> dict:
 
     import planar_photos as pp
     from spatialclaw.primitives.geometry import geom
-    from spatialclaw.primitives.display.look import find_color
+    from spatialclaw.primitives.display.color import find_color
 
     root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
     texture = root / "rgbd-redwood" / "color" / "00000.jpg"

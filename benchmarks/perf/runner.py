@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 
 from spatialclaw import Kernel
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.models import load_model
 from spatialclaw.runner import RunConfig, run_benchmark

@@ -6,7 +6,7 @@ on two small frames and one in-process :class:`spatialclaw.Kernel`, then times t
 interleaved round by round so that machine noise hits every path alike:
 
 - ``baseline``: ``Kernel.execute`` in this process;
-- ``python``: :meth:`spatialclaw.interactive.session.Session.execute` (Unix socket to the daemon, which runs the
+- ``python``: :meth:`spatialclaw.interactive.session_client.Session.execute` (Unix socket to the daemon, which runs the
   cell in its kernel and logs it to the trajectory);
 - ``cli``: ``spatialclaw session exec ID --code -`` as a new process per cell (what a coding agent in
   a terminal pays: interpreter start-up and imports included);

@@ -6,7 +6,7 @@ Record (``FlagEval/ERQA``, BAAI's parquet release of the ``erqa.tfrecord`` file,
 some copies). A copy without ``question_id`` uses the record index. Overall = accuracy.
 
 Scoring: lmms-eval ``lmms_eval/tasks/erqa/utils.py`` with ``lmms_eval/tasks/_task_utils/mcq_extract.py``
-(metric ``erqa_choice``: its main rules, see :func:`spatialclaw.benchmarks.official.mcq_extract`).
+(metric ``erqa_choice``: its main rules, see :func:`spatialclaw.benchmarks.official_mcq_parsers.mcq_extract`).
 """
 
 from __future__ import annotations

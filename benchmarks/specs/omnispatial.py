@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.benchmarks.scoring import choice_letters
+from spatialclaw.benchmarks.answer_parsing import choice_letters
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
 from spatialclaw.task import FrameSpec, Task
 

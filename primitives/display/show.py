@@ -98,7 +98,7 @@ def show(*images: Any, label: str | list[str] | None = None, sheet: bool = False
     captions = [_caption(image, caption) for image, caption in zip(flat, labels)]
     if sheet:
         from spatialclaw.primitives.imaging import as_pil
-        from spatialclaw.primitives.display.look import contact_sheet
+        from spatialclaw.primitives.display.overlay import contact_sheet
 
         tiles = [_for_viewing(image, contrast, 0)[0] for image in flat]
         names = [c if c is not None else f"image {i}" for i, c in enumerate(captions)]

@@ -23,11 +23,15 @@ from __future__ import annotations
 
 from spatialclaw.primitives.geometry.box import OrientedBox, oriented_box
 from spatialclaw.primitives.geometry.camera import backproject, invert_pose, project, transform
-from spatialclaw.primitives.geometry.floor import CameraTilt, FloorPoint, camera_tilt, floor_point, floor_samples, horizon_row, tilted_camera_pose
+from spatialclaw.primitives.geometry.floor import FloorPoint, floor_point, floor_samples
 from spatialclaw.primitives.geometry.plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
-from spatialclaw.primitives.geometry.metrology import Measurement, PlanePoint, find_plane_reference, refine_quad
-from spatialclaw.primitives.geometry.rectify import Rectified, homography_from_points, rectify_plane
+from spatialclaw.primitives.geometry.homography import homography_from_points
+from spatialclaw.primitives.geometry.metrology import find_plane_reference
+from spatialclaw.primitives.geometry.plane_measure import Measurement, PlanePoint
+from spatialclaw.primitives.geometry.quad_fit import refine_quad
+from spatialclaw.primitives.geometry.rectify import Rectified, rectify_plane
 from spatialclaw.primitives.geometry.scale import KnownScale, scale_from_known_size
+from spatialclaw.primitives.geometry.tilt import CameraTilt, camera_tilt, horizon_row, tilted_camera_pose
 from spatialclaw.primitives.geometry.relate import (
     Direction,
     angle_between,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatialclaw.primitives.geometry.rectify import homography_from_points
+from spatialclaw.primitives.geometry.homography import homography_from_points
 
 __all__ = ["FOV_RANGE_DEG", "QuadGeometry", "focal_for_aspect", "quad_geometry"]
 

@@ -8,17 +8,17 @@ plane coordinates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from spatialclaw.primitives.geometry.homography import homography_from_points
+from spatialclaw.primitives.geometry.plane_measure import (MONTE_CARLO_SAMPLES, Measurement, PlanePoint, angle_deg,
+                                                           measurement, sample_plane_points)
 from spatialclaw.primitives.imaging import as_rgb_array
 
-if TYPE_CHECKING:
-    from spatialclaw.primitives.geometry.metrology import Measurement, PlanePoint
-
-__all__ = ["Rectified", "rectify_plane", "homography_from_points"]
+__all__ = ["Rectified", "rectify_plane"]
 
 
 def _apply_homography(H: np.ndarray, points: Any, name: str) -> np.ndarray:
@@ -104,30 +104,22 @@ class Rectified:
 
     def point(self, uv_px: Any, point_sigma_px: float = 0.3) -> "PlanePoint":
         """Plane coordinates (in ``unit``) of one image point (x, y) px or ``Blob``, with their sigmas."""
-        from spatialclaw.primitives.geometry.metrology import PlanePoint, sample_plane_points
-
         samples = sample_plane_points(self, uv_px, point_sigma_px)[:, 0]
         sigma = samples[1:].std(axis=0) if len(samples) > 2 else np.zeros(2)
         return PlanePoint((float(samples[0, 0]), float(samples[0, 1])), (float(sigma[0]), float(sigma[1])), self.unit)
 
     def length(self, a: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
         """Distance on the plane between image points ``a`` and ``b`` ((x, y) px or Blobs), in ``unit``."""
-        from spatialclaw.primitives.geometry.metrology import measurement, sample_plane_points
-
         pts = sample_plane_points(self, [_pixel(a), _pixel(b)], point_sigma_px)
         return measurement(np.linalg.norm(pts[:, 0] - pts[:, 1], axis=1), self.unit, "length")
 
     def angle(self, a: Any, vertex: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
         """Angle on the plane at ``vertex`` between the directions to ``a`` and ``b``, degrees (0..180)."""
-        from spatialclaw.primitives.geometry.metrology import angle_deg, measurement, sample_plane_points
-
         pts = sample_plane_points(self, [_pixel(a), _pixel(vertex), _pixel(b)], point_sigma_px)
         return measurement(angle_deg(pts[:, 0], pts[:, 1], pts[:, 2]), "deg", "angle")
 
     def ratio(self, first: Any, second: Any, point_sigma_px: float = 0.3) -> "Measurement":
         """Length of segment ``first`` = (a, b) over length of segment ``second`` = (c, d), on the plane."""
-        from spatialclaw.primitives.geometry.metrology import measurement, sample_plane_points
-
         (a, b), (c, d) = first, second
         pts = sample_plane_points(self, [_pixel(a), _pixel(b), _pixel(c), _pixel(d)], point_sigma_px)
         top = np.linalg.norm(pts[:, 0] - pts[:, 1], axis=1)
@@ -136,8 +128,6 @@ class Rectified:
 
     def area(self, polygon_px: Any, point_sigma_px: float = 0.3) -> "Measurement":
         """Area on the plane of an image polygon ((N, 2) px, in order), in ``unit`` squared."""
-        from spatialclaw.primitives.geometry.metrology import measurement, sample_plane_points
-
         pts = sample_plane_points(self, polygon_px, point_sigma_px)
         x, y = pts[..., 0], pts[..., 1]
         areas = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
@@ -171,18 +161,6 @@ def _pixel(point: Any) -> np.ndarray:
     if value.shape != (2,) or not np.isfinite(value).all():
         raise ValueError(f"a point must be image pixels (x, y) or a Blob, got {point!r}")
     return value
-
-
-def homography_from_points(src: Any, dst: Any) -> np.ndarray:
-    """(3, 3) homography mapping four (4, 2) points ``src`` exactly onto ``dst`` (float64 DLT)."""
-    src, dst = np.asarray(src, dtype=np.float64), np.asarray(dst, dtype=np.float64)
-    rows, rhs = [], []
-    for (x, y), (u, v) in zip(src, dst):
-        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
-        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
-        rhs.extend([u, v])
-    h = np.linalg.solve(np.array(rows), np.array(rhs))
-    return np.append(h, 1.0).reshape(3, 3)
 
 
 def _check_quad(quad: np.ndarray) -> None:
@@ -249,8 +227,6 @@ def rectify_plane(
     top = cv2.warpPerspective(source, H_top, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     samples = None
     if corner_sigma_px > 0:
-        from spatialclaw.primitives.geometry.metrology import MONTE_CARLO_SAMPLES
-
         noise = np.random.default_rng(0).normal(0.0, float(corner_sigma_px), (MONTE_CARLO_SAMPLES, 4, 2))
         samples = quad[None] + noise
     return Rectified(Image.fromarray(top), H_top, H_plane, float(px_per_m), (width_m, height_m),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
-from spatialclaw.primitives.geometry.metrology import Measurement
+from spatialclaw.primitives.geometry.plane_measure import Measurement
 
 __all__ = ["KnownScale", "scale_from_known_size"]
 

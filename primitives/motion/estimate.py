@@ -27,226 +27,20 @@ else a 60 degree field of view is ASSUMED; ``result.focal_source`` says which.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
 from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
+from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
+from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
+from spatialclaw.primitives.motion.object_motion import moved_region, object_region, object_step
 from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry, estimate_pair, fit_rotation
+from spatialclaw.primitives.motion.result import CameraStep, Motion
 
-__all__ = ["CameraStep", "ObjectStep", "Motion", "motion", "yaw_pitch_roll", "MAX_MOTION_FRAMES"]
+__all__ = ["motion", "MAX_MOTION_FRAMES"]
 
 MAX_MOTION_FRAMES = 64
-_AXIS_WORDS = (("right", "left"), ("down", "up"), ("forward", "back"))
-
-
-def yaw_pitch_roll(R_ab: np.ndarray) -> tuple[float, float, float]:
-    """(yaw, pitch, roll) degrees of orientation ``R_ab`` (camera b in camera a's frame, OpenCV axes) with
-    R_ab = Ry(yaw) Rx(pitch) Rz(roll): yaw > 0 turns right, pitch > 0 tilts up, roll > 0 clockwise."""
-    yaw = math.degrees(math.atan2(R_ab[0, 2], R_ab[2, 2]))
-    pitch = math.degrees(math.asin(float(np.clip(-R_ab[1, 2], -1.0, 1.0))))
-    roll = math.degrees(math.atan2(R_ab[1, 0], R_ab[1, 1]))
-    return yaw, pitch, roll
-
-
-def direction_words(vector: np.ndarray, threshold: float = 0.35) -> str:
-    """Plain words for a direction in camera axes (x right, y down, z forward): the components larger than
-    ``threshold`` of its length, biggest first, e.g. "forward and left"."""
-    unit = np.asarray(vector, float) / max(float(np.linalg.norm(vector)), 1e-12)
-    order = np.argsort(-np.abs(unit))
-    words = [_AXIS_WORDS[axis][0 if unit[axis] > 0 else 1] for axis in order if abs(unit[axis]) >= threshold]
-    return " and ".join(words) if words else "nowhere in particular"
-
-
-@dataclass
-class ObjectStep:
-    """An object's motion between two frames, relative to the background (the camera's motion removed).
-
-    image_shift_px: (dx, dy) pixels the object moved in the image beyond what the camera motion explains
-        (x right, y down). scale: its size ratio b / a beyond the camera's zoom (> 1 = it grew: approaching).
-    lateral / vertical / depth_change: motion in units of the object's distance from the camera a:
-        lateral = dx / f (> 0 = to the camera's right), vertical = dy / f (> 0 = down), depth_change =
-        1 / scale - 1 (> 0 = moves away). direction: words for (lateral, vertical, depth_change).
-    heading_deg: the object's heading given by the caller (its forward direction on the ground, degrees
-        from the camera's forward, > 0 towards the camera's right; 180 = facing the camera), or None.
-    own_forward / own_right: the motion in the object's own frame (units of its distance) when the heading
-        is known; own_direction: words ("forward", "backward and left", ...). points: matches on the object.
-    label: how the readout names it ("the car" for a Track or Instance labelled "car").
-    """
-
-    frame_a: int
-    frame_b: int
-    image_shift_px: tuple[float, float]
-    scale: float
-    lateral: float
-    vertical: float
-    depth_change: float
-    direction: str
-    moving: bool
-    points: int
-    heading_deg: float | None = None
-    own_forward: float | None = None
-    own_right: float | None = None
-    own_direction: str | None = None
-    label: str = "the object"
-
-    def readout(self) -> str:
-        name = self.label
-        if not self.moving:
-            return (f"{name} does not move relative to the background (shift {self.image_shift_px[0]:+.1f}, "
-                    f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})")
-        text = (f"{name} moves {self.direction} relative to the background (image shift {self.image_shift_px[0]:+.1f}, "
-                f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})")
-        if self.own_direction is not None:
-            text += f", i.e. {self.own_direction} in its own heading ({self.heading_deg:g} deg)"
-        return text
-
-
-@dataclass
-class CameraStep:
-    """The camera's motion from frame ``frame_a`` to frame ``frame_b`` (absolute indices); see the module doc.
-
-    kind: "rotation" | "translation" | "static" | "unknown". yaw_deg / pitch_deg / roll_deg: rotation of
-    camera b in camera a's frame (None when unknown). rotation_deg: total rotation angle. translation:
-    (3,) unit direction in camera a's frame (x right, y down, z forward) or None; translation_words: e.g.
-    "forward and left". zoom: focal ratio. parallax_px: the parallax statistic (pixels; > threshold means
-    translation). matches / inliers / residual_px / confidence / reason: the evidence.
-    """
-
-    frame_a: int
-    frame_b: int
-    kind: str
-    yaw_deg: float | None
-    pitch_deg: float | None
-    roll_deg: float | None
-    rotation_deg: float | None
-    translation: np.ndarray | None
-    translation_words: str | None
-    zoom: float
-    parallax_px: float
-    matches: int
-    inliers: int
-    residual_px: float
-    confidence: float
-    reason: str
-    object: ObjectStep | None = None
-    geometry: PairGeometry | None = field(default=None, repr=False)
-
-    def readout(self) -> str:
-        head = f"frames {self.frame_a}->{self.frame_b}: "
-        if self.kind == "unknown":
-            return head + f"camera motion unknown ({self.reason})"
-        turn = _turn_words(self.yaw_deg, self.pitch_deg, self.roll_deg)
-        if self.kind == "static":
-            text = "the camera does not move (no rotation, zoom or parallax)"
-        elif self.kind == "rotation":
-            text = f"the camera {turn or 'barely turns'}"
-            if abs(self.zoom - 1) > 0.01:
-                # Image scale change without parallax: a lens zoom, or a move along the view axis whose
-                # parallax the scene's depth range made too small to measure. Say both.
-                way = "forward" if self.zoom > 1 else "backward"
-                text += (f", zooms {'in' if self.zoom > 1 else 'out'} x{self.zoom:.2f} without measurable parallax "
-                         f"(a lens zoom, or the camera moving {way} towards a scene of little depth range)")
-                text += f" (parallax {self.parallax_px:.2f} px)"
-            else:
-                text += f" and does not translate (parallax {self.parallax_px:.2f} px)"
-        else:
-            text = f"the camera moves {self.translation_words}" + (f" while it {turn}" if turn else " without turning")
-            text += f" (parallax {self.parallax_px:.2f} px; distance unknown without depth)"
-        text += f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; " \
-                f"confidence {self.confidence:.2f} ({self.inliers}/{self.matches} matches agree)"
-        if self.object is not None:
-            text += "; " + self.object.readout()
-        return head + text
-
-
-def _turn_words(yaw: float | None, pitch: float | None, roll: float | None, minimum: float = 0.5) -> str:
-    if yaw is None:
-        return ""
-    parts = []
-    if abs(yaw) >= minimum:
-        parts.append(f"pans {'right' if yaw > 0 else 'left'} {abs(yaw):.1f} deg")
-    if abs(pitch) >= minimum:
-        parts.append(f"tilts {'up' if pitch > 0 else 'down'} {abs(pitch):.1f} deg")
-    if abs(roll) >= minimum:
-        parts.append(f"rolls {'clockwise' if roll > 0 else 'counter-clockwise'} {abs(roll):.1f} deg")
-    return ", ".join(parts)
-
-
-@dataclass
-class Motion:
-    """Per-pair camera (and object) motion; ``print(result)`` gives the plain-language readout.
-
-    steps: one ``CameraStep`` per pair. intrinsics: (3, 3) pixels used; focal_source: where the focal
-    length came from. ``readout`` summarises (e.g. "the camera pans right about 12 deg per step and does
-    not translate"). ``yaw_deg`` etc.: (P,) arrays over the steps (NaN where unknown); ``orientations()``
-    chains rotation steps into each frame's orientation in the first frame's camera frame.
-    """
-
-    steps: list[CameraStep]
-    intrinsics: np.ndarray
-    focal_source: str
-
-    @property
-    def yaw_deg(self) -> np.ndarray:
-        return np.array([np.nan if s.yaw_deg is None else s.yaw_deg for s in self.steps])
-
-    @property
-    def pitch_deg(self) -> np.ndarray:
-        return np.array([np.nan if s.pitch_deg is None else s.pitch_deg for s in self.steps])
-
-    @property
-    def roll_deg(self) -> np.ndarray:
-        return np.array([np.nan if s.roll_deg is None else s.roll_deg for s in self.steps])
-
-    @property
-    def kinds(self) -> list[str]:
-        return [s.kind for s in self.steps]
-
-    @property
-    def readout(self) -> str:
-        known = [s for s in self.steps if s.kind != "unknown"]
-        if not known:
-            return "the camera motion could not be measured: " + "; ".join(s.reason for s in self.steps[:3])
-        kinds = {s.kind for s in known}
-        yaws = np.array([s.yaw_deg for s in known])
-        pitches = np.array([s.pitch_deg for s in known])
-        parts = []
-        if kinds <= {"rotation", "static"}:
-            turn = _turn_words(float(np.median(yaws)), float(np.median(pitches)),
-                               float(np.median([s.roll_deg for s in known])))
-            parts.append(f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
-                         f"and does not translate")
-        elif kinds == {"translation"} or kinds <= {"translation", "static"}:
-            words = sorted({s.translation_words for s in known if s.translation_words})
-            parts.append(f"the camera translates ({', '.join(words)})")
-        else:
-            moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
-            parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
-        parts.append(f"total yaw {np.nansum(yaws):+.1f} deg, pitch {np.nansum(pitches):+.1f} deg over {len(known)} "
-                     f"measured steps")
-        missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
-        if missing:
-            parts.append(f"unknown for steps {', '.join(missing)}")
-        parts.append(f"focal: {self.focal_source}")
-        return "; ".join(parts)
-
-    def orientations(self) -> np.ndarray:
-        """(P + 1, 3, 3) orientation of each step's later frame in the first frame's camera frame, chaining
-        the steps (valid for consecutive pairs); NaN from the first unknown step on."""
-        out = [np.eye(3)]
-        for step in self.steps:
-            R = step.geometry.R_ab if step.geometry is not None and step.geometry.R_ab is not None else None
-            out.append(out[-1] @ R if R is not None and np.isfinite(out[-1]).all() else np.full((3, 3), np.nan))
-        return np.stack(out)
-
-    def __repr__(self) -> str:
-        lines = [f"Motion({len(self.steps)} steps; focal {self.intrinsics[0, 0]:.1f} px from {self.focal_source})",
-                 "  " + self.readout]
-        lines += ["  " + step.readout() for step in self.steps]
-        return "\n".join(lines)
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------
@@ -283,78 +77,6 @@ def _pairs(pairs: Any, count: int, reference: str) -> list[tuple[int, int]]:
             raise ValueError(f"pair {pair} must hold two different positions in the frames given (0..{count - 1})")
         out.append((a, b))
     return out
-
-
-def _object_region(obj: Any, position: int, shape: tuple[int, int]) -> np.ndarray | None:
-    """(H, W) bool region of the object in the frame at ``position``: a Track's box/mask there, or the
-    given box/mask/Instance (for the first frame; later frames get it moved by the measured motion)."""
-    from spatialclaw.primitives.perception.inputs import as_box, as_mask
-
-    height, width = shape
-    if hasattr(obj, "instances"):  # a Track
-        item = obj.instances[position]
-        if item.score <= 0:
-            return None
-        obj = item
-    mask = getattr(obj, "mask", None)
-    if mask is not None or (isinstance(obj, np.ndarray) and obj.ndim == 2):
-        return as_mask(mask if mask is not None else obj, height, width)
-    x0, y0, x1, y1 = as_box(getattr(obj, "box", obj), width, height)
-    region = np.zeros(shape, bool)
-    region[max(int(round(y0)), 0):max(int(round(y1)), 0), max(int(round(x0)), 0):max(int(round(x1)), 0)] = True
-    return region
-
-
-# ---- object motion ---------------------------------------------------------------------------------------
-
-
-def _object_step(geometry: PairGeometry, points_a: np.ndarray, points_b: np.ndarray, region: np.ndarray,
-                 K: np.ndarray, frame_a: int, frame_b: int, heading_deg: float | None,
-                 shift_px: float) -> ObjectStep | None:
-    """Object motion from the matches (all of them, original pixels) inside ``region`` against the
-    background's prediction there (the camera's homography, corrected by the nearby background's parallax)."""
-    if geometry.homography is None or len(points_a) == 0:
-        return None
-    cols = np.clip(np.round(points_a[:, 0]).astype(int), 0, region.shape[1] - 1)
-    rows = np.clip(np.round(points_a[:, 1]).astype(int), 0, region.shape[0] - 1)
-    inside = region[rows, cols]
-    if inside.sum() < 3:
-        return None
-    moved = np.column_stack([points_a, np.ones(len(points_a))]) @ geometry.homography.T
-    predicted = moved[:, :2] / moved[:, 2:3]
-    background = ~inside
-    # what the rotation model misses near the object (parallax of a translating camera) is background too
-    if background.sum() >= 5:
-        centre = points_a[inside].mean(axis=0)
-        nearest = np.argsort(np.linalg.norm(points_a[background] - centre, axis=1))[:15]
-        predicted = predicted + np.median((points_b - predicted)[background][nearest], axis=0)
-    a, observed, expected = points_a[inside], points_b[inside], predicted[inside]
-    shift = np.median(observed - expected, axis=0)
-    consistent = np.linalg.norm(observed - expected - shift, axis=1) <= max(3 * INLIER_PX, 0.1 * np.ptp(a, axis=0).max())
-    a, observed, expected = a[consistent], observed[consistent], expected[consistent]
-    scale = 1.0
-    if len(a) >= 3:
-        first, second = np.triu_indices(len(a), 1)
-        spread_expected = np.linalg.norm(expected[first] - expected[second], axis=1)
-        ok = spread_expected > 3.0
-        if ok.sum() >= 3:
-            spread_observed = np.linalg.norm(observed[first] - observed[second], axis=1)
-            scale = float(np.median(spread_observed[ok] / spread_expected[ok]))
-    focal = float(K[0, 0])
-    lateral, vertical, depth_change = shift[0] / focal, shift[1] / focal, 1.0 / scale - 1.0
-    vector = np.array([lateral, vertical, depth_change])
-    moving = bool(np.hypot(*shift) > shift_px or abs(np.log(scale)) > 0.02)
-    words = direction_words(vector).replace("forward", "away from the camera").replace("back", "towards the camera")
-    step = ObjectStep(frame_a, frame_b, (float(shift[0]), float(shift[1])), scale, float(lateral), float(vertical),
-                      float(depth_change), words if moving else "nowhere", moving, int(len(a)))
-    if heading_deg is not None:
-        h = math.radians(float(heading_deg))
-        forward = lateral * math.sin(h) + depth_change * math.cos(h)
-        right = lateral * math.cos(h) - depth_change * math.sin(h)
-        step.heading_deg, step.own_forward, step.own_right = float(heading_deg), float(forward), float(right)
-        own = np.array([right, 0.0, forward])
-        step.own_direction = (direction_words(own).replace("back", "backward") if moving else "not moving")
-    return step
 
 
 # ---- focal self-calibration -------------------------------------------------------------------------------
@@ -440,10 +162,10 @@ def motion(
         calibrate = source.startswith("ASSUMED")
     regions: dict[int, np.ndarray | None] = {}
     if object is not None:
-        regions[0] = _object_region(object, 0, (height, width))
+        regions[0] = object_region(object, 0, (height, width))
         if hasattr(object, "instances"):
             for position in range(len(arrays)):
-                regions[position] = _object_region(object, position, (height, width))
+                regions[position] = object_region(object, position, (height, width))
     scale = feature_scale(arrays[0].shape)
     used = sorted({position for pair in chosen for position in pair})
     features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
@@ -465,27 +187,15 @@ def motion(
         geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=region, matches=matches[(a, b)])
         step = _camera_step(geometry, indices[a], indices[b])
         if object is not None and region is not None:
-            step.object = _object_step(geometry, *matches[(a, b)][:2], region, K, indices[a], indices[b],
+            step.object = object_step(geometry, *matches[(a, b)][:2], region, K, indices[a], indices[b],
                                        object_heading_deg, shift_px=max(1.0, 0.01 * width))
             label = getattr(object, "label", None)
             if step.object is not None and isinstance(label, str) and label != "object":
                 step.object.label = f"the {label}"
             if not hasattr(object, "instances") and b not in regions and step.object is not None:
-                regions[b] = _moved_region(region, geometry, step.object)
+                regions[b] = moved_region(region, geometry, step.object)
         steps.append(step)
     return Motion(steps, K, source)
-
-
-def _moved_region(region: np.ndarray, geometry: PairGeometry, obj: ObjectStep) -> np.ndarray:
-    """The object's region carried into frame b: the background homography plus its own shift and scale."""
-    import cv2
-
-    ys, xs = np.nonzero(region)
-    centre = np.array([xs.mean(), ys.mean(), 1.0])
-    moved = geometry.homography @ centre
-    target = moved[:2] / moved[2] + np.array(obj.image_shift_px)
-    A = np.array([[obj.scale, 0, target[0] - obj.scale * centre[0]], [0, obj.scale, target[1] - obj.scale * centre[1]]])
-    return cv2.warpAffine(region.astype(np.uint8), A, (region.shape[1], region.shape[0]), flags=cv2.INTER_NEAREST) > 0
 
 
 def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int) -> CameraStep:

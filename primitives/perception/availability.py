@@ -112,7 +112,7 @@ def _sam_id() -> str:
 
 
 def _track_id() -> str:
-    from spatialclaw.primitives.perception.track import DEFAULT_TRACK_MODEL
+    from spatialclaw.primitives.perception.sam2_tracking import DEFAULT_TRACK_MODEL
 
     return os.environ.get("SPATIALCLAW_TRACK_MODEL") or DEFAULT_TRACK_MODEL
 

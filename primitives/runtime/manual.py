@@ -15,8 +15,8 @@ __all__ = ["manual"]
 
 _P = "spatialclaw.primitives"
 # result and helper types a model meets in return values, found by name
-_TYPE_MODULES = ("perception.depth", "reconstruction.reconstruct", "perception.instances", "perception.track", "scene.memory", "frames.frame", "reconstruction.stereo", "display.look", "geometry.plane",
-                 "geometry.box", "geometry.relate", "geometry.rectify", "motion.estimate", "geometry.metrology", "perception.vlm", "runtime.namespace", "display.show")
+_TYPE_MODULES = ("perception.depth", "reconstruction.result", "perception.instances", "perception.track_result", "scene.memory", "scene.objects", "scene.readouts", "frames.frame", "reconstruction.stereo", "display.look", "display.color", "geometry.plane",
+                 "geometry.box", "geometry.relate", "geometry.rectify", "motion.result", "geometry.plane_measure", "perception.vlm", "runtime.namespace", "display.show")
 
 
 def _target(entry: Any) -> Any:

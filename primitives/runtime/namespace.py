@@ -26,14 +26,14 @@ NAMESPACE_NAMES = (
 """Every name the kernel namespace provides; the prompt documents exactly these."""
 
 RESULT_TYPES: dict[str, str] = {
-    "Frame": "frames.frame", "Frames": "frames.frame", "DepthResult": "perception.depth", "Reconstruction": "reconstruction.reconstruct",
-    "FrameStatus": "reconstruction.reconstruct", "Motion": "motion.estimate", "CameraStep": "motion.estimate", "ObjectStep": "motion.estimate",
-    "Detections": "perception.instances", "Instance": "perception.instances", "Track": "perception.track", "Location": "perception.vlm",
+    "Frame": "frames.frame", "Frames": "frames.frame", "DepthResult": "perception.depth", "Reconstruction": "reconstruction.result",
+    "FrameStatus": "reconstruction.result", "Motion": "motion.result", "CameraStep": "motion.result", "ObjectStep": "motion.result",
+    "Detections": "perception.instances", "Instance": "perception.instances", "Track": "perception.track_result", "Location": "perception.vlm",
     "Direction": "geometry.relate", "Plane": "geometry.plane", "OrientedBox": "geometry.box", "Rectified": "geometry.rectify",
-    "Measurement": "geometry.metrology", "PlanePoint": "geometry.metrology", "KnownScale": "geometry.scale", "FloorPoint": "geometry.floor",
-    "CameraTilt": "geometry.floor", "FloorCamera": "geometry.floor",
-    "SceneObject": "scene.memory", "Relation": "scene.memory", "Readout": "scene.memory", "Perspective": "scene.perspective",
-    "Bearing": "scene.bearings", "Zoom": "display.look", "Blob": "display.look", "ColorBlobs": "display.look", "AnswerError": "answers",
+    "Measurement": "geometry.plane_measure", "PlanePoint": "geometry.plane_measure", "KnownScale": "geometry.scale", "FloorPoint": "geometry.floor",
+    "CameraTilt": "geometry.tilt", "FloorCamera": "geometry.floor",
+    "SceneObject": "scene.objects", "Relation": "scene.readouts", "Readout": "scene.readouts", "Perspective": "scene.perspective",
+    "Bearing": "scene.bearings", "Zoom": "display.look", "Blob": "display.color", "ColorBlobs": "display.color", "AnswerError": "answers",
 }
 """Result types the manual shows by name -> their primitives module. Each is a name in the kernel
 (``Frame.from_image(img)``, ``isinstance(x, Blob)``, ``except AnswerError``), imported on first use."""
@@ -70,7 +70,7 @@ def _result_types() -> dict[str, Any]:
 
 
 def _load_inputs(specs: list[dict[str, Any]]) -> list[Any]:
-    from spatialclaw.primitives.frames.frame import load_frames
+    from spatialclaw.primitives.frames.load import load_frames
 
     return [load_frames(spec) for spec in specs]
 
@@ -141,8 +141,8 @@ def build_namespace(
         "geom": LazyModule(f"{_P}.geometry.geom"),
         "scene": LazyInstance(make_scene, "scene memory"),
         "zoom": LazyCallable(f"{_P}.display.look", "zoom"),
-        "draw": LazyCallable(f"{_P}.display.look", "draw"),
-        "find_color": LazyCallable(f"{_P}.display.look", "find_color"),
+        "draw": LazyCallable(f"{_P}.display.overlay", "draw"),
+        "find_color": LazyCallable(f"{_P}.display.color", "find_color"),
         "vlm": LazyInstance(make_vlm, "side channel to the vision-language model"),
         "manual": LazyCallable(f"{_P}.runtime.manual", "manual"),
         "np": np,

@@ -4,9 +4,9 @@
 >>> Limits(time_s=600, tokens=200_000, cost_usd=0.50)          # None (the default) means no limit
 Limits(time_s=600, tokens=200000, cost_usd=0.5, fallback_grace_s=0.0)
 
-The step budget stays :attr:`spatialclaw.agent.loop.AgentConfig.max_steps`; a limit that ends an episode is
+The step budget stays :attr:`spatialclaw.agent.config.AgentConfig.max_steps`; a limit that ends an episode is
 recorded the same way for all four kinds, as a :class:`LimitHit` (``{"kind": "time", "value": 600,
-"used": 601.2}``) in the ``end`` event and in :attr:`spatialclaw.agent.loop.EpisodeResult.limit`.
+"used": 601.2}``) in the ``end`` event and in :attr:`spatialclaw.agent.result.EpisodeResult.limit`.
 """
 
 from __future__ import annotations

@@ -15,165 +15,36 @@ code is a format error: it costs a step, and ``max_format_errors`` of them in a 
 The step before the last carries a warning; when the budget runs out a fallback call asks for a
 direct answer, parsed from its text. :class:`~spatialclaw.agent.limits.Limits` (``AgentConfig.limits``) bound
 the episode's wall-clock time, tokens and cost; the limit that ends an episode is recorded in the
-``end`` event and in :attr:`EpisodeResult.limit`. Everything is logged to the episode directory in the
-format of :mod:`spatialclaw.trajectories.episode_log`.
+``end`` event and in :attr:`~spatialclaw.agent.result.EpisodeResult.limit`. Everything is logged to the
+episode directory in the format of :mod:`spatialclaw.trajectories.episode_log`.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import logging
-import os
-import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from spatialclaw import __version__
-from spatialclaw.kernel.cell import CellResult
-from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
+from spatialclaw.chat import Message, ModelReply, Usage
+from spatialclaw.agent.config import AgentConfig, sandbox_record
 from spatialclaw.agent.context import PlanRecord, StepRecord, TaskRecord, build_messages, observation_parts
+from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.extraction import extract_cell
-from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached, Limits
+from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
+from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error
+from spatialclaw.agent.task_inputs import file_hashes, preview_frames
 from spatialclaw.models import Model, ModelError, ModelTimeoutError, load_model
 from spatialclaw.agent.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
-__all__ = ["Agent", "AgentConfig", "EpisodeResult", "Limits", "StepEvent", "parse_direct_answer", "preview_frames"]
+__all__ = ["Agent"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class AgentConfig:
-    """How an episode runs. Times in seconds, image sizes in pixels.
-
-    ``max_images_per_request`` and ``max_image_mb_per_request`` (PNG megabytes, before base64) default
-    to a budget that OpenAI, Anthropic and common vLLM settings accept; ``max_image_side`` bounds each
-    observation image (larger ones are downscaled for the model;
-    the trajectory keeps the originals in its ``cell`` events). ``preview_images`` frames, evenly spread,
-    go with the question (downscaled to ``preview_max_side``). ``model_params`` go to every model call
-    (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
-    ``kernel_options`` go to :class:`~spatialclaw.kernel.kernel.Kernel` when the agent starts its own kernel
-    (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
-    on disk before the loop goes on. ``limits`` (a :class:`~spatialclaw.agent.limits.Limits`, or a dict of its
-    fields) bound the episode's wall-clock time, tokens and cost; ``max_steps`` is the step budget.
-    ``api_detail`` is ``"core"`` (the default: every name of the kernel with its signature and one line,
-    under 12,000 characters; the kernel's ``manual(name)`` gives the rest), ``"brief"`` (signatures and
-    one-paragraph summaries) or ``"full"`` (whole docstrings, about 47,000 characters).
-    ``sandbox`` is the kernel sandbox mode (``"auto"``, ``"required"``, ``"off"``; see docs/security.md) of a
-    kernel the agent starts; the trajectory header records it and whether the sandbox was active.
-    """
-
-    max_steps: int = 30
-    max_format_errors: int = 3
-    cell_timeout_s: float = 120.0
-    max_images_per_request: int = 20
-    max_image_mb_per_request: float = 20.0
-    max_image_side: int = 1568
-    preview_images: int = 8
-    preview_max_side: int = 768
-    observation_chars: int = 8000
-    condense_errors: bool = True
-    plan: bool = False
-    fallback: bool = True
-    vlm_side_channel: bool = True
-    model_params: dict[str, Any] = field(default_factory=dict)
-    kernel_options: dict[str, Any] = field(default_factory=dict)
-    fsync: bool = True
-    limits: Limits = field(default_factory=Limits)
-    api_detail: str = "core"
-    sandbox: str = "auto"
-
-    def __post_init__(self) -> None:
-        self.limits = Limits.coerce(self.limits)
-        if self.max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
-        if self.api_detail not in ("core", "brief", "full"):
-            raise ValueError(f"api_detail must be 'core', 'brief' or 'full', got {self.api_detail!r}")
-        from spatialclaw.kernel.sandbox import check_mode
-
-        check_mode(self.sandbox)
-        if self.max_format_errors < 1:
-            raise ValueError(f"max_format_errors must be at least 1, got {self.max_format_errors}")
-        if self.max_images_per_request < 0 or self.max_image_mb_per_request <= 0:
-            raise ValueError(
-                f"max_images_per_request must be >= 0 and max_image_mb_per_request > 0, got "
-                f"{self.max_images_per_request} and {self.max_image_mb_per_request}"
-            )
-
-    def request_limits(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`~spatialclaw.agent.context.build_messages` that this config sets."""
-        return {
-            "max_images": self.max_images_per_request,
-            "max_image_bytes": int(self.max_image_mb_per_request * 1e6),
-            "condense_errors": self.condense_errors,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class EpisodeResult:
-    """How an episode ended. ``status``: ``answered`` (a cell called ``answer``), ``budget`` (the steps,
-    the token limit or the cost limit ran out; after the steps, ``answer`` is parsed from the fallback
-    reply, possibly None), ``timeout`` (the time limit ran out; ``answer`` is None unless
-    ``Limits.fallback_grace_s`` allowed a fallback), ``format_errors`` (too many replies without code in a
-    row) or ``error`` (``error`` says what failed). ``limit`` names the limit that ended the episode
-    (``budget`` and ``timeout`` only). ``steps`` counts model
-    steps including format errors. ``cost_usd`` is None when no call had a known price. ``timing``
-    splits ``duration_s`` (seconds) into ``model_s`` (inside ``Model.chat``), ``cell_s`` (inside
-    ``Kernel.execute``), ``kernel_setup_s`` (starting or resetting the kernel) and ``loop_s`` (the rest:
-    the agent's own overhead)."""
-
-    answer: Any
-    status: str
-    steps: int
-    usage: Usage
-    cost_usd: float | None
-    duration_s: float
-    trajectory_dir: Path
-    answer_source: str | None = None
-    error: str | None = None
-    timing: dict[str, float] = field(default_factory=dict)
-    limit: LimitHit | None = None
-
-
-@dataclass
-class StepEvent:
-    """What ``on_step`` receives after each step: ``kind`` is ``plan``, ``cell``, ``format_error`` or
-    ``fallback``; ``image_paths`` are the observation's images as stored in the trajectory."""
-
-    step: int
-    kind: str
-    reply: str
-    code: str | None = None
-    result: CellResult | None = None
-    message: str | None = None
-    image_paths: list[Path] = field(default_factory=list)
-
-
-def parse_direct_answer(text: str, task: Task) -> Any:
-    """The answer in a fallback reply (``ANSWER: ...`` or free text), normalised for ``task.answer_type``:
-    an option letter, a float, ``"yes"``/``"no"``, or the text; None when nothing fits."""
-    from spatialclaw.benchmarks.scoring import extract_choice, extract_number
-
-    match = re.findall(r"ANSWER\s*[:=]\s*(.+)", text, flags=re.IGNORECASE)
-    value = match[-1].strip().strip("`*").strip() if match else text.strip()
-    if task.answer_type == "multiple_choice" and task.choices:
-        return extract_choice(value, task.choices) or extract_choice(text, task.choices)
-    if task.answer_type == "number":
-        number = extract_number(value)
-        return number if number is not None else extract_number(text)
-    if task.answer_type == "yes_no":
-        words = re.findall(r"[a-z]+", value.lower())
-        return next((w for w in words if w in ("yes", "no")), None)
-    return value or None
 
 
 class _Episode:
@@ -272,7 +143,7 @@ class Agent:
                 sandbox=sandbox_record(config, kernel),
             )
             try:
-                files, unreadable = _file_hashes(task), None
+                files, unreadable = file_hashes(task), None
             except FileNotFoundError as failure:  # logged, then ends the episode with status "error"
                 files, unreadable = {}, failure
             episode.write("task", task=task.to_dict(), files=files)
@@ -480,85 +351,3 @@ def _check_limits(episode: _Episode, spending: bool = True) -> None:
 def _notify(on_step: Callable[[StepEvent], None] | None, event: StepEvent) -> None:
     if on_step is not None:
         on_step(event)
-
-
-def episode_error(failure: Exception, task_id: str) -> str:
-    """The recorded reason of an episode that ``failure`` ended, logged: a model error as its one-line
-    message, anything else with its traceback (call it inside the ``except`` block)."""
-    if isinstance(failure, ModelError):
-        log.error("episode %s ended by a model error: %s", task_id, failure)
-        return str(failure)
-    log.exception("episode %s failed", task_id)
-    return f"{type(failure).__name__}: {failure}"
-
-
-def sandbox_record(config: AgentConfig, kernel: Any) -> dict[str, Any]:
-    """The header's ``sandbox``: the given kernel's own record (mode, active, limits), else what a kernel
-    started in ``config.sandbox`` mode gets on this host."""
-    record = getattr(kernel, "sandbox", None)
-    if isinstance(record, dict):
-        return record
-    from spatialclaw.kernel.sandbox import describe
-
-    return describe(config.kernel_options.get("sandbox", config.sandbox))
-
-
-def _file_hashes(task: Task) -> dict[str, str]:
-    """sha256 of every input file (so a trajectory names exactly the data it saw)."""
-    hashes: dict[str, str] = {}
-    for spec in task.inputs:
-        for path in spec.paths:
-            try:
-                stat = os.stat(path)
-            except OSError as error:
-                raise FileNotFoundError(f"input file {path} of task {task.task_id!r} cannot be read ({error})") from None
-            hashes[path] = _sha256_file(path, stat.st_size, stat.st_mtime_ns)
-    return hashes
-
-
-@functools.lru_cache(maxsize=4096)
-def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
-    """Hash of a file, remembered per (path, size, modification time): benchmarks reuse videos."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
-    """Up to ``count`` frames in all, shared among the inputs and evenly spread within each, with lines
-    saying which they are (absolute frame indices, as the kernel's ``frames``/``videos`` hold them)."""
-    if count <= 0 or not task.inputs:
-        return [], ""
-    from spatialclaw.primitives.frames.frame import load_frames
-
-    several = len(task.inputs) > 1
-    per_input = max(1, count // len(task.inputs))
-    images: list[ImagePart] = []
-    lines: list[str] = []
-    for number, spec in enumerate(task.inputs):
-        name = f"`videos[{number}]`" if several else "`frames`"
-        frames = load_frames(spec.to_dict())
-        total = len(frames)
-        if total == 0:
-            lines.append(f"{name} holds no frames.")
-            continue
-        shown_count = min(per_input, total)
-        positions = sorted({round(i * (total - 1) / max(shown_count - 1, 1)) for i in range(shown_count)})
-        downscaled = False
-        for position in positions:
-            frame = frames[position]
-            image = frame.image
-            if max(image.size) > max_side:
-                scale = max_side / max(image.size)
-                image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
-                downscaled = True
-            label = f"input {number + 1} frame {frame.index}" if several else f"frame {frame.index}"
-            images.append(ImagePart.from_pil(image, label=label))
-        shown = ", ".join(str(frames[p].index) for p in positions)
-        lines.append(
-            f"{name} holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}); "
-            f"attached below: frame(s) {shown}{', downscaled' if downscaled else ''}."
-        )
-    return images, "\n".join(lines)

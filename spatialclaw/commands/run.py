@@ -73,7 +73,8 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
 
 
 def agent_config(args: argparse.Namespace) -> Any:
-    from spatialclaw.agent.loop import AgentConfig, Limits
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.limits import Limits
 
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
@@ -146,7 +147,7 @@ def _indent(text: str, prefix: str = "  │ ") -> str:
 
 
 def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
-    """Print one :class:`~spatialclaw.agent.loop.StepEvent` as it happens."""
+    """Print one :class:`~spatialclaw.agent.result.StepEvent` as it happens."""
     if event.kind == "plan":
         print(f"{RULE}\nplan\n{_indent(event.reply)}", file=stream, flush=True)
         return

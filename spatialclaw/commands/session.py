@@ -78,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``handler``; a :class:`SessionError` becomes a message (or a JSON error object) and exit code 2."""
-    from spatialclaw.interactive.session import SessionError
+    from spatialclaw.interactive.session_dir import SessionError
 
     try:
         return handler(args)
@@ -148,7 +148,7 @@ def _outcome_text(outcome: Any) -> str:
 
 
 def _exec(args: argparse.Namespace) -> int:
-    from spatialclaw.interactive.session import Session
+    from spatialclaw.interactive.session_client import Session
 
     code = _read_code(args.code)
     if not code.strip():
@@ -159,7 +159,7 @@ def _exec(args: argparse.Namespace) -> int:
 
 
 def _answer(args: argparse.Namespace) -> int:
-    from spatialclaw.interactive.session import Session
+    from spatialclaw.interactive.session_client import Session
 
     outcome = Session.open(args.session, args.root).answer(args.value, reasoning=args.reasoning)
     _emit(args, outcome.to_dict(), _outcome_text(outcome))
@@ -167,7 +167,7 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from spatialclaw.interactive.session import Session
+    from spatialclaw.interactive.session_client import Session
 
     status = Session.open(args.session, args.root).status()
     _emit(args, status, _status_text(status))
@@ -184,7 +184,7 @@ def _status_text(status: dict[str, Any]) -> str:
 
 
 def _close(args: argparse.Namespace) -> int:
-    from spatialclaw.interactive.session import Session
+    from spatialclaw.interactive.session_client import Session
 
     result = Session.open(args.session, args.root).close()
     _emit(args, result, f"session {result['session']} closed after {result['steps']} step(s); trajectory in {result['directory']}")

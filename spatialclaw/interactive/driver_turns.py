@@ -37,12 +37,13 @@ def driver_output(reasoning: str, code: str) -> str:
 class DriverTranscript:
     """The agent-form history of one session, with ``write(event_type, **fields)`` appending events and
     ``store(messages)`` serialising messages into the trajectory (the writer's ``messages``). Sizes as
-    :class:`spatialclaw.agent.loop.AgentConfig`'s defaults (pixels, characters)."""
+    :class:`spatialclaw.agent.config.AgentConfig`'s defaults (pixels, characters)."""
 
     def __init__(self, task: Task, max_steps: int, write: Callable[..., Any], store: Callable[[list[Message]], Any],
                  preview_images: int = 8, preview_max_side: int = 768, observation_chars: int = 8000,
                  max_image_side: int = 1568) -> None:
-        from spatialclaw.agent.loop import AgentConfig, preview_frames
+        from spatialclaw.agent.config import AgentConfig
+        from spatialclaw.agent.task_inputs import preview_frames
         from spatialclaw.agent.prompting import system_prompt, task_prompt
 
         self.max_steps = max_steps

@@ -24,7 +24,9 @@ from typing import Any, Iterator
 
 import anyio
 
-from spatialclaw.interactive.session import Session, SessionError, StepOutcome, start_session
+from spatialclaw.interactive.session import start_session
+from spatialclaw.interactive.session_client import Session, StepOutcome
+from spatialclaw.interactive.session_dir import SessionError
 from spatialclaw.input_paths import specs_from_groups
 from spatialclaw.agent.question import make_task
 from spatialclaw.task import Task

@@ -17,7 +17,7 @@ run *in this notebook's namespace* (through :class:`spatialclaw.interactive.shel
 separate kernel), so every variable the agent made is available afterwards, and the agent sees your
 variables too. Each step is rendered as it happens: the model's reasoning, the code, then its output
 and images. The episode is logged as a trajectory (``--out``, default ``spatialclaw_runs/<time>``) and
-the :class:`spatialclaw.agent.loop.EpisodeResult` is left in ``spatialclaw_result``.
+the :class:`spatialclaw.agent.result.EpisodeResult` is left in ``spatialclaw_result``.
 """
 
 from __future__ import annotations
@@ -250,9 +250,10 @@ def run_agent_in_shell(
 ) -> Any:
     """Run the agent on the frames loaded in ``shell`` with its cells executed in ``shell`` itself.
 
-    Returns the :class:`~spatialclaw.agent.loop.EpisodeResult` (also stored as ``spatialclaw_result``).
+    Returns the :class:`~spatialclaw.agent.result.EpisodeResult` (also stored as ``spatialclaw_result``).
     """
-    from spatialclaw.agent.loop import Agent, AgentConfig
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.loop import Agent
     from spatialclaw.interactive.shell_executor import ShellExecutor
 
     question = question.strip()

@@ -29,8 +29,8 @@ def write_input_previews(task: Task, directory: str | Path, max_frames: int = 16
     Returns ``{"contact_sheet": path, "frames": [{"input": n, "index": i, "time": s, "path": p}, ...]}``
     (input numbers from 1; ``index`` the absolute frame index, ``time`` seconds or None).
     """
-    from spatialclaw.primitives.frames.frame import load_frames
-    from spatialclaw.primitives.display.look import contact_sheet
+    from spatialclaw.primitives.frames.load import load_frames
+    from spatialclaw.primitives.display.overlay import contact_sheet
 
     folder = Path(directory) / "preview"
     folder.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ def build_session_prompt(task: Task, session_id: str, directory: str | Path, max
     """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
     ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
     from spatialclaw.agent import prompting
+    from spatialclaw.agent.kernel_docs import api_section
 
     vlm_note = "" if vlm_available else (
         "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
@@ -33,7 +34,7 @@ def build_session_prompt(task: Task, session_id: str, directory: str | Path, max
     system = prompting.render(
         "system.md",
         step_format=how_to,
-        api=prompting.api_section(api_detail, tools),
+        api=api_section(api_detail, tools),
         answer_rules=prompting.answer_rules(None),
         max_steps=max_steps,
     )

@@ -3,7 +3,10 @@
 It composes three pieces: :class:`~spatialclaw.kernel.process.KernelProcess` (the process and its
 channels), :class:`~spatialclaw.kernel.collector.CellCollector` (one request's messages into a
 :class:`~spatialclaw.kernel.cell.CellResult`) and the kernel-side runtime
-(:mod:`spatialclaw.primitives.runtime.kernel_runtime`). ``execute`` never raises for what a cell does: errors,
+(:mod:`spatialclaw.primitives.runtime.kernel_runtime`). Reading the channels is
+:mod:`spatialclaw.kernel.messages`, a cell's run to its end :mod:`spatialclaw.kernel.cell_loop`, loading and
+restoring an episode :mod:`spatialclaw.kernel.episode_state`, the sandbox's host side
+:mod:`spatialclaw.kernel.kernel_sandbox`. ``execute`` never raises for what a cell does: errors,
 timeouts and kernel deaths all come back as results, and the kernel is usable afterwards.
 
 By default (``sandbox="auto"``) the process runs in the kernel sandbox where the platform has one
@@ -15,43 +18,27 @@ limits. See docs/security.md.
 from __future__ import annotations
 
 import ast
-import json
 import os
-import queue
 import shutil
 import tempfile
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
-from urllib.parse import urlsplit
+from typing import Any, Iterable
 
 from spatialclaw.kernel.cell import CellError, CellResult
-from spatialclaw.kernel.collector import CellCollector, strip_ansi
+from spatialclaw.kernel.cell_loop import collect_cell
+from spatialclaw.kernel.collector import CellCollector
 from spatialclaw.kernel.environment import kernel_environment
-from spatialclaw.kernel.sandbox_dirs import SandboxDirs
-from spatialclaw.kernel.process import KernelProcess, KernelStartError
-from spatialclaw.primitives.protocol import RUNTIME_NAME
-from spatialclaw.kernel.sandbox import ResourceLimits, SandboxUnavailable, check_mode, use_sandbox
+from spatialclaw.kernel.episode_state import load_episode, restore_state
+from spatialclaw.kernel.errors import KernelDied
+from spatialclaw.kernel.kernel_sandbox import KernelSandbox
+from spatialclaw.kernel.messages import ProtocolBroken, run_internal
+from spatialclaw.kernel.process import KernelProcess
+from spatialclaw.kernel.sandbox import ResourceLimits, check_mode, use_sandbox
 from spatialclaw.task import FrameSpec, Task
 
-if TYPE_CHECKING:
-    from spatialclaw.kernel.channels import PerceptionRelay, UnixForwarder
-
-__all__ = ["Kernel", "KernelDied", "KernelStartError", "PreloadError", "ResourceLimits", "SandboxUnavailable",
-           "default_memory_limit_mb"]
-
-
-class PreloadError(RuntimeError):
-    """The episode's namespace could not be loaded (for example a missing or corrupt frame file)."""
-
-
-class _ProtocolBroken(Exception):
-    """A message from the kernel did not decode: the cell broke the kernel's side of the protocol."""
-
-
-class KernelDied(RuntimeError):
-    """The kernel died during an internal operation (preload, reset) and could not be brought back."""
+__all__ = ["Kernel", "default_memory_limit_mb"]
 
 
 def default_memory_limit_mb() -> int:
@@ -143,9 +130,7 @@ class Kernel:
         self._unsaved: dict[str, str] = {}
         self.restarts = 0
         self._pristine = True  # no cell has run in this process yet: a first episode needs no reset
-        self._dirs: SandboxDirs | None = None
-        self._vlm_forwarder: UnixForwarder | None = None
-        self._perception_relay: PerceptionRelay | None = None
+        self._sandbox: KernelSandbox | None = None
         environment = kernel_environment(env)
         if self.sandboxed:
             limits = replace(limits or ResourceLimits(), memory_mb=self.memory_limit_mb)
@@ -174,18 +159,8 @@ class Kernel:
     def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float,
                            readable: list[Path]) -> KernelProcess:
         """The process, its private directories and its host-side channels (vlm, perception)."""
-        from spatialclaw.kernel.channels import PerceptionRelay, UnixForwarder
-        from spatialclaw.primitives.perception.remote import ENV_VAR, SOCKET_ENV_VAR
-
-        self._dirs = dirs = SandboxDirs()
-        self._vlm_forwarder = UnixForwarder(dirs.channels / "vlm.sock")
-        if environment.get(ENV_VAR):
-            self._perception_relay = PerceptionRelay(dirs.channels / "perception.sock", environment[ENV_VAR],
-                                                     environment.get("RAY_ADDRESS"))
-            environment = {**environment, SOCKET_ENV_VAR: str(self._perception_relay.path)}
-        policy = dirs.policy(environment, self.workdir, [self._snapshot_dir], limits, readable)
-        return KernelProcess(self.workdir, dirs.connection, environment, startup_timeout_s=startup_timeout_s,
-                             sandbox=policy, channel_dir=dirs.channels)
+        self._sandbox = KernelSandbox()
+        return self._sandbox.process(environment, self.workdir, self._snapshot_dir, limits, startup_timeout_s, readable)
 
     @property
     def sandbox(self) -> dict[str, Any]:
@@ -197,13 +172,9 @@ class Kernel:
         return record
 
     def _close_sandbox(self) -> None:
-        for channel in (self._vlm_forwarder, self._perception_relay):
-            if channel is not None:
-                channel.close()
-        self._vlm_forwarder = self._perception_relay = None
-        if self._dirs is not None:
-            self._dirs.remove()
-            self._dirs = None
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
 
     @classmethod
     def for_task(cls, task: Task, workdir: str | Path | None = None, **kwargs: Any) -> Kernel:
@@ -212,9 +183,8 @@ class Kernel:
 
     def _episode_spec(self, frames: Any, meta: dict[str, Any] | None, videos: Iterable[Any] | None, vlm: dict[str, Any] | None, workdir: Path) -> dict[str, Any]:
         inputs = _input_specs(frames, videos)
-        if self._dirs is not None:  # the sandbox sees its own links to this episode's files, nothing around them
-            inputs = self._dirs.stage(inputs)
-            vlm = self._route_vlm(vlm)
+        if self._sandbox is not None:  # the sandbox sees its own links to this episode's files, nothing around them
+            inputs, vlm = self._sandbox.stage(inputs, vlm)
         return {
             "frames": inputs,
             "meta": dict(meta or {}),
@@ -225,17 +195,6 @@ class Kernel:
             "snapshot_total_mb": self.snapshot_total_mb,
             "snapshot_variable_mb": self.snapshot_variable_mb,
         }
-
-    def _route_vlm(self, vlm: dict[str, Any] | None) -> dict[str, Any] | None:
-        """Point the sandbox's ``vlm.sock`` at this episode's VLM server; the kernel gets the socket path."""
-        assert self._vlm_forwarder is not None
-        if not vlm or not vlm.get("url"):
-            self._vlm_forwarder.target = None
-            return vlm
-        address = urlsplit(vlm["url"])
-        self._vlm_forwarder.target = (address.hostname or "127.0.0.1", address.port or 80)
-        routed = {key: value for key, value in vlm.items() if key != "url"}
-        return {**routed, "socket": str(self._vlm_forwarder.path)}
 
     # -- public API -----------------------------------------------------------------------------------
     @property
@@ -268,7 +227,7 @@ class Kernel:
         collector = CellCollector(code, stream_cap=self.output_cap_chars, answer_spec=self._spec.get("meta"))
         try:
             result = self._collect(msg_id, collector, started, timeout)
-        except _ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
+        except ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
             result = collector.finish(None, time.monotonic() - started)
             result.status = "crashed"
             result.error = CellError("KernelProtocolError", f"the kernel's messages no longer decode ({broken}): the cell "
@@ -299,84 +258,18 @@ class Kernel:
 
     def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:
         """The messages of request ``msg_id`` into a result: the body of :meth:`execute`."""
-        deadline = started + timeout
-        interrupted_at: float | None = None
-        while not collector.done:
-            now = time.monotonic()
-            if interrupted_at is None and now >= deadline:
-                self._process.interrupt()
-                interrupted_at = now
-            if interrupted_at is not None and now >= interrupted_at + self.interrupt_grace_s:
-                result = collector.finish(None, time.monotonic() - started)
-                result.status = "timeout"
-                result.error = CellError("TimeoutError", f"the cell ran longer than {timeout:g} s and did not stop when interrupted")
-                self._recover(result, "the kernel was restarted because the cell would not stop")
-                return result
-            wait = (deadline if interrupted_at is None else interrupted_at + self.interrupt_grace_s) - now
-            message = self._next_iopub(min(max(wait, 0.0), 0.25))
-            if message is None:
-                if not self.is_alive():
-                    result = collector.finish(None, time.monotonic() - started)
-                    result.status = "crashed"
-                    how = self._process.exit_description() or "it exited"
-                    result.error = CellError("KernelDied", f"the kernel process died while running this cell ({how})")
-                    self._recover(result, f"the kernel died ({how}) and was restarted")
-                    return result
-                continue
-            if message.get("parent_header", {}).get("msg_id") == msg_id:
-                collector.add(message)
-        execution_count = self._await_reply(msg_id)
-        result = collector.finish(execution_count, time.monotonic() - started)
-        if interrupted_at is not None:
-            ended = self._end_cell_processes()
-            if ended:
-                result.notes.append(f"ended {ended} process(es) the interrupted cell had started")
-            result.status = "timeout"
-            where = result.error
-            result.error = CellError(
-                "TimeoutError",
-                f"the cell ran longer than {timeout:g} s and was interrupted",
-                traceback=where.traceback if where else "",
-                line=where.line if where else None,
-                source=where.source if where else None,
-            )
-        self._remember_state(collector)
+        result = collect_cell(self._process, msg_id, collector, started, timeout, self.interrupt_grace_s, self._recover)
+        if collector.done:  # the cell ran to its end (a restarted kernel's state is set by ``_recover``)
+            self._remember_state(collector)
         return result
-
-    def _end_cell_processes(self) -> int:
-        """Kill the processes an interrupted cell left behind (a fork bomb's sleepers would otherwise hold
-        the process cap and the kernel could not start a thread): every process under the kernel's process
-        tree that started after the kernel itself. In the sandbox that includes detached ones, which the
-        PID namespace keeps in the tree. Returns how many were killed."""
-        import psutil
-
-        try:
-            root = psutil.Process(self._process.pid)
-            tree = [root, *root.children(recursive=True)]
-            # the kernel's own interpreter (``python -m ipykernel_launcher``), not the sandbox launcher whose
-            # arguments name it; a cell's forks share its command line but start later
-            kernels = [p for p in tree if any("ipykernel" in part for part in p.cmdline()[:3])]
-            kernel = min(kernels, key=lambda p: p.create_time()) if kernels else root
-            strays = [p for p in tree if p.pid != kernel.pid and p.create_time() > kernel.create_time()]
-        except psutil.Error:
-            return 0
-        for process in strays:
-            try:
-                process.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(strays, timeout=2.0)
-        return len(strays)
 
     def tool_status(self) -> dict[str, dict[str, Any]] | None:
         """What the kernel's learned tools reported when its namespace was last built (see
         :func:`spatialclaw.primitives.perception.availability.tool_status`): ``{name: {"available", "reason",
         "note"}}``; None when the kernel cannot say."""
-        import ast
-
         expression = "__import__('spatialclaw.primitives.perception.availability', fromlist=['last_report']).last_report()"
         try:
-            reply = self._internal("", user_expressions={"tools": expression}, timeout=10.0)
+            reply = run_internal(self._process, "", user_expressions={"tools": expression}, timeout=10.0)
         except (RuntimeError, KernelDied):
             return None
         data = reply.get("tools", {})
@@ -441,83 +334,15 @@ class Kernel:
         return f"Kernel(pid={self.pid}, {state}{where}, workdir='{self.workdir}')"
 
     # -- internals ------------------------------------------------------------------------------------
-    def _next_iopub(self, timeout: float) -> dict[str, Any] | None:
-        client = self._process.client
-        if client is None:
-            return None
-        try:
-            return client.get_iopub_msg(timeout=timeout)
-        except queue.Empty:
-            return None
-        except Exception as error:  # a message that does not decode or verify
-            raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
-
-    def _await_reply(self, msg_id: str, timeout: float = 10.0) -> int | None:
-        client = self._process.client
-        deadline = time.monotonic() + timeout
-        while client is not None and time.monotonic() < deadline:
-            try:
-                reply = client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
-            except queue.Empty:
-                break
-            except Exception as error:  # a reply that does not decode or verify
-                raise _ProtocolBroken(f"{type(error).__name__}: {error}") from None
-            if reply.get("parent_header", {}).get("msg_id") == msg_id:
-                return reply["content"].get("execution_count")
-        return None
-
     def _remember_state(self, collector: CellCollector) -> None:
         if collector.state is not None:
             self._known_names = list(collector.state.get("names", []))
             self._unsaved = dict(collector.state.get("snapshot_skipped", {}))
 
-    def _internal(self, code: str, user_expressions: dict[str, str] | None = None, timeout: float = 120.0) -> dict[str, Any]:
-        """Run host-side code silently (no history, no state report); raise if it fails."""
-        client = self._process.client
-        if client is None:
-            raise KernelDied("the kernel is not running")
-        msg_id = client.execute(code, silent=True, store_history=False, user_expressions=user_expressions or {}, allow_stdin=False)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                reply = client.get_shell_msg(timeout=0.25)
-            except queue.Empty:
-                if not self.is_alive():
-                    raise KernelDied(f"the kernel died during start-up code ({self._process.exit_description()})") from None
-                if time.monotonic() > deadline:
-                    raise KernelDied(f"the kernel did not finish its start-up code within {timeout:g} s") from None
-                continue
-            if reply.get("parent_header", {}).get("msg_id") == msg_id:
-                break
-        self._drain_iopub(msg_id)
-        content = reply["content"]
-        if content.get("status") != "ok":
-            raise RuntimeError(f"{content.get('ename', 'Error')}: {strip_ansi(content.get('evalue', ''))}")
-        return content.get("user_expressions", {})
-
-    def _drain_iopub(self, msg_id: str, timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            message = self._next_iopub(0.25)
-            if message is None:
-                if not self.is_alive():
-                    return
-                continue
-            if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
-                return
-
     def _load(self, spec: dict[str, Any], reset: bool = False) -> None:
         """Install the runtime and load ``spec`` (or, with ``reset``, wipe the previous episode first)."""
         self._spec = spec
-        payload = json.dumps(spec)
-        if reset:
-            code = f"{RUNTIME_NAME}.reset({payload!r})"
-        else:
-            code = f"__import__('spatialclaw.primitives.runtime.kernel_runtime', fromlist=['install']).install(get_ipython(), {payload!r})"
-        try:
-            self._internal(code)
-        except RuntimeError as exc:
-            raise PreloadError(f"the kernel could not load this episode: {exc}") from None
+        load_episode(self._process, spec, reset=reset)
 
     def _recover(self, result: CellResult, note: str) -> None:
         """Restart the process, preload the episode again and restore the last good variables."""
@@ -525,18 +350,5 @@ class Kernel:
         self._process.restart()
         self.restarts += 1
         result.restarted = True
-        try:
-            self._load(self._spec)
-            expressions = self._internal("", {"r": f"__import__('json').dumps({RUNTIME_NAME}.restore())"})
-            value = expressions["r"]
-            report = json.loads(ast.literal_eval(value["data"]["text/plain"])) if value.get("status") == "ok" else {"restored": [], "failed": {}}
-        except Exception as exc:  # the restarted kernel itself failed: report and keep the episode going
-            result.notes.append(f"restoring the previous state failed: {exc}")
-            report = {"restored": [], "failed": {}}
-        result.restored = sorted(report["restored"])
-        result.lost = sorted(set(known) - set(result.restored))
-        reasons = {**self._unsaved, **report.get("failed", {})}
-        details = "; ".join(f"{name} {reasons[name]}" for name in result.lost if name in reasons)
-        log_tail = self._process.log_tail()
-        result.notes.append(note + (f" ({details})" if details else "") + (f"; kernel log: {log_tail}" if log_tail else ""))
+        restore_state(self._process, self._spec, known, self._unsaved, result, note)
         self._known_names = list(result.restored)

@@ -1,7 +1,7 @@
 """The no-tools baseline: the model answers from the frames directly, in one call, without a kernel.
 
 It sees the same question text and the same preview frames (count and size from
-:class:`~spatialclaw.agent.loop.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
+:class:`~spatialclaw.agent.config.AgentConfig`: ``preview_images``, ``preview_max_side``) as the agent's first
 step, so the difference between the two runs is what the tools add. The episode is logged in the
 trajectory format (``header``, ``task``, one ``model_call``, ``answer``, ``end``). A time limit
 (``AgentConfig.limits.time_s``) is the call's timeout; a call cut by it ends with status ``timeout``.
@@ -16,7 +16,10 @@ from pathlib import Path
 from string import Template
 
 from spatialclaw import __version__
-from spatialclaw.agent.loop import AgentConfig, EpisodeResult, preview_frames, parse_direct_answer
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.direct_answer import parse_direct_answer
+from spatialclaw.agent.result import EpisodeResult
+from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart, Usage
 from spatialclaw.agent.limits import LimitHit
 from spatialclaw.models import Model, ModelError, ModelTimeoutError

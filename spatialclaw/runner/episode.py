@@ -57,7 +57,7 @@ class EpisodeWorker:
     def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
                  pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None,
                  episode_timeout_s: float | None = None, interface: str = "code") -> None:
-        from spatialclaw.agent.loop import AgentConfig
+        from spatialclaw.agent.config import AgentConfig
 
         self.model_spec = model_spec
         self.config = AgentConfig(**(agent_config or {}))

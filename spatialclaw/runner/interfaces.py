@@ -29,7 +29,7 @@ def needs_kernel(interface: str) -> bool:
 
 def make_runner(interface: str, model: Any, config: Any) -> Any:
     """The episode runner of ``interface`` for ``model`` (a :class:`~spatialclaw.models.Model`) and
-    ``config`` (an :class:`~spatialclaw.agent.loop.AgentConfig`)."""
+    ``config`` (an :class:`~spatialclaw.agent.config.AgentConfig`)."""
     if interface == "no-tools":
         from spatialclaw.runner.direct import DirectAnswerer
 

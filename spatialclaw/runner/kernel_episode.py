@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.agent.loop import AgentConfig, EpisodeResult, episode_error, sandbox_record
+from spatialclaw.agent.config import AgentConfig, sandbox_record
+from spatialclaw.agent.result import EpisodeResult, episode_error
 from spatialclaw.kernel.cell import CellResult
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
@@ -104,7 +105,7 @@ class KernelInterface(ABC):
     @abstractmethod
     def play(self, episode: EpisodeContext) -> tuple[str, Any, str | None]:
         """Play the episode; returns ``(status, answer, answer_source)`` (status as in
-        :class:`~spatialclaw.agent.loop.EpisodeResult`). May raise :class:`LimitReached` or :class:`ModelError`."""
+        :class:`~spatialclaw.agent.result.EpisodeResult`). May raise :class:`LimitReached` or :class:`ModelError`."""
 
     def run(self, task: Task, out_dir: str | Path, kernel: Any = None) -> EpisodeResult:
         started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""``--agent-option KEY=VALUE``: command-line text to typed :class:`~spatialclaw.agent.loop.AgentConfig` fields.
+"""``--agent-option KEY=VALUE``: command-line text to typed :class:`~spatialclaw.agent.config.AgentConfig` fields.
 
 Each value is converted to the field's declared type, and a value that does not fit is a one-line
 :class:`ValueError` naming the field, the expected type and the value given (``max_steps=three`` gives
@@ -21,7 +21,7 @@ _FALSE = ("false", "0", "no", "off")
 
 
 def _field_types() -> dict[str, Any]:
-    from spatialclaw.agent.loop import AgentConfig
+    from spatialclaw.agent.config import AgentConfig
 
     return typing.get_type_hints(AgentConfig)
 

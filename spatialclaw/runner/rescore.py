@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spatialclaw.benchmarks.scoring import Aggregate
+from spatialclaw.benchmarks.aggregation import Aggregate
 from spatialclaw.runner.episode import score_row
 from spatialclaw.runner.run import aggregate_rows
 from spatialclaw.trajectories.run_dir import RunDir

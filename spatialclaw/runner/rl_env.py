@@ -84,7 +84,7 @@ class SpatialEnv:
     ``max_steps`` bounds cells per episode; ``cell_timeout_s`` bounds each cell (seconds);
     ``observation_chars`` is the text budget of an observation (:meth:`CellResult.to_text`);
     ``max_image_side``, ``preview_images`` and ``preview_max_side`` (pixels) size the images as
-    :class:`spatialclaw.agent.loop.AgentConfig` does;
+    :class:`spatialclaw.agent.config.AgentConfig` does;
     ``record_dir``: log each episode under a new ``record_dir/<task_id>-<n>``; ``kernel_kwargs`` go to
     :class:`spatialclaw.Kernel` (e.g. ``memory_limit_mb``, ``sandbox``). Every episode gets a fresh kernel
     process, started ahead as a spare (``spares``), so that nothing a policy's cell changes in one episode
@@ -158,7 +158,7 @@ class SpatialEnv:
         self._task, self._steps, self._done = task, 0, False
         self._episodes += 1
         self._started = time.time()
-        from spatialclaw.agent.loop import preview_frames
+        from spatialclaw.agent.task_inputs import preview_frames
         from spatialclaw.agent.prompting import prompt_version, task_prompt
 
         preview, preview_text = preview_frames(task, self.preview_images, self.preview_max_side)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.scoring import Aggregate, ScoredRow, aggregate
+from spatialclaw.benchmarks.aggregation import Aggregate, ScoredRow, aggregate
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
 from spatialclaw.runner.interfaces import INTERFACES, needs_kernel
 from spatialclaw.runner.lock import RunLock
@@ -42,7 +42,7 @@ RESUMABLE = ("workers", "executor", "endpoint URL (openai-compat URL or model_op
 @dataclass
 class RunConfig:
     """Everything a run needs. ``interface``: how the model acts, one of :data:`~spatialclaw.runner.interfaces.INTERFACES`
-    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.loop.AgentConfig` fields to override;
+    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.config.AgentConfig` fields to override;
     ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
     policy); ``episode_timeout_s`` bounds each episode's wall-clock time: the local executor makes it the
     agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
@@ -87,7 +87,7 @@ class RunConfig:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
         if self.episode_timeout_s is not None and not self.episode_timeout_s > 0:
             raise ValueError(f"--episode-timeout must be above 0 seconds, got {self.episode_timeout_s}")
-        from spatialclaw.agent.loop import AgentConfig
+        from spatialclaw.agent.config import AgentConfig
 
         AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
         if self.perception_actors and self.executor != "ray":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.agent.loop import parse_direct_answer, preview_frames
+from spatialclaw.agent.direct_answer import parse_direct_answer
+from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart
 from spatialclaw.agent.context import observation_parts
 from spatialclaw.agent.extraction import extract_cell

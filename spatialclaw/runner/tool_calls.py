@@ -32,7 +32,8 @@ import json
 import re
 from typing import Any
 
-from spatialclaw.agent.loop import parse_direct_answer, preview_frames
+from spatialclaw.agent.direct_answer import parse_direct_answer
+from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart, ToolSpec
 from spatialclaw.agent.context import fit_image
 from spatialclaw.agent.prompting import answer_rules, task_prompt
@@ -179,7 +180,7 @@ def _function_tool(name: str, path: str, function: Any) -> ToolSpec | None:
             except (TypeError, ValueError):
                 pass
         properties[parameter.name] = schema
-    from spatialclaw.agent.prompting import _signature
+    from spatialclaw.agent.kernel_docs import _signature
 
     doc = (inspect.getdoc(function) or "(no description)").split("\n\n", 1)[0]
     description = f"{_signature(function, path)}: {doc}".replace("\n", " ")[:1024]
@@ -188,7 +189,7 @@ def _function_tool(name: str, path: str, function: Any) -> ToolSpec | None:
 
 @functools.lru_cache(maxsize=1)
 def _tools() -> tuple[tuple[ToolSpec, str], ...]:
-    from spatialclaw.agent.prompting import _namespace_entries, _public_members
+    from spatialclaw.agent.kernel_docs import _namespace_entries, _public_members
 
     tools: list[tuple[ToolSpec, str]] = []
 

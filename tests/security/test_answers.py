@@ -13,7 +13,8 @@ import pytest
 
 from agent_helpers import cell, openai_compat, openai_text, photo
 from spatialclaw import Kernel
-from spatialclaw.agent.loop import Agent, AgentConfig
+from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.loop import Agent
 from spatialclaw.kernel.collector import CellCollector
 from spatialclaw.primitives.answers import AnswerError, normalise_answer, validate_claim
 from spatialclaw.primitives.protocol import ANSWER_MIME

@@ -86,7 +86,8 @@ def test_the_policy_becomes_one_bwrap_command_line(tmp_path) -> None:
 
 @needs_sandbox
 def test_the_trajectory_header_records_the_sandbox(tmp_path) -> None:
-    from spatialclaw.agent.loop import Agent, AgentConfig
+    from spatialclaw.agent.config import AgentConfig
+    from spatialclaw.agent.loop import Agent
     from spatialclaw.models import load_model
     from spatialclaw.task import Task
     from spatialclaw.testing.provider_server import ScriptedProvider

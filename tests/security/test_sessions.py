@@ -25,16 +25,16 @@ import pytest
 from PIL import Image
 
 from spatialclaw.chat import ModelReply
-from spatialclaw.interactive.session import (
-    Session,
+from spatialclaw.interactive.session import start_session
+from spatialclaw.interactive.session_client import Session
+from spatialclaw.interactive.session_dir import (
     SessionError,
     check_private_directory,
     find_session,
     socket_path_for,
-    start_session,
 )
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.interactive import daemon as session_daemon
+from spatialclaw.interactive import daemon_requests
 from spatialclaw.agent import vlm_server
 from spatialclaw.agent.vlm_server import VLMServer
 
@@ -273,7 +273,7 @@ def test_malformed_requests_get_errors_and_the_daemon_keeps_serving(sessions: di
     for data in (b"{not json\n", b"\xff\xfe\n"):
         reply = raw_request(path, data)
         assert reply["ok"] is False and reply["error"].startswith("malformed request"), (data, reply)
-    huge = raw_request(path, b'{"op": "exec", "code": "' + b"x" * (session_daemon.MAX_REQUEST_BYTES + (1 << 20)))
+    huge = raw_request(path, b'{"op": "exec", "code": "' + b"x" * (daemon_requests.MAX_REQUEST_BYTES + (1 << 20)))
     assert huge == {"ok": False, "error": "request too large: more than 8 MiB; send a smaller cell"}
     for timeout in (-1, 0, "soon", True, float("nan"), float("inf")):
         reply = raw_request(path, (json.dumps({"op": "exec", "code": "print(1)", "timeout": timeout}) + "\n").encode())
@@ -288,7 +288,7 @@ def test_stalled_clients_and_connection_floods_are_answered_and_dropped(sessions
     session = sessions["victim"]
     path = session.daemon_info()["socket"]
     idle = []
-    for _ in range(session_daemon.MAX_CONNECTIONS):
+    for _ in range(daemon_requests.MAX_CONNECTIONS):
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.connect(path)  # blocking: waits for room in the listen backlog
         client.settimeout(20)
@@ -296,7 +296,7 @@ def test_stalled_clients_and_connection_floods_are_answered_and_dropped(sessions
     idle[0].sendall(b'{"op": "sta')  # half a request, then silence
     time.sleep(0.3)
     refused = raw_request(path, b'{"op": "status"}\n', timeout=5)
-    assert refused == {"ok": False, "error": f"the session daemon is serving {session_daemon.MAX_CONNECTIONS} connections already; retry shortly"}
+    assert refused == {"ok": False, "error": f"the session daemon is serving {daemon_requests.MAX_CONNECTIONS} connections already; retry shortly"}
 
     started = time.monotonic()
     replies = []
@@ -304,8 +304,8 @@ def test_stalled_clients_and_connection_floods_are_answered_and_dropped(sessions
         with client:
             replies.append(json.loads(client.makefile("rb").readline()))
     waited = time.monotonic() - started
-    assert {r["error"] for r in replies} == {f"malformed request: no complete request line within {session_daemon.READ_TIMEOUT_S:g} s"}
-    assert waited < session_daemon.READ_TIMEOUT_S + 5
+    assert {r["error"] for r in replies} == {f"malformed request: no complete request line within {daemon_requests.READ_TIMEOUT_S:g} s"}
+    assert waited < daemon_requests.READ_TIMEOUT_S + 5
     assert session.status()["state"] == "running"  # slots are free again
 
 

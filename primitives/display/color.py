@@ -1,0 +1,274 @@
+"""Colour blobs: ``find_color`` finds the regions of a colour as ranked ``Blob``s with sub-pixel centroids.
+
+All coordinates are pixels (x, y) of the original image, origin top-left, integer coordinates at pixel
+centres. Which pixels count as the colour is decided in :mod:`.color_mask`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from spatialclaw.primitives.display.color_mask import MIN_CHROMA, circular_mean, color_mask, color_space, hue_distance
+from spatialclaw.primitives.imaging import as_rgb_array
+
+__all__ = ["Blob", "ColorBlobs", "find_color"]
+
+
+@dataclass(frozen=True)
+class Blob:
+    """One connected region of the colour.
+
+    Attributes:
+        centroid: (x, y) pixels, sub-pixel: the centre of the region weighted by how strongly each pixel
+            (including the partly covered edge pixels just outside the mask) shows the colour.
+        area: pixel count of the mask (px^2). ``weighted_area``: the same weighted by colour strength
+            (edge pixels count partly), px^2.
+        box: (x0, y0, x1, y1) pixels: columns x0..x1-1 and rows y0..y1-1.
+        mask: (H, W) bool region.
+        mean_rgb: (3,) mean colour of the region, 0..255.
+        match: 0..1, how well the blob fits the request (colour closeness and, when an expected size was
+            given, size closeness); blobs are ranked by it.
+        plane_xy / plane_size: with ``rectified=``: the centroid in plane units and the equivalent
+            diameter in plane units (else None).
+        compactness: 0..1, how disc-like the region is: the overlap (intersection over union) of its
+            mask with the disc of the same area at its centroid (a solid round dot ~0.9-1, a square
+            ~0.8, a strip or an irregular patch of wall or brick ~0.2-0.5).
+    """
+
+    centroid: tuple[float, float]
+    area: int
+    box: tuple[int, int, int, int]
+    mask: np.ndarray = field(repr=False)
+    mean_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    weighted_area: float = 0.0
+    match: float = 1.0
+    plane_xy: tuple[float, float] | None = None
+    plane_size: float | None = None
+    compactness: float = 0.0
+
+    @property
+    def size_px(self) -> float:
+        """Equivalent diameter in pixels: the diameter of a disc of ``weighted_area``."""
+        return float(np.sqrt(4.0 * (self.weighted_area or self.area) / np.pi))
+
+    def __repr__(self) -> str:
+        plane = ""
+        if self.plane_xy is not None:
+            plane = f", plane=({self.plane_xy[0]:.4g}, {self.plane_xy[1]:.4g}) size {self.plane_size:.3g}"
+        return (f"Blob(centroid=({self.centroid[0]:.2f}, {self.centroid[1]:.2f}) px, area={self.area} px^2, "
+                f"box={self.box}, match={self.match:.2f}, compactness={self.compactness:.2f}{plane})")
+
+
+class ColorBlobs(list):
+    """Blobs of one colour, best match first (a list of ``Blob``), with the colour mask that produced them.
+
+    Without an expected size or a shape the order is by area (largest first); ``.thresholds`` records the adaptive
+    thresholds used (hue band in degrees, Lab chroma or lightness floor)."""
+
+    def __init__(self, blobs: Sequence[Blob], color: str, mask: np.ndarray,
+                 thresholds: dict[str, Any] | None = None) -> None:
+        super().__init__(blobs)
+        self.color = color
+        self.mask = mask
+        self.thresholds = thresholds or {}
+
+    def __repr__(self) -> str:
+        if not self:
+            return f"ColorBlobs(no {self.color} blobs found; thresholds {self.thresholds})"
+        lines = [f"{len(self)} {self.color} blob{'s' if len(self) != 1 else ''}, best match first:"]
+        lines += [f"  [{i}] {blob!r}" for i, blob in enumerate(self)]
+        return "\n".join(lines)
+
+
+def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int, int]
+                       ) -> tuple[tuple[float, float], float]:
+    """Sub-pixel centre and area of a region (``local``: its mask in a crop with a 5-px margin,
+    ``values``: the colour strength there, ``origin``: the crop's (x0, y0)): pixels within 2 px of the
+    region weigh by their strength, scaled from the surrounding background's (0) to the core's (1)."""
+    from scipy.ndimage import binary_dilation, binary_erosion
+
+    near = binary_dilation(local, iterations=2)
+    ring = binary_dilation(local, iterations=4) & ~near
+    core = binary_erosion(local, iterations=1)
+    core = core if core.any() else local
+    background = float(np.median(values[ring])) if ring.any() else float(values[~local].min(initial=values.min()))
+    inside = float(np.percentile(values[core], 90))   # blur lowers a small blob's median below its colour
+    if inside - background < 1e-6:
+        weights = local.astype(np.float64)
+    else:
+        weights = np.clip((values - background) / (inside - background), 0.0, 1.0) * near
+    total = float(weights.sum())
+    if total <= 0:
+        weights, total = local.astype(np.float64), float(local.sum())
+    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    return (float((weights * gx).sum() / total) + origin[0], float((weights * gy).sum() / total) + origin[1]), total
+
+
+def find_color(
+    frame: Any,
+    color: str | tuple[int, int, int] = "red",
+    min_area: int = 20,
+    hue_tolerance: float | None = None,
+    min_chroma: float | None = None,
+    max_blobs: int = 50,
+    expected_size: float | None = None,
+    rectified: Any = None,
+    shape: str | None = None,
+) -> ColorBlobs:
+    """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components;
+    for small solid marker dots pass ``shape="dot"`` (and ``expected_size=`` their diameter, px) so the
+    dot ranks first, above larger same-coloured clutter.
+
+    A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
+    (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
+    (2.5 x the typical chroma of its more neutral half, at least 6), so pale stickers on white paper and
+    saturated ones are both found, and grey or white surfaces are not; pink is the light (Lab L >= 60)
+    and red the darker (L <= 75) part of the red-pink hues. White/grey/black use Lab lightness among
+    neutral pixels.
+
+    Ranking: without ``expected_size`` blobs come largest first. With ``expected_size`` (the blob's
+    typical width: a disc's diameter, about 1.13 x a square's side) they are ranked by ``match``: how
+    close their size is to it (in pixels, or in plane units when ``rectified=`` is given) and how close
+    their colour is to the band centre, so a large object of similar hue, or light-brown tape when asking
+    for yellow, ranks below the sticker you asked for. With ``rectified=`` blobs on the reference
+    rectangle rank above blobs off it (their ``plane_xy`` says where each one is).
+
+    Shape: ``shape="dot"`` is for small solid round markers (e.g. 8-11 px coloured dots drawn on a photo
+    to mark points): blobs are ranked by ``match`` with a strong preference for disc-like regions
+    (``Blob.compactness``), so the dot ranks above larger or irregular patches of the same colour (brick,
+    a wall, a poster). Pass the dot's diameter as ``expected_size`` too when you know it. With
+    ``expected_size`` and no ``shape`` compact blobs are mildly preferred; ``shape="any"`` turns the
+    shape term off. Typical: ``find_color(frames[0], "red", shape="dot", expected_size=10)[0].centroid``.
+    Check the top blob: a real dot has ``compactness`` near 1 and an area near its disc's; a top blob with
+    compactness below about 0.6 is a dot merged with a background of similar tint (a bluish floor): call
+    again with a higher ``min_chroma`` (e.g. 40) to separate them, and ``draw`` the result to confirm.
+
+    Centroids are sub-pixel: intensity-weighted over the blob and its partly covered edge pixels.
+    Measure in a plane by passing ``rectified=geom.find_plane_reference(...)`` (or ``geom.rectify_plane``):
+    each blob then has ``plane_xy`` and ``plane_size`` in the plane's units.
+
+    Args:
+        frame: the image (Frame, PIL image or (H, W, 3) RGB array).
+        color: a name ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "magenta", "pink",
+            "white", "black", "gray") or an (r, g, b) tuple 0..255 (hue +- 20 degrees, chroma at least
+            0.4 x the target's; greys by lightness +- 15).
+        min_area: smaller regions (pixels) are dropped.
+        hue_tolerance: override the hue half-width, degrees (0..180).
+        min_chroma: override the adaptive Lab chroma floor (0..~130; pale colours ~15-30, vivid 50+).
+        max_blobs: keep at most this many, best first.
+        expected_size: typical width of the wanted blobs, pixels (or plane units with ``rectified``).
+        rectified: a ``Rectified`` plane (from ``geom.rectify_plane`` / ``geom.find_plane_reference``).
+        shape: None (default), "dot" (prefer small solid round blobs: marker dots) or "any" (no shape term).
+
+    Returns:
+        ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px sub-pixel, area px^2, box, mask, mean_rgb,
+        match, compactness, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
+        thresholds used.
+    """
+    import cv2
+
+    array = as_rgb_array(frame)
+    space = color_space(array)
+    mask, strength, label, thresholds, centre, half = color_mask(space, color, hue_tolerance, min_chroma)
+    if expected_size is not None and not float(expected_size) > 0:
+        raise ValueError(f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}")
+    if shape not in _SHAPE_WEIGHT:
+        raise ValueError(f"shape must be None, 'dot' (small solid round markers) or 'any', got {shape!r}")
+    shape_weight = _SHAPE_WEIGHT[shape] if (shape is not None or expected_size is not None) else 0.0
+    count, components, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    candidates = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= min_area]
+    height, width = mask.shape
+    found = []
+    for i in candidates:
+        x, y, w, h, area = (int(v) for v in stats[i])
+        x0, y0, x1, y1 = max(0, x - 5), max(0, y - 5), min(width, x + w + 5), min(height, y + h + 5)
+        local = components[y0:y1, x0:x1] == i
+        centroid, weighted = _weighted_centroid(local, strength[y0:y1, x0:x1], (x0, y0))
+        score = 0.0
+        if centre is not None:
+            mean_hue = circular_mean(space.hue[y0:y1, x0:x1][local])
+            score += 0.5 * float(hue_distance(np.array(mean_hue), centre)) / max(half, 1.0)
+            score += _halo_penalty(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1])
+        plane_xy = plane_size = None
+        ranked_area = float(np.sqrt(weighted * area))   # a faint speck's weights must not make it look big
+        size = float(np.sqrt(4.0 * ranked_area / np.pi))
+        if rectified is not None:
+            plane_xy, plane_size = _blob_on_plane(rectified, centroid, weighted)
+            size = plane_size * float(np.sqrt(ranked_area / weighted))
+            score += _off_reference_penalty(rectified, plane_xy)
+        if expected_size is not None:
+            score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
+        compact = _disc_overlap(local)
+        score += shape_weight * (1.0 - compact)
+        found.append((i, (x, y, x + w, y + h), area, centroid, weighted, float(np.exp(-score)), plane_xy, plane_size,
+                      tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0)), compact))
+    by_area = expected_size is None and shape in (None, "any")
+    found.sort(key=(lambda f: -f[2]) if by_area else (lambda f: -f[5]))
+    blobs = [Blob(centroid=centroid, area=area, box=box, mask=components == i, mean_rgb=mean_rgb,
+                  weighted_area=weighted, match=match, plane_xy=plane_xy, plane_size=plane_size, compactness=compact)
+             for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]]
+    return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
+
+
+_SHAPE_WEIGHT = {None: 1.5, "dot": 4.0, "any": 0.0}
+"""Ranking penalty per unit of (1 - compactness): mild by default with an expected size, strong for dots."""
+
+
+def _disc_overlap(local: np.ndarray) -> float:
+    """Intersection over union of a region's mask with the disc of equal area at its centroid (1 = a disc)."""
+    ys, xs = np.nonzero(local)
+    if xs.size == 0:
+        return 0.0
+    radius_sq = xs.size / np.pi
+    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    disc = (gx - xs.mean()) ** 2 + (gy - ys.mean()) ** 2 <= radius_sq
+    inside = float((local & disc).sum())
+    return inside / float(local.sum() + disc.sum() - inside)
+
+
+def _halo_penalty(local: np.ndarray, chroma: np.ndarray, hue: np.ndarray) -> float:
+    """How much a region looks like a halo rather than an object of its own (0 = not at all): the
+    blurred rim of a saturated neighbour of a similar hue (the light edge of a red dot asked for as
+    "pink": within 3 px, pixels 1.5 x as colourful and within 30 degrees of its hue) or JPEG colour
+    ringing beside a saturated object (pixels twice as colourful, any hue) gets +2; a faint patch that
+    barely stands out from its surroundings gets up to +1.5 (when its chroma is under twice theirs)."""
+    from scipy.ndimage import binary_dilation
+
+    ring = binary_dilation(local, iterations=3) & ~local
+    if ring.sum() < 3:
+        return 0.0
+    own = float(np.median(chroma[local]))
+    same_hue = ring & (hue_distance(hue, circular_mean(hue[local])) <= 30.0)
+    rim = same_hue.sum() >= 2 and float(np.percentile(chroma[same_hue], 95)) > 1.5 * own
+    ringing = float(np.percentile(chroma[ring], 95)) > 2.0 * own
+    contrast = own / max(float(np.median(chroma[ring])), MIN_CHROMA / 2)
+    return (2.0 if rim or ringing else 0.0) + 1.5 * float(np.clip(2.0 - contrast, 0.0, 1.0))
+
+
+def _off_reference_penalty(rectified: Any, plane_xy: tuple[float, float]) -> float:
+    """0 on the reference rectangle (and within 2% of its size around it); else 1 + the distance outside in
+    reference sizes: things measured on a reference usually lie on it, so on-reference blobs rank first."""
+    width, height = getattr(rectified, "size_m", (0.0, 0.0))
+    scale = max(width, height)
+    if scale <= 0:
+        return 0.0
+    x, y = plane_xy
+    outside = float(np.hypot(max(0.0, -x, x - width), max(0.0, -y, y - height)))
+    return 0.0 if outside <= 0.02 * scale else 1.0 + outside / scale
+
+
+def _blob_on_plane(rectified: Any, centroid: tuple[float, float], area_px: float) -> tuple[tuple[float, float], float]:
+    """Centroid in plane units and equivalent diameter in plane units (area scaled by the homography's
+    local Jacobian at the centroid)."""
+    to_plane = getattr(rectified, "to_plane", None)
+    if to_plane is None:
+        raise ValueError("rectified= must be a Rectified plane (geom.rectify_plane or geom.find_plane_reference)")
+    c = np.asarray(centroid, dtype=np.float64)
+    probe = np.array([c, c + (1.0, 0.0), c + (0.0, 1.0)])
+    mapped = np.asarray(to_plane(probe), dtype=np.float64)
+    jacobian = np.stack([mapped[1] - mapped[0], mapped[2] - mapped[0]], axis=1)
+    area_plane = area_px * abs(float(np.linalg.det(jacobian)))
+    return (float(mapped[0][0]), float(mapped[0][1])), float(np.sqrt(4.0 * area_plane / np.pi))

@@ -1,0 +1,135 @@
+"""Loading frames: image files, a video (all frames, or chosen by fps, count or absolute indices) or a
+frame spec dict, as ``Frames`` with absolute frame indices.
+
+Image ``i`` gets absolute index ``indices[i]`` (default ``i``); a video's frames keep the video's frame
+numbers (presentation order, from 0) and their times in seconds from the first frame. Files are checked
+when loaded; pixels are decoded lazily, on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spatialclaw.primitives.frames.frame import Frame, Frames, even_positions
+from spatialclaw.primitives.frames.sources import FrameLoadError, ImageFileSource
+from spatialclaw.primitives.frames.video import VideoSource
+
+__all__ = ["load_frames", "load_images", "load_video"]
+
+
+def _nearest(times: np.ndarray, targets: np.ndarray) -> list[int]:
+    """For each target time, the position of the nearest of the ascending ``times`` (earlier on ties)."""
+    after = np.clip(np.searchsorted(times, targets), 0, len(times) - 1)
+    before = np.clip(after - 1, 0, len(times) - 1)
+    closer_before = np.abs(times[before] - targets) <= np.abs(times[after] - targets)
+    return [int(i) for i in np.where(closer_before, before, after)]
+
+
+def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None,
+                times: Sequence[float] | None = None) -> Frames:
+    """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``) and, for key
+    frames taken from a video, time ``times[i]`` (seconds in that video; default ``None``).
+
+    Each file is checked now (exists, readable format, not truncated); pixels are decoded on first use.
+    EXIF orientation is applied. Raises ``FrameLoadError`` naming the first bad file.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise FrameLoadError("no image paths given: pass a list of image files, e.g. sorted(Path(folder).glob('*.jpg'))")
+    if indices is None:
+        indices = list(range(len(paths)))
+    indices = [int(i) for i in indices]
+    if len(indices) != len(paths):
+        raise FrameLoadError(f"got {len(indices)} indices for {len(paths)} images; give one index per image")
+    if len(set(indices)) != len(indices):
+        duplicates = sorted({i for i in indices if indices.count(i) > 1})
+        raise FrameLoadError(f"image indices must be unique; repeated: {duplicates}")
+    if times is not None and len(times) != len(paths):
+        raise FrameLoadError(f"got {len(times)} times for {len(paths)} images; give one time (seconds) per image")
+    stamps = list(times) if times is not None else [None] * len(paths)
+    return Frames(Frame(ImageFileSource(path, time), index) for path, index, time in zip(paths, indices, stamps))
+
+
+def load_video(
+    path: str | Path,
+    fps: float | None = None,
+    count: int | None = None,
+    max_frames: int | None = None,
+    indices: Sequence[int] | None = None,
+) -> Frames:
+    """A video's frames as ``Frames``, decoded lazily with PyAV.
+
+    Choose at most one of: ``fps`` (frames per second of video time: the frame nearest to each of
+    0, 1/fps, 2/fps, ... seconds), ``count`` (that many frames spread evenly, first and last included),
+    ``indices`` (these absolute frame numbers); with none, every frame. ``max_frames`` then caps the
+    selection by thinning it evenly. Frame indices are the video's frame numbers (presentation order,
+    from 0) and times are seconds from the first frame. Raises ``FrameLoadError`` for a missing, corrupt,
+    truncated or empty video or when nothing would be selected.
+    """
+    chosen = [name for name, value in (("fps", fps), ("count", count), ("indices", indices)) if value is not None]
+    if len(chosen) > 1:
+        raise FrameLoadError(f"give only one of fps, count or indices (got {' and '.join(chosen)})")
+    if fps is not None and not fps > 0:
+        raise FrameLoadError(f"fps must be positive (frames per second of video time), got {fps}")
+    if count is not None and count < 1:
+        raise FrameLoadError(f"count must be at least 1 to select any frame, got {count}")
+    if max_frames is not None and max_frames < 1:
+        raise FrameLoadError(f"max_frames must be at least 1, got {max_frames}")
+    if indices is not None and len(indices) == 0:
+        raise FrameLoadError("indices is empty: no frame would be selected; give absolute frame numbers")
+    video = VideoSource(path)
+    total = video.frame_count
+    if indices is not None:
+        selected = [int(i) for i in indices]
+        outside = [i for i in selected if not 0 <= i < total]
+        if outside:
+            raise FrameLoadError(f"frame numbers {outside[:10]} are outside {video.path}, which has frames 0..{total - 1}")
+    elif fps is not None:
+        targets = np.arange(0.0, video.times()[-1] + 1e-9, 1.0 / fps)
+        selected = sorted(set(_nearest(video.times(), targets)))
+    elif count is not None:
+        selected = even_positions(total, count)
+    else:
+        selected = list(range(total))
+    if max_frames is not None and len(selected) > max_frames:
+        selected = [selected[p] for p in even_positions(len(selected), max_frames)]
+    video.wanted.update(selected)
+    return Frames(Frame(video, index) for index in selected)
+
+
+_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames"}
+
+
+def load_frames(spec: dict[str, Any]) -> Frames:
+    """Frames from a frame spec dict: ``{"kind": "images" | "video", "paths": [...], "fps", "count",
+    "indices", "max_frames"}`` (the form ``FrameSpec.to_dict()`` produces; absent keys mean ``None``)."""
+    unknown = set(spec) - _SPEC_KEYS
+    if unknown:
+        raise FrameLoadError(f"unknown frame spec keys {sorted(unknown)}; expected some of {sorted(_SPEC_KEYS)}")
+    kind, paths = spec.get("kind"), spec.get("paths") or []
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if kind == "images":
+        for name in ("fps", "count", "max_frames"):
+            if spec.get(name) is not None:
+                raise FrameLoadError(f"{name!r} applies to videos only; an image spec takes paths and indices")
+        return load_images(paths, indices=spec.get("indices"), times=spec.get("times"))
+    if kind == "video":
+        if len(paths) != 1:
+            raise FrameLoadError(f"a video spec needs exactly one path, got {len(paths)}: {list(paths)}")
+        if spec.get("times") is not None:
+            raise FrameLoadError("a video's frame times come from its timestamps; 'times' applies to image files only")
+        return load_video(
+            paths[0],
+            fps=spec.get("fps"),
+            count=spec.get("count"),
+            max_frames=spec.get("max_frames"),
+            indices=spec.get("indices"),
+        )
+    raise FrameLoadError(f"frame spec kind must be 'images' or 'video', got {kind!r}")

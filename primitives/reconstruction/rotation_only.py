@@ -1,0 +1,62 @@
+"""A camera that only turns, for ``reconstruct``: the parallax test of ``motion`` on two frames, and the
+chain of ``motion``'s rotation steps into camera-to-world poses (camera centres all at the first camera's,
+OpenCV camera axes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["turning_pair", "rotation_chain"]
+
+
+def turning_pair(arrays, items, indices, known_K, prior_K, fov_deg) -> bool:
+    """True when two frames show a camera that only turns (the parallax test of ``motion``)."""
+    from spatialclaw.primitives.motion.estimate import motion
+
+    if arrays[0].shape != arrays[1].shape:
+        return False
+    K = (known_K or prior_K or [None])[0]
+    result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
+    return result.steps[0].kind in ("rotation", "static")
+
+
+def rotation_chain(arrays, items, indices, K_list, fov_deg):
+    """Poses of a camera that only turns, chaining consecutive rotation steps of ``motion``: (poses, registered,
+    intrinsics (N, 3, 3), steps, focal source). A frame after a step that is not a rotation is unregistered."""
+    from spatialclaw.primitives.motion.estimate import motion
+
+    count = len(arrays)
+    poses = np.full((count, 4, 4), np.nan)
+    registered = np.zeros(count, dtype=bool)
+    if len({a.shape for a in arrays}) != 1:
+        return poses, registered, np.full((count, 3, 3), np.nan), [], "no focal (frames differ in size)"
+    K = K_list[0] if K_list is not None else None
+    result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
+    poses[0], registered[0] = np.eye(4), True
+    orientation = np.eye(3)
+    for i, step in enumerate(result.steps, start=1):
+        if step.kind not in ("rotation", "static") or not registered[i - 1]:
+            continue
+        orientation = poses[i - 1][:3, :3] @ step.geometry.R_ab
+        poses[i] = np.eye(4)
+        poses[i][:3, :3] = orientation
+        registered[i] = True
+    return poses, registered, np.stack([result.intrinsics] * count), result.steps, result.focal_source
+
+
+@dataclass
+class _Sourced:
+    """A decoded frame with the file it came from (so ``motion`` can still read its EXIF focal length)."""
+
+    array: np.ndarray
+    source: Any
+    index: int
+
+
+def _sourced(arrays: list[np.ndarray], items: list[Any], indices: list[int]) -> list[_Sourced]:
+    return [_Sourced(array, item if isinstance(item, (str, Path)) else getattr(item, "source", None), index)
+            for array, item, index in zip(arrays, items, indices)]

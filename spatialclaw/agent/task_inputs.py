@@ -1,0 +1,74 @@
+"""What the agent reads from a task's input files: the preview frames that go with the question and the
+sha256 hashes that the trajectory records (so it names exactly the data it saw)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from spatialclaw.chat import ImagePart
+from spatialclaw.task import Task
+
+__all__ = ["file_hashes", "preview_frames"]
+
+
+def file_hashes(task: Task) -> dict[str, str]:
+    """sha256 of every input file (so a trajectory names exactly the data it saw)."""
+    hashes: dict[str, str] = {}
+    for spec in task.inputs:
+        for path in spec.paths:
+            try:
+                stat = os.stat(path)
+            except OSError as error:
+                raise FileNotFoundError(f"input file {path} of task {task.task_id!r} cannot be read ({error})") from None
+            hashes[path] = _sha256_file(path, stat.st_size, stat.st_mtime_ns)
+    return hashes
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
+    """Hash of a file, remembered per (path, size, modification time): benchmarks reuse videos."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
+    """Up to ``count`` frames in all, shared among the inputs and evenly spread within each, with lines
+    saying which they are (absolute frame indices, as the kernel's ``frames``/``videos`` hold them)."""
+    if count <= 0 or not task.inputs:
+        return [], ""
+    from spatialclaw.primitives.frames.load import load_frames
+
+    several = len(task.inputs) > 1
+    per_input = max(1, count // len(task.inputs))
+    images: list[ImagePart] = []
+    lines: list[str] = []
+    for number, spec in enumerate(task.inputs):
+        name = f"`videos[{number}]`" if several else "`frames`"
+        frames = load_frames(spec.to_dict())
+        total = len(frames)
+        if total == 0:
+            lines.append(f"{name} holds no frames.")
+            continue
+        shown_count = min(per_input, total)
+        positions = sorted({round(i * (total - 1) / max(shown_count - 1, 1)) for i in range(shown_count)})
+        downscaled = False
+        for position in positions:
+            frame = frames[position]
+            image = frame.image
+            if max(image.size) > max_side:
+                scale = max_side / max(image.size)
+                image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
+                downscaled = True
+            label = f"input {number + 1} frame {frame.index}" if several else f"frame {frame.index}"
+            images.append(ImagePart.from_pil(image, label=label))
+        shown = ", ".join(str(frames[p].index) for p in positions)
+        lines.append(
+            f"{name} holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}); "
+            f"attached below: frame(s) {shown}{', downscaled' if downscaled else ''}."
+        )
+    return images, "\n".join(lines)

@@ -1,0 +1,131 @@
+"""The tree keeps the layout rules of docs/design.md: no import cycles, small modules with a stated job,
+kernel-side code that never imports the host side, and no leftover flat modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Source folder -> the package it is installed as (pyproject.toml's package-dir).
+SOURCES = {
+    "spatialclaw": "spatialclaw",
+    "primitives": "spatialclaw.primitives",
+    "prompts": "spatialclaw.prompts",
+    "benchmarks": "spatialclaw.benchmarks",
+}
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for folder, package in SOURCES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every project module ``name`` imports, at any depth of the file (inside functions too)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{alias.name}" for alias in node.names] + [module]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != name and not MODULES[target].name == "__init__.py":
+                found.add(target)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(GRAPH[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(GRAPH):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles_even_through_imports_inside_functions():
+    assert _cycles() == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    GRAPH["spatialclaw.task"].add("spatialclaw.chat")
+    GRAPH["spatialclaw.chat"].add("spatialclaw.task")
+    try:
+        assert ["spatialclaw.chat", "spatialclaw.task"] in _cycles()
+    finally:
+        GRAPH["spatialclaw.task"] = _imports("spatialclaw.task", MODULES["spatialclaw.task"])
+        GRAPH["spatialclaw.chat"] = _imports("spatialclaw.chat", MODULES["spatialclaw.chat"])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_is_small_and_says_its_job(name):
+    path = MODULES[name]
+    text = path.read_text()
+    assert text.count("\n") <= MAX_LINES, f"{path.relative_to(ROOT)} has {text.count(chr(10))} lines; split it by job"
+    docstring = ast.get_docstring(ast.parse(text))
+    assert docstring and docstring.strip(), f"{path.relative_to(ROOT)} has no module docstring saying its job"
+
+
+def test_kernel_side_never_imports_the_host_side():
+    host = {name for name in MODULES if name.startswith("spatialclaw.") and not name.startswith(
+        ("spatialclaw.primitives", "spatialclaw.prompts"))} | {"spatialclaw"}
+    wrong = {name: sorted(GRAPH[name] & host) for name in MODULES if name.startswith("spatialclaw.primitives")}
+    assert {name: found for name, found in wrong.items() if found} == {}
+
+
+def test_no_flat_modules_left_where_a_layer_now_lives():
+    flat = {path.stem for path in (ROOT / "spatialclaw").glob("*.py")}
+    assert flat <= {"__init__", "cli", "task", "chat", "extras", "input_paths"}
+    assert {path.stem for path in (ROOT / "primitives").glob("*.py")} <= {"__init__", "imaging", "protocol", "answers"}
