@@ -10,8 +10,9 @@ own rule (:data:`AGGREGATORS`): ``micro`` (mean over questions), ``macro`` (mean
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from spatialclaw.benchmarks.official import literal
 
@@ -44,7 +45,13 @@ class Aggregate:
     rule: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"overall": self.overall, "categories": self.categories, "counts": self.counts, "n": self.n, "rule": self.rule}
+        return {
+            "overall": self.overall,
+            "categories": self.categories,
+            "counts": self.counts,
+            "n": self.n,
+            "rule": self.rule,
+        }
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -189,8 +196,9 @@ def aggregate_spatialtree(rows: Sequence[ScoredRow]) -> Aggregate:
         return sum(values) / len(values) if values else None
 
     levels = {f"level:{top}": node((top,)) for top in sorted({p[0] for p in leaves})}
-    return Aggregate(node(()), {**cats, **{k: v for k, v in levels.items() if v is not None}}, counts, len(rows),
-                     "spatialtree")
+    return Aggregate(
+        node(()), {**cats, **{k: v for k, v in levels.items() if v is not None}}, counts, len(rows), "spatialtree"
+    )
 
 
 AGGREGATORS: dict[str, Callable[[Sequence[ScoredRow]], Aggregate]] = {

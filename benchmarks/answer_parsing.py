@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "choice_letters",
@@ -27,6 +28,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------------------------- choices
+
 
 def choice_letters(n: int) -> list[str]:
     """``["A", "B", ...]`` for ``n`` options (at most 26)."""
@@ -64,7 +66,7 @@ def focus(text: str) -> str:
         return boxed[-1]
     cues = list(_ANSWER_CUE.finditer(text))
     if cues:
-        tail = text[cues[-1].end():].strip()
+        tail = text[cues[-1].end() :].strip()
         if tail:
             return tail
     return text
@@ -108,7 +110,9 @@ def _choice_in(text: str, letters: list[str], options: list[str]) -> str | None:
         return letters[exact[0]]
     # The option's text followed by trailing words ("left, because ..."): the longest option that prefixes.
     prefixed = [i for i, o in enumerate(options) if o and re.match(re.escape(o) + r"(?![\w])", normalized)]
-    mentioned = [i for i, o in enumerate(options) if o and re.search(r"(?<![\w])" + re.escape(o) + r"(?![\w])", normalized)]
+    mentioned = [
+        i for i, o in enumerate(options) if o and re.search(r"(?<![\w])" + re.escape(o) + r"(?![\w])", normalized)
+    ]
     if prefixed:
         best = max(prefixed, key=lambda i: len(options[i]))
         if all(options[i] in options[best] for i in mentioned):
@@ -149,8 +153,11 @@ def _leading_label(text: str, letters: list[str], options: list[str]) -> str | N
         letter = spaced.group(1)
         rest = norm(spaced.group(2))
         # "A" and "I" are also English words: accept them only when the option's text or "is" follows.
-        if letter not in {"A", "I"} or rest.startswith(("is ", "is.")) or rest == "is" or (
-            options[letters.index(letter)] and rest.startswith(options[letters.index(letter)])
+        if (
+            letter not in {"A", "I"}
+            or rest.startswith(("is ", "is."))
+            or rest == "is"
+            or (options[letters.index(letter)] and rest.startswith(options[letters.index(letter)]))
         ):
             return letter
     return None
@@ -165,21 +172,59 @@ def normalize_choice_answer(value: Any, choices: Sequence[str]) -> str | None:
 # --------------------------------------------------------------------------------------------- numbers
 
 _UNIT_TO_METRES = {
-    "mm": 0.001, "millimeter": 0.001, "millimeters": 0.001, "millimetre": 0.001, "millimetres": 0.001,
-    "cm": 0.01, "centimeter": 0.01, "centimeters": 0.01, "centimetre": 0.01, "centimetres": 0.01,
-    "m": 1.0, "meter": 1.0, "meters": 1.0, "metre": 1.0, "metres": 1.0,
-    "km": 1000.0, "kilometer": 1000.0, "kilometers": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0,
-    "in": 0.0254, "inch": 0.0254, "inches": 0.0254, '"': 0.0254, "″": 0.0254,
-    "ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "'": 0.3048, "′": 0.3048,
-    "yd": 0.9144, "yard": 0.9144, "yards": 0.9144,
+    "mm": 0.001,
+    "millimeter": 0.001,
+    "millimeters": 0.001,
+    "millimetre": 0.001,
+    "millimetres": 0.001,
+    "cm": 0.01,
+    "centimeter": 0.01,
+    "centimeters": 0.01,
+    "centimetre": 0.01,
+    "centimetres": 0.01,
+    "m": 1.0,
+    "meter": 1.0,
+    "meters": 1.0,
+    "metre": 1.0,
+    "metres": 1.0,
+    "km": 1000.0,
+    "kilometer": 1000.0,
+    "kilometers": 1000.0,
+    "kilometre": 1000.0,
+    "kilometres": 1000.0,
+    "in": 0.0254,
+    "inch": 0.0254,
+    "inches": 0.0254,
+    '"': 0.0254,
+    "″": 0.0254,
+    "ft": 0.3048,
+    "foot": 0.3048,
+    "feet": 0.3048,
+    "'": 0.3048,
+    "′": 0.3048,
+    "yd": 0.9144,
+    "yard": 0.9144,
+    "yards": 0.9144,
 }
-_AREA_UNITS = {"m2": 1.0, "m²": 1.0, "square meters": 1.0, "square metres": 1.0, "sq m": 1.0,
-               "ft2": 0.09290304, "ft²": 0.09290304, "square feet": 0.09290304, "sq ft": 0.09290304}
+_AREA_UNITS = {
+    "m2": 1.0,
+    "m²": 1.0,
+    "square meters": 1.0,
+    "square metres": 1.0,
+    "sq m": 1.0,
+    "ft2": 0.09290304,
+    "ft²": 0.09290304,
+    "square feet": 0.09290304,
+    "sq ft": 0.09290304,
+}
 
-_SMALL = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SMALL = {
+    w: i
+    for i, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+    )
+}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _PHRASES = {"a dozen": 12, "a half": 0.5, "a couple": 2}
 
@@ -229,7 +274,12 @@ def _replace_number_words(text: str) -> str:
         parts = re.split(r"(?<!hundred)(?<!thousand)\s+and\s+", m.group(0), flags=re.IGNORECASE)
         return " and ".join(convert(part) for part in parts)
 
-    text = re.sub(r"\b(?:a\s+dozen|a\s+half|a\s+couple)\b", lambda m: _fmt(_PHRASES[re.sub(r"\s+", " ", m.group(0).lower())]), text, flags=re.IGNORECASE)
+    text = re.sub(
+        r"\b(?:a\s+dozen|a\s+half|a\s+couple)\b",
+        lambda m: _fmt(_PHRASES[re.sub(r"\s+", " ", m.group(0).lower())]),
+        text,
+        flags=re.IGNORECASE,
+    )
     return _WORDS_RE.sub(sub, text)
 
 
@@ -278,7 +328,7 @@ def _first_quantity(text: str, unit: str | None) -> float | None:
             continue
         unit_a = (m.group("ua") or "").lower()
         b = _to_float(m.group("b"))
-        if b is not None and m.group(0)[len(m.group("a")):].lstrip().startswith("-") and b < 0:
+        if b is not None and m.group(0)[len(m.group("a")) :].lstrip().startswith("-") and b < 0:
             b = -b  # "2-3" is a range, not 2 and -3
         unit_b = (m.group("ub") or "").lower()
         value = a

@@ -46,8 +46,13 @@ __all__ = ["CLASSES", "generate"]
 
 CLASSES = ("camera_turn", "camera_translate", "orbit_angle", "perspective", "planar")
 
-_BUILDERS = {"camera_turn": camera_turn, "camera_translate": camera_translate, "orbit_angle": orbit_angle,
-             "perspective": perspective, "planar": planar}
+_BUILDERS = {
+    "camera_turn": camera_turn,
+    "camera_translate": camera_translate,
+    "orbit_angle": orbit_angle,
+    "perspective": perspective,
+    "planar": planar,
+}
 
 
 def generate(out_dir: str | Path, classes: tuple[str, ...] = CLASSES, seed: int = 0) -> Path:

@@ -29,16 +29,28 @@ from spatialclaw.benchmarks.devset_data import rgbd, rotation, save, small_frame
 
 __all__ = ["MOTION_CHOICES", "camera_translate", "camera_turn", "orbit_angle"]
 
-MOTION_CHOICES = ["turned left", "turned right", "tilted up", "tilted down",
-                  "moved forward", "moved backward", "moved left", "moved right"]
+MOTION_CHOICES = [
+    "turned left",
+    "turned right",
+    "tilted up",
+    "tilted down",
+    "moved forward",
+    "moved backward",
+    "moved left",
+    "moved right",
+]
 
 
 # camera_turn ---------------------------------------------------------------------------------------
-def _turn_view(rgb: np.ndarray, K: np.ndarray, K_view: np.ndarray, R_cam: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+def _turn_view(
+    rgb: np.ndarray, K: np.ndarray, K_view: np.ndarray, R_cam: np.ndarray, size: tuple[int, int]
+) -> np.ndarray:
     """The view of a camera at the source's centre, rotated by ``R_cam`` (its axes in source-camera
     coordinates), with intrinsics ``K_view``: source pixel = K R_cam K_view^-1 view pixel."""
     H = K @ R_cam @ np.linalg.inv(K_view)
-    return cv2.warpPerspective(rgb, H, size, flags=cv2.INTER_CUBIC | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REFLECT)
+    return cv2.warpPerspective(
+        rgb, H, size, flags=cv2.INTER_CUBIC | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REFLECT
+    )
 
 
 def camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -52,27 +64,54 @@ def camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
         rgb, _, K = rgbd(root, source)
         pan = float(rng.choice([-1, 1]) * rng.uniform(3, 12))
         tilt = float(rng.choice([-1, 1]) * rng.uniform(1.5, 6))
+
         # A pan right turns the optical axis towards +x (rotation about +y, OpenCV axes); a tilt up
         # turns it towards -y (rotation about +x). Each view is half of the motion from the source.
         def view(fraction: float) -> np.ndarray:
             return _turn_view(rgb, K, K_view, rotation("y", fraction * pan) @ rotation("x", fraction * tilt), size)
-        names = [save(small_frame(view(-0.5)), out / f"turn{number}_a.png"), save(small_frame(view(0.5)), out / f"turn{number}_b.png")]
-        intro = (f"The two images are consecutive frames from one camera whose horizontal field of view is {hfov:.0f} "
-                 "degrees; the camera only rotated between them.")
+
+        names = [
+            save(small_frame(view(-0.5)), out / f"turn{number}_a.png"),
+            save(small_frame(view(0.5)), out / f"turn{number}_b.png"),
+        ]
+        intro = (
+            f"The two images are consecutive frames from one camera whose horizontal field of view is {hfov:.0f} "
+            "degrees; the camera only rotated between them."
+        )
         meta = {"source": source, "pan_deg": round(pan, 2), "tilt_deg": round(tilt, 2), "hfov_deg": round(hfov, 2)}
-        records.append({
-            "task_id": f"camera_turn-{number}-pan", "category": "camera_turn", "images": names, "meta": meta,
-            "question": intro + " By how many degrees did it pan? Answer positive for a pan to the right, negative to the left.",
-            "answer": round(pan, 2), "answer_type": "number", "metric": "mra"})
-        records.append({
-            "task_id": f"camera_turn-{number}-tilt", "category": "camera_turn", "images": names, "meta": meta,
-            "question": intro + " By how many degrees did it tilt? Answer positive for a tilt upwards, negative downwards.",
-            "answer": round(tilt, 2), "answer_type": "number", "metric": "mra"})
+        records.append(
+            {
+                "task_id": f"camera_turn-{number}-pan",
+                "category": "camera_turn",
+                "images": names,
+                "meta": meta,
+                "question": intro
+                + " By how many degrees did it pan? Answer positive for a pan to the right, negative to the left.",
+                "answer": round(pan, 2),
+                "answer_type": "number",
+                "metric": "mra",
+            }
+        )
+        records.append(
+            {
+                "task_id": f"camera_turn-{number}-tilt",
+                "category": "camera_turn",
+                "images": names,
+                "meta": meta,
+                "question": intro
+                + " By how many degrees did it tilt? Answer positive for a tilt upwards, negative downwards.",
+                "answer": round(tilt, 2),
+                "answer_type": "number",
+                "metric": "mra",
+            }
+        )
     return records
 
 
 # camera_translate ----------------------------------------------------------------------------------
-def _render_moved(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarray, R: np.ndarray | None = None) -> np.ndarray:
+def _render_moved(
+    rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarray, R: np.ndarray | None = None
+) -> np.ndarray:
     """The photo seen from a camera moved by ``t`` (metres, source-camera axes) and turned by ``R`` (its
     axes in source-camera coordinates): every pixel with measured depth is moved to its new projection
     (nearest point wins); holes, and pixels without depth, are inpainted."""
@@ -104,8 +143,16 @@ def _render_moved(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarr
 def camera_translate(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Small sideways or forward moves mixed with small pans that look alike at 224 px; every view is
     rendered from the RGB-D frame by the same renderer, so artefacts tell nothing."""
-    plan = [("redwood", "moved left"), ("tum", "turned left"), ("nyu", "moved right"), ("sun", "turned right"),
-            ("tum", "moved forward"), ("redwood", "turned right"), ("nyu", "moved backward"), ("sun", "moved left")]
+    plan = [
+        ("redwood", "moved left"),
+        ("tum", "turned left"),
+        ("nyu", "moved right"),
+        ("sun", "turned right"),
+        ("tum", "moved forward"),
+        ("redwood", "turned right"),
+        ("nyu", "moved backward"),
+        ("sun", "moved left"),
+    ]
     vectors = {"forward": (0, 0, 1), "backward": (0, 0, -1), "left": (-1, 0, 0), "right": (1, 0, 0)}
     records = []
     for number, (source, label) in enumerate(plan):
@@ -122,12 +169,21 @@ def camera_translate(root: Path, out: Path, rng: np.random.Generator) -> list[di
         first = _render_moved(rgb, depth, K, -step / 2, rotation("y", -turn / 2))
         second = _render_moved(rgb, depth, K, step / 2, rotation("y", turn / 2))
         crop = (slice(30, 450), slice(40, 600))  # drop the borders that moving the camera leaves empty
-        names = [save(small_frame(first[crop]), out / f"move{number}_a.png"), save(small_frame(second[crop]), out / f"move{number}_b.png")]
-        records.append({
-            "task_id": f"camera_translate-{number}", "category": "camera_translate", "images": names,
-            "question": "The two images are consecutive frames from one camera. How did the camera move between the first and the second frame?",
-            "choices": MOTION_CHOICES, "answer": chr(ord("A") + MOTION_CHOICES.index(label)),
-            "meta": {"source": source, "motion": motion}})
+        names = [
+            save(small_frame(first[crop]), out / f"move{number}_a.png"),
+            save(small_frame(second[crop]), out / f"move{number}_b.png"),
+        ]
+        records.append(
+            {
+                "task_id": f"camera_translate-{number}",
+                "category": "camera_translate",
+                "images": names,
+                "question": "The two images are consecutive frames from one camera. How did the camera move between the first and the second frame?",
+                "choices": MOTION_CHOICES,
+                "answer": chr(ord("A") + MOTION_CHOICES.index(label)),
+                "meta": {"source": source, "motion": motion},
+            }
+        )
     return records
 
 
@@ -147,15 +203,32 @@ def orbit_angle(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
     for folder, table in (("multiview-temple", "templeR_par.txt"), ("multiview-dino", "dino_par.txt")):
         rotations = _middlebury(root, folder, table)
         names = sorted(rotations)
-        pairs = [(names[0], names[3]), (names[2], names[8])] if folder.endswith("temple") else [(names[0], names[5]), (names[10], names[13])]
+        pairs = (
+            [(names[0], names[3]), (names[2], names[8])]
+            if folder.endswith("temple")
+            else [(names[0], names[5]), (names[10], names[13])]
+        )
         for a, b in pairs:
             # Angle between the viewing directions: the third rows of the world-to-camera rotations.
             axis_a, axis_b = rotations[a][2], rotations[b][2]
             angle = math.degrees(math.acos(float(np.clip(axis_a @ axis_b, -1, 1))))
-            files = [save(small_frame(np.array(Image.open(root / folder / n).convert("RGB"))), out / f"orbit_{n}") for n in (a, b)]
-            records.append({
-                "task_id": f"orbit_angle-{Path(a).stem}-{Path(b).stem}", "category": "orbit_angle", "images": files,
-                "question": ("Both photos show the same object from two camera positions. By how many degrees does the "
-                             "camera's viewing direction differ between the two photos?"),
-                "answer": round(angle, 2), "answer_type": "number", "metric": "mra", "meta": {"source": folder, "views": [a, b]}})
+            files = [
+                save(small_frame(np.array(Image.open(root / folder / n).convert("RGB"))), out / f"orbit_{n}")
+                for n in (a, b)
+            ]
+            records.append(
+                {
+                    "task_id": f"orbit_angle-{Path(a).stem}-{Path(b).stem}",
+                    "category": "orbit_angle",
+                    "images": files,
+                    "question": (
+                        "Both photos show the same object from two camera positions. By how many degrees does the "
+                        "camera's viewing direction differ between the two photos?"
+                    ),
+                    "answer": round(angle, 2),
+                    "answer_type": "number",
+                    "metric": "mra",
+                    "meta": {"source": folder, "views": [a, b]},
+                }
+            )
     return records

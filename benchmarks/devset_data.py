@@ -46,12 +46,12 @@ def _depth_m(path: Path, kind: str) -> np.ndarray:
         header_end = 0
         fields = 0
         while fields < 4:  # P5, width, height, maxval
-            while raw[header_end:header_end + 1].isspace():
+            while raw[header_end : header_end + 1].isspace():
                 header_end += 1
-            while not raw[header_end:header_end + 1].isspace():
+            while not raw[header_end : header_end + 1].isspace():
                 header_end += 1
             fields += 1
-        data = np.frombuffer(raw[header_end + 1:], dtype="<u2")[: 640 * 480].reshape(480, 640).astype(np.float64)
+        data = np.frombuffer(raw[header_end + 1 :], dtype="<u2")[: 640 * 480].reshape(480, 640).astype(np.float64)
         depth = 351.3 / np.maximum(1092.5 - data, 1e-6)
         depth[(data >= 2047) | (depth <= 0) | (depth > 10)] = 0
         return depth

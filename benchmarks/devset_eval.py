@@ -40,8 +40,21 @@ MAX_STEPS = 8
 
 def session_command(task: Task, sessions: Path) -> str:
     """The ``spatialclaw session start`` command line for one task (kernel condition)."""
-    words = ["spatialclaw", "session", "start", "--root", str(sessions), "--id", task.task_id, "--max-steps", str(MAX_STEPS),
-             "--question", task.question, "--frames", *task.inputs[0].paths]
+    words = [
+        "spatialclaw",
+        "session",
+        "start",
+        "--root",
+        str(sessions),
+        "--id",
+        task.task_id,
+        "--max-steps",
+        str(MAX_STEPS),
+        "--question",
+        task.question,
+        "--frames",
+        *task.inputs[0].paths,
+    ]
     if task.choices:
         words += ["--choices", *task.choices]
     else:
@@ -58,8 +71,10 @@ def prepare(tasks_path: Path, out: Path) -> Path:
         options = "".join(f"\n    {chr(65 + i)}. {c}" for i, c in enumerate(task.choices or []))
         kind = "answer with the option letter" if task.choices else f"answer type: {task.answer_type}"
         images = "\n".join(f"    {p}" for spec in task.inputs for p in spec.paths)
-        blocks.append(f"## {task.task_id}\nimages:\n{images}\nquestion: {task.question}{options}\n({kind})\n"
-                      f"kernel condition:\n    {session_command(task, sessions)}\n")
+        blocks.append(
+            f"## {task.task_id}\nimages:\n{images}\nquestion: {task.question}{options}\n({kind})\n"
+            f"kernel condition:\n    {session_command(task, sessions)}\n"
+        )
     path = out / "questions.md"
     path.write_text("\n".join(blocks))
     return path
@@ -91,8 +106,14 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
         def value(answer: Any) -> float:
             if answer is None:
                 return 0.0
-            return score_answer(answer, task.ground_truth, task.answer_type, task.choices,
-                                task.meta.get("metric"), task.meta.get("unit")).value
+            return score_answer(
+                answer,
+                task.ground_truth,
+                task.answer_type,
+                task.choices,
+                task.meta.get("metric"),
+                task.meta.get("unit"),
+            ).value
 
         if looking is not None:
             bucket["looking"].append(value(looked.get(task_id)))
@@ -109,7 +130,10 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
     table = {}
     for name, bucket in [*sorted(per_class.items()), ("all", everything)]:
         mean = {key: (sum(v) / len(v) if v else None) for key, v in bucket.items()}
-        table[name] = {"n": len(bucket["kernel"]), **{k: (round(v, 3) if v is not None else None) for k, v in mean.items()}}
+        table[name] = {
+            "n": len(bucket["kernel"]),
+            **{k: (round(v, 3) if v is not None else None) for k, v in mean.items()},
+        }
         if mean.get("looking") is not None:
             table[name]["gain"] = round(mean["kernel"] - mean["looking"], 3)
     return table
@@ -118,8 +142,10 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
 def _print_table(table: dict[str, Any]) -> None:
     print(f"{'class':<18}{'n':>3}{'looking':>9}{'kernel':>8}{'gain':>7}{'steps':>7}")
     for name, row in table.items():
+
         def cell(key: str) -> str:
             return "-" if row.get(key) is None else f"{row[key]:.2f}"
+
         print(f"{name:<18}{row['n']:>3}{cell('looking'):>9}{cell('kernel'):>8}{cell('gain'):>7}{cell('steps'):>7}")
 
 

@@ -46,14 +46,16 @@ def _mark(image: Image.Image, points: dict[str, tuple[float, float]], scale: flo
     return marked
 
 
-def _floor(depth: np.ndarray, K: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _floor(
+    depth: np.ndarray, K: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The floor of an RGB-D frame: (its up normal in camera axes, the camera-frame points (H, W, 3),
     the mask of floor pixels within 2 cm of the plane), by RANSAC over the lower half of the image among
     planes within 45 degrees of the camera's up (-y); None when no floor covers 3 % of the image."""
     h, w = depth.shape
     v, u = np.mgrid[0:h, 0:w]
     points = np.dstack([(u - K[0, 2]) * depth / K[0, 0], (v - K[1, 2]) * depth / K[1, 1], depth])
-    candidates = points[h // 2:][depth[h // 2:] > 0.3]
+    candidates = points[h // 2 :][depth[h // 2 :] > 0.3]
     best, best_count = None, 0
     for _ in range(300):
         p0, p1, p2 = candidates[rng.choice(len(candidates), 3, replace=False)]
@@ -86,7 +88,7 @@ def perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
         if found is None:
             continue
         up, points, floor = found
-        rows, cols = np.nonzero(floor[:h - 30, 40:w - 40])  # markers fully inside the picture
+        rows, cols = np.nonzero(floor[: h - 30, 40 : w - 40])  # markers fully inside the picture
         cols = cols + 40
         for _ in range(2000):
             picks = [(int(cols[k]), int(rows[k])) for k in rng.choice(len(rows), 3, replace=False)]
@@ -108,13 +110,25 @@ def perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
         scale = WIDTH / w
         picture = _mark(small_frame(rgb), dict(zip(("red", "blue", "green"), picks)), scale)
         name = save(picture, out / f"perspective{number}.png")
-        records.append({
-            "task_id": f"perspective-{number}", "category": "perspective", "images": [name],
-            "question": ("The three coloured dots mark points on the floor. Imagine you stand at the red dot, facing the "
-                         "blue dot. In which direction is the green dot?"),
-            "choices": QUADRANTS, "answer": chr(ord("A") + QUADRANTS.index(side)),
-            "meta": {"source": source, "pixels": picks, "angle_deg": round(angle, 1),
-                     "floor_up_camera": [round(float(x), 4) for x in up]}})
+        records.append(
+            {
+                "task_id": f"perspective-{number}",
+                "category": "perspective",
+                "images": [name],
+                "question": (
+                    "The three coloured dots mark points on the floor. Imagine you stand at the red dot, facing the "
+                    "blue dot. In which direction is the green dot?"
+                ),
+                "choices": QUADRANTS,
+                "answer": chr(ord("A") + QUADRANTS.index(side)),
+                "meta": {
+                    "source": source,
+                    "pixels": picks,
+                    "angle_deg": round(angle, 1),
+                    "floor_up_camera": [round(float(x), 4) for x in up],
+                },
+            }
+        )
     return records
 
 
@@ -130,7 +144,12 @@ def _look_at(camera: np.ndarray, target: np.ndarray) -> np.ndarray:
 def planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
     """An A4 sheet and three dots on a real texture, photographed obliquely. The plane is z = 0 of a
     +Z-up world in metres; its texture is rastered at 1 px per millimetre (x to +X, y to -Y)."""
-    textures = ["rgbd-single/SUN_color.jpg", "rgbd-single/NYU_color.ppm", "rgbd-redwood/color/00002.jpg", "rgbd-single/TUM_color.png"]
+    textures = [
+        "rgbd-single/SUN_color.jpg",
+        "rgbd-single/NYU_color.ppm",
+        "rgbd-redwood/color/00002.jpg",
+        "rgbd-single/TUM_color.png",
+    ]
     records = []
     plane_w, plane_h = 1600, 1200  # mm
     colours = {"red": (220, 30, 30), "blue": (30, 70, 230), "green": (30, 170, 50)}
@@ -143,7 +162,10 @@ def planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, An
         x0, y0 = corner.astype(int)
         x1, y1 = (corner + size).astype(int)
         plane[y0:y1, x0:x1] = (0.92 * np.array([245, 243, 238]) + 0.08 * plane[y0:y1, x0:x1]).astype(np.uint8)
-        dots = {name: corner + np.array([rng.uniform(-110, size[0] + 110), rng.uniform(-70, size[1] + 70)]) for name in colours}
+        dots = {
+            name: corner + np.array([rng.uniform(-110, size[0] + 110), rng.uniform(-70, size[1] + 70)])
+            for name in colours
+        }
         canvas = Image.fromarray(plane)
         draw = ImageDraw.Draw(canvas)
         for name, (x, y) in dots.items():
@@ -151,19 +173,32 @@ def planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, An
         plane = np.array(canvas)
         # The camera looks near the middle of the sheet from 0.6 m, 35-48 degrees from the plane's normal;
         # a view that cuts off the sheet or a dot, or sees past the textured plane, is drawn again.
-        marks = np.array([corner, corner + [size[0], 0], corner + size, corner + [0, size[1]], *dots.values()], np.float64)
+        marks = np.array(
+            [corner, corner + [size[0], 0], corner + size, corner + [0, size[1]], *dots.values()], np.float64
+        )
         texture_to_plane = np.diag([1 / 1000, -1 / 1000, 1.0])  # texture px (mm) -> plane metres
         for _ in range(200):
             oblique, heading = math.radians(rng.uniform(35, 48)), math.radians(rng.uniform(-30, 30))
             middle = corner + size / 2 + rng.uniform(-30, 30, 2)
             target = np.array([middle[0] / 1000, -middle[1] / 1000, 0.0])
-            camera = target + 0.6 * np.array([math.sin(oblique) * math.sin(heading), -math.sin(oblique) * math.cos(heading), math.cos(oblique)])
+            camera = target + 0.6 * np.array(
+                [math.sin(oblique) * math.sin(heading), -math.sin(oblique) * math.cos(heading), math.cos(oblique)]
+            )
             R = _look_at(camera, target)
             H = K @ np.column_stack([R[:, 0], R[:, 1], -R @ camera]) @ texture_to_plane
             seen = cv2.perspectiveTransform(marks[None], H)[0]
-            corners = cv2.perspectiveTransform(np.array([[[0, 0], [799, 0], [0, 599], [799, 599]]], np.float64), np.linalg.inv(H))[0]
-            if (seen[:, 0].min() > 25 and seen[:, 0].max() < 775 and seen[:, 1].min() > 25 and seen[:, 1].max() < 575
-                    and corners.min() >= 0 and (corners[:, 0] < plane_w).all() and (corners[:, 1] < plane_h).all()):
+            corners = cv2.perspectiveTransform(
+                np.array([[[0, 0], [799, 0], [0, 599], [799, 599]]], np.float64), np.linalg.inv(H)
+            )[0]
+            if (
+                seen[:, 0].min() > 25
+                and seen[:, 0].max() < 775
+                and seen[:, 1].min() > 25
+                and seen[:, 1].max() < 575
+                and corners.min() >= 0
+                and (corners[:, 0] < plane_w).all()
+                and (corners[:, 1] < plane_h).all()
+            ):
                 break
         else:
             raise AssertionError("no oblique view shows the whole sheet and every dot; change the camera ranges")
@@ -178,14 +213,34 @@ def planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, An
         distance_cm = float(np.linalg.norm(red - blue)) / 10
         u, v = red - green, blue - green
         angle = math.degrees(math.acos(float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))))
-        records.append({
-            "task_id": f"planar-{number}-distance", "category": "planar", "images": [image_name],
-            "question": ("The white sheet is A4 paper (21.0 cm x 29.7 cm) lying flat on the same surface as the coloured dots. "
-                         "How far apart are the centres of the red dot and the blue dot, in centimetres?"),
-            "answer": round(distance_cm, 2), "answer_type": "number", "metric": "mra", "meta": {"source": texture}})
-        records.append({
-            "task_id": f"planar-{number}-angle", "category": "planar", "images": [image_name],
-            "question": ("The white sheet is A4 paper lying flat on the same surface as the coloured dots. On that surface, "
-                         "what is the angle in degrees at the green dot between the directions to the red dot and to the blue dot?"),
-            "answer": round(angle, 2), "answer_type": "number", "metric": "mra", "meta": {"source": texture}})
+        records.append(
+            {
+                "task_id": f"planar-{number}-distance",
+                "category": "planar",
+                "images": [image_name],
+                "question": (
+                    "The white sheet is A4 paper (21.0 cm x 29.7 cm) lying flat on the same surface as the coloured dots. "
+                    "How far apart are the centres of the red dot and the blue dot, in centimetres?"
+                ),
+                "answer": round(distance_cm, 2),
+                "answer_type": "number",
+                "metric": "mra",
+                "meta": {"source": texture},
+            }
+        )
+        records.append(
+            {
+                "task_id": f"planar-{number}-angle",
+                "category": "planar",
+                "images": [image_name],
+                "question": (
+                    "The white sheet is A4 paper lying flat on the same surface as the coloured dots. On that surface, "
+                    "what is the angle in degrees at the green dot between the directions to the red dot and to the blue dot?"
+                ),
+                "answer": round(angle, 2),
+                "answer_type": "number",
+                "metric": "mra",
+                "meta": {"source": texture},
+            }
+        )
     return records

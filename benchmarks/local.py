@@ -30,8 +30,25 @@ from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["load_local_tasks", "task_from_record", "write_local_tasks"]
 
-_KNOWN = {"task_id", "question", "images", "video", "fps", "count", "choices", "answer", "ground_truth", "answer_type",
-          "category", "metric", "unit", "meta", "inputs", "benchmark", "inferred"}
+_KNOWN = {
+    "task_id",
+    "question",
+    "images",
+    "video",
+    "fps",
+    "count",
+    "choices",
+    "answer",
+    "ground_truth",
+    "answer_type",
+    "category",
+    "metric",
+    "unit",
+    "meta",
+    "inputs",
+    "benchmark",
+    "inferred",
+}
 
 
 def _resolve(path: str, base: Path) -> str:
@@ -59,7 +76,9 @@ def task_from_record(record: dict[str, Any], base: Path, line: int = 0, benchmar
         images = record["images"] if isinstance(record["images"], list) else [record["images"]]
         inputs.append(FrameSpec.images([_resolve(p, base) for p in images]))
     if "video" in record:
-        inputs.append(FrameSpec.video(_resolve(record["video"], base), fps=record.get("fps"), count=record.get("count")))
+        inputs.append(
+            FrameSpec.video(_resolve(record["video"], base), fps=record.get("fps"), count=record.get("count"))
+        )
     if not inputs:
         raise ValueError("give 'images' (a list of paths), 'video' (a path) or 'inputs'")
     meta = dict(record.get("meta") or {})
@@ -72,7 +91,9 @@ def task_from_record(record: dict[str, Any], base: Path, line: int = 0, benchmar
     answer_type, notes = parsed.answer_type, parsed.notes
     if answer_type == "text" and isinstance(ground_truth, (int, float)) and not isinstance(ground_truth, bool):
         answer_type = "number"
-        notes = [n for n in notes if not n.startswith("answer type")] + ["answer type number: the ground truth is a number"]
+        notes = [n for n in notes if not n.startswith("answer type")] + [
+            "answer type number: the ground truth is a number"
+        ]
     if isinstance(record.get("inferred"), list):  # a Task's dict form keeps what was inferred when it was made
         notes = [str(n) for n in record["inferred"]]
     if parsed.text != record["question"].strip():

@@ -36,7 +36,7 @@ def rgbd_sources(data: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     rgb, depth, _ = redwood_frame(data)
     out = {"redwood": (rgb, depth)}
     tum = np.asarray(Image.open(single / "TUM_depth.png")).astype(np.float64) / 5000.0
-    raw = np.frombuffer((single / "NYU_depth.pgm").read_bytes()[-640 * 480 * 2:], dtype="<u2").reshape(480, 640)
+    raw = np.frombuffer((single / "NYU_depth.pgm").read_bytes()[-640 * 480 * 2 :], dtype="<u2").reshape(480, 640)
     nyu = np.where(raw < 2047, 351.3 / (1092.5 - raw.astype(np.float64)), np.nan)
     sun_raw = np.asarray(Image.open(single / "SUN_depth.png")).astype(np.uint16)
     sun = ((sun_raw >> 3) | (sun_raw << 13)).astype(np.float64) / 1000.0
@@ -47,11 +47,29 @@ def rgbd_sources(data: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-TURNS = [(1, 0, 0), (3, 0, 0), (5, 0, 0), (10, 0, 0), (20, 0, 0), (30, 0, 0), (-8, 0, 0), (0, 5, 0), (0, -10, 0),
-         (0, 0, 5), (8, 4, 0), (-6, -3, 2)]
+TURNS = [
+    (1, 0, 0),
+    (3, 0, 0),
+    (5, 0, 0),
+    (10, 0, 0),
+    (20, 0, 0),
+    (30, 0, 0),
+    (-8, 0, 0),
+    (0, 5, 0),
+    (0, -10, 0),
+    (0, 0, 5),
+    (8, 4, 0),
+    (-6, -3, 2),
+]
 ZOOMS = [1.05, 1.15, 0.9]
-MOVES = [((0.15, 0, 0), "right"), ((-0.15, 0, 0), "left"), ((0, 0, 0.3), "forward"), ((0, 0, -0.3), "back"),
-         ((0, -0.1, 0), "up"), ((0, 0.1, 0), "down")]
+MOVES = [
+    ((0.15, 0, 0), "right"),
+    ((-0.15, 0, 0), "left"),
+    ((0, 0, 0.3), "forward"),
+    ((0, 0, -0.3), "back"),
+    ((0, -0.1, 0), "up"),
+    ((0, 0.1, 0), "down"),
+]
 
 
 def main() -> None:
@@ -70,8 +88,10 @@ def main() -> None:
             if pitch == roll == 0:
                 pan_errors.append(error)
             verdicts.append(ok)
-            rows.append(f"{name:8} turn {yaw:+4}/{pitch:+3}/{roll:+3} deg -> {step.kind:11} "
-                        f"({measured[0]:+6.2f}, {measured[1]:+6.2f}, {measured[2]:+6.2f}) max err {error:.2f}")
+            rows.append(
+                f"{name:8} turn {yaw:+4}/{pitch:+3}/{roll:+3} deg -> {step.kind:11} "
+                f"({measured[0]:+6.2f}, {measured[1]:+6.2f}, {measured[2]:+6.2f}) max err {error:.2f}"
+            )
         for zoom in ZOOMS:
             frames = turning_sequence(rgb, K_FULL, [np.eye(3), np.eye(3)], zooms=[1.0, zoom])
             step = motion(frames, intrinsics=K).steps[0]
@@ -83,8 +103,10 @@ def main() -> None:
             main_word = (step.translation_words or "").split(" and ")[0]
             ok = step.kind == "translation" and main_word == word
             verdicts.append(ok)
-            rows.append(f"{name:8} move {word:8} -> {step.kind:11} {step.translation_words or '':20} "
-                        f"parallax {step.parallax_px:.2f} px rotation {step.rotation_deg or 0:.2f} deg {'ok' if ok else 'WRONG'}")
+            rows.append(
+                f"{name:8} move {word:8} -> {step.kind:11} {step.translation_words or '':20} "
+                f"parallax {step.parallax_px:.2f} px rotation {step.rotation_deg or 0:.2f} deg {'ok' if ok else 'WRONG'}"
+            )
     # one longer sequence: self-calibrated focal, 8 frames, 5 degrees per frame
     rgb = sources["redwood"][0]
     frames = turning_sequence(rgb, K_FULL, [rotation_ypr(5.0 * i) for i in range(8)])
@@ -92,10 +114,13 @@ def main() -> None:
     chained = yaw_pitch_roll(calibrated.orientations()[-1])[0]
     print("\n".join(rows))
     summary = {
-        "cases": len(verdicts), "verdicts_right": int(sum(verdicts)),
-        "max_pan_error_deg": max(pan_errors), "median_pan_error_deg": float(np.median(pan_errors)),
+        "cases": len(verdicts),
+        "verdicts_right": int(sum(verdicts)),
+        "max_pan_error_deg": max(pan_errors),
+        "median_pan_error_deg": float(np.median(pan_errors)),
         "max_rotation_angle_error_deg": max(angle_errors),
-        "self_calibrated_focal_px": float(calibrated.intrinsics[0, 0]), "true_focal_px": float(K[0, 0]),
+        "self_calibrated_focal_px": float(calibrated.intrinsics[0, 0]),
+        "true_focal_px": float(K[0, 0]),
         "self_calibrated_max_pan_error_deg": float(np.max(np.abs(calibrated.yaw_deg - 5.0))),
         "self_calibrated_chained_35deg_error_deg": float(chained - 35.0),
     }

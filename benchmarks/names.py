@@ -7,7 +7,7 @@ gives the form names are compared in, :func:`canonical_benchmark_name` the regis
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["canonical_benchmark_name", "normalise_benchmark_name"]
 

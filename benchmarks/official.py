@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from spatialclaw.benchmarks.official_common import option_text, to_float
 from spatialclaw.benchmarks.official_mcq import (

@@ -10,14 +10,26 @@ re-implements what the benchmark's published evaluation code does to one reply (
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from spatialclaw.benchmarks.official_common import vsi_fuzzy
 
 __all__ = [
-    "cv_letter", "dsi_choice", "leading_letter", "mmsi_choice", "mmsi_video_choice", "mmsi_video_extract",
-    "omnispatial_choice", "pai_choice", "spar_mca", "videomme_choice", "videomme_v2_choice", "viewspatial_choice",
-    "viewspatial_option", "vsi_mca",
+    "cv_letter",
+    "dsi_choice",
+    "leading_letter",
+    "mmsi_choice",
+    "mmsi_video_choice",
+    "mmsi_video_extract",
+    "omnispatial_choice",
+    "pai_choice",
+    "spar_mca",
+    "videomme_choice",
+    "videomme_v2_choice",
+    "viewspatial_choice",
+    "viewspatial_option",
+    "vsi_mca",
 ]
 
 
@@ -77,13 +89,26 @@ def omnispatial_choice(reply: str, gt: Any, choices: Any = None, param: str | No
 
 
 _VIDEOMME_PREFIXES = (
-    "The best answer is", "The correct answer is", "The answer is", "The answer",
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
     # Two pairs the official list joins by a missing comma, kept as the official code has them:
-    "The best option isThe correct option is", "Best answer:Best option:",
+    "The best option isThe correct option is",
+    "Best answer:Best option:",
 )
 _VIDEOMME_V2_PREFIXES = (
-    "The best answer is", "The correct answer is", "The answer is", "The answer", "The best option is",
-    "The correct option is", "Final Answer:", "Best answer:", "Best option:", "Answer:", "Option:",
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    "The best option is",
+    "The correct option is",
+    "Final Answer:",
+    "Best answer:",
+    "Best option:",
+    "Answer:",
+    "Option:",
 )
 
 

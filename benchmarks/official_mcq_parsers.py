@@ -10,15 +10,22 @@ SpatialTree-Bench), the reply scores as wrong instead (see :mod:`spatialclaw.ben
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.benchmarks.official_common import option_text
 
 __all__ = [
-    "erqa_choice", "mcq_extract", "mindcube_choice", "mindcube_extract", "perceptioncomp_choice",
-    "spatialtree_choice", "vlmeval_choice", "vlmeval_infer",
+    "erqa_choice",
+    "mcq_extract",
+    "mindcube_choice",
+    "mindcube_extract",
+    "perceptioncomp_choice",
+    "spatialtree_choice",
+    "vlmeval_choice",
+    "vlmeval_infer",
 ]
 
 
@@ -34,8 +41,13 @@ def mindcube_extract(text: str) -> str | None:
     tagged = re.search(r"<Answer>(.*?)(?:<|$)", text, re.DOTALL)
     if tagged:
         section = tagged.group(1)
-        for pattern in (r"[Mm]y answer is ([A-E])", r"[Mm]y answer is ([A-E])\.", r"[Tt]he answer is ([A-E])",
-                        r"(?:Answer: )?([A-E])\.", r"\b([A-E])\b"):
+        for pattern in (
+            r"[Mm]y answer is ([A-E])",
+            r"[Mm]y answer is ([A-E])\.",
+            r"[Tt]he answer is ([A-E])",
+            r"(?:Answer: )?([A-E])\.",
+            r"\b([A-E])\b",
+        ):
             found = list(re.finditer(pattern, section))
             if found:
                 return found[-1].group(1)
@@ -94,7 +106,7 @@ def _read_letter(fragment: str) -> tuple[str, str] | None:
 def _alternative_follows(tail: str) -> bool:
     rest = tail.lstrip("*_`\"')]}$ .:").lstrip()
     connector = re.match(r"(?:and\s*/\s*or|and|or|[/&,+|])\s*", rest, flags=re.IGNORECASE)
-    return bool(connector) and _read_letter(rest[connector.end():]) is not None
+    return bool(connector) and _read_letter(rest[connector.end() :]) is not None
 
 
 def mcq_extract(reply: str, allowed: Sequence[str] = tuple("ABCDEFGH")) -> str:
@@ -108,14 +120,17 @@ def mcq_extract(reply: str, allowed: Sequence[str] = tuple("ABCDEFGH")) -> str:
         return ""
     allowed_set = {a.upper() for a in allowed}
     text = reply.strip()
-    containers = list(re.finditer(r"<answer\b[^<>]*>(.*?)(?:</answer\s*>|$)|\\boxed\s*\{([^{}]*)\}", text,
-                                  flags=re.IGNORECASE | re.DOTALL))
+    containers = list(
+        re.finditer(
+            r"<answer\b[^<>]*>(.*?)(?:</answer\s*>|$)|\\boxed\s*\{([^{}]*)\}", text, flags=re.IGNORECASE | re.DOTALL
+        )
+    )
     if containers:
         last = containers[-1]
         text = (last.group(1) if last.group(1) is not None else last.group(2)).strip()
     declared = None
     for match in _DECLARATION.finditer(text):
-        choice = _read_letter(text[match.end():])
+        choice = _read_letter(text[match.end() :])
         declared = choice[0] if choice and choice[0] in allowed_set and not _alternative_follows(choice[1]) else ""
     if declared is not None:
         return declared
@@ -164,27 +179,43 @@ def _mmmu_parse(reply: str, options: Sequence[str]) -> str | None:
     return candidates[int(np.argmax(where))]
 
 
-def perceptioncomp_choice(reply: str, gt: Any, choices: Sequence[str] | None = None,
-                          param: str | None = None) -> tuple[float, Any]:
+def perceptioncomp_choice(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
     """PerceptionComp (lmms-eval): :func:`_mmmu_parse` over the non-empty options equals the answer letter."""
     got = _mmmu_parse(reply, [option_text(c) for c in choices or []])
     return (1.0 if got is not None and got.upper() == str(gt).upper() else 0.0), got
 
 
 _SPATIALTREE_PATTERNS = (
-    r"The correct option is ([A-Z])", r"The answer is ([A-Z])", r"The correct answer is ([A-Z])",
-    r"Option ([A-Z]) is correct", r"The right choice is ([A-Z])", r"Thus, the answer is ([A-Z])",
-    r"Therefore, the correct option is ([A-Z])", r"The answer should be ([A-Z])",
-    r"Hence, the correct answer is ([A-Z])", r"The correct choice is ([A-Z])",
-    r"Accordingly, the answer is ([A-Z])", r"Consequently, the correct option is ([A-Z])The correct option is ([A-Z])",
-    r"Answer: ([A-Z])", r"Answer ([A-Z])", r"Choice ([A-Z])", r"Select ([A-Z])", r"([A-Z]) is correct",
-    r"([A-Z]) is the answer", r"([A-Z]) is the correct option", r"Correct: ([A-Z])", r"Right: ([A-Z])",
+    r"The correct option is ([A-Z])",
+    r"The answer is ([A-Z])",
+    r"The correct answer is ([A-Z])",
+    r"Option ([A-Z]) is correct",
+    r"The right choice is ([A-Z])",
+    r"Thus, the answer is ([A-Z])",
+    r"Therefore, the correct option is ([A-Z])",
+    r"The answer should be ([A-Z])",
+    r"Hence, the correct answer is ([A-Z])",
+    r"The correct choice is ([A-Z])",
+    r"Accordingly, the answer is ([A-Z])",
+    r"Consequently, the correct option is ([A-Z])The correct option is ([A-Z])",
+    r"Answer: ([A-Z])",
+    r"Answer ([A-Z])",
+    r"Choice ([A-Z])",
+    r"Select ([A-Z])",
+    r"([A-Z]) is correct",
+    r"([A-Z]) is the answer",
+    r"([A-Z]) is the correct option",
+    r"Correct: ([A-Z])",
+    r"Right: ([A-Z])",
     r"<\|begin_of_box\|>([A-Z])<\|end_of_box\|>",
 )
 
 
-def spatialtree_choice(reply: str, gt: Any, choices: Sequence[str] | None = None,
-                       param: str | None = None) -> tuple[float, Any]:
+def spatialtree_choice(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
     """SpatialTree-Bench ``multichoiceeval``: the first listed answer pattern naming an offered letter, else
     a single offered letter after the last ``Answer:``, else :func:`_mmmu_parse`; equals the answer."""
     options = [str(c) for c in choices or []]
@@ -196,7 +227,7 @@ def spatialtree_choice(reply: str, gt: Any, choices: Sequence[str] | None = None
             got = match.group(1)
             break
     if got is None and reply.rfind("Answer:") != -1:
-        tail = reply[reply.rfind("Answer:") + len("Answer:"):].strip()
+        tail = reply[reply.rfind("Answer:") + len("Answer:") :].strip()
         named = [c for c in letters if c in tail]
         if len(named) == 1:
             got = named[0]
@@ -205,8 +236,12 @@ def spatialtree_choice(reply: str, gt: Any, choices: Sequence[str] | None = None
     return (1.0 if got is not None and got == str(gt) else 0.0), got
 
 
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
+_REFUSALS = (
+    "Sorry, I can't help with images of people yet.",
+    "I can't process this file.",
+    "I'm sorry, but without the image provided",
+    "Cannot determine the answer",
+)
 
 
 def vlmeval_infer(reply: str, options: Sequence[str]) -> str | None:
@@ -234,8 +269,9 @@ def vlmeval_infer(reply: str, options: Sequence[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def vlmeval_choice(reply: str, gt: Any, choices: Sequence[str] | None = None,
-                   param: str | None = None) -> tuple[float, Any]:
+def vlmeval_choice(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
     """3DSRBench (VLMEvalKit's multiple-choice evaluation): :func:`vlmeval_infer` equals the answer letter."""
     got = vlmeval_infer(reply, [option_text(c) for c in choices or []])
     return (1.0 if got is not None and got == str(gt).strip() else 0.0), got

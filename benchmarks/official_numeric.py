@@ -17,8 +17,16 @@ import numpy as np
 from spatialclaw.benchmarks.official_common import VSI_CONFIDENCE, official_mra, to_float, vsi_fuzzy
 
 __all__ = [
-    "OMNI3D_TOLERANCES", "first_number", "omni3d_score", "osi_na", "spar_na", "spar_number", "spar_vci",
-    "spatialtree_mra", "spatialtree_number", "vsi_na",
+    "OMNI3D_TOLERANCES",
+    "first_number",
+    "omni3d_score",
+    "osi_na",
+    "spar_na",
+    "spar_number",
+    "spar_vci",
+    "spatialtree_mra",
+    "spatialtree_number",
+    "vsi_na",
 ]
 
 
@@ -40,8 +48,12 @@ def spatialtree_number(text: str) -> str:
     as upstream, commas are dropped before the pair patterns run, so a written pair is not recognised."""
     text = text.replace(",", "")
     stripped = text
-    for pattern in (r"\(\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\)", r"\[\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\]",
-                    r"\{\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\}", r"\b-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\b"):
+    for pattern in (
+        r"\(\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\)",
+        r"\[\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\]",
+        r"\{\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\}",
+        r"\b-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\b",
+    ):
         stripped = re.sub(pattern, "", stripped)
     match = re.search(r"-?\d+\.?\d*", stripped)
     if match:
@@ -91,8 +103,12 @@ def omni3d_score(reply: str, gt: Any, choices: Any = None, param: str | None = N
     return (1.0 if answer == low else 0.0), pred
 
 
-_SPAR_MV_NUMERIC = ("depth_prediction_oc_mv", "depth_prediction_oo_mv", "distance_prediction_oc_mv",
-                    "distance_prediction_oo_mv")
+_SPAR_MV_NUMERIC = (
+    "depth_prediction_oc_mv",
+    "depth_prediction_oo_mv",
+    "distance_prediction_oc_mv",
+    "distance_prediction_oo_mv",
+)
 
 
 def spar_number(reply: str, task: str | None) -> float | None:
@@ -119,8 +135,13 @@ def spar_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) 
     return _spar_mra(got, target), got
 
 
-_VCI_AXES = (("move_right", "move_left"), ("move_up", "move_down"), ("move_forward", "move_backward"),
-             ("rotate_right", "rotate_left"), ("rotate_up", "rotate_down"))
+_VCI_AXES = (
+    ("move_right", "move_left"),
+    ("move_up", "move_down"),
+    ("move_forward", "move_backward"),
+    ("rotate_right", "rotate_left"),
+    ("rotate_up", "rotate_down"),
+)
 
 
 def _parse_instruction(text: str) -> dict[str, float]:

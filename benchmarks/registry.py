@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from spatialclaw.benchmarks.names import canonical_benchmark_name
@@ -44,9 +43,11 @@ def benchmark_table() -> str:
     """Every benchmark with its source (hub id or URL), splits and metric: the ``bench --list`` table."""
     from spatialclaw.benchmarks.specs import SPECS
 
-    rows = [("benchmark", "source", "splits", "metric"),
-            ("synthetic", "generated (--seed)", "-", "accuracy and MRA on rendered scenes with exact geometry"),
-            ("local", "a .jsonl task file (--source)", "-", "per task: choice, mra, exact, number_exact, yes_no")]
+    rows = [
+        ("benchmark", "source", "splits", "metric"),
+        ("synthetic", "generated (--seed)", "-", "accuracy and MRA on rendered scenes with exact geometry"),
+        ("local", "a .jsonl task file (--source)", "-", "per task: choice, mra, exact, number_exact, yes_no"),
+    ]
     rows += [(s.name, _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] for row in rows]

@@ -26,8 +26,9 @@ Metrics
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,7 @@ VSI_BENCH_THRESHOLDS: tuple[float, ...] = tuple(float(t) for t in VSI_CONFIDENCE
 
 
 # --------------------------------------------------------------------------------------------- metrics
+
 
 def mean_relative_accuracy(pred: Any, gt: Any, thresholds: Sequence[float] = VSI_BENCH_THRESHOLDS) -> float:
     """VSI-Bench mean relative accuracy of one numeric prediction, in [0, 1], by the official rule: the

@@ -25,14 +25,22 @@ import io
 import os
 import re
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from spatialclaw.task import Task
 
-__all__ = ["BenchmarkSpec", "DatasetUnavailable", "RecordContext", "load_records", "load_tasks", "parse_inline_options",
-           "strip_option_labels"]
+__all__ = [
+    "BenchmarkSpec",
+    "DatasetUnavailable",
+    "RecordContext",
+    "load_records",
+    "load_tasks",
+    "parse_inline_options",
+    "strip_option_labels",
+]
 
 
 class DatasetUnavailable(RuntimeError):
@@ -173,7 +181,9 @@ def _load_dataset(*args: Any, **kwargs: Any) -> Any:
 _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv", ".tsv": "csv"}
 
 
-def load_records(spec: BenchmarkSpec, source: str | Path | None = None, split: str | None = None) -> Iterator[tuple[str | None, dict[str, Any]]]:
+def load_records(
+    spec: BenchmarkSpec, source: str | Path | None = None, split: str | None = None
+) -> Iterator[tuple[str | None, dict[str, Any]]]:
     """Yield ``(config, record)`` pairs from the hub (``source=None``), a local copy of the repository
     (a directory) or a records file. Raises :class:`DatasetUnavailable` with what to do next."""
     split = split or spec.split
@@ -252,8 +262,11 @@ def load_tasks(
         seen.add(task.task_id)
         tasks.append(task)
     if skipped:
-        warnings.warn(f"{spec.name}: skipped {skipped} record(s) whose official metric spatialclaw does not "
-                      "reproduce (see the spec's docstring)", stacklevel=2)
+        warnings.warn(
+            f"{spec.name}: skipped {skipped} record(s) whose official metric spatialclaw does not "
+            "reproduce (see the spec's docstring)",
+            stacklevel=2,
+        )
     return tasks
 
 
@@ -279,7 +292,7 @@ def parse_inline_options(text: str, marker: str | None = None) -> tuple[str, lis
         at = text.rfind(marker)
         if at < 0:
             return None
-        stem, body = text[:at], text[at + len(marker):]
+        stem, body = text[:at], text[at + len(marker) :]
     matches = list(_OPTION_SPLIT.finditer(body))
     letters = [m.group(1) for m in matches]
     expected = [chr(ord("A") + i) for i in range(len(letters))]
@@ -289,7 +302,7 @@ def parse_inline_options(text: str, marker: str | None = None) -> tuple[str, lis
         return None
     first = starts[-1] if marker is None else starts[0]
     run = [matches[first]]
-    for m in matches[first + 1:]:
+    for m in matches[first + 1 :]:
         if m.group(1) == chr(ord(run[-1].group(1)) + 1):
             run.append(m)
     if len(run) < 2 or expected[: len(run)] != [m.group(1) for m in run]:
@@ -297,7 +310,7 @@ def parse_inline_options(text: str, marker: str | None = None) -> tuple[str, lis
     options = []
     for i, m in enumerate(run):
         end = run[i + 1].start() if i + 1 < len(run) else len(body)
-        options.append(body[m.end():end].strip().rstrip(",;").strip())
+        options.append(body[m.end() : end].strip().rstrip(",;").strip())
     if not marker:
         stem = body[: run[0].start()]
     return stem.strip(), options

@@ -69,7 +69,9 @@ class Box:
     def corners(self) -> np.ndarray:
         """The 8 corners in world coordinates, shape (8, 3): bottom face first, then top."""
         w, d, h = self.size
-        local = np.array([[sx * w / 2, sy * d / 2, sz * h / 2] for sz in (-1, 1) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+        local = np.array(
+            [[sx * w / 2, sy * d / 2, sz * h / 2] for sz in (-1, 1) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+        )
         c, s = math.cos(self.yaw), math.sin(self.yaw)
         rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
         return local @ rot.T + np.asarray(self.centre)
@@ -122,7 +124,9 @@ def render(boxes: list[Box], camera: Camera) -> Image.Image:
         corners = box.corners()
         px, z = camera.project(corners)
         if np.any(z <= 0.05):
-            raise ValueError(f"the {box.colour} box is behind the camera; the scene generator should not place it there")
+            raise ValueError(
+                f"the {box.colour} box is behind the camera; the scene generator should not place it there"
+            )
         base = np.array(COLOURS[box.colour], dtype=float)
         for face, shade in zip(_FACES, _SHADE):
             depth = float(np.mean(z[list(face)]))
@@ -163,6 +167,7 @@ def _clip_segment(a: np.ndarray, b: np.ndarray, camera: Camera) -> list[tuple[fl
 
 # ------------------------------------------------------------------------------------------ scenes
 
+
 def _place_boxes(rng: np.random.Generator, colours: list[str], camera: Camera) -> list[Box]:
     """Boxes on the floor in front of the camera, fully in view, at least 0.4 m apart (edge to edge, roughly)."""
     for _ in range(1000):
@@ -173,7 +178,10 @@ def _place_boxes(rng: np.random.Generator, colours: list[str], camera: Camera) -
                 x, y = float(round(rng.uniform(-2.5, 2.5), 2)), float(round(rng.uniform(3.0, 8.0), 2))
                 box = Box(colour, (x, y, h / 2), (w, d, h), float(round(rng.uniform(0, math.pi / 2), 3)))
                 radius = math.hypot(w, d) / 2
-                if all(math.hypot(x - o.centre[0], y - o.centre[1]) > radius + math.hypot(o.size[0], o.size[1]) / 2 + 0.4 for o in boxes) and _in_view(box, camera):
+                if all(
+                    math.hypot(x - o.centre[0], y - o.centre[1]) > radius + math.hypot(o.size[0], o.size[1]) / 2 + 0.4
+                    for o in boxes
+                ) and _in_view(box, camera):
                     boxes.append(box)
                     break
         if len(boxes) == len(colours):
@@ -183,8 +191,13 @@ def _place_boxes(rng: np.random.Generator, colours: list[str], camera: Camera) -
 
 def _in_view(box: Box, camera: Camera, margin: float = 10.0) -> bool:
     px, z = camera.project(box.corners())
-    return bool(np.all(z > 0.5) and np.all(px[:, 0] > margin) and np.all(px[:, 0] < WIDTH - margin)
-                and np.all(px[:, 1] > margin) and np.all(px[:, 1] < HEIGHT - margin))
+    return bool(
+        np.all(z > 0.5)
+        and np.all(px[:, 0] > margin)
+        and np.all(px[:, 0] < WIDTH - margin)
+        and np.all(px[:, 1] > margin)
+        and np.all(px[:, 1] < HEIGHT - margin)
+    )
 
 
 def scene_for(seed: int, index: int) -> dict[str, Any]:
@@ -199,8 +212,16 @@ def scene_for(seed: int, index: int) -> dict[str, Any]:
         count = int(rng.integers(1, 5))
         colours = [target] * count + [str(c) for c in rng.choice(others, size=int(rng.integers(1, 3)), replace=False)]
         boxes = _place_boxes(rng, colours, camera)
-        return _task(category, f"How many {target} boxes are there?", None, count, [boxes], [camera],
-                     metric="number_exact", extra={"colour": target})
+        return _task(
+            category,
+            f"How many {target} boxes are there?",
+            None,
+            count,
+            [boxes],
+            [camera],
+            metric="number_exact",
+            extra={"colour": target},
+        )
     colours = [str(c) for c in rng.choice(names, size=3, replace=False)]
     boxes = _place_boxes(rng, colours, camera)
     a, b, c = boxes
@@ -220,8 +241,10 @@ def scene_for(seed: int, index: int) -> dict[str, Any]:
             a, b, c = boxes
         else:
             raise RuntimeError("no unambiguous direction question found; this is a generator bug")
-        q = (f"Imagine standing at the {a.colour} box and facing the {b.colour} box. "
-             f"Where is the {c.colour} box relative to you?")
+        q = (
+            f"Imagine standing at the {a.colour} box and facing the {b.colour} box. "
+            f"Where is the {c.colour} box relative to you?"
+        )
         return _task(category, q, QUADRANTS, "ABCD"[QUADRANTS.index(quadrant)], [boxes], [camera], metric="choice")
     # Camera motion: a second camera pose, moved along one of its own axes.
     move = MOVES[int(rng.integers(0, 4))]
@@ -238,11 +261,20 @@ def scene_for(seed: int, index: int) -> dict[str, Any]:
         raise RuntimeError("no camera motion keeps the scene in view; this is a generator bug")
     if category == "camera_distance":
         q = "The two frames were taken by the same camera. How far did the camera move between frame 0 and frame 1, in metres?"
-        return _task(category, q, None, distance, [boxes, boxes], [camera, moved], metric="mra", unit="m",
-                     extra={"motion": move})
+        return _task(
+            category, q, None, distance, [boxes, boxes], [camera, moved], metric="mra", unit="m", extra={"motion": move}
+        )
     q = "The two frames were taken by the same camera, which did not rotate. In which direction did it move from frame 0 to frame 1?"
-    return _task(category, q, MOVES, "ABCD"[MOVES.index(move)], [boxes, boxes], [camera, moved], metric="choice",
-                 extra={"distance_m": distance})
+    return _task(
+        category,
+        q,
+        MOVES,
+        "ABCD"[MOVES.index(move)],
+        [boxes, boxes],
+        [camera, moved],
+        metric="choice",
+        extra={"distance_m": distance},
+    )
 
 
 def _quadrant(observer: Box, facing: Box, target: Box, margin_deg: float = 15.0) -> str | None:
@@ -258,10 +290,28 @@ def _quadrant(observer: Box, facing: Box, target: Box, margin_deg: float = 15.0)
     return f"{front}-{side}"
 
 
-def _task(category: str, question: str, choices: list[str] | None, answer: Any, scenes: list[list[Box]],
-          cameras: list[Camera], metric: str, unit: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"category": category, "question": question, "choices": choices, "answer": answer, "scenes": scenes,
-            "cameras": cameras, "metric": metric, "unit": unit, "extra": extra or {}}
+def _task(
+    category: str,
+    question: str,
+    choices: list[str] | None,
+    answer: Any,
+    scenes: list[list[Box]],
+    cameras: list[Camera],
+    metric: str,
+    unit: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "category": category,
+        "question": question,
+        "choices": choices,
+        "answer": answer,
+        "scenes": scenes,
+        "cameras": cameras,
+        "metric": metric,
+        "unit": unit,
+        "extra": extra or {},
+    }
 
 
 def generate(n: int = 60, seed: int = 0, out_dir: str | Path | None = None) -> list[Task]:
@@ -291,27 +341,29 @@ def generate(n: int = 60, seed: int = 0, out_dir: str | Path | None = None) -> l
                 _write_png(render(boxes, camera), path, key)
             paths.append(path)
         choices = spec["choices"]
-        tasks.append(Task(
-            question=spec["question"],
-            inputs=[FrameSpec.images(paths)],
-            choices=list(choices) if choices else None,
-            answer_type="multiple_choice" if choices else "number",
-            ground_truth=spec["answer"],
-            task_id=task_id,
-            benchmark="synthetic",
-            category=spec["category"],
-            meta={
-                "metric": spec["metric"],
-                **({"unit": spec["unit"]} if spec["unit"] else {}),
-                "camera": {
-                    "intrinsics": cameras_intrinsics(),
-                    "height_m": CAMERA_HEIGHT,
-                    "pitch_deg": PITCH_DEG,
-                    "image_size": [WIDTH, HEIGHT],
-                    "note": "frame 0's camera is height_m above the floor (z = 0), tilted down by pitch_deg",
+        tasks.append(
+            Task(
+                question=spec["question"],
+                inputs=[FrameSpec.images(paths)],
+                choices=list(choices) if choices else None,
+                answer_type="multiple_choice" if choices else "number",
+                ground_truth=spec["answer"],
+                task_id=task_id,
+                benchmark="synthetic",
+                category=spec["category"],
+                meta={
+                    "metric": spec["metric"],
+                    **({"unit": spec["unit"]} if spec["unit"] else {}),
+                    "camera": {
+                        "intrinsics": cameras_intrinsics(),
+                        "height_m": CAMERA_HEIGHT,
+                        "pitch_deg": PITCH_DEG,
+                        "image_size": [WIDTH, HEIGHT],
+                        "note": "frame 0's camera is height_m above the floor (z = 0), tilted down by pitch_deg",
+                    },
                 },
-            },
-        ))
+            )
+        )
     return tasks
 
 
@@ -344,5 +396,7 @@ def _write_png(image: Image.Image, path: Path, key: str) -> None:
     tmp.write_bytes(data)
     os.replace(tmp, path)
     stamp = path.with_name(path.name + ".key")
-    stamp.with_name(stamp.name + f".tmp{os.getpid()}").write_text(f"{key} {hashlib.sha256(data).hexdigest()}\n", encoding="utf-8")
+    stamp.with_name(stamp.name + f".tmp{os.getpid()}").write_text(
+        f"{key} {hashlib.sha256(data).hexdigest()}\n", encoding="utf-8"
+    )
     os.replace(stamp.with_name(stamp.name + f".tmp{os.getpid()}"), stamp)

@@ -18,11 +18,11 @@ from typing import Any
 
 __all__ = [
     "ANSWER_TYPES",
-    "AnswerError",
     "MAX_TEXT_ANSWER_CHARS",
+    "AnswerError",
     "normalise_answer",
-    "option_letters",
     "option_key",
+    "option_letters",
     "validate_claim",
 ]
 
@@ -50,7 +50,9 @@ def option_key(text: Any) -> str:
 
 
 # "B", "(B)", "B.", "B:", "B)", "[B]", optionally followed by the option's text ("B. the chair")
-_LETTER_FORM = re.compile(r"^\s*(?:option\s+)?[\(\[]?([A-Za-z])[\)\]]?(?:\s*[.:)\-]\s*|\s+|$)(.*)$", re.DOTALL | re.IGNORECASE)
+_LETTER_FORM = re.compile(
+    r"^\s*(?:option\s+)?[\(\[]?([A-Za-z])[\)\]]?(?:\s*[.:)\-]\s*|\s+|$)(.*)$", re.DOTALL | re.IGNORECASE
+)
 
 
 def _scalar(value: Any) -> Any:
@@ -72,7 +74,9 @@ def _choice(value: Any, choices: list[str]) -> str:
     if isinstance(value, int) and 0 <= value < len(choices):
         raise AnswerError(f"answer with the option's letter, not a position: the options are {options}")
     if not isinstance(value, (str, int, float)):
-        raise AnswerError(f"answer with an option's letter (a string); got a {type(value).__name__}. The options are {options}")
+        raise AnswerError(
+            f"answer with an option's letter (a string); got a {type(value).__name__}. The options are {options}"
+        )
     text = str(value).strip()
     by_text: dict[str, list[str]] = {}
     for letter, choice in zip(letters, choices):
@@ -91,7 +95,9 @@ def _choice(value: Any, choices: list[str]) -> str:
     named = by_text.get(option_key(text))
     if named:
         if len(named) > 1:
-            raise AnswerError(f"{value!r} is the text of several options ({', '.join(named)}); answer with one letter: {options}")
+            raise AnswerError(
+                f"{value!r} is the text of several options ({', '.join(named)}); answer with one letter: {options}"
+            )
         return named[0]
     raise AnswerError(f"{value!r} is not one of the options. Answer with a letter: {options}")
 
@@ -108,7 +114,9 @@ def _number(value: Any) -> float:
             raise AnswerError(f"this question needs a number; got {value!r}. Pass a float, e.g. answer(1.25)")
         number = float(match.group())
     else:
-        raise AnswerError(f"this question needs a number; got a {type(value).__name__}. Pass a float, e.g. answer(1.25)")
+        raise AnswerError(
+            f"this question needs a number; got a {type(value).__name__}. Pass a float, e.g. answer(1.25)"
+        )
     if not math.isfinite(number):
         raise AnswerError(f"the answer must be a finite number; got {number}")
     return number
@@ -141,7 +149,9 @@ def _text(value: Any) -> Any:
         if not value.strip():
             raise AnswerError("the answer is empty; give a short text")
         if len(value) > MAX_TEXT_ANSWER_CHARS:
-            raise AnswerError(f"the answer is {len(value)} characters long; give a short text (at most {MAX_TEXT_ANSWER_CHARS})")
+            raise AnswerError(
+                f"the answer is {len(value)} characters long; give a short text (at most {MAX_TEXT_ANSWER_CHARS})"
+            )
     return value
 
 
@@ -176,11 +186,15 @@ def validate_claim(claim: Any, choices: list[str] | None = None, answer_type: st
     choices, or one that normalisation would still change) raises :class:`AnswerError`.
     """
     if not isinstance(claim, dict) or "value" not in claim:
-        raise AnswerError(f"the answer message is malformed (expected an object with a 'value'; got {type(claim).__name__})")
+        raise AnswerError(
+            f"the answer message is malformed (expected an object with a 'value'; got {type(claim).__name__})"
+        )
     value = claim["value"]
     if value is not None and not isinstance(value, (str, int, float, bool)):
         raise AnswerError(f"the answer message carries a {type(value).__name__}, not an answer value")
     normalised = normalise_answer(value, choices, answer_type)
     if type(normalised) is not type(value) or normalised != value:
-        raise AnswerError(f"the answer message carries {value!r}, which is not in normalised form (expected {normalised!r})")
+        raise AnswerError(
+            f"the answer message carries {value!r}, which is not in normalised form (expected {normalised!r})"
+        )
     return normalised

@@ -37,7 +37,9 @@ def as_rgb_array(image: Any) -> np.ndarray:
     elif array.ndim == 3 and array.shape[-1] == 4:
         array = array[..., :3]
     if array.ndim != 3 or array.shape[-1] != 3:
-        raise ValueError(f"cannot interpret an array of shape {array.shape} as an image; expected (H, W), (H, W, 3) or (H, W, 4)")
+        raise ValueError(
+            f"cannot interpret an array of shape {array.shape} as an image; expected (H, W), (H, W, 3) or (H, W, 4)"
+        )
     return np.ascontiguousarray(array)
 
 
@@ -63,7 +65,7 @@ def as_pil(image: Any) -> Image.Image:
         image.savefig(buffer, format="png", bbox_inches="tight")
         buffer.seek(0)
         return Image.open(buffer).convert("RGB")
-    if hasattr(image, "image") and isinstance(getattr(image, "image"), Image.Image):
+    if hasattr(image, "image") and isinstance(image.image, Image.Image):
         return image.image
     if isinstance(image, Image.Image):
         return image if image.mode == "RGB" else image.convert("RGB")
@@ -84,7 +86,9 @@ def png_bytes(image: Any, compress_level: int = 1) -> tuple[bytes, int, int]:
         array = as_rgb_array(image) if not hasattr(image, "savefig") else np.asarray(as_pil(image))
     bgr = cv2.cvtColor(array, cv2.COLOR_RGB2BGR)
     ok, encoded = cv2.imencode(
-        ".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, compress_level, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE]
+        ".png",
+        bgr,
+        [cv2.IMWRITE_PNG_COMPRESSION, compress_level, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE],
     )
     if not ok:
         raise ValueError(f"could not encode an image of shape {array.shape} as PNG")

@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
     for line in (result.stdout + result.stderr).splitlines():
         for mirrored, real in prefixes.items():
             if line.startswith(mirrored):
-                line = real + line[len(mirrored):]
+                line = real + line[len(mirrored) :]
                 break
         print(line)
     return result.returncode

@@ -41,7 +41,12 @@ class ToolCall:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments, **({"error": self.error} if self.error else {})}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            **({"error": self.error} if self.error else {}),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
@@ -112,7 +117,9 @@ class Message:
             if isinstance(p, TextPart):
                 parts.append({"type": "text", "text": p.text})
             else:
-                parts.append({"type": "image", "sha256": p.sha256, "width": p.width, "height": p.height, "label": p.label})
+                parts.append(
+                    {"type": "image", "sha256": p.sha256, "width": p.width, "height": p.height, "label": p.label}
+                )
         data: dict[str, Any] = {"role": self.role, "content": parts}
         if self.tool_calls:
             data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
@@ -129,9 +136,15 @@ class Message:
                 parts.append(TextPart(p["text"]))
             else:
                 png = load_image(p["sha256"]) if load_image else b""
-                parts.append(ImagePart(png=png, width=p.get("width", 0), height=p.get("height", 0), label=p.get("label")))
-        return cls(role=data["role"], content=parts, tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
-                   tool_call_id=data.get("tool_call_id"))
+                parts.append(
+                    ImagePart(png=png, width=p.get("width", 0), height=p.get("height", 0), label=p.get("label"))
+                )
+        return cls(
+            role=data["role"],
+            content=parts,
+            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
+            tool_call_id=data.get("tool_call_id"),
+        )
 
 
 @dataclass

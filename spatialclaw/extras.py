@@ -39,4 +39,6 @@ def install_hint(error: BaseException) -> str | None:
     if module not in EXTRAS:
         return None
     distribution, extra = EXTRAS[module]
-    return f"this needs the optional package {distribution!r}, which is not installed: pip install 'spatialclaw[{extra}]'"
+    return (
+        f"this needs the optional package {distribution!r}, which is not installed: pip install 'spatialclaw[{extra}]'"
+    )

@@ -67,41 +67,88 @@ class _InputAction(argparse.Action):
     """Appends one input group to ``namespace.inputs`` in command-line order (``--frames``/``--video``),
     or attaches source frame indices to the group before it (``--indices``/``--sidecar``)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         groups = list(getattr(namespace, "inputs", None) or [])
         if self.dest in ("indices", "times", "sidecar"):
             # a mistake is kept as a group of its own and reported by specs_from_groups, in one line
             key = "indices" if self.dest == "sidecar" else self.dest
             if not groups or "error" in groups[-1]:
-                groups.append({"error": f"{option_string} describes the input before it: put it after --frames or --video"})
+                groups.append(
+                    {"error": f"{option_string} describes the input before it: put it after --frames or --video"}
+                )
             elif groups[-1].get(key) is not None:
-                groups.append({"error": f"the input {groups[-1]['paths'][0]} already has {key}; give {option_string} once per input"})
+                groups.append(
+                    {
+                        "error": f"the input {groups[-1]['paths'][0]} already has {key}; give {option_string} once per input"
+                    }
+                )
             elif self.dest == "sidecar":
                 groups[-1]["indices"] = values  # the file is read by specs_from_groups
             else:
                 groups[-1][self.dest] = list(values)
         else:
-            groups.append({"kind": self.dest, "paths": list(values) if isinstance(values, list) else [values], "indices": None})
+            groups.append(
+                {"kind": self.dest, "paths": list(values) if isinstance(values, list) else [values], "indices": None}
+            )
         namespace.inputs = groups
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """``--frames``/``--video`` (each repeatable, in order: the first input is ``frames``, all of them
     ``videos``), ``--indices``/``--sidecar`` for the input before them, and the video sampling options."""
-    parser.add_argument("--frames", nargs="+", action=_InputAction, dest="images", metavar="IMAGE",
-                        help="an image set: files, folders of images or glob patterns, in order (repeat for several sets)")
-    parser.add_argument("--video", action=_InputAction, dest="video", metavar="PATH", help="a video file (repeat for several videos)")
-    parser.add_argument("--indices", nargs="+", type=int, action=_InputAction, dest="indices", metavar="N",
-                        help="source frame numbers of the input before this option: one per image (key frames of a video), "
-                             "or for a video the frames to load")
-    parser.add_argument("--times", nargs="+", type=float, action=_InputAction, dest="times", metavar="SECONDS",
-                        help="times in the source video (seconds) of the key-frame images before this option, one per image")
-    parser.add_argument("--sidecar", action=_InputAction, dest="sidecar", metavar="JSON",
-                        help='a JSON file with the source frames of the input before it: [16, 32] or '
-                             '{"indices": [16, 32], "times": [0.53, 1.07]}')
-    parser.add_argument("--fps", type=float, default=None, help="video: sample this many frames per second of video time "
-                                                                   "(every video without --indices)")
-    parser.add_argument("--count", type=int, default=None, help="video: sample this many frames evenly (every video without --indices)")
+    parser.add_argument(
+        "--frames",
+        nargs="+",
+        action=_InputAction,
+        dest="images",
+        metavar="IMAGE",
+        help="an image set: files, folders of images or glob patterns, in order (repeat for several sets)",
+    )
+    parser.add_argument(
+        "--video", action=_InputAction, dest="video", metavar="PATH", help="a video file (repeat for several videos)"
+    )
+    parser.add_argument(
+        "--indices",
+        nargs="+",
+        type=int,
+        action=_InputAction,
+        dest="indices",
+        metavar="N",
+        help="source frame numbers of the input before this option: one per image (key frames of a video), "
+        "or for a video the frames to load",
+    )
+    parser.add_argument(
+        "--times",
+        nargs="+",
+        type=float,
+        action=_InputAction,
+        dest="times",
+        metavar="SECONDS",
+        help="times in the source video (seconds) of the key-frame images before this option, one per image",
+    )
+    parser.add_argument(
+        "--sidecar",
+        action=_InputAction,
+        dest="sidecar",
+        metavar="JSON",
+        help="a JSON file with the source frames of the input before it: [16, 32] or "
+        '{"indices": [16, 32], "times": [0.53, 1.07]}',
+    )
+    parser.add_argument(
+        "--fps",
+        type=float,
+        default=None,
+        help="video: sample this many frames per second of video time (every video without --indices)",
+    )
+    parser.add_argument(
+        "--count", type=int, default=None, help="video: sample this many frames evenly (every video without --indices)"
+    )
     parser.set_defaults(inputs=None)
 
 
@@ -120,13 +167,17 @@ def read_sidecar(path: str | Path) -> tuple[list[int], list[float] | None]:
         times = data.get("times")
         data = data.get("indices", data.get("frame_indices"))
     if not isinstance(data, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
-        raise ValueError(f'sidecar file {file} must hold a list of frame numbers or {{"indices": [...], "times": [...]}}')
+        raise ValueError(
+            f'sidecar file {file} must hold a list of frame numbers or {{"indices": [...], "times": [...]}}'
+        )
     if times is not None and (not isinstance(times, list) or not all(isinstance(t, (int, float)) for t in times)):
         raise ValueError(f"sidecar file {file}: 'times' must be a list of seconds")
     return data, times
 
 
-def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = None, count: int | None = None) -> list[FrameSpec]:
+def specs_from_groups(
+    groups: list[dict[str, Any]] | None, fps: float | None = None, count: int | None = None
+) -> list[FrameSpec]:
     """The :class:`FrameSpec` of each input group (see :func:`add_input_options`); bad combinations are
     rejected before anything starts, with one line saying what to change."""
     if not groups:
@@ -139,7 +190,9 @@ def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = N
             group["indices"] = indices
             if times is not None:
                 if group.get("times") is not None:
-                    raise ValueError(f"the input {group['paths'][0]} has times from --times and from its sidecar; give one")
+                    raise ValueError(
+                        f"the input {group['paths'][0]} has times from --times and from its sidecar; give one"
+                    )
                 group["times"] = times
     if fps is not None and count is not None:
         raise ValueError("--fps and --count both choose how a video is sampled; give one of them")
@@ -154,19 +207,25 @@ def specs_from_groups(groups: list[dict[str, Any]] | None, fps: float | None = N
             if spec.kind != "video":
                 raise ValueError(f"{group['paths'][0]} is not a video file by its extension; use --frames for images")
             if group.get("times") is not None:
-                raise ValueError(f"{group['paths'][0]}: a video's frame times come from its timestamps; --times is for key-frame images")
+                raise ValueError(
+                    f"{group['paths'][0]}: a video's frame times come from its timestamps; --times is for key-frame images"
+                )
         else:
             spec = frame_spec(group["paths"])
             if spec.kind == "video":
                 raise ValueError(f"{group['paths'][0]} is a video; give it with --video (and --fps or --count)")
             if indices is not None and len(indices) != len(spec.paths):
-                raise ValueError(f"--indices gives {len(indices)} frame numbers for {len(spec.paths)} image(s) "
-                                 f"({spec.paths[0]} ...); give one per image")
+                raise ValueError(
+                    f"--indices gives {len(indices)} frame numbers for {len(spec.paths)} image(s) "
+                    f"({spec.paths[0]} ...); give one per image"
+                )
             times = group.get("times")
             if times is not None:
                 if len(times) != len(spec.paths):
-                    raise ValueError(f"--times gives {len(times)} times for {len(spec.paths)} image(s) ({spec.paths[0]} ...); "
-                                     "give one per image, in seconds")
+                    raise ValueError(
+                        f"--times gives {len(times)} times for {len(spec.paths)} image(s) ({spec.paths[0]} ...); "
+                        "give one per image, in seconds"
+                    )
                 spec.times = [float(t) for t in times]
         if indices is not None:
             if len(set(indices)) != len(indices) or any(i < 0 for i in indices):

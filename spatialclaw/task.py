@@ -30,7 +30,9 @@ class FrameSpec:
     times: list[float] | None = None
 
     @classmethod
-    def images(cls, paths: list[str | Path], indices: list[int] | None = None, times: list[float] | None = None) -> FrameSpec:
+    def images(
+        cls, paths: list[str | Path], indices: list[int] | None = None, times: list[float] | None = None
+    ) -> FrameSpec:
         return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices, times=times)
 
     @classmethod

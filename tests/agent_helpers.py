@@ -29,7 +29,9 @@ def openai_compat(server, **options):
 
 
 def anthropic(server, **options):
-    return load_model("anthropic:claude-test", api_key="sk-ant-test", base_url=server.anthropic_url, retry=fast_retry(), **options)
+    return load_model(
+        "anthropic:claude-test", api_key="sk-ant-test", base_url=server.anthropic_url, retry=fast_retry(), **options
+    )
 
 
 def openai_images(request: dict) -> list[Image.Image]:

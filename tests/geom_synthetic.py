@@ -60,8 +60,9 @@ def intrinsics(width: int = 320, height: int = 240, focal: float = 260.0) -> np.
     return np.array([[focal, 0, (width - 1) / 2], [0, focal, (height - 1) / 2], [0, 0, 1.0]])
 
 
-def render_depth(K: np.ndarray, pose: np.ndarray, width: int, height: int, boxes: list[Box],
-                 floor_z: float | None = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def render_depth(
+    K: np.ndarray, pose: np.ndarray, width: int, height: int, boxes: list[Box], floor_z: float | None = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact z-depth (metres) and the id of the hit (box index, -1 floor, -2 nothing) per pixel."""
     xs, ys = np.meshgrid(np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64))
     rays_cam = np.stack([(xs - K[0, 2]) / K[0, 0], (ys - K[1, 2]) / K[1, 1], np.ones_like(xs)], axis=-1)

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from spatialclaw.benchmarks.answer_parsing import normalize_choice_answer
 from spatialclaw.benchmarks.local import load_local_tasks, write_local_tasks
 from spatialclaw.benchmarks.registry import benchmark_names, load_benchmark
-from spatialclaw.benchmarks.answer_parsing import normalize_choice_answer
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.benchmarks.spec import DatasetUnavailable, load_tasks, parse_inline_options
 from spatialclaw.benchmarks.specs import SPECS
@@ -63,10 +63,31 @@ def _check_tasks(tasks: list, benchmark: str) -> None:
 
 
 def test_every_public_benchmark_has_a_spec() -> None:
-    assert set(SPECS) == {"vsi-bench", "vsi-bench-debiased", "mmsi-bench", "mindcube", "blink", "cv-bench", "erqa",
-                          "spar-bench", "viewspatial-bench", "omnispatial", "3dsrbench", "dsi-bench", "osi-bench",
-                          "pai-bench", "perceptioncomp", "spatialtree-bench", "spbench-si", "spbench-mv", "video-mme",
-                          "video-mme-v2", "vsti-bench", "mmsi-video-bench", "omni3d-bench"}
+    assert set(SPECS) == {
+        "vsi-bench",
+        "vsi-bench-debiased",
+        "mmsi-bench",
+        "mindcube",
+        "blink",
+        "cv-bench",
+        "erqa",
+        "spar-bench",
+        "viewspatial-bench",
+        "omnispatial",
+        "3dsrbench",
+        "dsi-bench",
+        "osi-bench",
+        "pai-bench",
+        "perceptioncomp",
+        "spatialtree-bench",
+        "spbench-si",
+        "spbench-mv",
+        "video-mme",
+        "video-mme-v2",
+        "vsti-bench",
+        "mmsi-video-bench",
+        "omni3d-bench",
+    }
     assert {"synthetic", "local", *SPECS} == set(benchmark_names())
     for spec in SPECS.values():
         assert spec.source and spec.all_splits and spec.metric, spec.name  # what bench --list shows
@@ -87,7 +108,12 @@ def test_benchmark_names_are_normalised_in_the_registry(tmp_path: Path) -> None:
 def test_vsi_bench(tmp_path: Path) -> None:
     for scene in ("arkitscenes/41069025", "scannet/scene0011_00"):
         _write_video(tmp_path / f"{scene}.mp4")
-    tasks = load_tasks(SPECS["vsi-bench"], source=FIXTURES / "vsi-bench" / "test.jsonl", media_root=tmp_path, media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["vsi-bench"],
+        source=FIXTURES / "vsi-bench" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "vsi-bench")
     by_type = {t.category: t for t in tasks}
     assert by_type["object_counting"].ground_truth == 4.0 and by_type["object_counting"].meta["metric"] == "vsi_na"
@@ -96,10 +122,18 @@ def test_vsi_bench(tmp_path: Path) -> None:
     assert by_type["room_size_estimation"].meta["unit"] == "m2"
     direction = by_type["object_rel_direction_hard"]
     assert direction.choices[2] == "back-left" and direction.ground_truth == "C"  # the stored "C. " label dropped
-    assert score_answer("back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
-    assert score_answer("C. back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
+    assert (
+        score_answer("back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 1.0
+    )
+    assert (
+        score_answer("C. back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value
+        == 1.0
+    )
     # free text goes through the official first-token rule: "It is back-left" reads "It"
-    assert score_answer("It is back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value == 0.0
+    assert (
+        score_answer("It is back-left", direction.ground_truth, "multiple_choice", direction.choices, "vsi_mca").value
+        == 0.0
+    )
     assert direction.inputs[0].kind == "video"
     assert direction.inputs[0].paths[0].endswith("scannet/scene0011_00.mp4")
 
@@ -119,8 +153,12 @@ def test_mmsi_bench_parses_inline_options(tmp_path: Path) -> None:
 
 
 def test_mindcube(tmp_path: Path) -> None:
-    tasks = load_tasks(SPECS["mindcube"], source=FIXTURES / "mindcube" / "raw" / "MindCube_tinybench.jsonl",
-                       media_root=FIXTURES / "mindcube", media_cache=tmp_path)
+    tasks = load_tasks(
+        SPECS["mindcube"],
+        source=FIXTURES / "mindcube" / "raw" / "MindCube_tinybench.jsonl",
+        media_root=FIXTURES / "mindcube",
+        media_cache=tmp_path,
+    )
     _check_tasks(tasks, "mindcube")
     assert [t.category for t in tasks] == ["rotation", "among"]
     assert tasks[0].choices == ["a sofa", "a window", "a door"] and tasks[0].ground_truth == "B"
@@ -146,18 +184,33 @@ def test_cv_bench_from_a_local_copy_with_real_image_features(tmp_path: Path) -> 
     import datasets
     from PIL import Image
 
-    features = datasets.Features({
-        "idx": datasets.Value("int64"), "type": datasets.Value("string"), "task": datasets.Value("string"),
-        "image": datasets.Image(), "question": datasets.Value("string"),
-        "choices": datasets.Sequence(datasets.Value("string")), "answer": datasets.Value("string"),
-        "source": datasets.Value("string"),
-    })
+    features = datasets.Features(
+        {
+            "idx": datasets.Value("int64"),
+            "type": datasets.Value("string"),
+            "task": datasets.Value("string"),
+            "image": datasets.Image(),
+            "question": datasets.Value("string"),
+            "choices": datasets.Sequence(datasets.Value("string")),
+            "answer": datasets.Value("string"),
+            "source": datasets.Value("string"),
+        }
+    )
     picture = Image.new("RGB", (20, 10), (255, 0, 0))
-    rows = {"idx": [0, 1], "type": ["2D", "3D"], "task": ["Count", "Depth"], "image": [picture, picture],
-            "question": ["How many?", "Which is closer?"], "choices": [["1", "2"], ["lamp", "bed"]],
-            "answer": ["(A)", "(B)"], "source": ["COCO", "Omni3D"]}
+    rows = {
+        "idx": [0, 1],
+        "type": ["2D", "3D"],
+        "task": ["Count", "Depth"],
+        "image": [picture, picture],
+        "question": ["How many?", "Which is closer?"],
+        "choices": [["1", "2"], ["lamp", "bed"]],
+        "answer": ["(A)", "(B)"],
+        "source": ["COCO", "Omni3D"],
+    }
     (tmp_path / "repo" / "data").mkdir(parents=True)
-    datasets.Dataset.from_dict(rows, features=features).to_parquet(str(tmp_path / "repo" / "data" / "test-00000-of-00001.parquet"))
+    datasets.Dataset.from_dict(rows, features=features).to_parquet(
+        str(tmp_path / "repo" / "data" / "test-00000-of-00001.parquet")
+    )
     tasks = load_tasks(SPECS["cv-bench"], source=tmp_path / "repo", media_cache=tmp_path / "media")
     assert [t.task_id for t in tasks] == ["cv-bench/0", "cv-bench/1"]
     stored = Image.open(tasks[0].inputs[0].paths[0])
@@ -181,14 +234,21 @@ def test_spar_bench_scores_by_task_as_the_official_code(tmp_path: Path) -> None:
     assert view_change.meta["metric"] == "spar_vci" and view_change.ground_truth == "move_forward:0.8,rotate_left:30"
     assert relation.choices == ["lamp", "monitor", "plant", "keyboard"] and relation.meta["metric"] == "spar_mca"
     # the multi-view distance task reads the reply's last number, the single-view depth its first
-    assert score_answer("from 1.0 to 1.6 m", distance_mv.ground_truth, "number", metric=distance_mv.meta["metric"]).value == 1.0
+    assert (
+        score_answer("from 1.0 to 1.6 m", distance_mv.ground_truth, "number", metric=distance_mv.meta["metric"]).value
+        == 1.0
+    )
     assert score_answer("2.35 m, not 5", depth.ground_truth, "number", metric=depth.meta["metric"]).value == 1.0
     half = score_answer("move_forward:0.8", view_change.ground_truth, "text", metric="spar_vci")
     assert half.value == 0.8  # four of five axes exact; rotation predicted 0 against 30 scores 0
 
 
 def test_viewspatial_bench(tmp_path: Path) -> None:
-    tasks = load_tasks(SPECS["viewspatial-bench"], source=FIXTURES / "viewspatial-bench" / "ViewSpatial-Bench.json", media_cache=tmp_path)
+    tasks = load_tasks(
+        SPECS["viewspatial-bench"],
+        source=FIXTURES / "viewspatial-bench" / "ViewSpatial-Bench.json",
+        media_cache=tmp_path,
+    )
     _check_tasks(tasks, "viewspatial-bench")
     assert tasks[0].choices == ["left", "right", "front", "back"]
     assert normalize_choice_answer(tasks[0].ground_truth, tasks[0].choices) == "B"
@@ -207,7 +267,9 @@ def test_omnispatial_answer_index(tmp_path: Path) -> None:
 def test_3dsrbench_circular_groups(tmp_path: Path) -> None:
     source = tmp_path / "3dsr"
     shutil.copytree(FIXTURES / "3dsrbench", source)
-    tasks = load_tasks(SPECS["3dsrbench"], source=source / "test.jsonl", media_root=source / "coco_images", media_cache=tmp_path)
+    tasks = load_tasks(
+        SPECS["3dsrbench"], source=source / "test.jsonl", media_root=source / "coco_images", media_cache=tmp_path
+    )
     _check_tasks(tasks, "3dsrbench")
     assert [t.meta["circular_group"] for t in tasks] == ["3", "3", "7"]
     assert tasks[0].choices == ["cup", "plate"]
@@ -257,7 +319,7 @@ def test_local_jsonl_format_round_trip(tmp_path: Path) -> None:
         ('{"question": "x"}', "give 'images'"),
         ('{"question": "x", "images": ["missing.png"]}', "does not exist"),
         ('{"question": "x", "images": [], "colour": 1}', "unknown field"),
-        ('[1, 2]', "JSON object"),
+        ("[1, 2]", "JSON object"),
     ],
 )
 def test_local_format_errors_name_the_line(tmp_path: Path, line: str, message: str) -> None:

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_adapters import FIXTURES, _check_tasks, _write_video
 
 from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.benchmarks.spec import load_tasks
 from spatialclaw.benchmarks.specs import SPECS
-from test_adapters import FIXTURES, _check_tasks, _write_video
 
 IMAGE = FIXTURES / "img" / "view0.png"
 
@@ -43,8 +43,12 @@ def _rows(tasks, answers) -> list[ScoredRow]:
 
 def test_vsi_bench_debiased_is_vsi_benchs_layout_and_rules(tmp_path: Path) -> None:
     _videos(tmp_path, "scannet/scene0011_00.mp4")
-    tasks = load_tasks(SPECS["vsi-bench-debiased"], source=FIXTURES / "vsi-bench-debiased" / "test.jsonl",
-                       media_root=tmp_path, media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["vsi-bench-debiased"],
+        source=FIXTURES / "vsi-bench-debiased" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "vsi-bench-debiased")
     choice, room = tasks
     assert choice.meta["metric"] == "vsi_mca" and room.meta["metric"] == "vsi_na"
@@ -54,8 +58,12 @@ def test_vsi_bench_debiased_is_vsi_benchs_layout_and_rules(tmp_path: Path) -> No
 
 def test_dsi_bench_reads_the_metadata_csv_and_scores_answer_tags(tmp_path: Path) -> None:
     _videos(tmp_path / "videos" / "std", "clips/street_01.mp4", "clips/park_07.mp4")
-    tasks = load_tasks(SPECS["dsi-bench"], source=FIXTURES / "dsi-bench" / "metadatas" / "std.csv",
-                       media_root=tmp_path / "videos" / "std", media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["dsi-bench"],
+        source=FIXTURES / "dsi-bench" / "metadatas" / "std.csv",
+        media_root=tmp_path / "videos" / "std",
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "dsi-bench")
     car, camera, dog = tasks
     assert car.choices == ["Left", "Right", "Toward the camera", "Away from the camera"] and car.ground_truth == "B"
@@ -68,8 +76,12 @@ def test_dsi_bench_reads_the_metadata_csv_and_scores_answer_tags(tmp_path: Path)
 
 def test_osi_bench_tsv_with_zero_answer_thresholds(tmp_path: Path) -> None:
     _videos(tmp_path, "videos/plaza.mp4", "videos/road.mp4")
-    tasks = load_tasks(SPECS["osi-bench"], source=FIXTURES / "osi-bench" / "OSI-Bench.tsv", media_root=tmp_path,
-                       media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["osi-bench"],
+        source=FIXTURES / "osi-bench" / "OSI-Bench.tsv",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "osi-bench")
     relation, distance, speed = tasks
     assert relation.choices == ["object 1", "object 2"] and relation.meta["metric"] == "vsi_mca"
@@ -81,8 +93,12 @@ def test_osi_bench_tsv_with_zero_answer_thresholds(tmp_path: Path) -> None:
 
 def test_pai_bench_index2ans_and_the_answer_tag(tmp_path: Path) -> None:
     _videos(tmp_path, "videos/arm_01.mp4", "videos/warehouse_02.mp4")
-    tasks = load_tasks(SPECS["pai-bench"], source=FIXTURES / "pai-bench" / "test.jsonl", media_root=tmp_path,
-                       media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["pai-bench"],
+        source=FIXTURES / "pai-bench" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "pai-bench")
     arm, order = tasks
     assert arm.choices == ["toward the cup", "away from the cup"]  # null options are not offered
@@ -93,8 +109,12 @@ def test_pai_bench_index2ans_and_the_answer_tag(tmp_path: Path) -> None:
 
 def test_perceptioncomp_five_options_and_mmmu_parsing(tmp_path: Path) -> None:
     _videos(tmp_path, "data/Monaco_21m-25m.mp4", "data/home_tour_3.mp4")
-    tasks = load_tasks(SPECS["perceptioncomp"], source=FIXTURES / "perceptioncomp" / "test.jsonl",
-                       media_root=tmp_path, media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["perceptioncomp"],
+        source=FIXTURES / "perceptioncomp" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "perceptioncomp")
     shop, chairs = tasks
     assert len(shop.choices) == 5 and shop.ground_truth == "C" and chairs.ground_truth == "B"
@@ -123,8 +143,13 @@ def test_spatialtree_bench_skips_llm_judged_items_and_averages_up_the_tree(tmp_p
 def test_spbench_single_image_and_multi_view(tmp_path: Path) -> None:
     staged = tmp_path / "sp"
     shutil.copytree(FIXTURES / "spbench", staged)
-    _images(staged, "SPBench-SI-images/view0.png", "SPBench-SI-images/view1.png", "SPBench-MV-images/view0.png",
-            "SPBench-MV-images/view1.png")
+    _images(
+        staged,
+        "SPBench-SI-images/view0.png",
+        "SPBench-SI-images/view1.png",
+        "SPBench-MV-images/view0.png",
+        "SPBench-MV-images/view1.png",
+    )
     single = load_tasks(SPECS["spbench-si"], source=staged / "SPBench-SI.jsonl", media_cache=tmp_path / "m")
     multi = load_tasks(SPECS["spbench-mv"], source=staged / "SPBench-MV.jsonl", media_cache=tmp_path / "m")
     _check_tasks(single, "spbench-si")
@@ -137,8 +162,12 @@ def test_spbench_single_image_and_multi_view(tmp_path: Path) -> None:
 
 def test_video_mme_first_capital_rule(tmp_path: Path) -> None:
     _videos(tmp_path, "data/fFjv93ACGo8.mp4", "data/Xq1.mp4")
-    tasks = load_tasks(SPECS["video-mme"], source=FIXTURES / "video-mme" / "test.jsonl", media_root=tmp_path,
-                       media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["video-mme"],
+        source=FIXTURES / "video-mme" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "video-mme")
     planets, _ = tasks
     assert planets.choices[2] == "8." and planets.category == "Counting Problem"  # the prompt labels it once
@@ -148,8 +177,12 @@ def test_video_mme_first_capital_rule(tmp_path: Path) -> None:
 
 def test_video_mme_v2_groups_score_non_linearly(tmp_path: Path) -> None:
     _videos(tmp_path, "data/007.mp4", "data/008.mp4")
-    tasks = load_tasks(SPECS["video-mme-v2"], source=FIXTURES / "video-mme-v2" / "test.jsonl", media_root=tmp_path,
-                       media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["video-mme-v2"],
+        source=FIXTURES / "video-mme-v2" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "video-mme-v2")
     assert len(tasks[0].choices) == 8 and tasks[4].ground_truth == "E"
     assert _score(tasks[4], "Answer: E") == 1.0 and _score(tasks[4], "H") == 0.0
@@ -163,8 +196,12 @@ def test_video_mme_v2_groups_score_non_linearly(tmp_path: Path) -> None:
 
 def test_vsti_bench_choices_by_mc_answer_and_macro_over_types(tmp_path: Path) -> None:
     _videos(tmp_path, "scannet/scene0001_00.mp4")
-    tasks = load_tasks(SPECS["vsti-bench"], source=FIXTURES / "vsti-bench" / "test.jsonl", media_root=tmp_path,
-                       media_cache=tmp_path / "m")
+    tasks = load_tasks(
+        SPECS["vsti-bench"],
+        source=FIXTURES / "vsti-bench" / "test.jsonl",
+        media_root=tmp_path,
+        media_cache=tmp_path / "m",
+    )
     _check_tasks(tasks, "vsti-bench")
     displacement, direction, side = tasks
     assert direction.ground_truth == "A" and displacement.ground_truth == 1.8
@@ -176,8 +213,14 @@ def test_mmsi_video_bench_clips_reference_images_and_category_names(tmp_path: Pa
     staged = tmp_path / "data"
     staged.mkdir()
     shutil.copy(FIXTURES / "mmsi-video-bench" / "mmsivideo.json", staged / "mmsivideo.json")
-    _images(staged, "frames/scene0003/000.png", "frames/scene0003/001.png", "frames/scene0004/000.png",
-            "frames/scene0005/000.png", "ref_images/ref_0001.png")
+    _images(
+        staged,
+        "frames/scene0003/000.png",
+        "frames/scene0003/001.png",
+        "frames/scene0004/000.png",
+        "frames/scene0005/000.png",
+        "ref_images/ref_0001.png",
+    )
     tasks = load_tasks(SPECS["mmsi-video-bench"], source=staged / "mmsivideo.json", media_cache=tmp_path / "m")
     _check_tasks(tasks, "mmsi-video-bench")
     where, later = tasks
@@ -198,8 +241,21 @@ def test_omni3d_bench_answer_types(tmp_path: Path) -> None:
 
 
 def test_every_new_adapter_records_its_official_metric() -> None:
-    new = ("vsi-bench-debiased", "dsi-bench", "osi-bench", "pai-bench", "perceptioncomp", "spatialtree-bench",
-           "spbench-si", "spbench-mv", "video-mme", "video-mme-v2", "vsti-bench", "mmsi-video-bench", "omni3d-bench")
+    new = (
+        "vsi-bench-debiased",
+        "dsi-bench",
+        "osi-bench",
+        "pai-bench",
+        "perceptioncomp",
+        "spatialtree-bench",
+        "spbench-si",
+        "spbench-mv",
+        "video-mme",
+        "video-mme-v2",
+        "vsti-bench",
+        "mmsi-video-bench",
+        "omni3d-bench",
+    )
     assert set(new) <= set(SPECS) and len(SPECS) >= 20
     for name in new:
         assert SPECS[name].metric != "accuracy", name  # a line that says how, for bench --list
@@ -223,7 +279,9 @@ def test_bench_list_shows_every_benchmark_with_source_splits_and_metric(capsys: 
     assert lines[-1].startswith(f"{len(SPECS) + 2} benchmarks")
 
 
-def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Video-MME-v2 through the runner (no-tools interface, a scripted model over local HTTP): the name in
     another spelling, the official extraction on the model's replies, the grouped score from the task meta."""
     import json
@@ -232,9 +290,16 @@ def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(tmp_path: Path,
     from spatialclaw.testing.provider_server import ScriptedProvider
 
     _videos(tmp_path / "media", "data/007.mp4", "data/008.mp4")
-    replies = {"Relevance question 1?": "The best answer is A", "Relevance question 2?": "B",
-               "Relevance question 3?": "Answer: C", "Relevance question 4?": "A", "Logic question 1?": "E",
-               "Logic question 2?": "A", "Logic question 3?": "G", "Logic question 4?": "A"}
+    replies = {
+        "Relevance question 1?": "The best answer is A",
+        "Relevance question 2?": "B",
+        "Relevance question 3?": "Answer: C",
+        "Relevance question 4?": "A",
+        "Logic question 1?": "E",
+        "Logic question 2?": "A",
+        "Logic question 3?": "G",
+        "Logic question 4?": "A",
+    }
 
     def script(request: dict, index: int) -> str:
         text = json.dumps(request["messages"])
@@ -242,10 +307,18 @@ def test_a_new_benchmark_runs_end_to_end_under_its_official_rule(tmp_path: Path,
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with ScriptedProvider(script) as server:
-        summary = run_benchmark(RunConfig(
-            benchmark="Video-MME-v2", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
-            source=str(FIXTURES / "video-mme-v2" / "test.jsonl"), media_root=str(tmp_path / "media"),
-            interface="no-tools", progress=False, model_options={"max_attempts": 1}))
+        summary = run_benchmark(
+            RunConfig(
+                benchmark="Video-MME-v2",
+                model=f"openai-compat:scripted@{server.url}",
+                out=tmp_path / "run",
+                source=str(FIXTURES / "video-mme-v2" / "test.jsonl"),
+                media_root=str(tmp_path / "media"),
+                interface="no-tools",
+                progress=False,
+                model_options={"max_attempts": 1},
+            )
+        )
     assert summary.statuses == {"ok": 8} and summary.aggregate.rule == "videomme_v2"
     assert summary.aggregate.categories["group:relevance"] == 9 / 16
     assert summary.aggregate.categories["group:logic"] == 4 / 12

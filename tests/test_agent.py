@@ -7,9 +7,9 @@ import io
 
 import numpy as np
 import pytest
+from agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 from PIL import Image
 
-from agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
@@ -27,13 +27,20 @@ def kernel():
 
 @pytest.fixture
 def task(tmp_path):
-    return Task("Is the person on the left or the right?", inputs=[FrameSpec.images([photo(tmp_path)])],
-                choices=["left", "right"], task_id="astronaut")
+    return Task(
+        "Is the person on the left or the right?",
+        inputs=[FrameSpec.images([photo(tmp_path)])],
+        choices=["left", "right"],
+        task_id="astronaut",
+    )
 
 
 def test_show_images_reach_the_next_request_through_the_openai_sdk(task, kernel, tmp_path):
     script = [
-        cell("crop = frames[0].array[10:90, 20:120]\nprint(crop.shape)\nshow(crop, label='crop', min_side=0)", "Let me crop."),
+        cell(
+            "crop = frames[0].array[10:90, 20:120]\nprint(crop.shape)\nshow(crop, label='crop', min_side=0)",
+            "Let me crop.",
+        ),
         cell("answer('B')"),
     ]
     with ScriptedProvider(script) as server:
@@ -50,7 +57,16 @@ def test_show_images_reach_the_next_request_through_the_openai_sdk(task, kernel,
 
     episode = load_episode(result.trajectory_dir)
     assert episode.complete and episode.answer == "B"
-    assert [e["type"] for e in episode.events] == ["header", "task", "model_call", "cell", "model_call", "cell", "answer", "end"]
+    assert [e["type"] for e in episode.events] == [
+        "header",
+        "task",
+        "model_call",
+        "cell",
+        "model_call",
+        "cell",
+        "answer",
+        "end",
+    ]
     assert episode.header["prompt_version"] == prompt_version()
     assert episode.end["reason"] == "answered" and episode.end["steps"] == 2
     logged = episode.messages(episode.of_type("model_call")[1])
@@ -74,7 +90,9 @@ def test_show_images_reach_the_next_request_through_the_anthropic_sdk(task, kern
 def test_replies_without_code_are_format_errors_and_too_many_in_a_row_end_the_episode(task, kernel, tmp_path):
     script = ["I think it is B.", "Definitely B.", cell("print('recovered')"), "B", "The answer is B", "B!"]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(max_format_errors=3)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(max_format_errors=3)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "format_errors" and result.answer is None
     assert result.steps == 6  # two format errors, a good cell (the count restarts), three format errors
     assert "could not find a Python code block" in openai_text(server.requests[1])
@@ -83,7 +101,11 @@ def test_replies_without_code_are_format_errors_and_too_many_in_a_row_end_the_ep
 
 
 def test_budget_warns_on_the_last_step_then_asks_for_a_direct_answer(task, kernel, tmp_path):
-    script = [cell("print('looking')"), cell("print('still looking')"), "From the crops, the person is on the right.\nANSWER: B"]
+    script = [
+        cell("print('looking')"),
+        cell("print('still looking')"),
+        "From the crops, the person is on the right.\nANSWER: B",
+    ]
     with ScriptedProvider(script) as server:
         result = Agent(openai_compat(server), AgentConfig(max_steps=2)).run(task, tmp_path / "ep", kernel=kernel)
     assert result.status == "budget" and result.answer == "B" and result.answer_source == "fallback"
@@ -97,7 +119,9 @@ def test_budget_warns_on_the_last_step_then_asks_for_a_direct_answer(task, kerne
 
 
 def test_image_budget_replaces_the_oldest_images_by_placeholders(task, kernel, tmp_path):
-    script = [cell(f"show(frames[0].array[:{10 + i}, :20], label='crop {i}', min_side=0)") for i in range(3)] + [cell("answer('A')")]
+    script = [cell(f"show(frames[0].array[:{10 + i}, :20], label='crop {i}', min_side=0)") for i in range(3)] + [
+        cell("answer('A')")
+    ]
     with ScriptedProvider(script) as server:
         Agent(openai_compat(server), AgentConfig(max_images_per_request=2)).run(task, tmp_path / "ep", kernel=kernel)
     last = server.requests[3]
@@ -198,11 +222,12 @@ def test_one_agent_runs_episodes_in_parallel_threads_each_with_its_own_side_chan
             return cell(f"said = vlm.ask(frames[0], 'which episode {name}?')\nprint(said)")
         return cell(f"answer('{name}')")
 
-    tasks = [Task(f"Name episode {name}", inputs=[FrameSpec.images([photo(tmp_path, f'{name}.png', 32)])], task_id=name)
-             for name in ("alpha", "beta")]
-    with ScriptedProvider(reply) as server, Agent(openai_compat(server)) as agent:
-        with ThreadPoolExecutor(2) as pool:
-            results = list(pool.map(lambda t: agent.run(t, tmp_path / t.task_id), tasks))
+    tasks = [
+        Task(f"Name episode {name}", inputs=[FrameSpec.images([photo(tmp_path, f"{name}.png", 32)])], task_id=name)
+        for name in ("alpha", "beta")
+    ]
+    with ScriptedProvider(reply) as server, Agent(openai_compat(server)) as agent, ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda t: agent.run(t, tmp_path / t.task_id), tasks))
     assert [r.answer for r in results] == ["alpha", "beta"]
     for name, result in zip(("alpha", "beta"), results):
         episode = load_episode(result.trajectory_dir)
@@ -264,7 +289,10 @@ def test_a_missing_input_file_ends_the_episode_with_a_clear_error(kernel, tmp_pa
 
 
 def test_a_reply_cut_off_before_any_code_is_told_to_be_shorter(task, kernel, tmp_path):
-    script = [Reply("<think>Let me consider every possibility in great detail", finish_reason="length"), cell("answer('A')")]
+    script = [
+        Reply("<think>Let me consider every possibility in great detail", finish_reason="length"),
+        cell("answer('A')"),
+    ]
     with ScriptedProvider(script) as server:
         result = Agent(openai_compat(server)).run(task, tmp_path / "ep", kernel=kernel)
     assert result.status == "answered" and result.steps == 2

@@ -6,10 +6,17 @@ import pytest
 from PIL import Image
 
 from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.context import (
+    StepRecord,
+    TaskRecord,
+    apply_image_budget,
+    build_messages,
+    condensed_code,
+    fit_image,
+)
 from spatialclaw.agent.direct_answer import parse_direct_answer
-from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
-from spatialclaw.agent.context import StepRecord, TaskRecord, apply_image_budget, build_messages, condensed_code, fit_image
+from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.task import Task
 
 
@@ -44,12 +51,17 @@ def test_image_byte_budget_drops_everything_older_than_the_first_image_over_it()
 
 def test_condensation_applies_to_older_failures_only():
     error = CellError("ValueError", "bad value\nmore", "Traceback ...", line=2, source="y = f(x)")
-    failed = StepRecord(1, "reply one", "x = 1\ny = f(x)\nz = 3", CellResult(code="", status="error", error=error), "full observation")
+    failed = StepRecord(
+        1, "reply one", "x = 1\ny = f(x)\nz = 3", CellResult(code="", status="error", error=error), "full observation"
+    )
     ok = StepRecord(2, "reply two", "print(1)", CellResult(code="print(1)", stdout="1\n"), "Step 2: 1")
     latest_failed = build_messages("sys", [TaskRecord("task"), failed], max_images=5)
     assert latest_failed[-1].text_content == "full observation"
     later = build_messages("sys", [TaskRecord("task"), failed, ok], max_images=5)
-    assert later[2].text_content == "```python\nx = 1\ny = f(x)\n# ... 1 more line(s) not run: the cell failed at line 2\n```"
+    assert (
+        later[2].text_content
+        == "```python\nx = 1\ny = f(x)\n# ... 1 more line(s) not run: the cell failed at line 2\n```"
+    )
     assert later[3].text_content == "Step 1: [error] ValueError: bad value (cell line 2) [condensed]"
     kept = build_messages("sys", [TaskRecord("task"), failed, ok], max_images=5, condense_errors=False)
     assert kept[3].text_content == "full observation"

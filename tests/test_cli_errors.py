@@ -23,11 +23,14 @@ from spatialclaw.trajectories.episode_log import load_episode
 SPATIALCLAW = str(Path(sys.executable).with_name("spatialclaw"))
 
 
-def spatialclaw(*args: str, env: dict | None = None, unset: tuple[str, ...] = (), timeout: float = 120) -> subprocess.CompletedProcess:
+def spatialclaw(
+    *args: str, env: dict | None = None, unset: tuple[str, ...] = (), timeout: float = 120
+) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k not in ("SPATIALCLAW_MODEL", "SPATIALCLAW_DEBUG", *unset)}
     environment.update(env or {})
-    return subprocess.run([SPATIALCLAW, *args], capture_output=True, text=True, timeout=timeout, env=environment,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [SPATIALCLAW, *args], capture_output=True, text=True, timeout=timeout, env=environment, stdin=subprocess.DEVNULL
+    )
 
 
 def assert_clean_failure(done: subprocess.CompletedProcess, *needles: str, code: int = 2, max_lines: int = 2) -> None:
@@ -72,15 +75,20 @@ def run_args(model: str, out: Path, *inputs: str) -> list[str]:
 
 
 def test_run_names_a_missing_frame_file(tmp_path, closed_url):
-    done = spatialclaw(*run_args(f"openai-compat:m@{closed_url}", tmp_path / "ep", "--frames", str(tmp_path / "missing.jpg")))
+    done = spatialclaw(
+        *run_args(f"openai-compat:m@{closed_url}", tmp_path / "ep", "--frames", str(tmp_path / "missing.jpg"))
+    )
     assert_clean_failure(done, "missing.jpg", "not found")
     assert not (tmp_path / "ep").exists()
 
 
-@pytest.mark.parametrize("name, needles", [
-    ("corrupt", ["corrupt.jpg", "corrupt, truncated or not an image"]),
-    ("video", ["truncated.mp4", "re-encode"]),
-])
+@pytest.mark.parametrize(
+    "name, needles",
+    [
+        ("corrupt", ["corrupt.jpg", "corrupt, truncated or not an image"]),
+        ("video", ["truncated.mp4", "re-encode"]),
+    ],
+)
 def test_run_on_an_unreadable_file_names_it_and_records_the_episode(tmp_path, files, closed_url, name, needles):
     kind = "--video" if name == "video" else "--frames"
     out = tmp_path / "ep"
@@ -92,14 +100,17 @@ def test_run_on_an_unreadable_file_names_it_and_records_the_episode(tmp_path, fi
     assert f"trajectory: {out}" in done.stdout
 
 
-@pytest.mark.parametrize("inputs, needles", [
-    (["--frames", "TEXT"], ["notes.txt", ".txt", "PNG or JPEG"]),
-    (["--video", "GOOD"], ["good.png", "not a video", "--frames"]),
-    (["--frames", "VIDEO"], ["truncated.mp4", "a video", "--video"]),
-    (["--video", "VIDEO", "--fps", "0"], ["--fps", "0"]),
-    (["--video", "VIDEO", "--fps", "-1"], ["--fps", "-1"]),
-    (["--video", "VIDEO", "--count", "0"], ["--count", "0"]),
-])
+@pytest.mark.parametrize(
+    "inputs, needles",
+    [
+        (["--frames", "TEXT"], ["notes.txt", ".txt", "PNG or JPEG"]),
+        (["--video", "GOOD"], ["good.png", "not a video", "--frames"]),
+        (["--frames", "VIDEO"], ["truncated.mp4", "a video", "--video"]),
+        (["--video", "VIDEO", "--fps", "0"], ["--fps", "0"]),
+        (["--video", "VIDEO", "--fps", "-1"], ["--fps", "-1"]),
+        (["--video", "VIDEO", "--count", "0"], ["--count", "0"]),
+    ],
+)
 def test_run_rejects_a_wrong_input_before_starting_an_episode(tmp_path, files, closed_url, inputs, needles):
     paths = {"TEXT": files["text"], "GOOD": files["good"], "VIDEO": files["video"]}
     inputs = [str(paths[a]) if a in paths else a for a in inputs]
@@ -111,22 +122,29 @@ def test_run_rejects_a_wrong_input_before_starting_an_episode(tmp_path, files, c
 # ---------------------------------------------------------------- run: models
 
 
-@pytest.mark.parametrize("spec, needles", [
-    ("openai", ["'openai'", "no model named", "openai:MODEL"]),
-    ("openai:", ["'openai:'", "no model named", "openai:MODEL"]),
-    ("gpt-4o", ["'gpt-4o'", "no backend: prefix", "openai:MODEL"]),
-    ("openai-compat:x", ["'openai-compat:x'", "MODEL@URL"]),
-    ("foo:bar", ["'foo:bar'", "unknown backend 'foo'", "anthropic:MODEL"]),
-])
+@pytest.mark.parametrize(
+    "spec, needles",
+    [
+        ("openai", ["'openai'", "no model named", "openai:MODEL"]),
+        ("openai:", ["'openai:'", "no model named", "openai:MODEL"]),
+        ("gpt-4o", ["'gpt-4o'", "no backend: prefix", "openai:MODEL"]),
+        ("openai-compat:x", ["'openai-compat:x'", "MODEL@URL"]),
+        ("foo:bar", ["'foo:bar'", "unknown backend 'foo'", "anthropic:MODEL"]),
+    ],
+)
 def test_run_rejects_a_malformed_model_spec(tmp_path, files, spec, needles):
     done = spatialclaw(*run_args(spec, tmp_path / "ep", "--frames", str(files["good"])))
     assert_clean_failure(done, *needles)
 
 
-@pytest.mark.parametrize("spec, variable", [("openai:gpt-4.1", "OPENAI_API_KEY"), ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    "spec, variable", [("openai:gpt-4.1", "OPENAI_API_KEY"), ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")]
+)
 def test_a_missing_api_key_names_the_environment_variable(tmp_path, files, spec, variable):
-    done = spatialclaw(*run_args(spec, tmp_path / "ep", "--frames", str(files["good"])),
-                       unset=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"))
+    done = spatialclaw(
+        *run_args(spec, tmp_path / "ep", "--frames", str(files["good"])),
+        unset=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"),
+    )
     assert_clean_failure(done, variable, "no API key")
 
 
@@ -162,8 +180,12 @@ def test_an_interrupted_run_leaves_a_loadable_trajectory_marked_interrupted(tmp_
     out = tmp_path / "ep"
     script = ["```python\nprint('first step', frames[0].size)\n```", delayed(60, "never sent")]
     with ScriptedProvider(script) as server:
-        process = subprocess.Popen([SPATIALCLAW, *run_args(f"openai-compat:m@{server.url}", out, "--frames", str(files["good"]))],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [SPATIALCLAW, *run_args(f"openai-compat:m@{server.url}", out, "--frames", str(files["good"]))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while server.calls < 2 and time.monotonic() < deadline:  # the second request is in flight
             time.sleep(0.05)
@@ -181,7 +203,9 @@ def test_an_interrupted_run_leaves_a_loadable_trajectory_marked_interrupted(tmp_
 
 
 def test_bench_unknown_benchmark_lists_the_known_ones(tmp_path, closed_url):
-    done = spatialclaw("bench", "--benchmark", "nosuch", "--model", f"openai-compat:m@{closed_url}", "--out", str(tmp_path / "run"))
+    done = spatialclaw(
+        "bench", "--benchmark", "nosuch", "--model", f"openai-compat:m@{closed_url}", "--out", str(tmp_path / "run")
+    )
     assert_clean_failure(done, "'nosuch'", "synthetic", "vsi-bench", ".jsonl")
 
 
@@ -189,24 +213,56 @@ def test_bench_resume_on_a_folder_that_is_not_a_run_touches_nothing(tmp_path, cl
     folder = tmp_path / "photos"
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")
-    done = spatialclaw("bench", "--benchmark", "synthetic", "--limit", "1", "--model", f"openai-compat:m@{closed_url}",
-                       "--out", str(folder), "--resume")
+    done = spatialclaw(
+        "bench",
+        "--benchmark",
+        "synthetic",
+        "--limit",
+        "1",
+        "--model",
+        f"openai-compat:m@{closed_url}",
+        "--out",
+        str(folder),
+        "--resume",
+    )
     assert_clean_failure(done, str(folder), "not a run", "choose another --out")
     assert [p.name for p in folder.iterdir()] == ["keep.txt"]
 
 
 @pytest.mark.parametrize("spec, needles", [("foo:bar", ["'foo:bar'"]), ("openai:gpt-4.1", ["OPENAI_API_KEY"])])
 def test_bench_checks_the_model_before_any_episode(tmp_path, spec, needles):
-    done = spatialclaw("bench", "--benchmark", "synthetic", "--limit", "1", "--model", spec, "--out", str(tmp_path / "run"),
-                       unset=("OPENAI_API_KEY", "OPENAI_BASE_URL"))
+    done = spatialclaw(
+        "bench",
+        "--benchmark",
+        "synthetic",
+        "--limit",
+        "1",
+        "--model",
+        spec,
+        "--out",
+        str(tmp_path / "run"),
+        unset=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    )
     assert_clean_failure(done, *needles)
     assert not (tmp_path / "run").exists()
 
 
 def test_bench_records_malformed_replies_per_task_and_says_how_to_retry(tmp_path):
     with ScriptedProvider([malformed()] * 4) as server:
-        done = spatialclaw("bench", "--benchmark", "synthetic", "--limit", "1", "--model", f"openai-compat:m@{server.url}",
-                           "--model-retries", "2", "--no-progress", "--out", str(tmp_path / "run"))
+        done = spatialclaw(
+            "bench",
+            "--benchmark",
+            "synthetic",
+            "--limit",
+            "1",
+            "--model",
+            f"openai-compat:m@{server.url}",
+            "--model-retries",
+            "2",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "run"),
+        )
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "malformed response body" in done.stderr and "--resume" in done.stderr.splitlines()[-1]
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
@@ -224,7 +280,9 @@ def test_export_bad_inputs_and_outputs(tmp_path, files):
     assert "Traceback" not in done.stderr
     done = spatialclaw("export", "--format", "openai", "--in", str(empty), "--out", str(tmp_path / "x.jsonl"))
     assert_clean_failure(done, str(empty), "holds no episode")
-    done = spatialclaw("export", "--format", "openai", "--in", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.jsonl"))
+    done = spatialclaw(
+        "export", "--format", "openai", "--in", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.jsonl")
+    )
     assert_clean_failure(done, "nowhere", "does not exist")
     done = spatialclaw("export", "--format", "openai", "--in", str(empty), "--out", str(files["plain"] / "x.jsonl"))
     assert_clean_failure(done, f"{files['plain']} is a file", "choose another path")
@@ -256,14 +314,18 @@ def test_session_commands_on_an_unknown_session(tmp_path):
     cell = tmp_path / "cell.py"
     cell.write_text("print(1)")
     root = ["--root", str(tmp_path / "sessions")]
-    assert_clean_failure(spatialclaw("session", "exec", "nosuch", "--code", str(cell), *root), "'nosuch'", "session list")
+    assert_clean_failure(
+        spatialclaw("session", "exec", "nosuch", "--code", str(cell), *root), "'nosuch'", "session list"
+    )
     done = spatialclaw("session", "status", "nosuch", "--json", *root)
     assert done.returncode == 2 and "'nosuch'" in json.loads(done.stdout)["error"]
 
 
 def test_session_start_rejects_a_non_positive_fps_before_starting_a_kernel(tmp_path, files):
     root = tmp_path / "sessions"
-    done = spatialclaw("session", "start", "--video", str(files["video"]), "--fps", "0", "--question", "q", "--root", str(root))
+    done = spatialclaw(
+        "session", "start", "--video", str(files["video"]), "--fps", "0", "--question", "q", "--root", str(root)
+    )
     assert_clean_failure(done, "fps", "positive", "got 0.0")
     assert not root.exists() or not any(root.iterdir())
 
@@ -275,10 +337,17 @@ def test_mcp_help_describes_the_server():
 
 def test_demo_output_under_a_file_is_named_and_debug_shows_the_traceback(files):
     out = files["plain"] / "episode"
-    assert_clean_failure(spatialclaw("demo", "--out", str(out)), "Not a directory", str(files["plain"]), "choose another path")
-    for debug in (spatialclaw("--debug", "demo", "--out", str(out)), spatialclaw("demo", "--out", str(out), env={"SPATIALCLAW_DEBUG": "1"})):
+    assert_clean_failure(
+        spatialclaw("demo", "--out", str(out)), "Not a directory", str(files["plain"]), "choose another path"
+    )
+    for debug in (
+        spatialclaw("--debug", "demo", "--out", str(out)),
+        spatialclaw("demo", "--out", str(out), env={"SPATIALCLAW_DEBUG": "1"}),
+    ):
         assert debug.returncode == 2
-        assert "Traceback" in debug.stderr and debug.stderr.strip().splitlines()[-1].startswith("spatialclaw demo: Not a directory")
+        assert "Traceback" in debug.stderr and debug.stderr.strip().splitlines()[-1].startswith(
+            "spatialclaw demo: Not a directory"
+        )
 
 
 # ---------------------------------------------------------------- the central handler, in-process
@@ -295,8 +364,10 @@ def test_a_bug_keeps_its_traceback_and_asks_for_a_report(monkeypatch, capsys, tm
     assert cli.main(["rescore", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "TypeError: an internal mistake" in err
-    assert err.strip().splitlines()[-1] == ("spatialclaw rescore: unexpected TypeError: this is a bug in spatialclaw; "
-                                            "please report it with the traceback above")
+    assert err.strip().splitlines()[-1] == (
+        "spatialclaw rescore: unexpected TypeError: this is a bug in spatialclaw; "
+        "please report it with the traceback above"
+    )
 
 
 def _logged(error: BaseException, debug: bool) -> str:
@@ -307,12 +378,17 @@ def _logged(error: BaseException, debug: bool) -> str:
     try:
         raise error
     except type(error):
-        record = logging.LogRecord("spatialclaw.agent.result", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info())
+        record = logging.LogRecord(
+            "spatialclaw.agent.result", logging.ERROR, __file__, 1, "episode %s failed", ("cli",), sys.exc_info()
+        )
     return LogFormatter(debug).format(record)
 
 
 def test_logged_exceptions_are_one_line_for_bad_input_and_keep_the_traceback_for_bugs():
-    assert _logged(ValueError("fps must be positive"), debug=False) == "episode cli failed: ValueError: fps must be positive"
+    assert (
+        _logged(ValueError("fps must be positive"), debug=False)
+        == "episode cli failed: ValueError: fps must be positive"
+    )
     assert "Traceback" in _logged(ValueError("fps must be positive"), debug=True)
     bug = _logged(KeyError("oops"), debug=False)
     assert bug.startswith("episode cli failed\nTraceback") and "KeyError: 'oops'" in bug

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from agent_helpers import cell, photo
+
 from spatialclaw.commands.demo import CALIBRATION, SCRIPT
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
@@ -19,17 +19,38 @@ from spatialclaw.trajectories.episode_log import load_episode
 def spatialclaw(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
     environment.update(env or {})
-    return subprocess.run([sys.executable, "-m", "spatialclaw.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env=environment)
+    return subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+    )
 
 
 def test_run_streams_each_step_and_ends_with_the_answer(tmp_path):
     image = photo(tmp_path)
-    script = [cell("print('size', frames[0].size)\nshow(frames[0].array[:40, :50], label='corner')"), cell("answer('B')")]
+    script = [
+        cell("print('size', frames[0].size)\nshow(frames[0].array[:40, :50], label='corner')"),
+        cell("answer('B')"),
+    ]
     with ScriptedProvider(script) as server:
-        done = spatialclaw("run", "--model", f"openai-compat:scripted@{server.url}", "--frames", str(image),
-                           "--question", "Left or right?", "--choices", "left", "right", "--max-steps", "5",
-                           "--out", str(tmp_path / "ep"))
+        done = spatialclaw(
+            "run",
+            "--model",
+            f"openai-compat:scripted@{server.url}",
+            "--frames",
+            str(image),
+            "--question",
+            "Left or right?",
+            "--choices",
+            "left",
+            "right",
+            "--max-steps",
+            "5",
+            "--out",
+            str(tmp_path / "ep"),
+        )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == "answer: B"
@@ -45,9 +66,15 @@ def test_run_streams_each_step_and_ends_with_the_answer(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--model", "openai-compat:m@http://127.0.0.1:9/v1", "--frames", "missing.jpg"], "input file(s) not found: missing.jpg"),
+        (
+            ["--model", "openai-compat:m@http://127.0.0.1:9/v1", "--frames", "missing.jpg"],
+            "input file(s) not found: missing.jpg",
+        ),
         (["--model", "gpt-4o", "--frames", "IMAGE"], "cannot read model spec 'gpt-4o'"),
-        (["--model", "openai-compat:m@http://127.0.0.1:9/v1", "--frames", "IMAGE", "--fps", "2"], "--fps and --count apply to --video only"),
+        (
+            ["--model", "openai-compat:m@http://127.0.0.1:9/v1", "--frames", "IMAGE", "--fps", "2"],
+            "--fps and --count apply to --video only",
+        ),
     ],
 )
 def test_run_rejects_bad_arguments_with_a_clear_message(tmp_path, args, message):
@@ -64,7 +91,7 @@ def ground_truth_motorcycle_depth() -> float:
 
     disparity = skimage.data.stereo_motorcycle()[2]
     h, w = disparity.shape
-    box = disparity[int(h * 0.3):int(h * 0.8), int(w * 0.25):int(w * 0.75)]
+    box = disparity[int(h * 0.3) : int(h * 0.8), int(w * 0.25) : int(w * 0.75)]
     box = box[np.isfinite(box)]
     return float(np.median(CALIBRATION["focal_px"] * CALIBRATION["baseline_m"] / (box + CALIBRATION["doffs_px"])))
 
@@ -84,7 +111,9 @@ def test_demo_without_a_model_says_it_is_scripted_and_answers_from_real_stereo(t
 
 def test_demo_uses_a_configured_model(tmp_path):
     with ScriptedProvider(SCRIPT) as server:
-        done = spatialclaw("demo", "--out", str(tmp_path / "demo"), env={"SPATIALCLAW_MODEL": f"openai-compat:scripted@{server.url}"})
+        done = spatialclaw(
+            "demo", "--out", str(tmp_path / "demo"), env={"SPATIALCLAW_MODEL": f"openai-compat:scripted@{server.url}"}
+        )
         requests = len(server.requests)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("demo with model openai-compat:scripted@")
@@ -96,7 +125,20 @@ def test_demo_uses_a_configured_model(tmp_path):
 def test_quiet_prints_only_the_answer(tmp_path):
     image = photo(tmp_path)
     with ScriptedProvider([cell("answer('A')")]) as server:
-        done = spatialclaw("run", "--model", f"openai-compat:scripted@{server.url}", "--frames", str(image),
-                           "--question", "q", "--choices", "x", "y", "--quiet", "--out", str(tmp_path / "ep"))
+        done = spatialclaw(
+            "run",
+            "--model",
+            f"openai-compat:scripted@{server.url}",
+            "--frames",
+            str(image),
+            "--question",
+            "q",
+            "--choices",
+            "x",
+            "y",
+            "--quiet",
+            "--out",
+            str(tmp_path / "ep"),
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "answer: A\n"

@@ -8,13 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from spatialclaw.primitives.perception import cache
-from spatialclaw.primitives.perception import models
+from spatialclaw.primitives.perception import cache, models
 from spatialclaw.primitives.perception.depth import DEFAULT_HFOV_DEG, DepthResult, depth, intrinsics_from_fov
 from spatialclaw.primitives.reconstruction.stereo import stereo_depth
 
 pytest.importorskip("transformers")
-from tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro  # noqa: E402
+from tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro
 
 
 @dataclass

@@ -4,12 +4,12 @@ indices; and the examples of docs/depth_and_reconstruction.md, run as written.""
 from __future__ import annotations
 
 import pytest
-
 from doc_examples import code_blocks
+
 from spatialclaw import FrameSpec, Kernel, Task
 
 pytest.importorskip("transformers")
-from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
+from tiny_depth_models import save_tiny_depth_anything
 
 
 def test_depth_and_reconstruct_in_the_kernel(test_data, tmp_path):
@@ -17,8 +17,11 @@ def test_depth_and_reconstruct_in_the_kernel(test_data, tmp_path):
     root = test_data / "rgbd-redwood"
     colour = sorted(str(p) for p in (root / "color").glob("*.jpg"))
     depth_paths = sorted(str(p) for p in (root / "depth").glob("*.png"))
-    task = Task(question="How far did the camera move?", inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
-                answer_type="number")
+    task = Task(
+        question="How far did the camera move?",
+        inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
+        answer_type="number",
+    )
     code = (
         f"d = depth(frames[1], model={str(tiny)!r})\n"
         "print(d.frame_index, d.depth.shape, d.intrinsics_source)\n"

@@ -18,7 +18,9 @@ from PIL import Image
 from spatialclaw.benchmarks import devset, devset_eval
 
 DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-pytestmark = pytest.mark.skipif(not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)")
+pytestmark = pytest.mark.skipif(
+    not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +85,14 @@ def test_the_docs_dev_set_commands_run_as_written(tmp_path):
     from doc_examples import code_blocks
 
     [block] = code_blocks("benchmarks.md", "The model-in-the-loop dev set", "bash")
-    env = {**os.environ, "SPATIALCLAW_TEST_DATA": str(DATA), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
+    env = {
+        **os.environ,
+        "SPATIALCLAW_TEST_DATA": str(DATA),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300
+    )
     questions = (tmp_path / "eval" / "questions.md").read_text()
     assert questions.count("## ") == len((tmp_path / "dev" / "tasks.jsonl").read_text().splitlines())
 
@@ -97,7 +105,10 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
     tasks.write_text(json.dumps(record) + "\n")
     eval_dir = tmp_path / "eval"
     assert "session start" in devset_eval.prepare(tasks, eval_dir).read_text()
-    assert record["answer"] not in devset_eval.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
+    assert (
+        record["answer"]
+        not in devset_eval.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
+    )
 
     from spatialclaw.interactive.session import start_session
 

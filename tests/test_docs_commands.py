@@ -60,15 +60,18 @@ def _transcript(block: str, cwd: Path, env: dict[str, str]) -> None:
             steps.append((line[2:], []))
         elif steps:
             steps[-1][1].append(line)
-    script = "__rc=0\n" + "".join(f"printf '@@step\\n'; (exit $__rc); {command} 2>&1; __rc=$?\n" for command, _ in steps)
+    script = "__rc=0\n" + "".join(
+        f"printf '@@step\\n'; (exit $__rc); {command} 2>&1; __rc=$?\n" for command, _ in steps
+    )
     result = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     outputs = result.stdout.split("@@step\n")[1:]
     assert len(outputs) == len(steps), result.stdout + result.stderr
     for (command, expected), output in zip(steps, outputs):
         shown = [re.escape(line).replace(re.escape("..."), ".*") for line in expected]
         actual = output.rstrip("\n").splitlines()
-        assert len(actual) == len(shown) and all(re.fullmatch(p, a) for p, a in zip(shown, actual)), \
+        assert len(actual) == len(shown) and all(re.fullmatch(p, a) for p, a in zip(shown, actual)), (
             f"$ {command}\nshown:\n" + "\n".join(expected) + "\nprinted:\n" + output
+        )
 
 
 def test_errors_md_transcripts_print_what_they_show(tmp_path: Path) -> None:
@@ -95,7 +98,9 @@ def test_trajectories_md_commands_run_as_written(tmp_path: Path) -> None:
         for block in re.findall(r"^```bash\n(.*?)^```", intro, flags=re.DOTALL | re.MULTILINE):
             _run_script(block, tmp_path, env)
         for block in re.findall(r"^```python\n(.*?)^```", intro, flags=re.DOTALL | re.MULTILINE):
-            result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+            result = subprocess.run(
+                [sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+            )
             assert result.returncode == 0, result.stderr
         for block in code_blocks(document, "Export: `spatialclaw export`", ""):
             _run_script(block, tmp_path, env)
@@ -103,7 +108,9 @@ def test_trajectories_md_commands_run_as_written(tmp_path: Path) -> None:
             _transcript(block, tmp_path, env)
         for block in code_blocks(document, "Viewer: `spatialclaw view RUN_OR_EPISODE [--out DIR]`", "bash"):
             _run_script(block, tmp_path, env)
-    assert (tmp_path / "data" / "sft.jsonl").stat().st_size > 0 and (tmp_path / "runs" / "demo" / "index.html").is_file()
+    assert (tmp_path / "data" / "sft.jsonl").stat().st_size > 0 and (
+        tmp_path / "runs" / "demo" / "index.html"
+    ).is_file()
 
 
 @pytest.mark.slow
@@ -121,6 +128,8 @@ def test_benchmarks_md_runner_commands_run_as_written(tmp_path: Path) -> None:
 
 def test_trajectories_md_rl_environment_example_runs_as_written(tmp_path: Path) -> None:
     [block] = code_blocks("trajectories.md", "RL environment", "python")
-    result = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", block], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"^reward 1\.0 logged to ", result.stdout, flags=re.MULTILINE), result.stdout

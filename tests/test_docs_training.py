@@ -16,8 +16,8 @@ from doc_examples import code_blocks
 from tiny_tool_lm import build_tiny_tool_lm
 from tiny_vlm import build_tiny_vlm
 
-from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.agent.prompting import system_prompt
+from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.testing.provider_server import ScriptedProvider
 
 SECTION = "Recipe: from a benchmark run to training"
@@ -64,15 +64,35 @@ def test_training_recipe_runs_as_written(tmp_path: Path) -> None:
     bin_dir = Path(sys.executable).parent
     with ScriptedProvider(_answer_from_ground_truth()) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.url,
-                   HF_HUB_OFFLINE="1", MODEL=str(vlm), RL_MODEL=str(policy), TRL_EXPERIMENTAL_SILENCE="1")
-        shell, sft, grpo = code_blocks("trajectories.md", SECTION, "bash") + code_blocks("trajectories.md", SECTION, "python")
-        done = subprocess.run(["bash", "-e", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        env.update(
+            PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+            OPENAI_API_KEY="test-key",
+            OPENAI_BASE_URL=server.url,
+            HF_HUB_OFFLINE="1",
+            MODEL=str(vlm),
+            RL_MODEL=str(policy),
+            TRL_EXPERIMENTAL_SILENCE="1",
+        )
+        shell, sft, grpo = code_blocks("trajectories.md", SECTION, "bash") + code_blocks(
+            "trajectories.md", SECTION, "python"
+        )
+        done = subprocess.run(
+            ["bash", "-e", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        assert re.search(r"trl: exported [1-4] of 4 episode", done.stdout), done.stdout  # --correct-only keeps the right ones
+        assert re.search(r"trl: exported [1-4] of 4 episode", done.stdout), (
+            done.stdout
+        )  # --correct-only keeps the right ones
         assert re.search(r"row length: .*; 0 row\(s\) over 8192 tokens", done.stdout), done.stdout
         for block in (sft, grpo):
-            done = subprocess.run([sys.executable, "-c", FIRST_STEP_ONLY + block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                [sys.executable, "-c", FIRST_STEP_ONLY + block],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert done.returncode == 0, done.stderr[-3000:]
     sft_state = json.loads((tmp_path / "checkpoints" / "sft" / "checkpoint-1" / "trainer_state.json").read_text())
     assert sft_state["global_step"] == 1 and sft_state["log_history"][0]["loss"] > 0

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from spatialclaw.trajectories.episodes import EpisodeFilter
 from spatialclaw.export import episode_conversation, export_episodes
-from spatialclaw.trajectories.synthetic import SyntheticEpisode, write_synthetic_episode
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.episodes import EpisodeFilter
+from spatialclaw.trajectories.synthetic import SyntheticEpisode, write_synthetic_episode
 
 
 @pytest.fixture
@@ -23,7 +23,9 @@ def run(tmp_path: Path) -> tuple[Path, list[SyntheticEpisode]]:
     wrong answer (another benchmark), one short correct one; plus an incomplete (killed) episode."""
     root = tmp_path / "run"
     episodes = [
-        write_synthetic_episode(root / "ep-a", steps=5, seed=1, format_error_steps=(1,), error_steps=(2,), images_per_step=2),
+        write_synthetic_episode(
+            root / "ep-a", steps=5, seed=1, format_error_steps=(1,), error_steps=(2,), images_per_step=2
+        ),
         write_synthetic_episode(root / "ep-b", steps=3, seed=2, correct=False, benchmark="other"),
         write_synthetic_episode(root / "ep-c", steps=2, seed=3, frame_count=3),
         write_synthetic_episode(root / "ep-d", steps=4, seed=4, complete=False),
@@ -69,7 +71,13 @@ def test_openai_jsonl_has_images_in_user_turns_and_weights(run, tmp_path):
         assistants = [m for m in messages if m["role"] == "assistant"]
         assert [m["content"] for m in assistants] == ep.assistant_texts
         assert all(m["weight"] in (0, 1) for m in assistants)
-        urls = [p["image_url"]["url"] for m in messages if m["role"] == "user" for p in m["content"] if p["type"] == "image_url"]
+        urls = [
+            p["image_url"]["url"]
+            for m in messages
+            if m["role"] == "user"
+            for p in m["content"]
+            if p["type"] == "image_url"
+        ]
         assert len(urls) == ep.image_count
         first_frame = base64.b64decode(urls[0].split(",", 1)[1])
         assert urls[0].startswith("data:image/png;base64,") and first_frame == ep.frames[0]
@@ -127,7 +135,9 @@ def test_trl_chat_template_preprocessing_accepts_the_dataset(run, tmp_path):
     for row in dataset:
         assert data_utils.is_conversational(row)
         filled = data_utils.prepare_multimodal_messages(row["messages"], row["images"])
-        assert sum(1 for m in filled for c in m["content"] if c["type"] == "image" and "image" in c) == len(row["images"])
+        assert sum(1 for m in filled for c in m["content"] if c["type"] == "image" and "image" in c) == len(
+            row["images"]
+        )
         text = data_utils.apply_chat_template({"messages": row["messages"]}, tokenizer)["text"]
         ep = expected[row["episode_id"]]
         assert text.count("<image>") == ep.image_count
@@ -159,8 +169,9 @@ def test_sharegpt_image_tokens_match_images_and_dataset_info(run, tmp_path):
         assert record["system"].startswith("You answer spatial questions")
     # LLaMA-Factory reads the data file with datasets' JSON loader
     datasets = pytest.importorskip("datasets")
-    loaded = datasets.load_dataset("json", data_files=str(out / entry["file_name"]), split="train",
-                                   cache_dir=str(tmp_path / "hf-cache"))
+    loaded = datasets.load_dataset(
+        "json", data_files=str(out / entry["file_name"]), split="train", cache_dir=str(tmp_path / "hf-cache")
+    )
     assert loaded.num_rows == 3 and set(loaded.column_names) == {"conversations", "system", "images"}
 
 
@@ -182,7 +193,9 @@ def test_verl_parquet_rows_hold_prompt_images_reward_and_tool_kwargs(run, tmp_pa
         assert row["images"][0]["bytes"] == ep.frames[0]
         assert row["reward_model"] == {"style": "rule", "ground_truth": "A"}
         assert row["data_source"] == ep.task.benchmark
-        task = Task.from_dict(json.loads(row["extra_info"]["tools_kwargs"]["spatialclaw_cell"]["create_kwargs"]["task_json"]))
+        task = Task.from_dict(
+            json.loads(row["extra_info"]["tools_kwargs"]["spatialclaw_cell"]["create_kwargs"]["task_json"])
+        )
         assert task.question == ep.task.question and task.choices == ep.task.choices
 
 
@@ -211,13 +224,20 @@ def test_ipynb_notebooks_validate_and_hold_exact_outputs(run, tmp_path):
     assert len(code_cells) == 4  # five steps, one of them a format error without code
     assert code_cells[0].source == "show(frames[0])\nprint('step 0')\n"
     assert code_cells[0].outputs[0] == {"output_type": "stream", "name": "stdout", "text": "step 0\n"}
-    pngs = [base64.b64decode(o["data"]["image/png"]) for c in code_cells for o in c.outputs if o["output_type"] == "display_data"]
+    pngs = [
+        base64.b64decode(o["data"]["image/png"])
+        for c in code_cells
+        for o in c.outputs
+        if o["output_type"] == "display_data"
+    ]
     assert pngs == [png for images in ep.cell_images for png in images]
     errors = [o for c in code_cells for o in c.outputs if o["output_type"] == "error"]
     assert [(e.ename, e.evalue) for e in errors] == [("ZeroDivisionError", "division by zero")]
     markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert ep.task.question in markdown and "Thinking about step 3." in markdown
-    assert "print('step 0')" not in markdown and "Step 0: look at frame 0." in markdown, "code is in cells, prose in markdown"
+    assert "print('step 0')" not in markdown and "Step 0: look at frame 0." in markdown, (
+        "code is in cells, prose in markdown"
+    )
     first = nb.cells[0]
     assert base64.b64decode(first.attachments["frame-0.png"]["image/png"]) == ep.frames[0]
 

@@ -20,17 +20,19 @@ from PIL import Image
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
-from spatialclaw.trajectories.episodes import main_model_calls
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.runner.replay import replay_episode
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import Reply, ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.episodes import main_model_calls
 
 SCRIPTS = {
     "red": [
-        Reply("Let me look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",
-              reasoning="The colours tell which is red."),
+        Reply(
+            "Let me look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",
+            reasoning="The colours tell which is red.",
+        ),
         "I believe it is the first one.",
         "```python\nratio = 1 / 0\n```",
         "<think>red channel is high</think>The first frame is red.\n```python\nshow(frames[1], label='other')\nanswer('A')\n```",
@@ -58,8 +60,14 @@ def recorded(tmp_path_factory) -> Path:
         Image.new("RGB", (96, 64), colour).save(path)
         paths.append(path)
     for name, script in SCRIPTS.items():
-        task = Task(question=f"Which frame is {name}?", inputs=[FrameSpec.images(paths)], choices=["first", "second"],
-                    ground_truth="A", task_id=name, benchmark="toy")
+        task = Task(
+            question=f"Which frame is {name}?",
+            inputs=[FrameSpec.images(paths)],
+            choices=["first", "second"],
+            ground_truth="A",
+            task_id=name,
+            benchmark="toy",
+        )
         config = AgentConfig(max_steps=2 if name == "budget" else 6, fsync=False)
         with ScriptedProvider(script) as server, Agent(f"openai-compat:scripted-model@{server.url}", config) as agent:
             result = agent.run(task, root / "run" / name)
@@ -108,7 +116,9 @@ def test_every_format_loads_in_its_library_with_the_logged_counts(recorded, tmp_
         name = next(n for n in SCRIPTS if f"Which frame is {n}?" in messages[1]["content"][0]["text"])
         turns, images, _ = expected[name]
         assert len(messages) == turns
-        assert sum(1 for m in messages if m["role"] == "user" for p in m["content"] if p["type"] == "image_url") == images
+        assert (
+            sum(1 for m in messages if m["role"] == "user" for p in m["content"] if p["type"] == "image_url") == images
+        )
 
     export_episodes("trl", [recorded], tmp_path / "trl")
     for row in datasets.load_from_disk(str(tmp_path / "trl")):
@@ -219,5 +229,7 @@ def test_agent_killed_mid_episode_leaves_an_incomplete_loadable_log(tmp_path):
     assert export_episodes("openai", [out], tmp_path / "a.jsonl").excluded == {"incomplete": 1}
     from spatialclaw.trajectories.episodes import EpisodeFilter
 
-    report = export_episodes("openai", [out], tmp_path / "b.jsonl", episode_filter=EpisodeFilter(include_incomplete=True))
+    report = export_episodes(
+        "openai", [out], tmp_path / "b.jsonl", episode_filter=EpisodeFilter(include_incomplete=True)
+    )
     assert report.exported == 1

@@ -23,10 +23,24 @@ def test_cli_exports_with_filters_and_prints_a_summary(tmp_path, capsys):
 
 
 def test_cli_errors_name_the_problem(tmp_path, capsys):
-    assert main(["export", "--format", "openai", "--in", str(tmp_path / "missing"), "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert (
+        main(["export", "--format", "openai", "--in", str(tmp_path / "missing"), "--out", str(tmp_path / "x.jsonl")])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
     write_synthetic_episode(tmp_path / "run" / "bad", steps=2, correct=False)
-    code = main(["export", "--format", "openai", "--in", str(tmp_path / "run"), "--out", str(tmp_path / "x.jsonl"), "--correct-only"])
+    code = main(
+        [
+            "export",
+            "--format",
+            "openai",
+            "--in",
+            str(tmp_path / "run"),
+            "--out",
+            str(tmp_path / "x.jsonl"),
+            "--correct-only",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "no episode passed the filters (1 found)" in err
     assert "incorrect: 1" in err and "benchmarks seen: synthetic (1)" in err
@@ -36,8 +50,21 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
 def test_console_script_entry_point_runs_export(tmp_path):
     write_synthetic_episode(tmp_path / "ep", steps=2)
     result = subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", "export", "--format", "ipynb", "--in", str(tmp_path / "ep"),
-         "--out", str(tmp_path / "nb")], capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "spatialclaw.cli",
+            "export",
+            "--format",
+            "ipynb",
+            "--in",
+            str(tmp_path / "ep"),
+            "--out",
+            str(tmp_path / "nb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "nb" / "ep.ipynb").is_file()

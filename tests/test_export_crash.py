@@ -9,9 +9,9 @@ import subprocess
 import sys
 import textwrap
 
-from spatialclaw.trajectories.episodes import EpisodeFilter, episode_steps
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.episodes import EpisodeFilter, episode_steps
 
 WRITER = textwrap.dedent(
     """
@@ -56,8 +56,9 @@ def test_episode_killed_mid_run_loads_as_incomplete(tmp_path):
 
     report = export_episodes("openai", [tmp_path / "run"], tmp_path / "a.jsonl")
     assert report.exported == 0 and report.excluded == {"incomplete": 1}
-    report = export_episodes("openai", [tmp_path / "run"], tmp_path / "b.jsonl",
-                             episode_filter=EpisodeFilter(include_incomplete=True))
+    report = export_episodes(
+        "openai", [tmp_path / "run"], tmp_path / "b.jsonl", episode_filter=EpisodeFilter(include_incomplete=True)
+    )
     assert report.exported == 1
     outputs = [t for t in episode_conversation(episode).turns if t.role == "assistant"]
     assert len(outputs) >= len(cells)

@@ -8,18 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
+from tiny_vlm import build_tiny_vlm
 
-from spatialclaw.chat import TextPart
+from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.benchmarks.names import normalise_benchmark_name
-from spatialclaw.trajectories.episodes import EpisodeFilter
+from spatialclaw.chat import TextPart
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.export.conversation import Turn
 from spatialclaw.export.length import TokenCounter, fit_to_budget
 from spatialclaw.export.system import compact_system_prompt, system_rewriter
-from spatialclaw.agent.prompting import system_prompt
-from spatialclaw.trajectories.synthetic import write_synthetic_episode
 from spatialclaw.trajectories.episode_log import load_episode
-from tiny_vlm import build_tiny_vlm
+from spatialclaw.trajectories.episodes import EpisodeFilter
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,9 @@ def test_system_choice_replaces_a_long_recorded_prompt_and_keeps_a_compact_one(t
     assert "at most 12 steps" in core, "it is the manual for the episode's own step budget"
 
     assert system_rewriter("core")(long_conversation).system == core
-    assert system_rewriter("core")(short_conversation).system == short_conversation.system, "already compact: kept exactly"
+    assert system_rewriter("core")(short_conversation).system == short_conversation.system, (
+        "already compact: kept exactly"
+    )
     assert system_rewriter("full")(short_conversation).system == system_prompt(3, api_detail="full")
     stripped = system_rewriter("none")(long_conversation)
     assert stripped.system is None and stripped.turns == long_conversation.turns[1:]
@@ -102,7 +104,10 @@ def test_max_tokens_fits_rows_reports_lengths_and_needs_a_tokenizer(tmp_path, ti
     write_synthetic_episode(tmp_path / "run" / "short", steps=2, seed=1)
     write_synthetic_episode(tmp_path / "run" / "long", steps=8, seed=2, images_per_step=2)
     counter = TokenCounter(str(tiny_vlm))
-    lengths = {name: counter.count(episode_conversation(load_episode(tmp_path / "run" / name)).turns) for name in ("short", "long")}
+    lengths = {
+        name: counter.count(episode_conversation(load_episode(tmp_path / "run" / name)).turns)
+        for name in ("short", "long")
+    }
     budget = (lengths["short"] + lengths["long"]) // 2
     report = export_episodes("trl", [tmp_path / "run"], tmp_path / "trl", tokenizer=str(tiny_vlm), max_tokens=budget)
     assert report.exported == 2 and report.lengths.trimmed == 1 and report.lengths.dropped == 0
@@ -140,8 +145,9 @@ def test_trl_rows_carry_step_weights_and_the_template_masks_failed_steps(tmp_pat
     processor.chat_template = idefics3_chat_template  # the template SmolVLM/Idefics3 checkpoints ship
     template = step_masked_chat_template(processor)
     messages = prepare_multimodal_messages(row["messages"], row["images"])
-    output = processor.apply_chat_template(messages, chat_template=template, tokenize=True, return_dict=True,
-                                           return_assistant_tokens_mask=True)
+    output = processor.apply_chat_template(
+        messages, chat_template=template, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
     ids, mask = output["input_ids"][0], output["assistant_masks"][0]
     trained = processor.tokenizer.decode([t for t, m in zip(ids, mask) if m])
     for i, text in enumerate(episode.assistant_texts):
@@ -154,8 +160,12 @@ def test_empty_export_writes_nothing_and_names_filters_and_benchmarks(tmp_path):
     write_synthetic_episode(tmp_path / "run" / "a", steps=2, seed=1, benchmark="vsi_bench", correct=False)
     write_synthetic_episode(tmp_path / "run" / "b", steps=2, seed=2, benchmark="mmsi")
     for fmt, out in [("openai", "o.jsonl"), ("trl", "trl"), ("sharegpt", "sg"), ("verl", "v.parquet"), ("ipynb", "nb")]:
-        report = export_episodes(fmt, [tmp_path / "run"], tmp_path / out,
-                                 episode_filter=EpisodeFilter(correct_only=True, benchmarks=("VSI-Bench",)))
+        report = export_episodes(
+            fmt,
+            [tmp_path / "run"],
+            tmp_path / out,
+            episode_filter=EpisodeFilter(correct_only=True, benchmarks=("VSI-Bench",)),
+        )
         assert report.exported == 0
         assert not (tmp_path / out).exists(), f"{fmt}: nothing written"
         assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
@@ -166,8 +176,11 @@ def test_empty_export_writes_nothing_and_names_filters_and_benchmarks(tmp_path):
 
 def test_benchmark_names_compare_normalised(tmp_path):
     assert normalise_benchmark_name("VSI-Bench") == normalise_benchmark_name("vsi_bench") == "vsi_bench"
-    assert normalise_benchmark_name(" MMSI bench ") == "mmsi_bench" and normalise_benchmark_name("VSIBench") == "vsi_bench"
+    assert (
+        normalise_benchmark_name(" MMSI bench ") == "mmsi_bench" and normalise_benchmark_name("VSIBench") == "vsi_bench"
+    )
     write_synthetic_episode(tmp_path / "run" / "a", steps=2, seed=1, benchmark="vsi_bench")
-    report = export_episodes("openai", [tmp_path / "run"], tmp_path / "o.jsonl",
-                             episode_filter=EpisodeFilter(benchmarks=("vsi-bench",)))
+    report = export_episodes(
+        "openai", [tmp_path / "run"], tmp_path / "o.jsonl", episode_filter=EpisodeFilter(benchmarks=("vsi-bench",))
+    )
     assert report.exported == 1

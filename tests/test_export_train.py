@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from tiny_vlm import build_tiny_vlm
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.export import export_episodes
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import ScriptedProvider
-from tiny_vlm import build_tiny_vlm
 
 SCRIPT = [
     "Look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",
@@ -35,9 +35,18 @@ def recorded(tmp_path_factory) -> Path:
         path = root / f"frame_{i}.png"
         Image.new("RGB", (96, 64), colour).save(path)
         paths.append(path)
-    task = Task(question="Which frame is red?", inputs=[FrameSpec.images(paths)], choices=["first", "second"],
-                ground_truth="A", task_id="red", benchmark="toy")
-    with ScriptedProvider(SCRIPT) as server, Agent(f"openai-compat:scripted@{server.url}", AgentConfig(max_steps=5, fsync=False)) as agent:
+    task = Task(
+        question="Which frame is red?",
+        inputs=[FrameSpec.images(paths)],
+        choices=["first", "second"],
+        ground_truth="A",
+        task_id="red",
+        benchmark="toy",
+    )
+    with (
+        ScriptedProvider(SCRIPT) as server,
+        Agent(f"openai-compat:scripted@{server.url}", AgentConfig(max_steps=5, fsync=False)) as agent,
+    ):
         assert agent.run(task, root / "run" / "red").status == "answered"
     return root / "run"
 
@@ -57,7 +66,9 @@ def test_one_sft_step_on_the_trl_export_with_default_max_length(recorded, tiny_v
     from spatialclaw.export.trl import step_masked_chat_template
 
     max_length = SFTConfig.__dataclass_fields__["max_length"].default  # TRL's default budget (1024 tokens)
-    report = export_episodes("trl", [recorded], tmp_path / "trl", system="none", tokenizer=str(tiny_vlm), max_tokens=max_length)
+    report = export_episodes(
+        "trl", [recorded], tmp_path / "trl", system="none", tokenizer=str(tiny_vlm), max_tokens=max_length
+    )
     assert report.exported == 1 and max(report.lengths.tokens) <= max_length
     dataset = datasets.load_from_disk(str(tmp_path / "trl"))
     weights = [m["weight"] for m in dataset[0]["messages"] if m["role"] == "assistant"]
@@ -68,9 +79,19 @@ def test_one_sft_step_on_the_trl_export_with_default_max_length(recorded, tiny_v
     processor.chat_template = step_masked_chat_template(processor)
     model = AutoModelForImageTextToText.from_pretrained(tiny_vlm)
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    args = SFTConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=1, learning_rate=1e-2,
-                     assistant_only_loss=True, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
-                     bf16=False, dataloader_num_workers=0)
+    args = SFTConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=1,
+        learning_rate=1e-2,
+        assistant_only_loss=True,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        use_cpu=True,
+        bf16=False,
+        dataloader_num_workers=0,
+    )
     assert args.max_length == max_length, "the trainer's default budget"
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=processor)
 

@@ -56,7 +56,7 @@ def test_bare_code_without_fences_is_accepted_but_prose_is_not():
 
 def test_tilde_fences_and_other_language_tags():
     assert extract_cell("~~~python\nprint(1)\n~~~").code == "print(1)"
-    assert extract_cell("```json\n{\"a\": 1}\n```").code is None
+    assert extract_cell('```json\n{"a": 1}\n```').code is None
 
 
 def test_strip_reasoning_handles_other_tag_names():

@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from spatialclaw.cli import LogFormatter, main
 from spatialclaw.extras import EXTRAS, install_hint
@@ -19,8 +19,12 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 def test_the_extras_table_matches_pyproject() -> None:
     extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
-    declared = {(re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0], extra)
-                for extra, requirements in extras.items() if extra != "dev" for requirement in requirements}
+    declared = {
+        (re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0], extra)
+        for extra, requirements in extras.items()
+        if extra != "dev"
+        for requirement in requirements
+    }
     assert set(EXTRAS.values()) == declared
 
 
@@ -38,14 +42,32 @@ def test_an_import_error_of_an_optional_package_names_its_extra() -> None:
     assert install_hint(ValueError("bad")) is None
 
 
-def test_bench_on_ray_without_ray_says_which_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture) -> None:
+def test_bench_on_ray_without_ray_says_which_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
-    code = main(["bench", "--benchmark", "synthetic", "--limit", "1", "--model", "openai-compat:m@http://127.0.0.1:9/v1",
-                 "--executor", "ray", "--out", str(tmp_path / "run"), "--no-progress"])
+    code = main(
+        [
+            "bench",
+            "--benchmark",
+            "synthetic",
+            "--limit",
+            "1",
+            "--model",
+            "openai-compat:m@http://127.0.0.1:9/v1",
+            "--executor",
+            "ray",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2
-    assert err == "spatialclaw bench: this needs the optional package 'ray', which is not installed: pip install 'spatialclaw[ray]'"
+    assert (
+        err
+        == "spatialclaw bench: this needs the optional package 'ray', which is not installed: pip install 'spatialclaw[ray]'"
+    )
 
 
 def test_a_logged_missing_dependency_is_one_line() -> None:
@@ -54,5 +76,7 @@ def test_a_logged_missing_dependency_is_one_line() -> None:
     except ImportError:
         record = logging.LogRecord("x", logging.ERROR, __file__, 1, "episode t1 failed", None, sys.exc_info())
     line = LogFormatter(debug=False).format(record)
-    assert line == ("episode t1 failed: this needs the optional package 'torch', which is not installed: "
-                    "pip install 'spatialclaw[perception]'")
+    assert line == (
+        "episode t1 failed: this needs the optional package 'torch', which is not installed: "
+        "pip install 'spatialclaw[perception]'"
+    )

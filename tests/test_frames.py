@@ -418,7 +418,9 @@ def test_load_frames_reads_frame_spec_dicts(video: Path, images: list[Path]) -> 
 def test_redwood_colour_frames(test_data: Path) -> None:
     paths = sorted((test_data / "rgbd-redwood" / "color").glob("*.jpg"))
     assert len(paths) == 5
-    frames = load_frames({"kind": "images", "paths": [str(p) for p in paths], "fps": None, "count": None, "indices": None})
+    frames = load_frames(
+        {"kind": "images", "paths": [str(p) for p in paths], "fps": None, "count": None, "indices": None}
+    )
     assert frames.indices == [0, 1, 2, 3, 4]
     assert all((frame.width, frame.height) == (640, 480) for frame in frames)
     for frame, path in zip(frames, paths):

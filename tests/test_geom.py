@@ -11,23 +11,25 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from geom_synthetic import Box, intrinsics, look_at, render_depth
 from PIL import Image
 from scipy.spatial import cKDTree
 
-from geom_synthetic import Box, intrinsics, look_at, render_depth
-from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.display.color import find_color
+from spatialclaw.primitives.geometry import geom
 
 
 def random_pose(rng: np.random.Generator) -> np.ndarray:
     q = rng.normal(size=4)
     q /= np.linalg.norm(q)
     w, x, y, z = q
-    R = np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    R = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
     pose = np.eye(4)
     pose[:3, :3], pose[:3, 3] = R, rng.uniform(-3, 3, size=3)
     return pose
@@ -180,10 +182,14 @@ def test_direction_is_read_in_the_observers_gravity_aligned_frame():
     from_side = geom.direction(target, reference, look_at((-4, 3, 1.5), (0, 3, 1.5)))
     assert from_side.words == "0.40 m left of, 1.3 m in front of and 0.10 m above"
     from_opposite = geom.direction(target, reference, look_at((0, 6, 1.5), (0, 3, 1.5)))
-    assert from_opposite.sentence("chair", "table") == "the chair is 1.3 m right of, 0.40 m in front of and 0.10 m above the table"
+    assert (
+        from_opposite.sentence("chair", "table")
+        == "the chair is 1.3 m right of, 0.40 m in front of and 0.10 m above the table"
+    )
     level_pair = geom.direction([1.0, 5.0, 0.42], [0.0, 5.0, 0.40], level)
     assert level_pair.sentence("lamp", "sofa") == (
-        "the lamp is 1.0 m right of the sofa (same front-back position and height within 0.05 m)")
+        "the lamp is 1.0 m right of the sofa (same front-back position and height within 0.05 m)"
+    )
     looking_down = geom.direction([0.0, 1.0, 0.0], [0.0, 0.0, 0.0], look_at((0, 0, 3), (0, 1e-9, 0)))
     assert looking_down.forward_m == pytest.approx(1.0)
 
@@ -192,8 +198,11 @@ def test_direction_is_read_in_the_observers_gravity_aligned_frame():
 def _room_views():
     boxes = [Box((0.0, 3.0, 0.4), (1.2, 0.8, 0.8)), Box((-1.3, 3.4, 0.5), (0.5, 0.5, 1.0))]
     K = intrinsics()
-    poses = [look_at((0.3, 0.0, 1.4), (0.0, 3.0, 0.3)), look_at((-2.0, 1.0, 1.6), (0.0, 3.0, 0.3)),
-             look_at((2.0, 0.5, 1.2), (-0.5, 3.0, 0.5))]
+    poses = [
+        look_at((0.3, 0.0, 1.4), (0.0, 3.0, 0.3)),
+        look_at((-2.0, 1.0, 1.6), (0.0, 3.0, 0.3)),
+        look_at((2.0, 0.5, 1.2), (-0.5, 3.0, 0.5)),
+    ]
     depths = [render_depth(K, p, 320, 240, boxes)[0] for p in poses]
     return K, np.array(poses), depths
 
@@ -201,7 +210,7 @@ def _room_views():
 def test_gravity_alignment_recovers_the_design_frame_from_a_tilted_world():
     K, poses, depths = _room_views()
     rng = np.random.default_rng(4)
-    tilt = random_pose(rng)                      # an arbitrary input world (e.g. from SfM)
+    tilt = random_pose(rng)  # an arbitrary input world (e.g. from SfM)
     T = geom.gravity_alignment(depths, tilt @ poses, intrinsics=K)
     expected = geom.frame_from_up([0, 0, 1], poses[0])  # design frame from the true world
     np.testing.assert_allclose(T @ tilt, expected, atol=1e-6)
@@ -219,7 +228,7 @@ def test_gravity_alignment_falls_back_to_the_first_cameras_up_without_a_floor():
     wall = Box((0, 6, 1), (20, 0.2, 20))
     depth, _ = render_depth(K, pose, 320, 240, [wall], floor_z=None)
     T = geom.gravity_alignment([depth], pose[None], intrinsics=K)
-    np.testing.assert_allclose(T @ pose[:, 1], [0, 0, -1, 0], atol=1e-9)   # camera y (down) -> -Z
+    np.testing.assert_allclose(T @ pose[:, 1], [0, 0, -1, 0], atol=1e-9)  # camera y (down) -> -Z
     np.testing.assert_allclose((T @ pose)[:3, 2], [0, 1, 0], atol=1e-9)
 
 
@@ -230,7 +239,7 @@ def test_floor_beats_the_wall_in_front_of_a_camera_pitched_down():
     pose = look_at((0, 0, 1.5), (0, 1.5 / np.tan(np.radians(55)), 0))
     wall = Box((0, 1.4, 2), (10, 0.2, 4))
     depth, ids = render_depth(K, pose, 320, 240, [wall])
-    assert (ids == 0).mean() > 0.3 and (ids == -1).mean() > 0.3          # both are large planes
+    assert (ids == 0).mean() > 0.3 and (ids == -1).mean() > 0.3  # both are large planes
     points = geom.backproject(depth, K, pose)
     floor = geom.find_floor(points, pose[None])
     # Not exact: the wall's bottom 2 cm are within the inlier threshold of the floor and tilt the fit slightly.
@@ -250,7 +259,7 @@ def load_redwood(root: Path) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """Intrinsics (3, 3), camera-to-world poses (5, 4, 4) and depth maps in metres."""
     K = np.array(json.loads((root / "intrinsics.json").read_text())["intrinsic_matrix"]).reshape(3, 3).T
     rows = [line.split() for line in (root / "trajectory.log").read_text().splitlines() if line.strip()]
-    poses = np.array([[[float(v) for v in r] for r in rows[i + 1:i + 5]] for i in range(0, len(rows), 5)])
+    poses = np.array([[[float(v) for v in r] for r in rows[i + 1 : i + 5]] for i in range(0, len(rows), 5)])
     depths = [np.asarray(Image.open(p), dtype=np.float64) / 1000.0 for p in sorted((root / "depth").glob("*.png"))]
     return K, poses, depths
 
@@ -271,8 +280,10 @@ def test_redwood_frames_agree_after_backprojection_with_their_poses(redwood):
     clouds = [geom.backproject(d, K, p, stride=2) for d, p in zip(depths, poses)]
     residual = _median_residual(clouds)
     without_poses = _median_residual([geom.backproject(d, K, poses[0], stride=2) for d in depths])
-    print(f"\nRedwood: median nearest-neighbour residual of frames 1-4 to frame 0: {residual * 1000:.2f} mm "
-          f"(all frames placed with frame 0's pose instead: {without_poses * 1000:.2f} mm)")
+    print(
+        f"\nRedwood: median nearest-neighbour residual of frames 1-4 to frame 0: {residual * 1000:.2f} mm "
+        f"(all frames placed with frame 0's pose instead: {without_poses * 1000:.2f} mm)"
+    )
     # Points are ~1.9 m away, so at stride 2 neighbouring samples are 2 * 1.9 / 525 = 7 mm apart: a perfectly
     # registered cloud has a median nearest-neighbour distance of a few mm. 1 cm allows sensor noise.
     assert residual < 0.010
@@ -293,8 +304,10 @@ def test_redwood_gravity_alignment_puts_the_floor_normal_on_plus_z(redwood):
     normal = np.array([a, b, c]) * np.sign(c)
     floor = low[inliers]
     tilt = geom.angle_between(normal, [0, 0, 1])
-    print(f"\nRedwood floor ({len(floor)} points, {floor[:, 2].mean():.3f} m below camera 0): "
-          f"normal {tilt:.3f} deg from +Z after gravity alignment")
+    print(
+        f"\nRedwood floor ({len(floor)} points, {floor[:, 2].mean():.3f} m below camera 0): "
+        f"normal {tilt:.3f} deg from +Z after gravity alignment"
+    )
     assert len(floor) > 5000
     assert tilt < 3.0
     assert np.linalg.norm((T @ poses[0])[:3, 3]) < 1e-9
@@ -349,7 +362,9 @@ def test_geometry_doc_examples_run(test_data, tmp_path, monkeypatch):
     import re
 
     guide = Path(__file__).resolve().parents[1] / "docs" / "geometry.md"
-    text = guide.read_text().replace("../shared/data", str(test_data)).replace("/tmp/bev.png", str(tmp_path / "bev.png"))
+    text = (
+        guide.read_text().replace("../shared/data", str(test_data)).replace("/tmp/bev.png", str(tmp_path / "bev.png"))
+    )
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 8
     monkeypatch.chdir(tmp_path)

@@ -26,24 +26,23 @@ def test_floor_points_projected_through_a_known_camera_are_recovered(pitch, roll
     floor = np.array([[x, y, -height] for x in (-1.5, -0.2, 0.9, 2.0) for y in (1.2, 2.5, 4.0)])
     pixels = project_world(floor, K640, pose)
     for pixel, truth in zip(pixels, floor):
-        p = geom.floor_point(pixel, K=K640, camera_height_m=height, pitch_deg=pitch, roll_deg=roll,
-                             pixel_sigma_px=1e-6)
+        p = geom.floor_point(pixel, K=K640, camera_height_m=height, pitch_deg=pitch, roll_deg=roll, pixel_sigma_px=1e-6)
         np.testing.assert_allclose(p.point, truth, atol=1e-6)
         assert p.distance_m == pytest.approx(np.linalg.norm(truth), abs=1e-6)
         assert p.ground_distance_m == pytest.approx(np.linalg.norm(truth[:2]), abs=1e-6)
         assert p.assumed == ""
-        assert np.all(p.sigma_m < 1e-4)                 # nothing uncertain was assumed
+        assert np.all(p.sigma_m < 1e-4)  # nothing uncertain was assumed
 
 
 def test_the_tilted_pose_frame_is_the_design_world():
     pose = geom.tilted_camera_pose(20.0, 0.0)
     forward, right = pose[:3, 2], pose[:3, 0]
-    assert forward[1] > 0 and forward[2] == pytest.approx(-np.sin(np.radians(20.0)))   # +Y ahead, looking down
-    np.testing.assert_allclose(right, [1.0, 0.0, 0.0], atol=1e-12)                        # +X right
+    assert forward[1] > 0 and forward[2] == pytest.approx(-np.sin(np.radians(20.0)))  # +Y ahead, looking down
+    np.testing.assert_allclose(right, [1.0, 0.0, 0.0], atol=1e-12)  # +X right
     p = geom.floor_point((319.5, 400.0), K=K640, camera_height_m=1.5, pitch_deg=20.0, roll_deg=0.0)
     assert p.point[0] == pytest.approx(0.0, abs=1e-9) and p.point[2] == pytest.approx(-1.5)
     right_side = geom.floor_point((600.0, 400.0), K=K640, camera_height_m=1.5, pitch_deg=20.0, roll_deg=0.0)
-    assert right_side.point[0] > 0.3                   # a pixel right of centre is on the floor to the +X side
+    assert right_side.point[0] > 0.3  # a pixel right of centre is on the floor to the +X side
 
 
 def test_a_pose_gives_the_tilt_and_the_floor_sits_below_its_height():
@@ -60,8 +59,12 @@ def test_a_pose_gives_the_tilt_and_the_floor_sits_below_its_height():
 
 def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
     p = geom.floor_point((112.0, 140.0), image_size=(224, 168))
-    for words in ("60 ± 10 deg horizontal field of view", "1.5 ± 0.25 m above the floor", "15 ± 8 deg down",
-                  "pitch not given"):
+    for words in (
+        "60 ± 10 deg horizontal field of view",
+        "1.5 ± 0.25 m above the floor",
+        "15 ± 8 deg down",
+        "pitch not given",
+    ):
         assert words in p.assumed and words in p.text
     assert p.point[2] == pytest.approx(-1.5)
     # the nominal answer: 60 deg fov, 15 deg down, 1.5 m
@@ -69,8 +72,9 @@ def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
     below_axis = np.degrees(np.arctan((140.0 - 83.5) / f))
     assert p.ground_distance_m == pytest.approx(1.5 / np.tan(np.radians(15.0 + below_axis)), rel=1e-3)
     assert 0.1 * p.distance_m < p.distance_sigma_m < p.distance_m
-    known = geom.floor_point((112.0, 140.0), image_size=(224, 168), hfov_deg=60.0, camera_height_m=1.5,
-                             pitch_deg=15.0, roll_deg=0.0)
+    known = geom.floor_point(
+        (112.0, 140.0), image_size=(224, 168), hfov_deg=60.0, camera_height_m=1.5, pitch_deg=15.0, roll_deg=0.0
+    )
     assert known.assumed == "" and known.distance_sigma_m < 0.2 * p.distance_sigma_m
     wider = geom.floor_point((112.0, 140.0), image_size=(224, 168), height_sigma_m=0.5)
     assert wider.distance_sigma_m > p.distance_sigma_m
@@ -93,14 +97,14 @@ def _redwood_floor(test_data) -> tuple[np.ndarray, np.ndarray, np.ndarray, float
     height, pitch and roll measured from the depth's floor plane."""
     root = test_data / "rgbd-redwood"
     depth = np.asarray(Image.open(root / "depth" / "00000.png"), dtype=np.float64) / 1000.0
-    v, u = np.mgrid[0:depth.shape[0], 0:depth.shape[1]]
+    v, u = np.mgrid[0 : depth.shape[0], 0 : depth.shape[1]]
     points = np.stack([(u - K640[0, 2]) * depth / K640[0, 0], (v - K640[1, 2]) * depth / K640[1, 1], depth], -1)
     valid = depth > 0
     plane = geom.find_floor(points[valid], np.eye(4)[None])
     assert plane is not None
     floor = np.zeros(depth.shape, bool)
     floor[valid] = plane.inliers
-    up = plane.normal                                   # camera frame, pointing from the floor to the camera
+    up = plane.normal  # camera frame, pointing from the floor to the camera
     pitch = float(np.degrees(np.arcsin(-up[2])))
     roll = float(np.degrees(np.arctan2(-up[0], -up[1])))
     colour = np.asarray(Image.open(root / "color" / "00000.jpg").convert("RGB"))
@@ -111,7 +115,7 @@ def test_real_floor_pixels_land_where_the_depth_puts_them(test_data):
     points, floor, _, height, pitch, roll = _redwood_floor(test_data)
     R = geom.tilted_camera_pose(pitch, roll)[:3, :3]
     ys, xs = np.nonzero(floor)
-    near = points[ys, xs, 2] < 3.0                      # within 3 m (past that 1 px is tens of cm at this tilt)
+    near = points[ys, xs, 2] < 3.0  # within 3 m (past that 1 px is tens of cm at this tilt)
     pick = np.random.default_rng(0).choice(np.flatnonzero(near), 60, replace=False)
     errors = []
     for i in pick:
@@ -123,8 +127,16 @@ def test_real_floor_pixels_land_where_the_depth_puts_them(test_data):
     s = 224 / 640
     K224 = K640 * np.array([[s], [s], [1.0]])
     K224[:2, 2] = (K640[:2, 2] + 0.5) * s - 0.5
-    small = [geom.floor_point(((xs[i] + 0.5) * s - 0.5, (ys[i] + 0.5) * s - 0.5), K=K224, camera_height_m=height,
-                              pitch_deg=pitch, roll_deg=roll).point for i in pick]
+    small = [
+        geom.floor_point(
+            ((xs[i] + 0.5) * s - 0.5, (ys[i] + 0.5) * s - 0.5),
+            K=K224,
+            camera_height_m=height,
+            pitch_deg=pitch,
+            roll_deg=roll,
+        ).point
+        for i in pick
+    ]
     truths = np.array([R @ points[ys[i], xs[i]] for i in pick])
     assert np.median(np.linalg.norm(np.array(small) - truths, axis=1) / np.linalg.norm(truths, axis=1)) < 0.01
 
@@ -161,7 +173,7 @@ def test_add_bearing_on_floor_matches_floor_point_and_refuses_a_distance():
     np.testing.assert_allclose(obj.center, p.point, atol=0.02 * p.distance_m)
     assert obj.bearings[0].distance_sigma_m == pytest.approx(p.distance_sigma_m)
     assert "camera tilted 15 ± 8 deg down" in obj.bearings[0].assumed
-    assert 0 not in scene.cameras                        # the assumed camera is not registered as known
+    assert 0 not in scene.cameras  # the assumed camera is not registered as known
     with pytest.raises(ValueError, match="drop distance="):
         scene.add_bearing("x", (150.0, 140.0), image_size=(224, 168), on_floor=True, distance=2.0)
     with pytest.raises(ValueError, match="above the horizon"):
@@ -169,7 +181,7 @@ def test_add_bearing_on_floor_matches_floor_point_and_refuses_a_distance():
     assert "sky" not in scene and "x" not in scene
 
 
-TILT_PHOTOS = {   # colour image, depth, depth kind, intrinsics (fx, fy, cx, cy) of the shared RGB-D frames
+TILT_PHOTOS = {  # colour image, depth, depth kind, intrinsics (fx, fy, cx, cy) of the shared RGB-D frames
     "redwood": ("rgbd-redwood/color/00000.jpg", "rgbd-redwood/depth/00000.png", 1000.0, (525.0, 525.0, 319.5, 239.5)),
     "tum": ("rgbd-single/TUM_color.png", "rgbd-single/TUM_depth.png", 5000.0, (525.0, 525.0, 319.5, 239.5)),
 }
@@ -179,13 +191,13 @@ TILT_PHOTOS = {   # colour image, depth, depth kind, intrinsics (fx, fy, cx, cy)
 def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, name):
     colour_path, depth_path, per_metre, (fx, fy, cx, cy) = TILT_PHOTOS[name]
     depth = np.asarray(Image.open(test_data / depth_path), dtype=np.float64) / per_metre
-    v, u = np.mgrid[0:depth.shape[0], 0:depth.shape[1]]
+    v, u = np.mgrid[0 : depth.shape[0], 0 : depth.shape[1]]
     points = np.stack([(u - cx) * depth / fx, (v - cy) * depth / fy, depth], -1)[depth > 0]
     up = geom.find_floor(points, np.eye(4)[None]).normal
     true_pitch = float(np.degrees(np.arcsin(-up[2])))
     photo = Image.open(test_data / colour_path).convert("RGB")
     small = photo.resize((224, round(photo.height * 224 / photo.width)), Image.LANCZOS)
-    tilt = geom.camera_tilt(small)                       # 60 deg field of view assumed (truly 62.7)
+    tilt = geom.camera_tilt(small)  # 60 deg field of view assumed (truly 62.7)
     assert abs(tilt.pitch_deg - true_pitch) < 6.0, (name, tilt, true_pitch)
     assert tilt.pitch_sigma_deg == 5.0 and tilt.edges >= 6
     p = geom.floor_point((112, 150), small)
@@ -218,7 +230,7 @@ def test_points_of_one_photo_share_its_camera_error_in_perspective_readouts():
     assert drawn.shape == (500, 3, 3)
     heights = drawn[..., 2]
     ok = np.isfinite(heights).all(axis=1)
-    np.testing.assert_allclose(heights[ok], heights[ok][:, :1].repeat(3, axis=1))   # one floor per sample
+    np.testing.assert_allclose(heights[ok], heights[ok][:, :1].repeat(3, axis=1))  # one floor per sample
     other = geom.floor_point((100.0, 150.0), image_size=(224, 168), camera_height_m=1.2)
     with pytest.raises(ValueError, match="different cameras"):
         geom.floor_samples([scene["a"].bearings[0].floor, other])

@@ -13,7 +13,7 @@ from spatialclaw.primitives.perception.instances import Detections, Instance, bo
 
 def square_mask(x0: int, y0: int, size: int, shape=(40, 60)) -> np.ndarray:
     mask = np.zeros(shape, bool)
-    mask[y0:y0 + size, x0:x0 + size] = True
+    mask[y0 : y0 + size, x0 : x0 + size] = True
     return mask
 
 
@@ -48,8 +48,13 @@ def test_empty_mask_keeps_the_given_box_and_bad_masks_are_refused():
 
 
 def test_detections_sort_filter_and_arrays():
-    dets = Detections([Instance("cup", 0.4, (0, 0, 5, 5)), Instance("chair", 0.9, (10, 10, 30, 30)),
-                       Instance("Cup", 0.7, (1, 1, 6, 6))])
+    dets = Detections(
+        [
+            Instance("cup", 0.4, (0, 0, 5, 5)),
+            Instance("chair", 0.9, (10, 10, 30, 30)),
+            Instance("Cup", 0.7, (1, 1, 6, 6)),
+        ]
+    )
     assert dets.labels == ["chair", "Cup", "cup"]
     assert dets.boxes.shape == (3, 4) and dets.scores.tolist() == [0.9, 0.7, 0.4]
     assert dets.masks is None

@@ -14,11 +14,11 @@ from spatialclaw.models.anthropic import AnthropicModel
 from spatialclaw.models.openai import OpenAIModel
 from spatialclaw.models.replay import ReplayModel
 from spatialclaw.runner import RunConfig, run_benchmark
-from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.runner.report import write_report
 from spatialclaw.runner.tool_calls import call_cell, tool_specs
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.run_dir import RunDir
 
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 PNG = ImagePart.from_pil(__import__("PIL.Image", fromlist=["Image"]).new("RGB", (4, 3), (255, 0, 0)), label="red")
@@ -33,9 +33,18 @@ def _text(request: dict) -> str:
 
 
 def _run(tmp_path: Path, interface: str, url: str) -> Path:
-    config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=tmp_path / interface, limit=2, seed=2,
-                       workers=1, progress=False, interface=interface, model_options={"max_attempts": 1},
-                       agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1})
+    config = RunConfig(
+        benchmark="synthetic",
+        model=f"openai-compat:scripted@{url}",
+        out=tmp_path / interface,
+        limit=2,
+        seed=2,
+        workers=1,
+        progress=False,
+        interface=interface,
+        model_options={"max_attempts": 1},
+        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
+    )
     run_benchmark(config)
     return config.out
 
@@ -64,7 +73,10 @@ def _script(request: dict, index: int):
 
 def test_every_interface_runs_the_synthetic_benchmark_and_report_compares_them(tmp_path: Path) -> None:
     with ScriptedProvider(_script) as server:
-        runs = {interface: _run(tmp_path, interface, server.url) for interface in ("no-tools", "single-pass", "tool-calls", "code")}
+        runs = {
+            interface: _run(tmp_path, interface, server.url)
+            for interface in ("no-tools", "single-pass", "tool-calls", "code")
+        }
         requests = list(server.requests)
     for interface, run in runs.items():
         manifest = RunDir(run).manifest()
@@ -85,14 +97,18 @@ def test_every_interface_runs_the_synthetic_benchmark_and_report_compares_them(t
         assert row["answer_source"] == "text"
     # tool-calls: the tools went over the wire as JSON schema, results came back as JSON with the image attached
     tool_requests = [r for r in requests if r.get("tools")]
-    assert tool_requests and all({t["function"]["name"] for t in r["tools"]} >= {"answer", "depth", "frames_at", "geom_distance"}
-                                 for r in tool_requests)
+    assert tool_requests and all(
+        {t["function"]["name"] for t in r["tools"]} >= {"answer", "depth", "frames_at", "geom_distance"}
+        for r in tool_requests
+    )
     third = next(r for r in tool_requests if sum(m["role"] == "tool" for m in r["messages"]) == 2)
     results = [m for m in third["messages"] if m["role"] == "tool"]
     first = json.loads(results[0]["content"])["result"]
     assert first["type"] == "Frame" and first["ref"] == "$r1"
     after = third["messages"][third["messages"].index(results[1]) + 1]
-    assert after["role"] == "user" and any(p["type"] == "image_url" for p in after["content"]), "draw's image is attached"
+    assert after["role"] == "user" and any(p["type"] == "image_url" for p in after["content"]), (
+        "draw's image is attached"
+    )
     for row in _rows(runs["tool-calls"]):
         episode = load_episode(runs["tool-calls"] / row["trajectory_dir"])
         cells = episode.of_type("cell")
@@ -117,21 +133,33 @@ def test_every_interface_runs_the_synthetic_benchmark_and_report_compares_them(t
 
 
 def test_tool_calls_round_trip_through_the_openai_sdk(tmp_path: Path) -> None:
-    tools = [ToolSpec("geom_distance", "distance in metres", {"type": "object", "properties": {"a": {}}, "required": ["a"]})]
+    tools = [
+        ToolSpec("geom_distance", "distance in metres", {"type": "object", "properties": {"a": {}}, "required": ["a"]})
+    ]
     conversation = [
         Message.text("user", "how far?"),
         Message("assistant", [TextPart("")], tool_calls=[ToolCall("call_1", "geom_distance", {"a": [0, 1]})]),
         Message("tool", [TextPart('{"result": 1.5}'), PNG], tool_call_id="call_1"),
     ]
-    with ScriptedProvider([tool_call("answer", {"value": 1.5}, id="call_2"), tool_call("answer", '{"value": ')]) as server:
+    with ScriptedProvider(
+        [tool_call("answer", {"value": 1.5}, id="call_2"), tool_call("answer", '{"value": ')]
+    ) as server:
         model = OpenAIModel("scripted", base_url=server.url, api_key="k", compatible=True)
         reply = model.chat(conversation, tools=tools)
         broken = model.chat(conversation, tools=tools)
         body = server.requests[0]
     assert reply.tool_calls == [ToolCall("call_2", "answer", {"value": 1.5})] and reply.finish_reason == "tool_calls"
     assert broken.tool_calls[0].error and "not valid JSON" in broken.tool_calls[0].error
-    assert body["tools"] == [{"type": "function", "function": {"name": "geom_distance", "description": "distance in metres",
-                                                                "parameters": tools[0].parameters}}]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "geom_distance",
+                "description": "distance in metres",
+                "parameters": tools[0].parameters,
+            },
+        }
+    ]
     assistant, tool, images = body["messages"][1:]
     assert assistant["tool_calls"][0]["function"] == {"name": "geom_distance", "arguments": '{"a": [0, 1]}'}
     assert tool == {"role": "tool", "tool_call_id": "call_1", "content": '{"result": 1.5}'}
@@ -154,7 +182,12 @@ def test_tool_calls_round_trip_through_the_anthropic_sdk() -> None:
     assert reply.finish_reason == "tool_use"
     assert body["tools"] == [{"name": "zoom", "description": "zoom in", "input_schema": tools[0].parameters}]
     assistant, result = body["messages"][1:]
-    assert assistant["content"][1] == {"type": "tool_use", "id": "toolu_1", "name": "zoom", "input": {"frame": "$frames[0]"}}
+    assert assistant["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "zoom",
+        "input": {"frame": "$frames[0]"},
+    }
     block = result["content"][0]
     assert result["role"] == "user" and block["type"] == "tool_result" and block["tool_use_id"] == "toolu_1"
     assert [b["type"] for b in block["content"]] == ["text", "image"]
@@ -185,17 +218,37 @@ def test_a_tool_call_cannot_inject_code() -> None:
 
 def test_tool_calls_interface_end_to_end_over_the_anthropic_sdk(tmp_path: Path) -> None:
     def script(request: dict, index: int):
-        results = [b for m in request["messages"] if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
+        results = [
+            b
+            for m in request["messages"]
+            if m["role"] == "user"
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
         if not results:
             return tool_call("frames_at", {"index": 0})
         assert json.loads(results[0]["content"][0]["text"])["result"]["ref"] == "$r1"
-        return tool_call("answer", {"value": "B" if "(A)" in json.dumps(request["messages"]) or "Options" in json.dumps(request["messages"]) else 2})
+        return tool_call(
+            "answer",
+            {
+                "value": "B"
+                if "(A)" in json.dumps(request["messages"]) or "Options" in json.dumps(request["messages"])
+                else 2
+            },
+        )
 
     with ScriptedProvider(script) as server:
-        config = RunConfig(benchmark="synthetic", model="anthropic:scripted", out=tmp_path / "run", limit=1, seed=2,
-                           progress=False, interface="tool-calls",
-                           model_options={"max_attempts": 1, "base_url": server.anthropic_url, "api_key": "k"},
-                           agent={"fsync": False, "preview_images": 1})
+        config = RunConfig(
+            benchmark="synthetic",
+            model="anthropic:scripted",
+            out=tmp_path / "run",
+            limit=1,
+            seed=2,
+            progress=False,
+            interface="tool-calls",
+            model_options={"max_attempts": 1, "base_url": server.anthropic_url, "api_key": "k"},
+            agent={"fsync": False, "preview_images": 1},
+        )
         summary = run_benchmark(config)
         assert server.paths == ["/v1/messages", "/v1/messages"]
         assert all(r["tools"][0]["input_schema"]["type"] == "object" for r in server.requests)
@@ -232,7 +285,9 @@ def test_single_pass_and_tool_calls_start_their_kernel_in_the_configured_sandbox
     task = generate(1, seed=2, out_dir=tmp_path / "scenes")[0]
     for mode in ("off", "auto"):
         config = AgentConfig(fsync=False, vlm_side_channel=False, preview_images=1, sandbox=mode)
-        SinglePassAgent(ScriptedModel(["```python\nimport os\nprint(os.getpid())\nanswer(2)\n```"]), config).run(task, tmp_path / mode)
+        SinglePassAgent(ScriptedModel(["```python\nimport os\nprint(os.getpid())\nanswer(2)\n```"]), config).run(
+            task, tmp_path / mode
+        )
         header = load_episode(tmp_path / mode).header
         assert header["sandbox"]["mode"] == mode
         cell_stdout = load_episode(tmp_path / mode).of_type("cell")[0]["result"]["stdout"]

@@ -16,8 +16,10 @@ from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory):
-    k = Kernel(meta={"question": "Which is nearer?", "choices": ["the chair", "the table"]},
-               workdir=tmp_path_factory.mktemp("episode"))
+    k = Kernel(
+        meta={"question": "Which is nearer?", "choices": ["the chair", "the table"]},
+        workdir=tmp_path_factory.mktemp("episode"),
+    )
     yield k
     k.shutdown()
 
@@ -62,7 +64,9 @@ def test_syntax_error_gives_line(kernel):
 
 
 def test_images_arrive_as_png_with_origin_and_label(kernel):
-    result = run(kernel, """
+    result = run(
+        kernel,
+        """
         import matplotlib.pyplot as pyplot
         show(np.zeros((576, 768, 3), dtype=np.uint8), label="black")
         pyplot.plot([0, 1], [1, 0]); pyplot.title("a line"); pyplot.show()
@@ -70,7 +74,8 @@ def test_images_arrive_as_png_with_origin_and_label(kernel):
         from IPython.display import display
         display(Image.new("RGB", (40, 30), "red"))
         Image.new("RGB", (20, 10), "blue")
-    """)
+    """,
+    )
     assert result.ok, result.to_text()
     origins = [img.origin for img in result.images]
     assert origins == ["show", "plt.show", "display", "result", "figure"]
@@ -104,7 +109,9 @@ def test_huge_output_is_truncated(kernel):
 
 
 def test_non_utf8_bytes_and_unicode_survive(kernel):
-    result = run(kernel, "import os, sys\nprint('Grüße 世界 🎉')\nsys.stdout.flush()\nos.write(1, b'raw \\xff\\xfe bytes\\n')")
+    result = run(
+        kernel, "import os, sys\nprint('Grüße 世界 🎉')\nsys.stdout.flush()\nos.write(1, b'raw \\xff\\xfe bytes\\n')"
+    )
     assert "Grüße 世界 🎉" in result.stdout
     assert "raw" in result.stdout and "bytes" in result.stdout
 
@@ -124,7 +131,9 @@ def test_infinite_loop_is_interrupted_and_state_kept(kernel):
 def test_uninterruptible_cell_restarts_and_restores(tmp_path):
     with Kernel(workdir=tmp_path, interrupt_grace_s=1.0) as k:
         assert k.execute("saved = {'v': 7}\ndef twice(x):\n    return 2 * x").ok
-        result = k.execute("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", timeout=1.0)
+        result = k.execute(
+            "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", timeout=1.0
+        )
         assert result.status == "timeout" and result.restarted
         assert "saved" in result.restored and "twice" in result.restored
         assert k.execute("print(twice(saved['v']))").stdout.strip() == "14"
@@ -171,7 +180,9 @@ def test_kernel_environment_has_no_secrets_and_runs_in_workdir(tmp_path, monkeyp
 def test_pool_reset_leaves_nothing_of_the_previous_episode(tmp_path):
     with KernelPool(size=1) as pool:
         first = pool.acquire(meta={"question": "first?"})
-        first.execute("secret_var = 'episode one'\nimport matplotlib.pyplot as pyplot\nfig = pyplot.figure()\nopen('left_behind.txt', 'w').write('x')")
+        first.execute(
+            "secret_var = 'episode one'\nimport matplotlib.pyplot as pyplot\nfig = pyplot.figure()\nopen('left_behind.txt', 'w').write('x')"
+        )
         first.execute("scene_marker = meta.question")
         pid = first.pid
         pool.release(first)
@@ -202,10 +213,19 @@ def test_snapshots_stay_out_of_the_workdir_and_go_at_shutdown(tmp_path):
     assert not snapshot_dir.exists() and tmp_path.exists()
 
 
-@pytest.mark.parametrize("name, secret", [
-    ("OPENAI_API_KEY", True), ("ANTHROPIC_API_KEY", True), ("GITHUB_TOKEN", True), ("HF_TOKEN", True),
-    ("AWS_SECRET_ACCESS_KEY", True), ("DB_PASSWORD", True), ("RAY_AUTH_MODE", False), ("PATH", False),
-    ("SPATIALCLAW_CACHE", False),
-])
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        ("OPENAI_API_KEY", True),
+        ("ANTHROPIC_API_KEY", True),
+        ("GITHUB_TOKEN", True),
+        ("HF_TOKEN", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("DB_PASSWORD", True),
+        ("RAY_AUTH_MODE", False),
+        ("PATH", False),
+        ("SPATIALCLAW_CACHE", False),
+    ],
+)
 def test_secret_names(name, secret):
     assert is_secret(name) is secret

@@ -14,8 +14,12 @@ def redwood_colour(test_data):
 
 
 def test_namespace_holds_frames_meta_and_primitives(redwood_colour, tmp_path):
-    task = Task(question="How many frames?", inputs=[FrameSpec.images(redwood_colour, indices=[10, 20, 30, 40, 50])],
-                answer_type="number", ground_truth=5)
+    task = Task(
+        question="How many frames?",
+        inputs=[FrameSpec.images(redwood_colour, indices=[10, 20, 30, 40, 50])],
+        answer_type="number",
+        ground_truth=5,
+    )
     with Kernel.for_task(task, workdir=tmp_path) as kernel:
         result = kernel.execute(
             "print(len(frames), frames.indices, frames[1].size)\n"

@@ -119,8 +119,11 @@ def test_every_module_is_small_and_says_its_job(name):
 
 
 def test_kernel_side_never_imports_the_host_side():
-    host = {name for name in MODULES if name.startswith("spatialclaw.") and not name.startswith(
-        ("spatialclaw.primitives", "spatialclaw.prompts"))} | {"spatialclaw"}
+    host = {
+        name
+        for name in MODULES
+        if name.startswith("spatialclaw.") and not name.startswith(("spatialclaw.primitives", "spatialclaw.prompts"))
+    } | {"spatialclaw"}
     wrong = {name: sorted(GRAPH[name] & host) for name in MODULES if name.startswith("spatialclaw.primitives")}
     assert {name: found for name, found in wrong.items() if found} == {}
 

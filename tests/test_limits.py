@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agent_helpers import anthropic, cell, openai_compat, openai_text, photo
+
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
+from spatialclaw.agent.limits import LimitHit, Limits
 from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import Message
-from spatialclaw.agent.limits import LimitHit, Limits
 from spatialclaw.models import ModelTimeoutError, RetryPolicy, load_model
 from spatialclaw.models.pricing import Price
 from spatialclaw.runner import RunConfig, run_benchmark
@@ -42,7 +42,9 @@ def task():
 def test_a_cell_that_runs_past_the_time_limit_is_cut_at_the_time_left(task, kernel, tmp_path):
     script = [cell("import time\ntime.sleep(60)\nprint('never')")]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(limits=Limits(time_s=3), **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(limits=Limits(time_s=3), **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "timeout" and result.answer is None and result.answer_source is None
     assert result.limit.kind == "time" and result.limit.value == 3 and result.limit.used >= 3
     assert result.duration_s < 60  # the sleep was interrupted, not waited out
@@ -50,7 +52,7 @@ def test_a_cell_that_runs_past_the_time_limit_is_cut_at_the_time_left(task, kern
     episode = load_episode(result.trajectory_dir)
     assert episode.complete and episode.end["reason"] == "timeout"
     assert episode.end["limit"] == {"kind": "time", "value": 3, "used": result.limit.used}
-    (_, cut), = episode.cells()
+    ((_, cut),) = episode.cells()
     assert cut.status == "timeout" and "never" not in cut.stdout
     given = float(re.search(r"ran longer than ([0-9.]+) s", cut.error.message).group(1))
     assert given < 3  # the cell's timeout was the time left, not cell_timeout_s (120 s)
@@ -60,7 +62,9 @@ def test_a_cell_that_runs_past_the_time_limit_is_cut_at_the_time_left(task, kern
 @pytest.mark.parametrize("backend", [openai_compat, anthropic], ids=["openai", "anthropic"])
 def test_a_slow_model_reply_is_cut_by_the_time_left(task, kernel, tmp_path, backend):
     with ScriptedProvider([delayed(30, cell("answer(42)"))]) as server:
-        result = Agent(backend(server), AgentConfig(limits=Limits(time_s=2), **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(backend(server), AgentConfig(limits=Limits(time_s=2), **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "timeout" and result.answer is None
     assert result.limit.kind == "time" and result.limit.value == 2
     assert result.duration_s < 30
@@ -76,7 +80,9 @@ def test_a_fallback_grace_gets_a_direct_answer_after_the_time_limit(task, kernel
     script = [delayed(30, cell("answer(42)")), "Six sevens.\nANSWER: 42"]
     limits = Limits(time_s=2, fallback_grace_s=20)
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(limits=limits, **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(limits=limits, **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "timeout" and result.limit.kind == "time"
     assert result.answer == 42.0 and result.answer_source == "fallback"
     episode = load_episode(result.trajectory_dir)
@@ -89,7 +95,9 @@ def test_the_token_limit_ends_the_episode_between_steps_without_a_fallback(task,
     spend = {"prompt_tokens": 600, "completion_tokens": 100}
     script = [Reply(cell(f"print({i})"), usage=spend) for i in range(5)]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(limits=Limits(tokens=1000), **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(limits=Limits(tokens=1000), **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "budget" and result.answer is None
     assert result.limit == LimitHit("tokens", 1000, 1400)
     assert server.calls == 2 and result.steps == 2  # the third step found the limit spent and did not start
@@ -104,7 +112,8 @@ def test_the_cost_limit_ends_the_episode_with_the_cost_recorded(task, kernel, tm
     prices = {"scripted": Price(input=1000.0, output=2000.0)}  # 0.6 + 0.2 = 0.8 USD per call
     with ScriptedProvider(script) as server:
         result = Agent(openai_compat(server, prices=prices), AgentConfig(limits=Limits(cost_usd=1.5), **QUICK)).run(
-            task, tmp_path / "ep", kernel=kernel)
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "budget" and server.calls == 2
     assert result.limit == LimitHit("cost", 1.5, 1.6) and result.cost_usd == pytest.approx(1.6)
     assert load_episode(result.trajectory_dir).end["limit"] == {"kind": "cost", "value": 1.5, "used": 1.6}
@@ -112,14 +121,18 @@ def test_the_cost_limit_ends_the_episode_with_the_cost_recorded(task, kernel, tm
 
 def test_a_cost_limit_on_a_model_without_a_price_is_an_error_that_says_so(task, kernel, tmp_path):
     with ScriptedProvider([cell("print(1)")]) as server:
-        result = Agent(openai_compat(server), AgentConfig(limits=Limits(cost_usd=1.0), **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(limits=Limits(cost_usd=1.0), **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "error" and "no known price" in result.error and "prices=" in result.error
 
 
 def test_the_step_budget_is_recorded_as_a_limit_too(task, kernel, tmp_path):
     script = [cell("print(1)"), "ANSWER: 42"]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(max_steps=1, **QUICK)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(max_steps=1, **QUICK)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert result.status == "budget" and result.answer == 42.0 and result.answer_source == "fallback"
     assert result.limit == LimitHit("steps", 1, 1)
     assert load_episode(result.trajectory_dir).end["limit"] == {"kind": "steps", "value": 1, "used": 1}
@@ -138,15 +151,26 @@ def test_the_local_runner_turns_the_episode_timeout_into_timeout_rows_that_resum
         return cell("import time\ntime.sleep(60)") if state["slow"] else cell("answer('B' if meta['choices'] else 2)")
 
     def config(resume: bool) -> RunConfig:
-        return RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run", limit=2,
-                         workers=2, progress=False, episode_timeout_s=3, resume=resume,
-                         model_options={"max_attempts": 1, "api_key": "test-key"}, agent={**QUICK, "preview_images": 1})
+        return RunConfig(
+            benchmark="synthetic",
+            model=f"openai-compat:scripted@{server.url}",
+            out=tmp_path / "run",
+            limit=2,
+            workers=2,
+            progress=False,
+            episode_timeout_s=3,
+            resume=resume,
+            model_options={"max_attempts": 1, "api_key": "test-key"},
+            agent={**QUICK, "preview_images": 1},
+        )
 
     with ScriptedProvider(script) as server:
         first = run_benchmark(config(False))
         assert first.statuses == {"timeout": 2}
         rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
-        assert all(r["end_reason"] == "timeout" and r["limit"]["kind"] == "time" and r["limit"]["value"] == 3 for r in rows)
+        assert all(
+            r["end_reason"] == "timeout" and r["limit"]["kind"] == "time" and r["limit"]["value"] == 3 for r in rows
+        )
         for row in rows:
             episode = load_episode(tmp_path / "run" / row["trajectory_dir"])
             assert episode.header["config"]["limits"]["time_s"] == 3 and episode.end["reason"] == "timeout"
@@ -169,28 +193,77 @@ def test_a_call_timeout_stops_the_retries_that_would_end_past_it():
 def test_spatialclaw_run_time_limit_ends_the_episode_and_says_which_limit(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
     with ScriptedProvider([cell("import time\ntime.sleep(60)")]) as server:
-        done = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "run", "--model", f"openai-compat:scripted@{server.url}",
-                               "--frames", str(photo(tmp_path)), "--question", "Left or right?", "--choices", "left", "right",
-                               "--time-limit", "3", "--out", str(tmp_path / "ep")],
-                              capture_output=True, text=True, timeout=120, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "spatialclaw.cli",
+                "run",
+                "--model",
+                f"openai-compat:scripted@{server.url}",
+                "--frames",
+                str(photo(tmp_path)),
+                "--question",
+                "Left or right?",
+                "--choices",
+                "left",
+                "right",
+                "--time-limit",
+                "3",
+                "--out",
+                str(tmp_path / "ep"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
     assert done.returncode == 1, done.stderr  # no answer
     lines = done.stdout.splitlines()
     assert lines[-1] == "answer: None"
     assert any(line.startswith("status: timeout") for line in lines)
     assert any(line.startswith("limit: the time limit of 3 s was reached (used 3") for line in lines)
     assert load_episode(tmp_path / "ep").end["limit"]["kind"] == "time"
-    refused = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "run", "--model", "openai-compat:m@http://127.0.0.1:9/v1",
-                              "--frames", str(photo(tmp_path)), "--question", "q", "--token-limit", "0", "--out", str(tmp_path / "x")],
-                             capture_output=True, text=True, timeout=120, env=env)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spatialclaw.cli",
+            "run",
+            "--model",
+            "openai-compat:m@http://127.0.0.1:9/v1",
+            "--frames",
+            str(photo(tmp_path)),
+            "--question",
+            "q",
+            "--token-limit",
+            "0",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert refused.returncode == 2 and "Limits.tokens must be above 0" in refused.stderr
 
 
 def test_the_no_tools_baseline_under_the_local_episode_timeout_gives_a_timeout_row(tmp_path: Path) -> None:
     with ScriptedProvider(lambda request, index: delayed(30, "ANSWER: B")) as server:
-        summary = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
-                                          limit=1, baseline="no-tools", progress=False, episode_timeout_s=2,
-                                          model_options={"max_attempts": 1, "api_key": "test-key"},
-                                          agent={"fsync": False, "preview_images": 1}))
+        summary = run_benchmark(
+            RunConfig(
+                benchmark="synthetic",
+                model=f"openai-compat:scripted@{server.url}",
+                out=tmp_path / "run",
+                limit=1,
+                baseline="no-tools",
+                progress=False,
+                episode_timeout_s=2,
+                model_options={"max_attempts": 1, "api_key": "test-key"},
+                agent={"fsync": False, "preview_images": 1},
+            )
+        )
     assert summary.statuses == {"timeout": 1}
     (row,) = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert row["end_reason"] == "timeout" and row["limit"]["kind"] == "time" and row["limit"]["value"] == 2
@@ -211,8 +284,10 @@ def test_a_local_hf_model_stops_generating_at_the_call_timeout(tmp_path):
 def test_side_channel_calls_count_toward_the_token_limit_and_are_refused_once_it_is_spent(task, kernel, tmp_path):
     script = [Reply(cell("print(vlm.ask([], 'anything?'))"), usage={"prompt_tokens": 900, "completion_tokens": 200})]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(limits=Limits(tokens=1000), fsync=False)).run(task, tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(limits=Limits(tokens=1000), fsync=False)).run(
+            task, tmp_path / "ep", kernel=kernel
+        )
     assert server.calls == 1  # the side-channel call was refused before any request
-    (_, refused), = load_episode(result.trajectory_dir).cells()
+    ((_, refused),) = load_episode(result.trajectory_dir).cells()
     assert "the tokens limit of 1000 tokens was reached" in refused.error.message
     assert result.status == "budget" and result.limit == LimitHit("tokens", 1000, 1100)

@@ -53,11 +53,17 @@ def test_zoom_clips_to_the_image_and_explains_bad_boxes():
 
 def test_find_color_finds_drawn_discs_at_their_centroids_and_areas():
     image = np.full((240, 320, 3), 235, np.uint8)
-    discs = [((80, 60), 25, (220, 30, 30)), ((240, 170), 15, (200, 20, 40)), ((250, 50), 12, (30, 60, 220)),
-             ((150, 180), 20, (40, 180, 60))]
+    discs = [
+        ((80, 60), 25, (220, 30, 30)),
+        ((240, 170), 15, (200, 20, 40)),
+        ((250, 50), 12, (30, 60, 220)),
+        ((150, 180), 20, (40, 180, 60)),
+    ]
     for centre, radius, colour in discs:
         cv2.circle(image, centre, radius, colour, -1)
-    expected_area = {r: int(np.count_nonzero(cv2.circle(np.zeros((240, 320), np.uint8), c, r, 1, -1))) for c, r, _ in discs}
+    expected_area = {
+        r: int(np.count_nonzero(cv2.circle(np.zeros((240, 320), np.uint8), c, r, 1, -1))) for c, r, _ in discs
+    }
 
     red = find_color(image, "red")
     assert [b.centroid for b in red] == [pytest.approx((80, 60), abs=1e-6), pytest.approx((240, 170), abs=1e-6)]
@@ -81,12 +87,12 @@ def test_draw_puts_overlays_where_asked():
     mask = np.zeros((100, 120), bool)
     mask[60:90, 10:40] = True
     out = np.asarray(draw(image, boxes=[(50, 10, 100, 40)], labels=["cup"]))
-    assert out[25, 50].any() and out[10, 75].any()      # box edges drawn
-    assert not out[25, 75].any()                        # box interior untouched
+    assert out[25, 50].any() and out[10, 75].any()  # box edges drawn
+    assert not out[25, 75].any()  # box interior untouched
     out = np.asarray(draw(image, masks={"rug": mask}, points={"p": (110, 5)}, lines={"l": (0, 99, 119, 99)}))
     assert out[80, 35].any() and not out[50, 80].any()
     assert out[5, 110].any() and out[99, 20].any()
-    assert np.asarray(image).sum() == 0                 # the input is not modified
+    assert np.asarray(image).sum() == 0  # the input is not modified
     with pytest.raises(ValueError, match="exactly one of"):
         draw(image, boxes=[(0, 0, 5, 5)], points=[(1, 1)], labels=["a"])
     with pytest.raises(ValueError, match=r"\(N, 4\)"):
@@ -131,42 +137,54 @@ def test_detections_can_be_drawn_and_zoomed_directly():
 
 def test_draw_with_empty_overlays_returns_the_frame_unchanged():
     image = coordinate_image()
-    for empty in ({"boxes": []}, {"points": []}, {"masks": []}, {"lines": []}, {"points": np.zeros((0, 2))},
-                  {"boxes": np.zeros((0, 4))}, {"masks": np.zeros((0, 200, 300), bool)}, {"boxes": [], "labels": []}):
+    for empty in (
+        {"boxes": []},
+        {"points": []},
+        {"masks": []},
+        {"lines": []},
+        {"points": np.zeros((0, 2))},
+        {"boxes": np.zeros((0, 4))},
+        {"masks": np.zeros((0, 200, 300), bool)},
+        {"boxes": [], "labels": []},
+    ):
         out = draw(image, **empty)
         assert np.array_equal(np.asarray(out), image), empty
 
 
 def _label_height(image: np.ndarray) -> int:
-    out = np.asarray(draw(image, boxes={"chair": (image.shape[1] * 0.3, image.shape[0] * 0.4,
-                                                  image.shape[1] * 0.6, image.shape[0] * 0.8)}))
+    out = np.asarray(
+        draw(
+            image,
+            boxes={"chair": (image.shape[1] * 0.3, image.shape[0] * 0.4, image.shape[1] * 0.6, image.shape[0] * 0.8)},
+        )
+    )
     changed = np.any(out != image, axis=2)
-    rows = np.nonzero(changed[: int(image.shape[0] * 0.4) - 1].any(axis=1))[0]   # the label sits above the box
+    rows = np.nonzero(changed[: int(image.shape[0] * 0.4) - 1].any(axis=1))[0]  # the label sits above the box
     return int(rows.max() - rows.min() + 1)
 
 
 def test_draw_scales_labels_and_lines_with_the_image():
     small, large = np.full((150, 200, 3), 90, np.uint8), np.full((3000, 4000, 3), 90, np.uint8)
     small_h, large_h = _label_height(small), _label_height(large)
-    assert small_h <= 0.12 * 150            # a label does not cover a 200-px frame
-    assert large_h >= 0.015 * 3000          # and stays legible on a 4000-px photo
+    assert small_h <= 0.12 * 150  # a label does not cover a 200-px frame
+    assert large_h >= 0.015 * 3000  # and stays legible on a 4000-px photo
     line = np.asarray(draw(large, lines=[(100, 1500, 3900, 1500)]))
     assert np.any(line[:, 2000] != 90, axis=1).sum() >= 8
     assert np.any(np.asarray(draw(small, lines=[(10, 75, 190, 75)]))[:, 100] != 90, axis=1).sum() <= 2
 
 
 def test_zoom_smooth_interpolation_and_auto_contrast_for_looking():
-    image = coordinate_image() * 8                                      # columns 8 grey levels apart
+    image = coordinate_image() * 8  # columns 8 grey levels apart
     nearest = zoom(image, (10, 10, 30, 30), scale=8, grid=False)
     smooth = zoom(image, (10, 10, 30, 30), scale=8, grid=False, interpolation="bicubic")
-    assert len(np.unique(nearest.array[..., 0])) == 20                  # 20 original columns -> 20 blocks
-    assert len(np.unique(smooth.array[..., 0])) > 60                    # interpolated in between
+    assert len(np.unique(nearest.array[..., 0])) == 20  # 20 original columns -> 20 blocks
+    assert len(np.unique(smooth.array[..., 0])) > 60  # interpolated in between
     assert smooth.to_original(*smooth.to_zoom(17, 23)) == pytest.approx((17, 23))
     dark = (np.random.default_rng(0).uniform(0, 30, (60, 80, 3))).astype(np.uint8)
     original = dark.copy()
     bright = zoom(dark, (0, 0, 80, 60), scale=2, grid=False, contrast="auto")
     assert np.median(bright.array) > 100 > np.median(dark)
-    assert np.array_equal(dark, original)                               # the frame's pixels are untouched
+    assert np.array_equal(dark, original)  # the frame's pixels are untouched
     assert "auto contrast" in repr(bright) and "bicubic" in repr(smooth)
     with pytest.raises(ValueError, match="interpolation must be one of"):
         zoom(image, (0, 0, 10, 10), interpolation="smooth")
@@ -211,10 +229,10 @@ def test_find_color_ranks_marker_dots_above_same_coloured_clutter(test_data, pho
 
 def test_find_color_shape_keeps_area_order_by_default_and_rejects_unknown_shapes():
     image = np.full((120, 200, 3), 235, np.uint8)
-    cv2.rectangle(image, (10, 10), (90, 40), (220, 30, 30), -1)       # a large red strip
-    cv2.circle(image, (150, 80), 5, (220, 30, 30), -1)                # a small red dot
+    cv2.rectangle(image, (10, 10), (90, 40), (220, 30, 30), -1)  # a large red strip
+    cv2.circle(image, (150, 80), 5, (220, 30, 30), -1)  # a small red dot
     by_area = find_color(image, "red")
-    assert by_area[0].area > by_area[1].area                          # unchanged default: largest first
+    assert by_area[0].area > by_area[1].area  # unchanged default: largest first
     dots = find_color(image, "red", shape="dot")
     assert np.hypot(dots[0].centroid[0] - 150, dots[0].centroid[1] - 80) < 0.5
     assert dots[0].compactness > 0.85 > dots[1].compactness

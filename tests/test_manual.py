@@ -6,8 +6,8 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
 from agent_helpers import cell, openai_compat, openai_text, photo
+
 from spatialclaw import Kernel
 from spatialclaw.agent import kernel_docs, prompting
 from spatialclaw.agent.config import AgentConfig
@@ -26,20 +26,29 @@ def offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for name in ("SPATIALCLAW_DEPTH_MODEL", "SPATIALCLAW_DETECT_MODEL", "SPATIALCLAW_SEGMENT_MODEL", "SPATIALCLAW_TRACK_MODEL",
-                 "SPATIALCLAW_MODELS", "SPATIALCLAW_PERCEPTION", "SPATIALCLAW_PERCEPTION_SOCKET"):
+    for name in (
+        "SPATIALCLAW_DEPTH_MODEL",
+        "SPATIALCLAW_DETECT_MODEL",
+        "SPATIALCLAW_SEGMENT_MODEL",
+        "SPATIALCLAW_TRACK_MODEL",
+        "SPATIALCLAW_MODELS",
+        "SPATIALCLAW_PERCEPTION",
+        "SPATIALCLAW_PERCEPTION_SOCKET",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
 def test_offline_every_unavailable_learned_tool_is_marked_in_the_prompt_and_fails_at_once(offline, tmp_path):
     task = Task("How far is the wall, in metres?", inputs=[FrameSpec.images([photo(tmp_path)])], answer_type="number")
-    probe = ("import sys\n"
-             "for tool in (depth, detect, segment):\n"
-             "    try:\n"
-             "        tool(frames[0]) if tool is not segment else tool(frames[0], points=[[5, 5]])\n"
-             "    except Exception as error:\n"
-             "        print(type(error).__name__, '|', error)\n"
-             "print('heavy imports:', [m for m in ('torch', 'transformers') if m in sys.modules])")
+    probe = (
+        "import sys\n"
+        "for tool in (depth, detect, segment):\n"
+        "    try:\n"
+        "        tool(frames[0]) if tool is not segment else tool(frames[0], points=[[5, 5]])\n"
+        "    except Exception as error:\n"
+        "        print(type(error).__name__, '|', error)\n"
+        "print('heavy imports:', [m for m in ('torch', 'transformers') if m in sys.modules])"
+    )
     with ScriptedProvider([cell(probe), cell("answer(1.0)")]) as server:
         result = Agent(openai_compat(server), AgentConfig(max_steps=3)).run(task, tmp_path / "ep")
     system = openai_text({"messages": server.requests[0]["messages"][:1]})
@@ -89,8 +98,8 @@ def test_the_core_manual_lists_the_whole_namespace_in_under_12k_characters():
 
 
 def test_full_documentation_is_one_call_away_in_the_kernel():
-    from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
     from spatialclaw.primitives.geometry.relate import Direction
+    from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
 
     with Kernel() as kernel:
         tool = kernel.execute("manual('reconstruct')")
@@ -102,7 +111,9 @@ def test_full_documentation_is_one_call_away_in_the_kernel():
     assert inspect.getdoc(Direction).splitlines()[0] in result_type.stdout
     assert unknown.error.type == "NameError" and "manual()" in unknown.error.message
     # each entry is headed by the name it documents, so several in one cell stay apart
-    assert tool.stdout.startswith("== manual('reconstruct') ==") and result_type.stdout.startswith("== manual('Direction') ==")
+    assert tool.stdout.startswith("== manual('reconstruct') ==") and result_type.stdout.startswith(
+        "== manual('Direction') =="
+    )
 
 
 def test_a_long_module_entry_fits_one_observation_and_each_member_stays_reachable_in_full():

@@ -65,14 +65,20 @@ def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[
 
                 started = await client.call_tool(
                     "session_start",
-                    {"question": "Which frame is green?", "frames": [str(p) for p in frame_files], "choices": ["first", "second"]},
+                    {
+                        "question": "Which frame is green?",
+                        "frames": [str(p) for p in frame_files],
+                        "choices": ["first", "second"],
+                    },
                 )
                 assert not started.is_error, text_of(started)
                 seen["start_text"] = text_of(started)
                 session = session_id_from(seen["start_text"])
                 seen["session"] = session
 
-                ran = await client.call_tool("session_exec", {"session": session, "code": "x = frames[1]\nprint(x.width, x.height)\nshow(x)"})
+                ran = await client.call_tool(
+                    "session_exec", {"session": session, "code": "x = frames[1]\nprint(x.width, x.height)\nshow(x)"}
+                )
                 assert not ran.is_error, text_of(ran)
                 seen["exec_text"] = text_of(ran)
                 seen["images"] = [(b.mime_type, base64.b64decode(b.data)) for b in ran.content if b.type == "image"]
@@ -155,14 +161,28 @@ def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> N
 
     from doc_examples import code_blocks
 
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-               SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0")
-    completed = subprocess.run([sys.executable, "-c", code_blocks("mcp.md", "A client in Python", "python")[0]],
-                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
+        SPATIALCLAW_KERNEL_MEMORY_MB="0",
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code_blocks("mcp.md", "A client in Python", "python")[0]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[0] == "['session_start', 'session_exec', 'session_answer', 'session_status', 'session_close']"
-    assert lines[1:4] == ["text step 1 (ok)", "[ 30. 200.  30.]", "[1 image(s) attached: 1: frame 0 [4x upscale of 80x60] (320x240)]"]
+    assert lines[1:4] == [
+        "text step 1 (ok)",
+        "[ 30. 200.  30.]",
+        "[1 image(s) attached: 1: frame 0 [4x upscale of 80x60] (320x240)]",
+    ]
     assert lines[4].startswith("image image/png, ")
     assert "[answer submitted: 'B']" in lines
     assert len(list((tmp_path / "sessions").iterdir())) == 1, "the example keeps its sessions in ./sessions"
@@ -174,12 +194,18 @@ def test_the_server_operator_chooses_the_sandbox_and_a_client_cannot(tmp_path: P
             async with ClientSession(read, write) as client:
                 await client.initialize()
                 tools = await client.list_tools()
-                start_params = sorted(next(t for t in tools.tools if t.name == "session_start").input_schema["properties"])
-                started = await client.call_tool("session_start", {"question": "Which frame is green?", "frames": [str(frame_files[0])]})
+                start_params = sorted(
+                    next(t for t in tools.tools if t.name == "session_start").input_schema["properties"]
+                )
+                started = await client.call_tool(
+                    "session_start", {"question": "Which frame is green?", "frames": [str(frame_files[0])]}
+                )
                 assert not started.is_error, text_of(started)
                 session = session_id_from(text_of(started))
                 status = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
-                refused = await client.call_tool("session_start", {"question": "q?", "frames": [str(frame_files[0])], "max_steps": 0})
+                refused = await client.call_tool(
+                    "session_start", {"question": "q?", "frames": [str(frame_files[0])], "max_steps": 0}
+                )
                 await client.call_tool("session_close", {"session": session})
                 return status, start_params, text_of(refused)
 

@@ -7,10 +7,10 @@ from itertools import combinations
 import cv2
 import numpy as np
 import pytest
-
 from planar_photos import DOTS, SHEET, render, table_canvas
-from spatialclaw.primitives.geometry import geom
+
 from spatialclaw.primitives.display.color import find_color
+from spatialclaw.primitives.geometry import geom
 
 COLOUR_NAMES = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
 DOT_DIAMETER = 0.022
@@ -28,8 +28,9 @@ def photo(request, canvas, test_data):
 
 def _corner_error(found: np.ndarray, truth: np.ndarray) -> float:
     """Max corner distance, over the 8 ways to start/orient the corner order (the sheet is symmetric)."""
-    return min(np.linalg.norm(np.roll(found, k, axis=0)[::step] - truth, axis=1).max()
-               for k in range(4) for step in (1, -1))
+    return min(
+        np.linalg.norm(np.roll(found, k, axis=0)[::step] - truth, axis=1).max() for k in range(4) for step in (1, -1)
+    )
 
 
 def _true_angle(a, vertex, b) -> float:
@@ -57,7 +58,7 @@ def test_ratios_within_one_percent_and_angles_within_one_degree(photo):
     long_pairs = [p for p in combinations(names, 2) if np.linalg.norm(truth[p[0]] - truth[p[1]]) >= 0.12]
     assert len(long_pairs) >= 5
     worst_ratio = worst_angle = 0.0
-    for (a, b), (c, d) in combinations(long_pairs, 2):     # segments of 12 cm or more (40+ px at 200 px)
+    for (a, b), (c, d) in combinations(long_pairs, 2):  # segments of 12 cm or more (40+ px at 200 px)
         ratio = plane.ratio((found[a], found[b]), (found[c], found[d]))
         expected = np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d])
         worst_ratio = max(worst_ratio, abs(ratio.value / expected - 1))
@@ -77,20 +78,20 @@ def test_ratios_within_one_percent_and_angles_within_one_degree(photo):
 def test_an_expected_size_ranks_the_sticker_above_a_large_object_of_similar_hue(photo):
     plane = geom.find_plane_reference(photo.image, size=SHEET, color="white")
     by_area = find_color(photo.image, "yellow", min_area=2)
-    assert by_area[0].area > 20 * by_area[1].area          # without a size: the yellow book comes first
+    assert by_area[0].area > 20 * by_area[1].area  # without a size: the yellow book comes first
     ranked = find_color(photo.image, "yellow", expected_size=DOT_DIAMETER, rectified=plane, min_area=2)
     assert np.linalg.norm(np.subtract(ranked[0].plane_xy, DOTS["pale_yellow"][0])) < 0.004
     book = [b for b in ranked if b.area == by_area[0].area][0]
     assert ranked[0].match > 0.3 > book.match
-    x, y = np.round(photo.tape_centre_px()).astype(int)    # the light-brown tape is not "yellow"
-    assert not by_area.mask[y - 1:y + 2, x - 1:x + 2].any()
+    x, y = np.round(photo.tape_centre_px()).astype(int)  # the light-brown tape is not "yellow"
+    assert not by_area.mask[y - 1 : y + 2, x - 1 : x + 2].any()
 
 
 def test_pale_colours_are_found_with_default_thresholds():
     image = np.full((120, 160, 3), (238, 238, 232), np.uint8)
-    cv2.circle(image, (40, 60), 12, (250, 195, 210), -1, lineType=cv2.LINE_AA)     # pale pink
-    cv2.circle(image, (110, 60), 12, (245, 235, 150), -1, lineType=cv2.LINE_AA)    # pale yellow
-    cv2.circle(image, (80, 20), 8, (200, 20, 40), -1, lineType=cv2.LINE_AA)        # saturated red
+    cv2.circle(image, (40, 60), 12, (250, 195, 210), -1, lineType=cv2.LINE_AA)  # pale pink
+    cv2.circle(image, (110, 60), 12, (245, 235, 150), -1, lineType=cv2.LINE_AA)  # pale yellow
+    cv2.circle(image, (80, 20), 8, (200, 20, 40), -1, lineType=cv2.LINE_AA)  # saturated red
     pink, yellow, red = find_color(image, "pink"), find_color(image, "yellow"), find_color(image, "red")
     assert len(pink) == 1 and pink[0].centroid == pytest.approx((40, 60), abs=0.1)
     assert len(yellow) == 1 and yellow[0].centroid == pytest.approx((110, 60), abs=0.1)
@@ -105,8 +106,15 @@ def test_centroids_are_sub_pixel():
         centre = rng.uniform(30, 50, 2)
         image = np.full((80, 80, 3), 235, np.uint8)
         shift = 8
-        cv2.circle(image, tuple(int(v) for v in np.round(centre * 2**shift)), int(4.5 * 2**shift), (30, 60, 220), -1,
-                   lineType=cv2.LINE_AA, shift=shift)
+        cv2.circle(
+            image,
+            tuple(int(v) for v in np.round(centre * 2**shift)),
+            int(4.5 * 2**shift),
+            (30, 60, 220),
+            -1,
+            lineType=cv2.LINE_AA,
+            shift=shift,
+        )
         blob = find_color(image, "blue", min_area=5)[0]
         errors.append(np.linalg.norm(np.subtract(blob.centroid, centre)))
     assert max(errors) < 0.08, errors
@@ -133,10 +141,11 @@ def test_no_reference_of_that_colour_says_what_to_pass():
 
 def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed_size():
     from geom_synthetic import intrinsics
+
     from spatialclaw.primitives.scene.memory import Scene
 
     K = intrinsics(200, 150, 160.0)
-    door_px = 160.0 * 2.0 / 4.0                       # a 2.0 m door 4.0 m away spans 80 px
+    door_px = 160.0 * 2.0 / 4.0  # a 2.0 m door 4.0 m away spans 80 px
     exact = geom.scale_from_known_size(door_px, 2.0, K=K, size_px_sigma=0.0)
     assert exact.distance_m == pytest.approx(4.0) and exact.metres_per_px == pytest.approx(0.025)
     assert exact.measure(40).value == pytest.approx(1.0) and exact.distance_sigma_m == 0
@@ -145,13 +154,23 @@ def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed
     expected_relative = np.hypot(0.2 / np.sqrt(12) / 2.0, 1.0 / door_px)
     assert ranged.relative_sigma == pytest.approx(expected_relative)
     assert ranged.distance_sigma_m == pytest.approx(4.0 * expected_relative)
-    wide = geom.scale_from_known_size(door_px, (1.5, 2.5), hfov_deg=2 * np.degrees(np.arctan(100 / 160.0)), image_width=200)
+    wide = geom.scale_from_known_size(
+        door_px, (1.5, 2.5), hfov_deg=2 * np.degrees(np.arctan(100 / 160.0)), image_width=200
+    )
     assert wide.distance_m == pytest.approx(4.0) and wide.distance_sigma_m > 4 * ranged.distance_sigma_m
     assert "m from the camera" in ranged.text
-    scene = Scene()                                   # feeding the scene memory
-    obj = scene.add_bearing("door", (99.5, 74.5), distance=ranged.distance_m, distance_sigma=ranged.distance_sigma_m,
-                            image_size=(200, 150), K=K)
-    assert obj.center[1] == pytest.approx(4.0, abs=1e-6) and obj.sigma_m[1] == pytest.approx(ranged.distance_sigma_m, rel=0.02)
+    scene = Scene()  # feeding the scene memory
+    obj = scene.add_bearing(
+        "door",
+        (99.5, 74.5),
+        distance=ranged.distance_m,
+        distance_sigma=ranged.distance_sigma_m,
+        image_size=(200, 150),
+        K=K,
+    )
+    assert obj.center[1] == pytest.approx(4.0, abs=1e-6) and obj.sigma_m[1] == pytest.approx(
+        ranged.distance_sigma_m, rel=0.02
+    )
     same = scene.add_bearing("door_again", (99.5, 74.5), distance=ranged, image_size=(200, 150), K=K)
     np.testing.assert_allclose(same.covariance, obj.covariance)
     with pytest.raises(ValueError, match="image_width"):
@@ -171,16 +190,16 @@ def test_a_tape_border_cut_by_an_occluder_is_found_by_its_colour(test_data, widt
     plane = geom.find_plane_reference(photo.image, size=BORDER, color="blue")
     assert _corner_error(plane.quad, truth) < (1.5 if width == 1600 else 1.0)
     diagonal = plane.length(plane.quad[0], plane.quad[2])
-    assert diagonal.value == pytest.approx(np.hypot(w, h), rel=1e-9)       # corners map to the true size
+    assert diagonal.value == pytest.approx(np.hypot(w, h), rel=1e-9)  # corners map to the true size
     assert 0 < diagonal.sigma < 0.01
 
 
 def test_tape_whose_hue_touches_yellow_ranks_below_the_yellow_sticker_of_the_expected_size():
     image = np.full((160, 240, 3), (235, 235, 228), np.uint8)
-    cv2.rectangle(image, (10, 110), (230, 130), (205, 175, 95), -1)                 # light-brown tape, hue ~44 deg
-    cv2.circle(image, (120, 50), 9, (240, 215, 40), -1, lineType=cv2.LINE_AA)     # the yellow sticker
-    by_area = find_color(image, "yellow", hue_tolerance=20)                         # wide band: the tape is in
-    assert len(by_area) == 2 and by_area[0].box[1] >= 105                           # largest first: the tape
+    cv2.rectangle(image, (10, 110), (230, 130), (205, 175, 95), -1)  # light-brown tape, hue ~44 deg
+    cv2.circle(image, (120, 50), 9, (240, 215, 40), -1, lineType=cv2.LINE_AA)  # the yellow sticker
+    by_area = find_color(image, "yellow", hue_tolerance=20)  # wide band: the tape is in
+    assert len(by_area) == 2 and by_area[0].box[1] >= 105  # largest first: the tape
     ranked = find_color(image, "yellow", hue_tolerance=20, expected_size=18)
     assert ranked[0].centroid == pytest.approx((120, 50), abs=0.15)
     assert ranked[0].match > 2 * ranked[1].match

@@ -10,8 +10,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from spatialclaw.primitives.perception import models  # noqa: E402
-from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
+from tiny_depth_models import save_tiny_depth_anything
+
+from spatialclaw.primitives.perception import models
 
 
 @pytest.fixture(scope="module")
@@ -109,13 +110,21 @@ def test_hub_id_loads_from_the_hugging_face_cache_offline_with_its_commit_as_ver
     save_tiny_depth_anything(snapshot)
     (snapshot.parents[1] / "refs").mkdir()
     (snapshot.parents[1] / "refs" / "main").write_text("0123abcd")
-    code = ("from spatialclaw.primitives.perception import models\n"
-            "print(models.model_version('someorg/tiny-depth'))\n"
-            "loaded = models.load_model('depth', 'someorg/tiny-depth', device='cpu')\n"
-            "print(type(loaded.model).__name__, loaded.version)\n")
+    code = (
+        "from spatialclaw.primitives.perception import models\n"
+        "print(models.model_version('someorg/tiny-depth'))\n"
+        "loaded = models.load_model('depth', 'someorg/tiny-depth', device='cpu')\n"
+        "print(type(loaded.model).__name__, loaded.version)\n"
+    )
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     env.pop("HF_HUB_CACHE", None)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["0123abcd", "DepthAnythingForDepthEstimation 0123abcd"]

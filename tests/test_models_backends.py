@@ -60,12 +60,16 @@ def openai_model(server, name="gpt-4o", **options):
 
 
 def anthropic_model(server, **options):
-    return load_model("anthropic:claude-sonnet-4-20250514", api_key="sk-ant-test", base_url=server.anthropic_url, **options)
+    return load_model(
+        "anthropic:claude-sonnet-4-20250514", api_key="sk-ant-test", base_url=server.anthropic_url, **options
+    )
 
 
 # --- wire formats -----------------------------------------------------------------------------------
 def test_openai_sends_images_as_png_data_urls_and_reads_usage_and_cost():
-    with ScriptedProvider([Reply("hi", usage={"prompt_tokens": 1000, "completion_tokens": 200, "cached_tokens": 400})]) as server:
+    with ScriptedProvider(
+        [Reply("hi", usage={"prompt_tokens": 1000, "completion_tokens": 200, "cached_tokens": 400})]
+    ) as server:
         reply = openai_model(server, retry=policy()).chat(conversation(), max_tokens=50, temperature=0.2)
     body = server.requests[0]
     assert server.paths == ["/v1/chat/completions"]
@@ -85,7 +89,9 @@ def test_openai_sends_images_as_png_data_urls_and_reads_usage_and_cost():
 
 def test_openai_reasoning_models_get_reasoning_parameters():
     with ScriptedProvider([Reply("ok", usage={"reasoning_tokens": 64, "completion_tokens": 80})]) as server:
-        reply = openai_model(server, name="o4-mini", retry=policy()).chat(conversation(), max_tokens=500, temperature=0.7, reasoning_effort="high")
+        reply = openai_model(server, name="o4-mini", retry=policy()).chat(
+            conversation(), max_tokens=500, temperature=0.7, reasoning_effort="high"
+        )
     body = server.requests[0]
     assert body["max_completion_tokens"] == 500 and "max_tokens" not in body
     assert "temperature" not in body
@@ -95,8 +101,11 @@ def test_openai_reasoning_models_get_reasoning_parameters():
 
 def test_openai_compat_passes_extra_body_through_and_keeps_reasoning_content():
     with ScriptedProvider([Reply("answer", reasoning="I compared the depths.")]) as server:
-        model = load_model(f"openai-compat:Qwen/Qwen2.5-VL-7B-Instruct@{server.url}", retry=policy(),
-                           extra_body={"top_k": 20, "chat_template_kwargs": {"enable_thinking": True}})
+        model = load_model(
+            f"openai-compat:Qwen/Qwen2.5-VL-7B-Instruct@{server.url}",
+            retry=policy(),
+            extra_body={"top_k": 20, "chat_template_kwargs": {"enable_thinking": True}},
+        )
         reply = model.chat(conversation(), max_tokens=30)
     body = server.requests[0]
     assert body["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
@@ -126,9 +135,12 @@ def test_anthropic_sends_base64_images_and_a_separate_system_and_keeps_thinking(
 def test_anthropic_marks_the_system_prompt_and_the_history_for_prompt_caching_and_bills_it():
     usage = {"prompt_tokens": 10_000, "cached_tokens": 8_000, "cache_write_tokens": 1_500, "completion_tokens": 100}
     with ScriptedProvider([Reply("ok", usage=usage), "ok"]) as server:
-        reply = load_model("anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy()).chat(conversation())
-        load_model("anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy(),
-                   prompt_caching=False).chat(conversation())
+        reply = load_model("anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy()).chat(
+            conversation()
+        )
+        load_model(
+            "anthropic:claude-sonnet-4-20250514", api_key="k", base_url=server.url, retry=policy(), prompt_caching=False
+        ).chat(conversation())
     cached, uncached = server.requests
     assert cached["system"] == [{"type": "text", "text": "You write code.", "cache_control": {"type": "ephemeral"}}]
     assert cached["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -211,7 +223,11 @@ def test_missing_api_key_is_reported_before_any_request(monkeypatch):
 
 # --- specs and prices -------------------------------------------------------------------------------
 def test_spec_parsing_and_its_errors():
-    assert parse_spec("openai-compat:org/model:tag@http://h:8000/v1") == ("openai-compat", "org/model:tag", "http://h:8000/v1")
+    assert parse_spec("openai-compat:org/model:tag@http://h:8000/v1") == (
+        "openai-compat",
+        "org/model:tag",
+        "http://h:8000/v1",
+    )
     assert parse_spec("hf:/models/qwen") == ("hf", "/models/qwen", None)
     with pytest.raises(ValueError, match="openai:MODEL, anthropic:MODEL"):
         parse_spec("gpt-4o")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from PIL import Image
-
 from agent_helpers import photo
+from PIL import Image
+from tiny_vlm import build_tiny_vlm
+
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.chat import ImagePart, Message, TextPart
@@ -13,7 +14,6 @@ from spatialclaw.models import ModelError, load_model
 from spatialclaw.primitives.perception.models import MissingWeightsError
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectories.episode_log import load_episode
-from tiny_vlm import build_tiny_vlm
 
 
 @pytest.fixture(scope="module")
@@ -85,5 +85,8 @@ def test_missing_weights_say_where_to_get_them(tmp_path, monkeypatch):
     with pytest.raises(MissingWeightsError, match="does not exist"):
         load_model(f"hf:{tmp_path / 'no-such-model'}")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(MissingWeightsError, match="HF_HUB_OFFLINE.*hf download HuggingFaceTB/SmolVLM-Instruct|hf download HuggingFaceTB/SmolVLM-Instruct"):
+    with pytest.raises(
+        MissingWeightsError,
+        match="HF_HUB_OFFLINE.*hf download HuggingFaceTB/SmolVLM-Instruct|hf download HuggingFaceTB/SmolVLM-Instruct",
+    ):
         load_model("hf:HuggingFaceTB/SmolVLM-Instruct")

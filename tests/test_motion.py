@@ -10,12 +10,12 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
+from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 from spatialclaw.primitives.geometry.focal_prior import exif_focal_px, prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.result import Motion
-from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 WIDTH = 200
 
@@ -32,12 +32,15 @@ def test_yaw_pitch_roll_signs_follow_the_stated_convention():
     turned_right = rotation_ypr(30)
     assert turned_right[0, 2] > 0  # the new forward axis points to the old camera's right (+x)
     assert direction_words(np.array([0.1, -0.05, 0.99])) == "forward"
-    assert direction_words(np.array([-0.7, 0.0, 0.7])) == "left and forward" or \
-        direction_words(np.array([-0.7, 0.0, 0.7])) == "forward and left"
+    assert (
+        direction_words(np.array([-0.7, 0.0, 0.7])) == "left and forward"
+        or direction_words(np.array([-0.7, 0.0, 0.7])) == "forward and left"
+    )
 
 
-@pytest.mark.parametrize("yaw, pitch, roll", [(3, 0, 0), (12, 0, 0), (-25, 0, 0), (0, 8, 0), (0, -6, 0),
-                                              (0, 0, 5), (10, 4, 0)])
+@pytest.mark.parametrize(
+    "yaw, pitch, roll", [(3, 0, 0), (12, 0, 0), (-25, 0, 0), (0, 8, 0), (0, -6, 0), (0, 0, 5), (10, 4, 0)]
+)
 def test_a_turning_camera_is_rotation_within_a_degree(redwood, yaw, pitch, roll):
     rgb, _, K, K_small = redwood
     frames = turning_sequence(rgb, K, [np.eye(3), rotation_ypr(yaw, pitch, roll)], width=WIDTH)
@@ -52,8 +55,17 @@ def test_a_turning_camera_is_rotation_within_a_degree(redwood, yaw, pitch, roll)
     assert "does not translate" in step.readout()
 
 
-@pytest.mark.parametrize("centre, words", [((0.10, 0, 0), "right"), ((-0.10, 0, 0), "left"), ((0, 0, 0.2), "forward"),
-                                           ((0, 0, -0.2), "back"), ((0, -0.08, 0), "up"), ((0, 0.08, 0), "down")])
+@pytest.mark.parametrize(
+    "centre, words",
+    [
+        ((0.10, 0, 0), "right"),
+        ((-0.10, 0, 0), "left"),
+        ((0, 0, 0.2), "forward"),
+        ((0, 0, -0.2), "back"),
+        ((0, -0.08, 0), "up"),
+        ((0, 0.08, 0), "down"),
+    ],
+)
 def test_a_translating_camera_is_told_from_a_turning_one_with_its_direction(redwood, centre, words):
     rgb, depth, K, K_small = redwood
     frames = translating_sequence(rgb, depth, K, [np.zeros(3), np.array(centre)], width=WIDTH)

@@ -95,8 +95,10 @@ def test_extension_loads_frames_and_primitives_render_inline(frames_dir: Path, t
 
 def test_spatialclaw_magic_runs_the_agent_in_the_notebook_namespace(frames_dir: Path, tmp_path: Path) -> None:
     script = [
-        Reply("I will measure the green box first.\n```python\nblobs = find_color(frames[1], 'green')\n"
-              "box_area = round(blobs[0].area)\nprint('area', box_area)\nshow(frames[1], label='green frame')\n```"),
+        Reply(
+            "I will measure the green box first.\n```python\nblobs = find_color(frames[1], 'green')\n"
+            "box_area = round(blobs[0].area)\nprint('area', box_area)\nshow(frames[1], label='green frame')\n```"
+        ),
         "The box is in the second frame.\n```python\nanswer('B')\n```",
     ]
     out = tmp_path / "episode"
@@ -119,7 +121,11 @@ def test_spatialclaw_magic_runs_the_agent_in_the_notebook_namespace(frames_dir: 
     assert "**Step 1** — I will measure the green box first." in markdown
     assert "**Step 2** — The box is in the second frame." in markdown
     assert any("**Answer: 'B'** after 2 step(s)" in text for text in markdown), markdown
-    code_outputs = [o for o in agent_cell.outputs if "text/html" in o.get("data", {}) and "find_color" in o["data"].get("text/plain", "")]
+    code_outputs = [
+        o
+        for o in agent_cell.outputs
+        if "text/html" in o.get("data", {}) and "find_color" in o["data"].get("text/plain", "")
+    ]
     assert code_outputs, "the step's code is rendered before its output"
     assert "area 80" in stream_text(agent_cell)
     rendered = pngs(agent_cell)
@@ -145,7 +151,13 @@ def test_spatialclaw_magic_without_frames_says_what_to_do(tmp_path: Path) -> Non
         nbformat.v4.new_code_cell("%load_ext spatialclaw"),
         nbformat.v4.new_code_cell("%%spatialclaw --model openai:gpt-4.1\nHow far?"),
     ]
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(REPO_ROOT)}})
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(REPO_ROOT)}},
+    )
     client.execute()
     errors = [o for o in notebook.cells[1].outputs if o.get("output_type") == "error"]
     assert errors and "run %spatial_load" in errors[0]["evalue"]
@@ -173,7 +185,9 @@ def test_shell_executor_reports_errors_timeouts_results_and_figures(tmp_path: Pa
         ],
         tmp_path,
     )
-    division, sleep, shape, figure, syntax, exit_call, after = json.loads(stream_text(notebook.cells[1]).strip().splitlines()[-1])
+    division, sleep, shape, figure, syntax, exit_call, after = json.loads(
+        stream_text(notebook.cells[1]).strip().splitlines()[-1]
+    )
     assert division["status"] == "error" and division["error"]["type"] == "ZeroDivisionError"
     assert division["error"]["line"] == 2 and division["error"]["source"] == "b = a / 0"
     assert [v["name"] for v in division["variables"]] == ["a"]
@@ -197,7 +211,9 @@ def test_the_try_it_cells_of_the_notebook_guide_run_as_written(tmp_path: Path) -
     cells = code_blocks("notebook.md", "Try it", "python")
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source.rstrip("\n")) for source in cells]
-    NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     agent_cell = notebook.cells[-2]
     assert "**Step 1** — Let me find the box in both frames." in markdown_texts(agent_cell)
     assert "[14.5, 44.5]" in stream_text(agent_cell)
@@ -207,11 +223,11 @@ def test_the_try_it_cells_of_the_notebook_guide_run_as_written(tmp_path: Path) -
 
 def test_vlm_in_the_notebook_and_in_the_agent_run(frames_dir: Path, tmp_path: Path) -> None:
     script = [
-        "A green box on grey.",                                              # the notebook's own vlm.ask
+        "A green box on grey.",  # the notebook's own vlm.ask
         "```python\nseen = vlm.ask(frames[1], 'What is there?')\nprint(seen)\n```",  # agent step 1
-        "A green rectangle.",                                                # the agent's vlm.ask
-        "```python\nanswer('B')\n```",                                       # agent step 2
-        "Still a green box.",                                                # the notebook's vlm.ask again
+        "A green rectangle.",  # the agent's vlm.ask
+        "```python\nanswer('B')\n```",  # agent step 2
+        "Still a green box.",  # the notebook's vlm.ask again
     ]
     out = tmp_path / "episode"
     with ScriptedProvider(script) as server:

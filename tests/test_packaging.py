@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,4 +20,6 @@ def test_every_package_is_listed_in_pyproject():
             if "__pycache__" in relative.parts:
                 continue
             found.add(".".join([name, *relative.parts]) if relative.parts else name)
-    assert found == listed, f"missing from pyproject: {sorted(found - listed)}; listed but absent: {sorted(listed - found)}"
+    assert found == listed, (
+        f"missing from pyproject: {sorted(found - listed)}; listed but absent: {sorted(listed - found)}"
+    )

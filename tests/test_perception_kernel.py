@@ -4,9 +4,9 @@ indices, printing readable results and showing overlays (tiny random models from
 from __future__ import annotations
 
 import pytest
+from tiny_instance_models import build_grounding_dino, build_sam
 
 from spatialclaw import FrameSpec, Kernel, Task
-from tiny_instance_models import build_grounding_dino, build_sam
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +17,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def test_detect_segment_track_in_the_kernel(test_data, tiny, tmp_path):
     colour = sorted(str(p) for p in (test_data / "rgbd-redwood" / "color").glob("*.jpg"))
-    task = Task(question="Where does the cup go?", inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
-                answer_type="text")
+    task = Task(
+        question="Where does the cup go?",
+        inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
+        answer_type="text",
+    )
     code = (
         f"dets = detect(frames[2], ['cup', 'table'], model={tiny['detector']!r}, threshold=0.0, max_instances=3)\n"
         "print(dets)\n"

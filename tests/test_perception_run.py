@@ -16,27 +16,41 @@ from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 pytest.importorskip("ray")
-from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
+from tiny_depth_models import save_tiny_depth_anything
 
 
 @pytest.mark.slow
-def test_bench_with_perception_actors_runs_every_episode_on_the_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bench_with_perception_actors_runs_every_episode_on_the_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from spatialclaw.runner import RunConfig, run_benchmark
     from spatialclaw.testing.provider_server import ScriptedProvider
     from spatialclaw.trajectories.episode_log import load_episode
 
     monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "0")
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
-    cell = ("```python\n"
-            f"d = depth(frames[0], model={str(tiny)!r})\n"
-            "from spatialclaw.primitives.perception import remote\n"
-            "print(d.depth.shape, sorted(remote.service().stats()[0]['calls']))\n"
-            "answer('B' if meta['choices'] else 2)\n```")
+    cell = (
+        "```python\n"
+        f"d = depth(frames[0], model={str(tiny)!r})\n"
+        "from spatialclaw.primitives.perception import remote\n"
+        "print(d.depth.shape, sorted(remote.service().stats()[0]['calls']))\n"
+        "answer('B' if meta['choices'] else 2)\n```"
+    )
     with ScriptedProvider(lambda request, index: cell) as server:
-        config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "run",
-                           limit=2, seed=1, workers=2, executor="ray", progress=False, perception_actors=1,
-                           perception_gpus=0, model_options={"max_attempts": 1, "api_key": "test-key"},
-                           agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1})
+        config = RunConfig(
+            benchmark="synthetic",
+            model=f"openai-compat:scripted@{server.url}",
+            out=tmp_path / "run",
+            limit=2,
+            seed=1,
+            workers=2,
+            executor="ray",
+            progress=False,
+            perception_actors=1,
+            perception_gpus=0,
+            model_options={"max_attempts": 1, "api_key": "test-key"},
+            agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
+        )
         summary = run_benchmark(config)
     assert summary.statuses == {"ok": 2}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

@@ -59,12 +59,17 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
     try:
         env = {**service.env, "SPATIALCLAW_CACHE": str(tmp_path / "kernel-cache")}
         with Kernel(workdir=tmp_path, env=env) as kernel:  # the files the cells read and write are in the workdir
-            call = (f"rgb = np.load({str(tmp_path / 'frame.npy')!r})\n"
-                    f"r = depth(rgb, model={str(tiny)!r})\n"
-                    "from spatialclaw.primitives.perception import cache\n"
-                    "print(cache.stats)\n")
-            first = _cell(kernel, call + f"np.savez({str(tmp_path / 'remote.npz')!r}, depth=r.depth, "
-                                         "intrinsics=r.intrinsics, confidence=r.confidence)\nprint(r.intrinsics_source)")
+            call = (
+                f"rgb = np.load({str(tmp_path / 'frame.npy')!r})\n"
+                f"r = depth(rgb, model={str(tiny)!r})\n"
+                "from spatialclaw.primitives.perception import cache\n"
+                "print(cache.stats)\n"
+            )
+            first = _cell(
+                kernel,
+                call + f"np.savez({str(tmp_path / 'remote.npz')!r}, depth=r.depth, "
+                "intrinsics=r.intrinsics, confidence=r.confidence)\nprint(r.intrinsics_source)",
+            )
             assert first.stderr == ""  # connecting to Ray adds nothing to what the model reads
             assert first.stdout.split("\n")[:2] == ["{'hits': 0, 'misses': 1}", "default-fov"]
             [after_first] = service.stats()
@@ -74,24 +79,34 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
             second = _cell(kernel, call)  # same inputs: a cache hit here, the actor is not asked again
             assert second.stdout.strip() == "{'hits': 1, 'misses': 1}"
             assert service.stats()[0]["calls"] == after_first["calls"]
-            loaded_here = _cell(kernel, "from spatialclaw.primitives.perception import models\nprint(models.loaded_models())")
+            loaded_here = _cell(
+                kernel, "from spatialclaw.primitives.perception import models\nprint(models.loaded_models())"
+            )
             assert loaded_here.stdout.strip() == "[]"  # the kernel never loaded the model itself
 
             missing = kernel.execute(f"depth(rgb, model={str(tmp_path / 'no-such-model')!r})", timeout=60)
             assert missing.error is not None and missing.error.type == "MissingWeightsError"
             assert "does not exist" in missing.error.message and "on the perception service" in missing.error.message
 
-            gone = kernel.execute(f"import os\nos.environ['SPATIALCLAW_PERCEPTION'] = 'ray://{service.namespace}/nobody'\n"
-                                  f"depth(rgb, model={str(tiny)!r})", timeout=60)
+            gone = kernel.execute(
+                f"import os\nos.environ['SPATIALCLAW_PERCEPTION'] = 'ray://{service.namespace}/nobody'\n"
+                f"depth(rgb, model={str(tiny)!r})",
+                timeout=60,
+            )
             assert gone.error is not None and gone.error.type == "PerceptionServiceError"
             assert f"no perception actor named 'nobody' in Ray namespace '{service.namespace}'" in gone.error.message
             assert "To fix" in gone.error.message
 
             service.close()  # the service stops while the kernel still uses it
-            stopped = kernel.execute(f"os.environ['SPATIALCLAW_PERCEPTION'] = {service.url!r}\n"
-                                     f"depth(rgb[::-1], model={str(tiny)!r})", timeout=60)
+            stopped = kernel.execute(
+                f"os.environ['SPATIALCLAW_PERCEPTION'] = {service.url!r}\ndepth(rgb[::-1], model={str(tiny)!r})",
+                timeout=60,
+            )
             assert stopped.error is not None and stopped.error.type == "PerceptionServiceError"
-            assert "the perception actor 'perception-0'" in stopped.error.message and "failed on run('depth')" in stopped.error.message
+            assert (
+                "the perception actor 'perception-0'" in stopped.error.message
+                and "failed on run('depth')" in stopped.error.message
+            )
     finally:
         service.close()
 
@@ -107,21 +122,26 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
     assert np.isfinite(local.depth).any()
 
 
-def test_detect_and_segment_on_the_service_equal_the_local_calls(local_ray, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_detect_and_segment_on_the_service_equal_the_local_calls(
+    local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tiny_instance_models import build_grounding_dino, build_sam
+
     from spatialclaw.primitives.perception.detect import detect
     from spatialclaw.primitives.perception.segment import segment
     from spatialclaw.services.perception import start_perception_service
-    from tiny_instance_models import build_grounding_dino, build_sam
 
     gdino, sam = str(build_grounding_dino(tmp_path / "gdino")), str(build_sam(tmp_path / "sam"))
     frame = _IndexedFrame(np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8), index=12)
 
     def calls() -> tuple:
         boxes = detect(frame, ["cup", "table"], model=gdino, threshold=0.0, max_instances=5)
-        return (boxes, segment(frame, box=boxes[:2], model=sam),
-                segment(frame, points=[(10, 12), (30, 20)], point_labels=[1, 0], model=sam),
-                segment(frame, text="cup", model=sam, text_model="detect", detector=gdino, threshold=0.0))
+        return (
+            boxes,
+            segment(frame, box=boxes[:2], model=sam),
+            segment(frame, points=[(10, 12), (30, 20)], point_labels=[1, 0], model=sam),
+            segment(frame, text="cup", model=sam, text_model="detect", detector=gdino, threshold=0.0),
+        )
 
     service = start_perception_service(actors=2, num_gpus=0, num_cpus=0.5)
     try:
@@ -157,13 +177,17 @@ def assert_same_instance(a, b) -> None:
 
 
 def test_a_cluster_that_does_not_answer_fails_in_seconds_with_the_fix(tmp_path: Path) -> None:
-    code = ("import numpy as np\nfrom spatialclaw.primitives.perception.depth import depth\n"
-            "try:\n    depth(np.zeros((8, 8, 3), np.uint8))\nexcept Exception as error:\n"
-            "    print(type(error).__name__, error)\n")
+    code = (
+        "import numpy as np\nfrom spatialclaw.primitives.perception.depth import depth\n"
+        "try:\n    depth(np.zeros((8, 8, 3), np.uint8))\nexcept Exception as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
     env = {**os.environ, remote.ENV_VAR: "ray://gone/perception-0", "RAY_ADDRESS": "127.0.0.1:9"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.stdout.startswith("PerceptionServiceError the Ray cluster at '127.0.0.1:9' (RAY_ADDRESS) for the "
-                                  "perception service ray://gone/perception-0 does not answer"), done.stdout + done.stderr
+    assert done.stdout.startswith(
+        "PerceptionServiceError the Ray cluster at '127.0.0.1:9' (RAY_ADDRESS) for the "
+        "perception service ray://gone/perception-0 does not answer"
+    ), done.stdout + done.stderr
     assert "To fix" in done.stdout
 
 
@@ -176,15 +200,24 @@ def test_a_service_that_cannot_be_placed_fails_at_once_with_the_fix(local_ray) -
 
 
 def test_the_service_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert remote.parse_spec("ray://run-1/perception-0, perception-1") == remote.ServiceSpec("run-1", ("perception-0", "perception-1"))
+    assert remote.parse_spec("ray://run-1/perception-0, perception-1") == remote.ServiceSpec(
+        "run-1", ("perception-0", "perception-1")
+    )
     for bad in ("perception-0", "ray://run-1", "ray:///perception-0", "http://run/a"):
         with pytest.raises(ValueError, match=r"expected 'ray://<namespace>/<actor>"):
             remote.parse_spec(bad)
     monkeypatch.delenv(remote.ENV_VAR, raising=False)
     assert remote.service() is None
-    imports = "import sys\nfrom spatialclaw.primitives.perception import depth, detect, segment\nprint('ray' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, timeout=60,
-                          env={k: v for k, v in os.environ.items() if k != remote.ENV_VAR})
+    imports = (
+        "import sys\nfrom spatialclaw.primitives.perception import depth, detect, segment\nprint('ray' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", imports],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != remote.ENV_VAR},
+    )
     assert done.stdout.strip() == "False", done.stderr  # a kernel without a service never imports Ray
 
 

@@ -27,7 +27,10 @@ def fresh_api(monkeypatch):
 def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
     api = kernel_docs.api_section("full")
     assert inspect.getdoc(display.show) in api
-    assert "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None" in api
+    assert (
+        "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None"
+        in api
+    )
 
 
 def test_every_namespace_name_is_documented_or_declared_unavailable(fresh_api):
@@ -50,7 +53,11 @@ def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_pr
     fresh_api.setitem(sys.modules, "spatialclaw_fake_primitive", module)
     real = namespace.build_namespace
     # a primitive added to the kernel namespace (lazily, as the namespace binds functions)
-    fresh_api.setattr(namespace, "build_namespace", lambda **options: {**real(**options), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")})
+    fresh_api.setattr(
+        namespace,
+        "build_namespace",
+        lambda **options: {**real(**options), "measure": LazyCallable("spatialclaw_fake_primitive", "measure")},
+    )
     api = kernel_docs.api_section("full")
     assert "### `measure(frame: Frame, metres: float = 1.5) -> float`" in api
     assert "a unique sentence 7f3a" in api
@@ -59,7 +66,9 @@ def test_a_primitive_added_to_the_namespace_is_documented_without_editing_the_pr
 
 
 def test_a_missing_module_is_listed_as_unavailable_not_documented(fresh_api):
-    fresh_api.setattr(kernel_docs, "NAMESPACE_DOCS", [("ghost", "spatialclaw.primitives.no_such_module", "ghost", "function")])
+    fresh_api.setattr(
+        kernel_docs, "NAMESPACE_DOCS", [("ghost", "spatialclaw.primitives.no_such_module", "ghost", "function")]
+    )
     api = kernel_docs.api_section()
     assert "Not available in this installation (do not call): `ghost`." in api
     assert "### `ghost" not in api
@@ -114,6 +123,7 @@ def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
 
 def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     from agent_helpers import cell, openai_compat, photo
+
     from spatialclaw.agent.config import AgentConfig
     from spatialclaw.agent.loop import Agent
     from spatialclaw.task import FrameSpec, Task

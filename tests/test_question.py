@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.primitives.answers import AnswerError, normalise_answer
 from spatialclaw.agent.prompting import task_prompt
 from spatialclaw.agent.question import make_task, parse_question
+from spatialclaw.primitives.answers import AnswerError, normalise_answer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
 
@@ -24,32 +24,93 @@ def _first(path: str) -> dict:
 
 CASES = [
     # (benchmark, question as written, choices given separately, expected choices, expected type)
-    ("MMSI-Bench", _first("mmsi-bench/test.jsonl")["question"], None,
-     ["front-left", "behind", "right", "directly ahead"], "multiple_choice"),
-    ("MindCube", json.loads((FIXTURES / "mindcube/raw/MindCube_tinybench.jsonl").read_text().splitlines()[0])["question"], None,
-     ["a sofa", "a window", "a door"], "multiple_choice"),
-    ("ERQA", _first("erqa/test.jsonl")["question"], None, ["the mug", "the shelf", "nothing", "the bottle"], "multiple_choice"),
-    ("SPAR-Bench select", "How did the camera move from image 1 to image 2? A. moved left B. moved right C. moved forward D. moved backward",
-     None, ["moved left", "moved right", "moved forward", "moved backward"], "multiple_choice"),
+    (
+        "MMSI-Bench",
+        _first("mmsi-bench/test.jsonl")["question"],
+        None,
+        ["front-left", "behind", "right", "directly ahead"],
+        "multiple_choice",
+    ),
+    (
+        "MindCube",
+        json.loads((FIXTURES / "mindcube/raw/MindCube_tinybench.jsonl").read_text().splitlines()[0])["question"],
+        None,
+        ["a sofa", "a window", "a door"],
+        "multiple_choice",
+    ),
+    (
+        "ERQA",
+        _first("erqa/test.jsonl")["question"],
+        None,
+        ["the mug", "the shelf", "nothing", "the bottle"],
+        "multiple_choice",
+    ),
+    (
+        "SPAR-Bench select",
+        "How did the camera move from image 1 to image 2? A. moved left B. moved right C. moved forward D. moved backward",
+        None,
+        ["moved left", "moved right", "moved forward", "moved backward"],
+        "multiple_choice",
+    ),
     ("SPAR-Bench fill", _first("spar-bench/test.jsonl")["question"], None, None, "number"),
     ("VSI-Bench counting", _first("vsi-bench/test.jsonl")["question"], None, None, "number"),
-    ("VSI-Bench distance", "Measuring from the closest point of each object, what is the direct distance between the table and the sofa (in meters)?",
-     None, None, "number"),
-    ("VSI-Bench size", "What is the length of the longest dimension (length, width, or height) of the bed, measured in centimeters?",
-     None, None, "number"),
-    ("VSI-Bench direction", "If I am standing by the bed and facing the door, is the lamp to my front-left, front-right, back-left, or back-right?",
-     ["A. front-left", "B. front-right", "C. back-left", "D. back-right"], ["front-left", "front-right", "back-left", "back-right"],
-     "multiple_choice"),
-    ("BLINK prompt", "Which point is closer to the camera?\nSelect from the following choices.\n(A) A is closer\n(B) B is closer",
-     ["A is closer", "B is closer"], ["A is closer", "B is closer"], "multiple_choice"),
-    ("CV-Bench prompt", "How many pictures are in the image? Select from the following choices.\n(A) 0\n(B) 3\n(C) 2\n(D) 1",
-     None, ["0", "3", "2", "1"], "multiple_choice"),
-    ("ViewSpatial-Bench", "From the camera's perspective, where is the tv relative to the sofa?", "A. left\nB. right\nC. front\nD. back",
-     ["left", "right", "front", "back"], "multiple_choice"),
-    ("OmniSpatial", "From the driver's seat, is the cyclist on the left or the right?", ["left", "right"], ["left", "right"],
-     "multiple_choice"),
-    ("3DSRBench prompt", "Question: Which object is higher in the 3D world space, the cup or the plate?\nOptions:\nA. cup\nB. plate\n"
-     "Please select the correct answer from the options above.", None, ["cup", "plate"], "multiple_choice"),
+    (
+        "VSI-Bench distance",
+        "Measuring from the closest point of each object, what is the direct distance between the table and the sofa (in meters)?",
+        None,
+        None,
+        "number",
+    ),
+    (
+        "VSI-Bench size",
+        "What is the length of the longest dimension (length, width, or height) of the bed, measured in centimeters?",
+        None,
+        None,
+        "number",
+    ),
+    (
+        "VSI-Bench direction",
+        "If I am standing by the bed and facing the door, is the lamp to my front-left, front-right, back-left, or back-right?",
+        ["A. front-left", "B. front-right", "C. back-left", "D. back-right"],
+        ["front-left", "front-right", "back-left", "back-right"],
+        "multiple_choice",
+    ),
+    (
+        "BLINK prompt",
+        "Which point is closer to the camera?\nSelect from the following choices.\n(A) A is closer\n(B) B is closer",
+        ["A is closer", "B is closer"],
+        ["A is closer", "B is closer"],
+        "multiple_choice",
+    ),
+    (
+        "CV-Bench prompt",
+        "How many pictures are in the image? Select from the following choices.\n(A) 0\n(B) 3\n(C) 2\n(D) 1",
+        None,
+        ["0", "3", "2", "1"],
+        "multiple_choice",
+    ),
+    (
+        "ViewSpatial-Bench",
+        "From the camera's perspective, where is the tv relative to the sofa?",
+        "A. left\nB. right\nC. front\nD. back",
+        ["left", "right", "front", "back"],
+        "multiple_choice",
+    ),
+    (
+        "OmniSpatial",
+        "From the driver's seat, is the cyclist on the left or the right?",
+        ["left", "right"],
+        ["left", "right"],
+        "multiple_choice",
+    ),
+    (
+        "3DSRBench prompt",
+        "Question: Which object is higher in the 3D world space, the cup or the plate?\nOptions:\nA. cup\nB. plate\n"
+        "Please select the correct answer from the options above.",
+        None,
+        ["cup", "plate"],
+        "multiple_choice",
+    ),
     ("yes/no", "Is the mug on the table?", None, None, "yes_no"),
     ("either/or is not yes/no", _first("3dsrbench/test.jsonl")["question"], None, None, "text"),
     ("free text", "Which object is on top of the desk?", None, None, "text"),
@@ -99,7 +160,10 @@ def test_duplicate_options_are_reported_and_their_text_is_not_accepted_as_an_ans
     assert normalise_answer("C", task.choices) == "C"
 
 
-@pytest.mark.parametrize("value", ["A", "a", "(A)", "A.", "A:", "A)", "A. Smoking machine", "(A) smoking machine", "Smoking machine", "option A"])
+@pytest.mark.parametrize(
+    "value",
+    ["A", "a", "(A)", "A.", "A:", "A)", "A. Smoking machine", "(A) smoking machine", "Smoking machine", "option A"],
+)
 def test_answer_accepts_the_forms_a_question_asks_for(value):
     assert normalise_answer(value, ["Smoking machine", "Kettle"]) == "A"
 
@@ -114,12 +178,21 @@ def test_local_benchmark_records_go_through_the_same_parser(tmp_path):
 
     (tmp_path / "a.png").write_bytes((FIXTURES / "img" / "view0.png").read_bytes())
     records = [
-        {"task_id": "mc", "question": "Where is the sofa? Options: A: Southwest, B: East", "images": ["a.png"], "answer": "B"},
+        {
+            "task_id": "mc",
+            "question": "Where is the sofa? Options: A: Southwest, B: East",
+            "images": ["a.png"],
+            "answer": "B",
+        },
         {"task_id": "count", "question": "How many chairs are there?", "images": ["a.png"]},
     ]
     (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     mc, count = load_local_tasks(tmp_path / "tasks.jsonl")
-    assert mc.choices == ["Southwest", "East"] and mc.answer_type == "multiple_choice" and mc.question == "Where is the sofa?"
+    assert (
+        mc.choices == ["Southwest", "East"]
+        and mc.answer_type == "multiple_choice"
+        and mc.question == "Where is the sofa?"
+    )
     assert count.answer_type == "number" and count.inferred
 
 

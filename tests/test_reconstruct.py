@@ -64,8 +64,10 @@ def ring_errors(rec: Reconstruction, cameras: list[tuple[np.ndarray, np.ndarray,
     radius = np.linalg.norm(truth - truth.mean(axis=0), axis=1).mean()
     centre_error = np.linalg.norm(aligned - truth, axis=1) / radius
     true_rotations = [R.T for _, R, _ in cameras]  # camera-to-world
-    rotation_error = [rotation_angle_deg((R_align @ est).T @ gt)
-                      for est, gt in zip(rec.poses[ok][:, :3, :3], np.array(true_rotations)[ok])]
+    rotation_error = [
+        rotation_angle_deg((R_align @ est).T @ gt)
+        for est, gt in zip(rec.poses[ok][:, :3, :3], np.array(true_rotations)[ok])
+    ]
     return float(np.median(rotation_error)), float(np.median(centre_error))
 
 
@@ -75,7 +77,7 @@ def read_redwood(folder: Path):
     colors = [np.asarray(Image.open(folder / "color" / f"{i:05d}.jpg").convert("RGB")) for i in range(5)]
     depths = [np.asarray(Image.open(folder / "depth" / f"{i:05d}.png")).astype(np.float32) / 1000.0 for i in range(5)]
     rows = [line.split() for line in (folder / "trajectory.log").read_text().splitlines() if line.strip()]
-    poses = [np.array(rows[5 * i + 1: 5 * i + 5], dtype=float) for i in range(5)]
+    poses = [np.array(rows[5 * i + 1 : 5 * i + 5], dtype=float) for i in range(5)]
     K = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1]])
     return colors, depths, poses, K
 
@@ -178,8 +180,12 @@ def test_depth_results_carry_their_intrinsics_into_an_rgbd_reconstruction(test_d
     from spatialclaw.primitives.perception.depth import DepthResult
 
     colors, depths, truth, K = read_redwood(test_data / "rgbd-redwood")
-    results = [DepthResult(depth=d, intrinsics=K, confidence=np.ones_like(d), frame_index=i, model="sensor",
-                           intrinsics_source="user") for i, d in enumerate(depths[:3])]
+    results = [
+        DepthResult(
+            depth=d, intrinsics=K, confidence=np.ones_like(d), frame_index=i, model="sensor", intrinsics_source="user"
+        )
+        for i, d in enumerate(depths[:3])
+    ]
     rec = reconstruct(colors[:3], depth=results)
     assert rec.method == "rgbd" and rec.metric and np.array_equal(rec.intrinsics[0], K)
     estimated = np.linalg.inv(rec.poses[0]) @ rec.poses[2]
@@ -204,8 +210,17 @@ def test_metric_scale_is_the_depth_to_sfm_depth_ratio():
         depth[np.round(xy[inside, 1]).astype(int), np.round(xy[inside, 0]).astype(int)] = camera[inside, 2] * true_scale
         observations.append(np.column_stack([xy[inside], np.flatnonzero(inside)]))
         depth_maps.append(depth)
-    sfm = SfmResult(poses, np.stack([K, K]), np.array([True, True]), points, np.zeros((200, 3), np.uint8),
-                    np.zeros(200), np.full(200, 2), observations, "synthetic")
+    sfm = SfmResult(
+        poses,
+        np.stack([K, K]),
+        np.array([True, True]),
+        points,
+        np.zeros((200, 3), np.uint8),
+        np.zeros(200),
+        np.full(200, 2),
+        observations,
+        "synthetic",
+    )
     assert metric_scale(sfm, depth_maps, sfm.registered) == pytest.approx(true_scale, rel=0.02)
 
 
@@ -328,10 +343,14 @@ def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
 
 def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
     from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
+
     from spatialclaw.primitives.motion.angles import yaw_pitch_roll
 
     rgb, _, K = redwood_frame(test_data)
-    frames = [FakeFrame(f, index=10 + i) for i, f in enumerate(turning_sequence(rgb, K, [rotation_ypr(6.0 * i) for i in range(6)]))]
+    frames = [
+        FakeFrame(f, index=10 + i)
+        for i, f in enumerate(turning_sequence(rgb, K, [rotation_ypr(6.0 * i) for i in range(6)]))
+    ]
     rec = reconstruct(frames, depth=None)  # no intrinsics: the focal length is self-calibrated from the rotation
     assert rec.method == "rotation" and rec.registered.all()
     assert [s.status for s in rec.frame_status] == ["reference"] + ["rotation-only"] * 5

@@ -29,8 +29,13 @@ def recorded(tmp_path):
         path = tmp_path / f"frame_{i}.png"
         Image.new("RGB", (64, 48), (value, value // 2, 10)).save(path)
         paths.append(path)
-    task = Task(question="Which frame is brighter?", inputs=[FrameSpec.images(paths)], choices=["first", "second"],
-                ground_truth="B", task_id="bright")
+    task = Task(
+        question="Which frame is brighter?",
+        inputs=[FrameSpec.images(paths)],
+        choices=["first", "second"],
+        ground_truth="B",
+        task_id="bright",
+    )
     with SpatialEnv(max_steps=10, record_dir=tmp_path / "run") as env:
         env.reset(task)
         for cell in CELLS:
@@ -78,14 +83,22 @@ def test_replay_answers_vlm_side_questions_from_the_log(tmp_path):
 
     frame = tmp_path / "frame.png"
     Image.new("RGB", (48, 32), (200, 20, 20)).save(frame)
-    task = Task(question="What colour is the frame?", inputs=[FrameSpec.images([frame])], choices=["red", "blue"],
-                ground_truth="A", task_id="colour")
+    task = Task(
+        question="What colour is the frame?",
+        inputs=[FrameSpec.images([frame])],
+        choices=["red", "blue"],
+        ground_truth="A",
+        task_id="colour",
+    )
     script = [
         "```python\ncolour = vlm.ask(frames[0], 'What colour is this frame?')\nprint(colour)\n```",
         "It is red.",  # the side question, asked from inside the cell
         "```python\nanswer('A' if 'red' in colour else 'B')\n```",
     ]
-    with ScriptedProvider(script) as server, Agent(f"openai-compat:m@{server.url}", AgentConfig(max_steps=4, fsync=False)) as agent:
+    with (
+        ScriptedProvider(script) as server,
+        Agent(f"openai-compat:m@{server.url}", AgentConfig(max_steps=4, fsync=False)) as agent,
+    ):
         result = agent.run(task, tmp_path / "run" / "colour")
     assert result.answer == "A"
     episode_dir = tmp_path / "run" / "colour"

@@ -8,10 +8,10 @@ import json
 import pytest
 from PIL import Image
 
-from spatialclaw.trajectories.episodes import episode_steps
 from spatialclaw.runner.rl_env import SpatialEnv
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.episodes import episode_steps
 
 
 def _frames(tmp_path):
@@ -24,13 +24,25 @@ def _frames(tmp_path):
 
 
 def _choice_task(tmp_path) -> Task:
-    return Task(question="Which frame is red?", inputs=[FrameSpec.images(_frames(tmp_path))],
-                choices=["the first", "the second"], ground_truth="A", task_id="red", benchmark="toy")
+    return Task(
+        question="Which frame is red?",
+        inputs=[FrameSpec.images(_frames(tmp_path))],
+        choices=["the first", "the second"],
+        ground_truth="A",
+        task_id="red",
+        benchmark="toy",
+    )
 
 
 def _number_task(tmp_path) -> Task:
-    return Task(question="How wide is frame 0, in pixels?", inputs=[FrameSpec.images(_frames(tmp_path))],
-                answer_type="number", ground_truth=80.0, task_id="width", benchmark="toy")
+    return Task(
+        question="How wide is frame 0, in pixels?",
+        inputs=[FrameSpec.images(_frames(tmp_path))],
+        answer_type="number",
+        ground_truth=80.0,
+        task_id="width",
+        benchmark="toy",
+    )
 
 
 def test_rollout_observes_cells_and_rewards_the_answer(tmp_path):
@@ -46,7 +58,9 @@ def test_rollout_observes_cells_and_rewards_the_answer(tmp_path):
         assert "[255, 0, 0]" in observation.text and len(observation.images) == 1
         assert Image.open(io.BytesIO(observation.images[0])).getpixel((3, 3)) == (255, 0, 0)
 
-        observation, done, reward, info = env.step("red = [i for i, f in enumerate(frames) if f.array[0, 0, 0] > 200]\n1 / 0")
+        observation, done, reward, info = env.step(
+            "red = [i for i, f in enumerate(frames) if f.array[0, 0, 0] > 200]\n1 / 0"
+        )
         assert not done and info["status"] == "error" and "ZeroDivisionError" in observation.text
 
         observation, done, reward, info = env.step("answer('AB'[red[0]])")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from tiny_tool_lm import build_tiny_tool_lm, teach
 
 from spatialclaw.runner.rl_env import TRLSpatialEnvironment, grpo_dataset
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectories.episode_log import iter_episode_dirs, load_episode
-from tiny_tool_lm import build_tiny_tool_lm, teach
 
 SYSTEM = "Answer by calling run_cell with one Python cell; call answer(value) in it."
 REPLY = '<tool_call>\n{"name": "run_cell", "arguments": {"code": "answer(\'A\')"}}\n</tool_call><|im_end|>'
@@ -24,8 +24,14 @@ def _task(tmp_path: Path, ground_truth: object = "A") -> Task:
         path = tmp_path / f"frame_{i}.png"
         Image.new("RGB", (40, 30), colour).save(path)
         paths.append(path)
-    return Task(question="Which frame is red?", inputs=[FrameSpec.images(paths)], choices=["the first", "the second"],
-                ground_truth=ground_truth, task_id="red", benchmark="toy")
+    return Task(
+        question="Which frame is red?",
+        inputs=[FrameSpec.images(paths)],
+        choices=["the first", "the second"],
+        ground_truth=ground_truth,
+        task_id="red",
+        benchmark="toy",
+    )
 
 
 def test_environment_rewards_from_the_host_and_keeps_the_truth_from_the_kernel(tmp_path):
@@ -60,7 +66,9 @@ def test_grpo_rollout_calls_run_cell_and_scores_the_answer(tmp_path):
     model_dir = build_tiny_tool_lm(tmp_path / "model")
     task = _task(tmp_path)
     dataset = grpo_dataset([task], max_steps=3, system=SYSTEM)
-    factory = functools.partial(TRLSpatialEnvironment, max_steps=3, observation_chars=400, record_dir=tmp_path / "rollouts")
+    factory = functools.partial(
+        TRLSpatialEnvironment, max_steps=3, observation_chars=400, record_dir=tmp_path / "rollouts"
+    )
 
     # Overfit the tiny model on the prompt TRL will render (row prompt + reset text, the tool schema), so the
     # rollout makes the tool call deterministically.
@@ -68,17 +76,35 @@ def test_grpo_rollout_calls_run_cell_and_scores_the_answer(tmp_path):
     probe = TRLSpatialEnvironment(max_steps=3)
     prompt = [dict(m) for m in dataset[0]["prompt"]]
     prompt[-1]["content"] += probe.reset(**dataset[0])
-    prompt_ids = tokenizer.apply_chat_template(prompt, tools=[get_json_schema(probe.run_cell)], add_generation_prompt=True,
-                                               tokenize=True, return_dict=False)
+    prompt_ids = tokenizer.apply_chat_template(
+        prompt, tools=[get_json_schema(probe.run_cell)], add_generation_prompt=True, tokenize=True, return_dict=False
+    )
     probe.env.close()
     teach(model_dir, list(prompt_ids), REPLY)
 
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2, num_generations=2,
-                      max_completion_length=96, max_tool_calling_iterations=1, temperature=0.2, learning_rate=1e-4,
-                      logging_steps=1, report_to=[], save_strategy="no", use_cpu=True, bf16=False,
-                      dataloader_num_workers=0)
-    trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), args=args, train_dataset=dataset,
-                          processing_class=tokenizer, environment_factory=factory)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=96,
+        max_tool_calling_iterations=1,
+        temperature=0.2,
+        learning_rate=1e-4,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        dataloader_num_workers=0,
+    )
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model_dir),
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=factory,
+    )
     try:
         trainer.train()
     finally:

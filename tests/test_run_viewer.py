@@ -16,13 +16,15 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.trajectories.run_viewer import load_run_view, run_summary, write_run_page
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.report import load_run_report
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request
+from spatialclaw.trajectories.run_viewer import load_run_view, run_summary, write_run_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install -y chromium)")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian chromium is not installed (apt-get install -y chromium)"
+)
 
 
 def _resumed_run(tmp_path: Path) -> Path:
@@ -37,9 +39,18 @@ def _resumed_run(tmp_path: Path) -> Path:
         return "ANSWER: B" if "Options" in text or "(A)" in text else "ANSWER: 3"
 
     def config(url: str, resume: bool) -> RunConfig:
-        return RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=tmp_path / "run", limit=8, seed=3,
-                         interface="no-tools", resume=resume, progress=False, model_options={"max_attempts": 1},
-                         agent={"fsync": False, "preview_images": 1})
+        return RunConfig(
+            benchmark="synthetic",
+            model=f"openai-compat:scripted@{url}",
+            out=tmp_path / "run",
+            limit=8,
+            seed=3,
+            interface="no-tools",
+            resume=resume,
+            progress=False,
+            model_options={"max_attempts": 1},
+            agent={"fsync": False, "preview_images": 1},
+        )
 
     with ScriptedProvider(script) as server:
         first = run_benchmark(config(server.url, False))
@@ -66,7 +77,9 @@ def test_viewer_counts_and_means_agree_with_report_on_a_resumed_run(resumed: Pat
     assert retried, "the resume retried the failed tasks"
     for task in retried:  # the latest attempt is the row's; the failed one is still there, as an error
         latest = [a for a in task["attempts"] if a["latest"]]
-        assert len(latest) == 1 and latest[0]["attempt"] == task["attempt"] == max(a["attempt"] for a in task["attempts"])
+        assert len(latest) == 1 and latest[0]["attempt"] == task["attempt"] == max(
+            a["attempt"] for a in task["attempts"]
+        )
         assert all(a["status"] == "error" for a in task["attempts"] if not a["latest"])
     partial = [t for t in view.tasks if t["score"] is not None and 0 < t["score"] < 1]
     assert partial, "MRA gives partial scores for the numeric answers"
@@ -98,10 +111,24 @@ def _rendered(tmp_path: Path, url: str) -> str:
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                           "--disable-component-update", "--disable-sync", "--no-first-run",
-                           f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=3000", *args],
-                          capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            "--virtual-time-budget=3000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 @needs_chromium
@@ -143,7 +170,13 @@ def test_episode_pages_show_errors_and_partial_scores_as_what_they_are(resumed: 
     page = render_episode(load_episode(errored[0]))
     assert '<span class="badge warn">error</span>' in page and ">wrong<" not in page
     partial = next(t for t in view.tasks if t["score"] is not None and 0 < t["score"] < 1)
-    latest = resumed / next(json.loads(line) for line in (resumed / "results.jsonl").read_text().splitlines()
-                            if json.loads(line)["task_id"] == partial["task_id"])["trajectory_dir"]
+    latest = (
+        resumed
+        / next(
+            json.loads(line)
+            for line in (resumed / "results.jsonl").read_text().splitlines()
+            if json.loads(line)["task_id"] == partial["task_id"]
+        )["trajectory_dir"]
+    )
     page = render_episode(load_episode(latest))
-    assert f'score {partial["score"]:.3g}</span>' in page and ">wrong<" not in page
+    assert f"score {partial['score']:.3g}</span>" in page and ">wrong<" not in page

@@ -16,14 +16,21 @@ import pytest
 
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.runner import RunConfig, run_benchmark
-from spatialclaw.runner.rescore import rescore_run
 from spatialclaw.runner.report import write_report
-from spatialclaw.trajectories.run_dir import RunDir
-from spatialclaw.trajectories.results import ResultsStore
+from spatialclaw.runner.rescore import rescore_run
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request, delayed
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.results import ResultsStore
+from spatialclaw.trajectories.run_dir import RunDir
 
-FAST_AGENT = ["--agent-option", "fsync=false", "--agent-option", "vlm_side_channel=false", "--agent-option", "preview_images=1"]
+FAST_AGENT = [
+    "--agent-option",
+    "fsync=false",
+    "--agent-option",
+    "vlm_side_channel=false",
+    "--agent-option",
+    "preview_images=1",
+]
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 
 
@@ -33,10 +40,32 @@ def _rows(run: Path) -> list[dict]:
 
 def _bench(run: Path, url: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "OPENAI_API_KEY": "test-key"}
-    command = [sys.executable, "-m", "spatialclaw.cli", "bench", "--benchmark", "synthetic", "--limit", "12", "--seed", "5",
-               "--model", f"openai-compat:scripted@{url}", "--workers", "2", "--out", str(run), "--model-retries", "1",
-               "--no-progress", *FAST_AGENT, *extra]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "spatialclaw.cli",
+        "bench",
+        "--benchmark",
+        "synthetic",
+        "--limit",
+        "12",
+        "--seed",
+        "5",
+        "--model",
+        f"openai-compat:scripted@{url}",
+        "--workers",
+        "2",
+        "--out",
+        str(run),
+        "--model-retries",
+        "1",
+        "--no-progress",
+        *FAST_AGENT,
+        *extra,
+    ]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Path) -> None:
@@ -102,9 +131,18 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
 
 
 def _run(tmp_path: Path, name: str, url: str, **overrides) -> Path:
-    config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=tmp_path / name, limit=6, seed=2,
-                       workers=2, progress=False, model_options={"max_attempts": 1, "api_key": "test-key"},
-                       agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2}, **overrides)
+    config = RunConfig(
+        benchmark="synthetic",
+        model=f"openai-compat:scripted@{url}",
+        out=tmp_path / name,
+        limit=6,
+        seed=2,
+        workers=2,
+        progress=False,
+        model_options={"max_attempts": 1, "api_key": "test-key"},
+        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
+        **overrides,
+    )
     run_benchmark(config)
     return config.out
 
@@ -122,8 +160,10 @@ def test_no_tools_baseline_report_and_tool_gain(tmp_path: Path) -> None:
         baseline_requests = [r for r in server.requests if "You cannot run code" in json.dumps(r["messages"])]
     assert len(baseline_requests) == 6
     # The baseline sees the frames: image parts go with the question.
-    assert all(any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list) for p in m["content"])
-               for r in baseline_requests)
+    assert all(
+        any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list) for p in m["content"])
+        for r in baseline_requests
+    )
     for row in _rows(base):
         episode = load_episode(base / row["trajectory_dir"])
         assert not episode.of_type("cell") and len(episode.of_type("model_call")) == 1
@@ -145,8 +185,12 @@ def test_no_tools_baseline_report_and_tool_gain(tmp_path: Path) -> None:
     # The mean over questions matches the rows (synthetic aggregates micro).
     rows = _rows(tools)
     assert tool_run["overall"] == pytest.approx(sum(r["score"] for r in rows) / len(rows))
-    cli = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "report", str(tools), str(base), "--out", str(tmp_path / "cli")],
-                         capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", "report", str(tools), str(base), "--out", str(tmp_path / "cli")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 0 and "## synthetic: per category" in cli.stdout
     assert (tmp_path / "cli" / "chart.png").exists() and (tmp_path / "cli" / "summary.csv").exists()
 
@@ -159,15 +203,36 @@ def test_a_request_that_times_out_gives_a_timeout_row_and_resume_retries_it(tmp_
 
     with ScriptedProvider(script) as server:
         options = {"max_attempts": 1, "api_key": "test-key", "timeout_s": 1.0}
-        first = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "r",
-                                        limit=2, workers=2, baseline="no-tools", progress=False, model_options=options,
-                                        agent={"fsync": False, "preview_images": 1}))
+        first = run_benchmark(
+            RunConfig(
+                benchmark="synthetic",
+                model=f"openai-compat:scripted@{server.url}",
+                out=tmp_path / "r",
+                limit=2,
+                workers=2,
+                baseline="no-tools",
+                progress=False,
+                model_options=options,
+                agent={"fsync": False, "preview_images": 1},
+            )
+        )
         assert first.statuses == {"timeout": 2}
         assert all("timed out" in r["error"] for r in _rows(tmp_path / "r"))
         state["slow"] = False
-        second = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=tmp_path / "r",
-                                         limit=2, workers=2, baseline="no-tools", progress=False, model_options=options,
-                                         agent={"fsync": False, "preview_images": 1}, resume=True))
+        second = run_benchmark(
+            RunConfig(
+                benchmark="synthetic",
+                model=f"openai-compat:scripted@{server.url}",
+                out=tmp_path / "r",
+                limit=2,
+                workers=2,
+                baseline="no-tools",
+                progress=False,
+                model_options=options,
+                agent={"fsync": False, "preview_images": 1},
+                resume=True,
+            )
+        )
     assert second.statuses == {"ok": 2} and [r["attempt"] for r in _rows(tmp_path / "r")] == [2, 2]
 
 
@@ -177,15 +242,36 @@ def test_existing_run_needs_resume_and_the_same_configuration(tmp_path: Path) ->
         with pytest.raises(FileExistsError, match="--resume"):
             _run(tmp_path, "run", server.url, baseline="no-tools")
         with pytest.raises(ValueError, match="differs in seed"):
-            run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=run, limit=6,
-                                    seed=3, baseline="no-tools", resume=True, progress=False,
-                                    model_options={"max_attempts": 1, "api_key": "test-key"},
-                                    agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2}))
+            run_benchmark(
+                RunConfig(
+                    benchmark="synthetic",
+                    model=f"openai-compat:scripted@{server.url}",
+                    out=run,
+                    limit=6,
+                    seed=3,
+                    baseline="no-tools",
+                    resume=True,
+                    progress=False,
+                    model_options={"max_attempts": 1, "api_key": "test-key"},
+                    agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
+                )
+            )
         calls = server.calls
-        summary = run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=run, limit=6,
-                                          seed=2, workers=2, baseline="no-tools", resume=True, progress=False,
-                                          model_options={"max_attempts": 1, "api_key": "test-key"},
-                                          agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2}))
+        summary = run_benchmark(
+            RunConfig(
+                benchmark="synthetic",
+                model=f"openai-compat:scripted@{server.url}",
+                out=run,
+                limit=6,
+                seed=2,
+                workers=2,
+                baseline="no-tools",
+                resume=True,
+                progress=False,
+                model_options={"max_attempts": 1, "api_key": "test-key"},
+                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
+            )
+        )
         assert summary.ran == 0 and summary.kept == 6 and server.calls == calls  # nothing left to do
 
 
@@ -202,7 +288,9 @@ def test_rescore_recomputes_scores_without_a_model(tmp_path: Path) -> None:
     assert changed == len(rows)
     assert [r["score"] for r in store.load().values()] == truth
     assert aggregate.overall == pytest.approx(sum(truth) / len(truth))
-    result = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "rescore", str(run)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", "rescore", str(run)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0 and "0 score(s) changed" in result.stdout
 
 
@@ -228,7 +316,22 @@ def test_run_directory_episode_attempts_never_collide(tmp_path: Path) -> None:
 
 
 def test_bench_cli_reports_bad_setup_clearly(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "bench", "--benchmark", "nope", "--model", "openai:x",
-                             "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spatialclaw.cli",
+            "bench",
+            "--benchmark",
+            "nope",
+            "--model",
+            "openai:x",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "unknown benchmark 'nope'" in result.stderr
     assert not (tmp_path / "r").exists()

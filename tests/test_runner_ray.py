@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from spatialclaw.runner import RunConfig, run_benchmark
-from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.testing.provider_server import ScriptedProvider, delayed
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.run_dir import RunDir
 
 pytest.importorskip("ray")
 
@@ -25,8 +25,18 @@ def _no_ray_oom_killer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _config(url: str, out: Path, **overrides) -> RunConfig:
     settings = {"limit": 3, **overrides}
-    return RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=out, seed=1, workers=2, executor="ray", progress=False, model_options={"max_attempts": 1, "api_key": "test-key"},
-                     agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1}, **settings)
+    return RunConfig(
+        benchmark="synthetic",
+        model=f"openai-compat:scripted@{url}",
+        out=out,
+        seed=1,
+        workers=2,
+        executor="ray",
+        progress=False,
+        model_options={"max_attempts": 1, "api_key": "test-key"},
+        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
+        **settings,
+    )
 
 
 def test_ray_executor_writes_the_same_run_directory(tmp_path: Path) -> None:

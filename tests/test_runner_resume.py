@@ -18,8 +18,8 @@ from spatialclaw.cli import main
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.lock import RunLock, RunLockedError
 from spatialclaw.runner.options import parse_agent_options
-from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.testing.provider_server import ScriptedProvider
+from spatialclaw.trajectories.run_dir import RunDir
 
 FAST = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}
 
@@ -42,9 +42,32 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
     run = tmp_path / "run"
 
     def bench() -> subprocess.Popen:
-        command = [sys.executable, "-m", "spatialclaw.cli", "bench", "--benchmark", "synthetic", "--limit", "6", "--seed", "1",
-                   "--interface", "no-tools", "--model", f"openai-compat:scripted@{server.url}", "--out", str(run), "--resume",
-                   "--model-retries", "1", "--no-progress", "--agent-option", "fsync=false", "--agent-option", "preview_images=1"]
+        command = [
+            sys.executable,
+            "-m",
+            "spatialclaw.cli",
+            "bench",
+            "--benchmark",
+            "synthetic",
+            "--limit",
+            "6",
+            "--seed",
+            "1",
+            "--interface",
+            "no-tools",
+            "--model",
+            f"openai-compat:scripted@{server.url}",
+            "--out",
+            str(run),
+            "--resume",
+            "--model-retries",
+            "1",
+            "--no-progress",
+            "--agent-option",
+            "fsync=false",
+            "--agent-option",
+            "preview_images=1",
+        ]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     gate = threading.Event()  # the first run's model calls wait until the second process has tried its resume
@@ -73,14 +96,25 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
 
 def test_a_resume_may_change_retries_workers_endpoint_and_grow_the_limit(tmp_path: Path) -> None:
     def config(url: str, **overrides) -> RunConfig:
-        base = dict(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=tmp_path / "run", limit=3, seed=4,
-                    interface="no-tools", progress=False, model_options={"max_attempts": 1}, agent=FAST)
+        base = dict(
+            benchmark="synthetic",
+            model=f"openai-compat:scripted@{url}",
+            out=tmp_path / "run",
+            limit=3,
+            seed=4,
+            interface="no-tools",
+            progress=False,
+            model_options={"max_attempts": 1},
+            agent=FAST,
+        )
         return RunConfig(**{**base, **overrides})
 
     with ScriptedProvider(["ANSWER: B"] * 3) as first_server:
         run_benchmark(config(first_server.url))
         first_url = first_server.url
-    with ScriptedProvider(lambda request, index: "ANSWER: B") as moved:  # the server moved, more retries, more workers, more tasks
+    with ScriptedProvider(
+        lambda request, index: "ANSWER: B"
+    ) as moved:  # the server moved, more retries, more workers, more tasks
         summary = run_benchmark(config(moved.url, resume=True, limit=5, workers=2, model_options={"max_attempts": 3}))
         moved_url = moved.url
     assert summary.ran == 2 and summary.kept == 3
@@ -101,23 +135,50 @@ def test_a_resume_may_change_retries_workers_endpoint_and_grow_the_limit(tmp_pat
 
 
 def test_agent_options_are_typed_by_the_config_fields() -> None:
-    assert parse_agent_options(["max_steps=7", "fsync=false", "cell_timeout_s=2.5", "api_detail=brief",
-                                'limits={"time_s": 60}', 'model_params={"temperature": 0}']) == {
-        "max_steps": 7, "fsync": False, "cell_timeout_s": 2.5, "api_detail": "brief", "limits": {"time_s": 60},
-        "model_params": {"temperature": 0}}
-    for item, message in [("max_steps=three", "max_steps must be an integer, got 'three'"),
-                          ("fsync=maybe", "fsync must be true or false, got 'maybe'"),
-                          ("cell_timeout_s=soon", "cell_timeout_s must be a number, got 'soon'"),
-                          ("model_params=7", "model_params must be a JSON object"),
-                          ("no_such=1", "unknown agent option 'no_such'"),
-                          ("max_steps", "--agent-option needs KEY=VALUE")]:
+    assert parse_agent_options(
+        [
+            "max_steps=7",
+            "fsync=false",
+            "cell_timeout_s=2.5",
+            "api_detail=brief",
+            'limits={"time_s": 60}',
+            'model_params={"temperature": 0}',
+        ]
+    ) == {
+        "max_steps": 7,
+        "fsync": False,
+        "cell_timeout_s": 2.5,
+        "api_detail": "brief",
+        "limits": {"time_s": 60},
+        "model_params": {"temperature": 0},
+    }
+    for item, message in [
+        ("max_steps=three", "max_steps must be an integer, got 'three'"),
+        ("fsync=maybe", "fsync must be true or false, got 'maybe'"),
+        ("cell_timeout_s=soon", "cell_timeout_s must be a number, got 'soon'"),
+        ("model_params=7", "model_params must be a JSON object"),
+        ("no_such=1", "unknown agent option 'no_such'"),
+        ("max_steps", "--agent-option needs KEY=VALUE"),
+    ]:
         with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("{", r"\{")):
             parse_agent_options([item])
 
 
 def test_bench_says_in_one_line_which_agent_option_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    code = main(["bench", "--benchmark", "synthetic", "--model", "openai-compat:m@http://127.0.0.1:9/v1", "--out",
-                 str(tmp_path / "run"), "--agent-option", "max_steps=three", "--no-progress"])
+    code = main(
+        [
+            "bench",
+            "--benchmark",
+            "synthetic",
+            "--model",
+            "openai-compat:m@http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "run"),
+            "--agent-option",
+            "max_steps=three",
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.strip() == "spatialclaw bench: max_steps must be an integer, got 'three'"
     assert not (tmp_path / "run").exists(), "nothing was written"

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from geom_synthetic import Box, intrinsics, look_at
 from PIL import Image
 
-from geom_synthetic import Box, intrinsics, look_at
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.scene.memory import Scene
 from spatialclaw.primitives.scene.perspective import EIGHT_WAY
@@ -23,7 +23,7 @@ def true_angle(target, standing, facing) -> float:
     """Clockwise-from-ahead horizontal angle, degrees, from exact positions (independent formula)."""
     ahead = np.subtract(facing, standing)[:2]
     to = np.subtract(target, standing)[:2]
-    cross = ahead[0] * to[1] - ahead[1] * to[0]           # > 0: counter-clockwise (left) seen from above
+    cross = ahead[0] * to[1] - ahead[1] * to[0]  # > 0: counter-clockwise (left) seen from above
     return float(-np.degrees(np.arctan2(cross, ahead @ to)))
 
 
@@ -36,18 +36,31 @@ def bearing_scene(distance_sigma_fraction: float = 0.02, pixel_sigma_px: float =
     scene.add_camera(0, CAMERA)
     for name, position in LAYOUT.items():
         distance = float(np.linalg.norm(np.subtract(position, CAMERA[:3, 3])))
-        scene.add_bearing(name, pixel_of(position, CAMERA), distance=distance,
-                          distance_sigma=distance_sigma_fraction * distance, frame=0, K=K, pixel_sigma_px=pixel_sigma_px)
+        scene.add_bearing(
+            name,
+            pixel_of(position, CAMERA),
+            distance=distance,
+            distance_sigma=distance_sigma_fraction * distance,
+            frame=0,
+            K=K,
+            pixel_sigma_px=pixel_sigma_px,
+        )
     return scene
 
 
-@pytest.mark.parametrize("target, standing, facing", [
-    ("lamp", "sofa", "tv"), ("tv", "lamp", "plant"), ("plant", "tv", "sofa"), ("sofa", "plant", "lamp"),
-])
+@pytest.mark.parametrize(
+    "target, standing, facing",
+    [
+        ("lamp", "sofa", "tv"),
+        ("tv", "lamp", "plant"),
+        ("plant", "tv", "sofa"),
+        ("sofa", "plant", "lamp"),
+    ],
+)
 def test_perspective_from_bearings_matches_the_exact_layout(target, standing, facing):
     answer = bearing_scene().perspective(target, standing_at=standing, facing=facing)
     expected = true_angle(LAYOUT[target], LAYOUT[standing], LAYOUT[facing])
-    assert answer.angle_deg == pytest.approx(expected, abs=1e-6)          # the estimate sits on the truth
+    assert answer.angle_deg == pytest.approx(expected, abs=1e-6)  # the estimate sits on the truth
     assert 0 < answer.angle_sigma_deg < 10
     assert answer.side == ("right" if expected > 0 else "left")
     assert answer.depth == ("in front" if abs(expected) < 90 else "behind")
@@ -65,9 +78,13 @@ def test_the_same_queries_work_on_objects_measured_in_3d():
         scene.add(name, points=Box(position, (0.4, 0.4, 0.4)).surface_points())
     answer = scene.perspective("lamp", standing_at="sofa", facing="tv")
     assert answer.angle_deg == pytest.approx(true_angle(LAYOUT["lamp"], LAYOUT["sofa"], LAYOUT["tv"]), abs=0.01)
-    assert answer.angle_sigma_deg == 0 and "P(right)" not in answer.text      # exact evidence, no spread
+    assert answer.angle_sigma_deg == 0 and "P(right)" not in answer.text  # exact evidence, no spread
     from_bearings = bearing_scene().perspective("lamp", standing_at="sofa", facing="tv")
-    assert (answer.clock, answer.direction, answer.side) == (from_bearings.clock, from_bearings.direction, from_bearings.side)
+    assert (answer.clock, answer.direction, answer.side) == (
+        from_bearings.clock,
+        from_bearings.direction,
+        from_bearings.side,
+    )
 
 
 def test_a_camera_faces_its_own_viewing_direction():
@@ -87,7 +104,7 @@ def test_two_views_triangulate_without_distances_and_say_how_sure():
     truth = np.array(LAYOUT["sofa"])
     kept = scene.add_bearing("sofa", pixel_of(truth, CAMERA), frame=0, K=K)
     assert "located once you add a bearing" in kept and "sofa" not in scene and "sofa" in scene.pending
-    with pytest.raises(ValueError, match="parallel"):        # the same ray again cannot triangulate
+    with pytest.raises(ValueError, match="parallel"):  # the same ray again cannot triangulate
         scene.add_bearing("sofa", pixel_of(truth, CAMERA), frame=0, K=K)
     rng = np.random.default_rng(0)
     errors, sigmas = [], []
@@ -102,7 +119,7 @@ def test_two_views_triangulate_without_distances_and_say_how_sure():
         sigmas.append(obj.sigma_m)
         assert "triangulated" in obj.located and obj.frames == (0, 7)
     errors, sigmas = np.abs(np.array(errors)), np.array(sigmas)
-    assert np.mean(errors < 2.5 * sigmas) > 0.85           # the stated sigma describes the real scatter
+    assert np.mean(errors < 2.5 * sigmas) > 0.85  # the stated sigma describes the real scatter
     assert np.median(np.linalg.norm(errors, axis=1)) < 0.15
 
 
@@ -115,8 +132,15 @@ def test_the_stated_uncertainty_covers_the_truth_under_realistic_noise():
         for name, position in LAYOUT.items():
             distance = float(np.linalg.norm(np.subtract(position, CAMERA[:3, 3])))
             guess = distance * (1 + rng.normal(0, 0.15))
-            scene.add_bearing(name, pixel_of(position, CAMERA) + rng.normal(0, 2.0, 2), distance=guess,
-                              distance_sigma=0.15 * guess, frame=0, K=K, pixel_sigma_px=2.0)
+            scene.add_bearing(
+                name,
+                pixel_of(position, CAMERA) + rng.normal(0, 2.0, 2),
+                distance=guess,
+                distance_sigma=0.15 * guess,
+                frame=0,
+                K=K,
+                pixel_sigma_px=2.0,
+            )
         answer = scene.perspective("lamp", standing_at="sofa", facing="tv")
         expected = true_angle(LAYOUT["lamp"], LAYOUT["sofa"], LAYOUT["tv"])
         inside.append(abs((answer.angle_deg - expected + 180) % 360 - 180) <= 2 * answer.angle_sigma_deg)
@@ -150,8 +174,8 @@ def test_bev_draws_uncertainty_ellipses_for_bearing_located_objects():
 
     scene = bearing_scene(distance_sigma_fraction=0.15, pixel_sigma_px=2.0)
     image = scene.bev(size_px=600)
-    blue = find_color(image, (31, 119, 180), min_area=30, hue_tolerance=8)      # tab10 blue: the sofa
-    assert blue and blue[0].weighted_area > 200                                # an ellipse, not a dot
+    blue = find_color(image, (31, 119, 180), min_area=30, hue_tolerance=8)  # tab10 blue: the sofa
+    assert blue and blue[0].weighted_area > 200  # an ellipse, not a dot
 
 
 def test_bev_draws_an_object_named_by_a_colour_in_that_colour():
@@ -172,7 +196,7 @@ def test_redwood_layout_from_bearings_and_measured_depth_agrees_with_3d(test_dat
     root = test_data / "rgbd-redwood"
     Kr = np.array(json.loads((root / "intrinsics.json").read_text())["intrinsic_matrix"]).reshape(3, 3).T
     rows = [line.split() for line in (root / "trajectory.log").read_text().splitlines() if line.strip()]
-    poses = np.array([[[float(v) for v in r] for r in rows[i + 1:i + 5]] for i in range(0, len(rows), 5)])
+    poses = np.array([[[float(v) for v in r] for r in rows[i + 1 : i + 5]] for i in range(0, len(rows), 5)])
     depths = [np.asarray(Image.open(p), dtype=np.float64) / 1000.0 for p in sorted((root / "depth").glob("*.png"))]
     T = geom.gravity_alignment(depths, poses, Kr)
     poses = np.array([T @ p for p in poses])
@@ -186,15 +210,18 @@ def test_redwood_layout_from_bearings_and_measured_depth_agrees_with_3d(test_dat
         truth[name] = point
         ray_distance = float(np.linalg.norm(point - poses[0][:3, 3]))
         scene.add_bearing(name, (x, y), distance=ray_distance * 1.03, distance_sigma=0.05 * ray_distance, frame=0, K=Kr)
-        u, v = np.round(pixel_of(point, poses[4], Kr)).astype(int)           # the same point seen from frame 4,
-        measured = depths[4][v, u] * np.linalg.norm(np.linalg.solve(Kr, [u, v, 1.0]))   # with frame 4's own depth
-        scene.add_bearing(name, (u, v), distance=measured, distance_sigma=0.03 * measured, frame=4, K=Kr,
-                          pixel_sigma_px=1.0)
+        u, v = np.round(pixel_of(point, poses[4], Kr)).astype(int)  # the same point seen from frame 4,
+        measured = depths[4][v, u] * np.linalg.norm(np.linalg.solve(Kr, [u, v, 1.0]))  # with frame 4's own depth
+        scene.add_bearing(
+            name, (u, v), distance=measured, distance_sigma=0.03 * measured, frame=4, K=Kr, pixel_sigma_px=1.0
+        )
     for target, standing, facing in (("c", "a", "b"), ("d", "b", "c"), ("a", "c", "d")):
         answer = scene.perspective(target, standing_at=standing, facing=facing)
         expected = true_angle(truth[target], truth[standing], truth[facing])
-        print(f"\nRedwood, standing at {standing} facing {facing}, {target}: {answer.angle_deg:+.1f} ± "
-              f"{answer.angle_sigma_deg:.1f} deg from bearings vs {expected:+.1f} deg from depth (3D)")
+        print(
+            f"\nRedwood, standing at {standing} facing {facing}, {target}: {answer.angle_deg:+.1f} ± "
+            f"{answer.angle_sigma_deg:.1f} deg from bearings vs {expected:+.1f} deg from depth (3D)"
+        )
         assert abs(answer.angle_deg - expected) < 3 * answer.angle_sigma_deg + 1.0, answer.text
         assert abs(answer.angle_deg - expected) < 8.0
         assert answer.side == ("right" if expected > 0 else "left")
@@ -222,8 +249,9 @@ def test_relations_between_bearing_located_objects_state_their_uncertainty():
     relation = scene.relation("lamp", "sofa", observer=0)
     axes = geom.observer_axes(CAMERA)
     expected = axes @ (np.array(LAYOUT["lamp"]) - LAYOUT["sofa"])
-    np.testing.assert_allclose([relation.direction.right_m, relation.direction.forward_m, relation.direction.up_m],
-                               expected, atol=1e-6)
+    np.testing.assert_allclose(
+        [relation.direction.right_m, relation.direction.forward_m, relation.direction.up_m], expected, atol=1e-6
+    )
     covariance = scene["lamp"].covariance + scene["sofa"].covariance
     np.testing.assert_allclose(relation.offset_sigma_m, np.sqrt(np.diag(axes @ covariance @ axes.T)), rtol=1e-9)
     assert relation.offset_sigma_m[1] > 0.2 and "1 sigma: ±" in relation.text

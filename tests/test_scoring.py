@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
@@ -172,7 +171,9 @@ def test_score_answer_by_answer_type() -> None:
     assert (mc.value, mc.metric, mc.extracted) == (1.0, "choice", "C")
     assert score_answer("left", "(B)", "multiple_choice", DIRECTIONS).value == 0.0
     num = score_answer("120 cm", 1.0, "number", unit="m")
-    assert num.metric == "mra" and num.extracted == pytest.approx(1.2) and num.value == 0.7  # the official float boundary at 1 - 0.8
+    assert (
+        num.metric == "mra" and num.extracted == pytest.approx(1.2) and num.value == 0.7
+    )  # the official float boundary at 1 - 0.8
     assert score_answer("3", 3, "number", metric="number_exact").value == 1.0
     assert score_answer("three chairs", 4, "number", metric="number_exact").value == 0.0
     assert score_answer("Yes, it is.", "yes", "yes_no").value == 1.0
@@ -420,9 +421,20 @@ def test_3dsrbench_goldens(metric: str, reply: str, gt: str, expected: float) ->
 
 @pytest.mark.parametrize(
     "metric, reply, gt, expected",
-    VSI_GOLDENS + CV_BLINK_GOLDENS + MMSI_GOLDENS + MINDCUBE_GOLDENS + VIEWSPATIAL_GOLDENS + OMNISPATIAL_GOLDENS
-    + ERQA_GOLDENS + VIDEOMME_GOLDENS + DSI_GOLDENS + MMSI_VIDEO_GOLDENS + PAI_GOLDENS + OMNI3D_GOLDENS
-    + SPAR_GOLDENS + OSI_GOLDENS,
+    VSI_GOLDENS
+    + CV_BLINK_GOLDENS
+    + MMSI_GOLDENS
+    + MINDCUBE_GOLDENS
+    + VIEWSPATIAL_GOLDENS
+    + OMNISPATIAL_GOLDENS
+    + ERQA_GOLDENS
+    + VIDEOMME_GOLDENS
+    + DSI_GOLDENS
+    + MMSI_VIDEO_GOLDENS
+    + PAI_GOLDENS
+    + OMNI3D_GOLDENS
+    + SPAR_GOLDENS
+    + OSI_GOLDENS,
 )
 def test_official_extraction_goldens(metric: str, reply: str, gt: object, expected: float) -> None:
     assert _official(metric, reply, gt) == expected
@@ -440,8 +452,11 @@ def test_spatialtree_goldens(metric: str, reply: str, gt: str, expected: float) 
 
 def test_blink_overall_is_the_mean_over_subtasks() -> None:
     # zeyofu/BLINK_Benchmark eval/evaluate.py (eval_prediction): accuracy per subtask, then their mean
-    rows = [ScoredRow("1", "Relative_Depth", 1.0), ScoredRow("2", "Relative_Depth", 0.0),
-            ScoredRow("3", "Spatial_Relation", 1.0)]
+    rows = [
+        ScoredRow("1", "Relative_Depth", 1.0),
+        ScoredRow("2", "Relative_Depth", 0.0),
+        ScoredRow("3", "Spatial_Relation", 1.0),
+    ]
     assert aggregate(rows, "macro").overall == 0.75  # 2/3 over questions
 
 

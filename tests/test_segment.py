@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from tiny_instance_models import build_grounding_dino, build_sam, has_torchvision
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.segment import segment
-from tiny_instance_models import build_grounding_dino, build_sam, has_torchvision
 
 H, W = 72, 100
 
@@ -79,8 +79,14 @@ def test_second_call_is_a_cache_hit(tiny, frame):
 
 
 def test_text_through_detector_boxes_then_sam_masks(tiny, frame):
-    found = segment(frame, text=["red chair", "cup"], text_model="detect", detector=tiny["detector"],
-                    model=tiny["sam"], threshold=0.0)
+    found = segment(
+        frame,
+        text=["red chair", "cup"],
+        text_model="detect",
+        detector=tiny["detector"],
+        model=tiny["sam"],
+        threshold=0.0,
+    )
     boxes = detect(frame, ["red chair", "cup"], model=tiny["detector"], threshold=0.0)
     assert_full_resolution_masks(found, len(boxes))
     assert sorted(found.labels) == sorted(boxes.labels)
@@ -116,18 +122,21 @@ def test_missing_sam_weights_name_the_hub_id(frame, tmp_path, monkeypatch):
         segment(frame, points=[(10, 10)])
 
 
-@pytest.mark.parametrize("kwargs, problem", [
-    ({}, "needs a prompt"),
-    ({"text": "cup", "points": [(1, 1)]}, "not both"),
-    ({"text": "  "}, "empty"),
-    ({"points": [(W + 5, 3)]}, "outside"),
-    ({"points": [(3, 3, 3)]}, r"\(x, y\)"),
-    ({"box": (40, 5, 10, 30)}, "reversed"),
-    ({"box": (1, 2, 3)}, "4 finite numbers"),
-    ({"points": [(3, 3)], "point_labels": [1, 1]}, "each of the 1 points"),
-    ({"points": [(3, 3)], "point_labels": [0]}, "at least one point"),
-    ({"points": [(3, 3)], "box": [(0, 0, 9, 9), (1, 1, 8, 8)]}, "one box"),
-])
+@pytest.mark.parametrize(
+    "kwargs, problem",
+    [
+        ({}, "needs a prompt"),
+        ({"text": "cup", "points": [(1, 1)]}, "not both"),
+        ({"text": "  "}, "empty"),
+        ({"points": [(W + 5, 3)]}, "outside"),
+        ({"points": [(3, 3, 3)]}, r"\(x, y\)"),
+        ({"box": (40, 5, 10, 30)}, "reversed"),
+        ({"box": (1, 2, 3)}, "4 finite numbers"),
+        ({"points": [(3, 3)], "point_labels": [1, 1]}, "each of the 1 points"),
+        ({"points": [(3, 3)], "point_labels": [0]}, "at least one point"),
+        ({"points": [(3, 3)], "box": [(0, 0, 9, 9), (1, 1, 8, 8)]}, "one box"),
+    ],
+)
 def test_bad_prompts_are_refused_before_any_model_loads(frame, kwargs, problem):
     with pytest.raises(ValueError, match=problem):
         segment(frame, model="/nonexistent/sam", **kwargs)

@@ -9,8 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 import pytest
@@ -72,8 +72,19 @@ def one_json(completed: subprocess.CompletedProcess[str]) -> dict:
 
 def start(env: dict[str, str], frames: list[Path], *extra: str) -> dict:
     completed = spatialclaw(
-        env, "session", "start", "--frames", *map(str, frames), "--question", "Which frame is green?",
-        "--choices", "the first", "the second", "the third", "--json", *extra,
+        env,
+        "session",
+        "start",
+        "--frames",
+        *map(str, frames),
+        "--question",
+        "Which frame is green?",
+        "--choices",
+        "the first",
+        "the second",
+        "the third",
+        "--json",
+        *extra,
     )
     assert completed.returncode == 0, completed.stderr
     return one_json(completed)
@@ -99,7 +110,13 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     assert "Which frame is green?" in prompt_text and "B. the second" in prompt_text
 
     first = spatialclaw(
-        sessions_env, "session", "exec", session, "--code", "-", "--json",
+        sessions_env,
+        "session",
+        "exec",
+        session,
+        "--code",
+        "-",
+        "--json",
         stdin="x = 41\nprint(len(frames), frames[1].width, frames[1].height)\nshow(frames[1], label='second')\n",
     )
     assert first.returncode == 0, first.stderr
@@ -118,7 +135,9 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     daemon_pid, first_kernel = status["pid"], status["kernel_pid"]
     assert psutil.pid_exists(daemon_pid) and psutil.pid_exists(first_kernel)
 
-    crash = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="import os\nos._exit(1)\n"))
+    crash = one_json(
+        spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="import os\nos._exit(1)\n")
+    )
     assert crash["status"] == "crashed"
     assert "restarted" in crash["text"] and "x" in crash["text"]
 
@@ -163,7 +182,9 @@ def test_full_session_through_separate_commands(sessions_env: dict[str, str], fr
     assert final["answer"] == "B" and final["end_reason"] == "answered"
 
 
-def test_cell_errors_are_observations_and_human_output_lists_images(sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path) -> None:
+def test_cell_errors_are_observations_and_human_output_lists_images(
+    sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path
+) -> None:
     session = start(sessions_env, frame_files)["session"]
     try:
         cell = tmp_path / "cell.py"
@@ -172,7 +193,9 @@ def test_cell_errors_are_observations_and_human_output_lists_images(sessions_env
         assert failed.returncode == 0
         assert "ZeroDivisionError" in failed.stdout and "line 1" in failed.stdout
 
-        shown = spatialclaw(sessions_env, "session", "exec", session, "--code", "-", stdin="show(frames[0], frames[2])\n")
+        shown = spatialclaw(
+            sessions_env, "session", "exec", session, "--code", "-", stdin="show(frames[0], frames[2])\n"
+        )
         lines = shown.stdout.splitlines()
         assert "images:" in lines
         listed = [Path(line.strip()) for line in lines[lines.index("images:") + 1 :]]
@@ -181,7 +204,9 @@ def test_cell_errors_are_observations_and_human_output_lists_images(sessions_env
         spatialclaw(sessions_env, "session", "close", session)
 
 
-def test_step_budget_is_enforced_but_answering_is_always_allowed(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+def test_step_budget_is_enforced_but_answering_is_always_allowed(
+    sessions_env: dict[str, str], frame_files: list[Path]
+) -> None:
     session = start(sessions_env, frame_files, "--max-steps", "1")["session"]
     try:
         assert spatialclaw(sessions_env, "session", "exec", session, "--code", "-", stdin="print(1)\n").returncode == 0
@@ -197,14 +222,20 @@ def test_step_budget_is_enforced_but_answering_is_always_allowed(sessions_env: d
 
 
 def test_bad_requests_get_clear_errors(sessions_env: dict[str, str], frame_files: list[Path], tmp_path: Path) -> None:
-    unknown = spatialclaw(sessions_env, "session", "exec", "no-such-session", "--code", "-", "--json", stdin="print(1)\n")
+    unknown = spatialclaw(
+        sessions_env, "session", "exec", "no-such-session", "--code", "-", "--json", stdin="print(1)\n"
+    )
     assert unknown.returncode == 2
     assert "no session 'no-such-session'" in one_json(unknown)["error"]
 
-    missing = spatialclaw(sessions_env, "session", "start", "--frames", str(tmp_path / "nope.png"), "--question", "q", "--json")
+    missing = spatialclaw(
+        sessions_env, "session", "start", "--frames", str(tmp_path / "nope.png"), "--question", "q", "--json"
+    )
     assert missing.returncode == 2 and "nope.png" in one_json(missing)["error"]
 
-    fps_on_images = spatialclaw(sessions_env, "session", "start", "--frames", str(frame_files[0]), "--question", "q", "--fps", "2")
+    fps_on_images = spatialclaw(
+        sessions_env, "session", "start", "--frames", str(frame_files[0]), "--question", "q", "--fps", "2"
+    )
     assert fps_on_images.returncode == 2 and "--fps" in fps_on_images.stderr
 
     session = start(sessions_env, frame_files)["session"]
@@ -215,13 +246,19 @@ def test_bad_requests_get_clear_errors(sessions_env: dict[str, str], frame_files
     assert status["state"] == "closed"
 
 
-def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(
+    sessions_env: dict[str, str], frame_files: list[Path]
+) -> None:
     session = start(sessions_env, frame_files)["session"]
     status = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
     daemon_pid, kernel_pid = status["pid"], status["kernel_pid"]
     os.kill(daemon_pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while psutil.pid_exists(daemon_pid) and psutil.Process(daemon_pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+    while (
+        psutil.pid_exists(daemon_pid)
+        and psutil.Process(daemon_pid).status() != psutil.STATUS_ZOMBIE
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
 
     dead = one_json(spatialclaw(sessions_env, "session", "status", session, "--json"))
@@ -238,36 +275,64 @@ def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(sessions_en
 def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
     from doc_examples import code_blocks
 
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", SPATIALCLAW_KERNEL_MEMORY_MB="0")
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        SPATIALCLAW_KERNEL_MEMORY_MB="0",
+    )
     env.pop("SPATIALCLAW_SESSIONS", None)
     script = code_blocks("sessions.md", "Try it", "bash")[0]
-    shell = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    shell = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+    )
     assert shell.returncode == 0, shell.stderr
     assert "centroid x per frame: [14.5, 44.5]" in shell.stdout
     assert "state: answered" in shell.stdout and "closed after 2 step(s)" in shell.stdout
 
     env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "python-sessions")
-    python = subprocess.run([sys.executable, "-c", code_blocks("sessions.md", "From Python", "python")[0]], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=180)
+    python = subprocess.run(
+        [sys.executable, "-c", code_blocks("sessions.md", "From Python", "python")[0]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert python.returncode == 0, python.stderr
     assert python.stdout.split() == ["2", "True", "closed"]
 
 
-def test_vlm_side_questions_reach_the_session_model_and_are_logged(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+def test_vlm_side_questions_reach_the_session_model_and_are_logged(
+    sessions_env: dict[str, str], frame_files: list[Path]
+) -> None:
     from spatialclaw.testing.provider_server import ScriptedProvider
     from spatialclaw.trajectories.episode_log import load_episode
 
     with ScriptedProvider(["It is a plain green square."]) as server:
         session = start(sessions_env, frame_files, "--vlm-model", f"openai-compat:scripted@{server.url}")["session"]
         try:
-            step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json",
-                                        stdin="reply = vlm.ask(frames[1], 'What is in this image?')\nprint(reply)\n"))
+            step = one_json(
+                spatialclaw(
+                    sessions_env,
+                    "session",
+                    "exec",
+                    session,
+                    "--code",
+                    "-",
+                    "--json",
+                    stdin="reply = vlm.ask(frames[1], 'What is in this image?')\nprint(reply)\n",
+                )
+            )
         finally:
             spatialclaw(sessions_env, "session", "close", session)
         requests = list(server.requests)
     assert step["status"] == "ok", step["text"]
     assert step["text"].splitlines()[0] == "It is a plain green square."
-    assert len(requests) == 1 and "What is in this image?" in json.dumps(requests[0]) and "image_url" in json.dumps(requests[0])
+    assert (
+        len(requests) == 1
+        and "What is in this image?" in json.dumps(requests[0])
+        and "image_url" in json.dumps(requests[0])
+    )
 
     episode = load_episode(Path(sessions_env["SPATIALCLAW_SESSIONS"]) / session)
     calls = episode.of_type("model_call")
@@ -280,7 +345,11 @@ def test_vlm_side_questions_reach_the_session_model_and_are_logged(sessions_env:
 def test_vlm_without_a_model_says_how_to_get_one(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
     session = start(sessions_env, frame_files)["session"]
     try:
-        step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="vlm.ask(frames[0], 'what?')\n"))
+        step = one_json(
+            spatialclaw(
+                sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="vlm.ask(frames[0], 'what?')\n"
+            )
+        )
     finally:
         spatialclaw(sessions_env, "session", "close", session)
     assert step["status"] == "error" and "VLMError" in step["text"] and "not configured" in step["text"]
@@ -298,13 +367,35 @@ def test_video_sessions_sample_frames_and_are_listed(sessions_env: dict[str, str
         writer.write(np.full((48, 64, 3), index * 10, np.uint8))
     writer.release()
 
-    started = spatialclaw(sessions_env, "session", "start", "--video", str(video), "--count", "4", "--question", "How long is the clip?",
-                          "--answer-type", "number", "--json")
+    started = spatialclaw(
+        sessions_env,
+        "session",
+        "start",
+        "--video",
+        str(video),
+        "--count",
+        "4",
+        "--question",
+        "How long is the clip?",
+        "--answer-type",
+        "number",
+        "--json",
+    )
     assert started.returncode == 0, started.stderr
     session = one_json(started)["session"]
     try:
-        step = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json",
-                                    stdin="print(len(frames), frames[0].index, frames[-1].index, meta.fps)\n"))
+        step = one_json(
+            spatialclaw(
+                sessions_env,
+                "session",
+                "exec",
+                session,
+                "--code",
+                "-",
+                "--json",
+                stdin="print(len(frames), frames[0].index, frames[-1].index, meta.fps)\n",
+            )
+        )
         assert step["text"].splitlines()[0] == "4 0 19 10.0"
         listed = one_json(spatialclaw(sessions_env, "session", "list", "--json"))["sessions"]
         assert [(s["session"], s["state"], s["steps"]) for s in listed] == [(session, "running", 1)]
@@ -314,9 +405,21 @@ def test_video_sessions_sample_frames_and_are_listed(sessions_env: dict[str, str
         spatialclaw(sessions_env, "session", "close", session)
 
 
-def test_a_session_that_cannot_start_says_why_and_is_recorded_as_failed(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
-    failed = spatialclaw(sessions_env, "session", "start", "--frames", str(frame_files[0]), "--question", "q",
-                         "--vlm-model", "nonsense:model", "--json")
+def test_a_session_that_cannot_start_says_why_and_is_recorded_as_failed(
+    sessions_env: dict[str, str], frame_files: list[Path]
+) -> None:
+    failed = spatialclaw(
+        sessions_env,
+        "session",
+        "start",
+        "--frames",
+        str(frame_files[0]),
+        "--question",
+        "q",
+        "--vlm-model",
+        "nonsense:model",
+        "--json",
+    )
     assert failed.returncode == 2
     error = one_json(failed)["error"]
     assert "failed to start" in error and "cannot read model spec 'nonsense:model'" in error and "daemon.log" in error
@@ -333,12 +436,18 @@ def wait_gone(pids: list[int], seconds: float = 30.0) -> None:
             pass
 
 
-def test_status_is_busy_during_a_long_cell_and_timeouts_interrupt_it(sessions_env: dict[str, str], frame_files: list[Path]) -> None:
+def test_status_is_busy_during_a_long_cell_and_timeouts_interrupt_it(
+    sessions_env: dict[str, str], frame_files: list[Path]
+) -> None:
     session = start(sessions_env, frame_files)["session"]
     try:
         long_cell = subprocess.Popen(
             [sys.executable, "-m", "spatialclaw.cli", "session", "exec", session, "--code", "-", "--json"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sessions_env, cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=sessions_env,
+            cwd=REPO_ROOT,
         )
         long_cell.stdin.write("import time\ntime.sleep(4)\nprint('slept')\n")
         long_cell.stdin.close()
@@ -354,10 +463,24 @@ def test_status_is_busy_during_a_long_cell_and_timeouts_interrupt_it(sessions_en
         assert "busy" in states
         assert output["status"] == "ok" and output["text"].startswith("slept")
 
-        stuck = one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--timeout", "1", "--json",
-                                     stdin="while True:\n    pass\n"))
+        stuck = one_json(
+            spatialclaw(
+                sessions_env,
+                "session",
+                "exec",
+                session,
+                "--code",
+                "-",
+                "--timeout",
+                "1",
+                "--json",
+                stdin="while True:\n    pass\n",
+            )
+        )
         assert stuck["status"] == "timeout" and "longer than 1 s" in stuck["text"]
-        assert one_json(spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(6 * 7)\n"))["text"].startswith("42")
+        assert one_json(
+            spatialclaw(sessions_env, "session", "exec", session, "--code", "-", "--json", stdin="print(6 * 7)\n")
+        )["text"].startswith("42")
     finally:
         spatialclaw(sessions_env, "session", "close", session)
 
@@ -389,7 +512,10 @@ def test_input_paths_expand_globs_and_folders_and_reject_mixtures(tmp_path: Path
     folder = frame_files[0].parent
     assert expand_paths([str(folder / "*.png")]) == [str(p) for p in frame_files]
     assert expand_paths([folder]) == [str(p) for p in frame_files]
-    assert frame_spec([frame_files[2], frame_files[0]]).paths == [str(frame_files[2].resolve()), str(frame_files[0].resolve())]
+    assert frame_spec([frame_files[2], frame_files[0]]).paths == [
+        str(frame_files[2].resolve()),
+        str(frame_files[0].resolve()),
+    ]
     (tmp_path / "clip.mp4").write_bytes(b"")
     with pytest.raises(ValueError, match="one video on its own"):
         frame_spec([tmp_path / "clip.mp4", frame_files[0]])

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.cli import main
 from spatialclaw.export import export_episodes
-from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.interactive.session import start_session
 from spatialclaw.task import FrameSpec, Task
 
@@ -34,14 +34,21 @@ def root(tmp_path: Path, monkeypatch) -> Path:
 
 
 def _task(frames: list[Path]) -> Task:
-    return Task(question="Which frame is green?", inputs=[FrameSpec.images(frames)], choices=["the first", "the second"],
-                ground_truth="B", task_id="green")
+    return Task(
+        question="Which frame is green?",
+        inputs=[FrameSpec.images(frames)],
+        choices=["the first", "the second"],
+        ground_truth="B",
+        task_id="green",
+    )
 
 
 def test_driver_turns_export_as_agent_rows(root, frames, tmp_path):
     session = start_session(_task(frames), root=root, max_steps=5)
     try:
-        session.execute("print([f.array[0, 0].tolist() for f in frames])\nshow(frames[1])", reasoning="Compare the colours.")
+        session.execute(
+            "print([f.array[0, 0].tolist() for f in frames])\nshow(frames[1])", reasoning="Compare the colours."
+        )
         session.execute("1 / 0", reasoning="Check the division.")
         session.answer("B", reasoning="The second frame is green.")
     finally:
@@ -52,8 +59,9 @@ def test_driver_turns_export_as_agent_rows(root, frames, tmp_path):
     assert [m["role"] for m in messages] == ["system", "user"] + ["assistant", "user"] * 2 + ["assistant"]
     assert messages[0]["content"] == system_prompt(5, api_detail="full")
     assistants = [m for m in messages if m["role"] == "assistant"]
-    assert assistants[0]["content"] == ("Compare the colours.\n```python\nprint([f.array[0, 0].tolist() for f in frames])\n"
-                                        "show(frames[1])\n```")
+    assert assistants[0]["content"] == (
+        "Compare the colours.\n```python\nprint([f.array[0, 0].tolist() for f in frames])\nshow(frames[1])\n```"
+    )
     assert assistants[2]["content"] == "The second frame is green.\n```python\nanswer('B')\n```"
     assert [m["weight"] for m in assistants] == [1, 0, 1], "the failed cell is masked"
     observation = messages[3]["content"]
@@ -73,8 +81,10 @@ def test_turns_before_the_first_reasoning_stay_in_the_history(root, frames, tmp_
         session.close()
     export_episodes("openai", [session.directory], tmp_path / "sft.jsonl")
     messages = json.loads((tmp_path / "sft.jsonl").read_text())["messages"]
-    assert [m["content"] for m in messages if m["role"] == "assistant"] == ["```python\nx = 2\n```",
-                                                                          "Done.\n```python\nanswer('B')\n```"]
+    assert [m["content"] for m in messages if m["role"] == "assistant"] == [
+        "```python\nx = 2\n```",
+        "Done.\n```python\nanswer('B')\n```",
+    ]
 
 
 def test_sessions_without_reasoning_are_skipped_with_the_reason(root, frames, tmp_path, capsys):
@@ -110,20 +120,29 @@ def test_mcp_tools_take_the_reasoning(tmp_path, frames):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], cwd=str(Path(__file__).resolve().parents[1]),
-        env={"SPATIALCLAW_SESSIONS": str(tmp_path / "sessions"), "SPATIALCLAW_KERNEL_MEMORY_MB": "0",
-             "SPATIALCLAW_CACHE": os.environ.get("SPATIALCLAW_CACHE", str(tmp_path / "cache"))},
+        command=sys.executable,
+        args=["-m", "spatialclaw.cli", "mcp"],
+        cwd=str(Path(__file__).resolve().parents[1]),
+        env={
+            "SPATIALCLAW_SESSIONS": str(tmp_path / "sessions"),
+            "SPATIALCLAW_KERNEL_MEMORY_MB": "0",
+            "SPATIALCLAW_CACHE": os.environ.get("SPATIALCLAW_CACHE", str(tmp_path / "cache")),
+        },
     )
 
     async def scenario() -> None:
         async with stdio_client(parameters) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
-            started = await client.call_tool("session_start", {"question": "Which frame is green? A. the first B. the second",
-                                                               "frames": [str(p) for p in frames]})
+            started = await client.call_tool(
+                "session_start",
+                {"question": "Which frame is green? A. the first B. the second", "frames": [str(p) for p in frames]},
+            )
             text = "\n".join(block.text for block in started.content if block.type == "text")
             session = next(line for line in text.splitlines() if line.startswith("session: ")).split(": ", 1)[1].strip()
-            await client.call_tool("session_exec", {"session": session, "code": "print(frames[1].array[0, 0])",
-                                                    "reasoning": "Look at the second frame."})
+            await client.call_tool(
+                "session_exec",
+                {"session": session, "code": "print(frames[1].array[0, 0])", "reasoning": "Look at the second frame."},
+            )
             await client.call_tool("session_answer", {"session": session, "value": "B", "reasoning": "It is green."})
             await client.call_tool("session_close", {"session": session})
 

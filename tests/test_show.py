@@ -54,8 +54,10 @@ def test_a_contact_sheet_labels_every_frame_with_its_absolute_index(kernel):
 
 
 def test_auto_contrast_brightens_a_dark_frame_for_viewing_only(kernel):
-    result = kernel.execute("before = frames[0].array.copy()\nshow(frames[0], contrast='auto', min_side=0)\n"
-                            "print(np.array_equal(before, frames[0].array))")
+    result = kernel.execute(
+        "before = frames[0].array.copy()\nshow(frames[0], contrast='auto', min_side=0)\n"
+        "print(np.array_equal(before, frames[0].array))"
+    )
     shown = np.asarray(_image(result))
     assert result.images[0].label == "frame 16 [auto contrast]"
     plain = np.asarray(_image(kernel.execute("show(frames[0], min_side=0)")))

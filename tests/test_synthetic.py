@@ -34,7 +34,9 @@ def test_every_category_and_scoring(tmp_path: Path) -> None:
     for task in tasks:
         assert task.meta["camera"]["intrinsics"][0][0] == 500.0
         assert "scene" not in task.meta  # nothing in meta gives the answer away
-        score = score_answer(str(task.ground_truth), task.ground_truth, task.answer_type, task.choices, task.meta["metric"])
+        score = score_answer(
+            str(task.ground_truth), task.ground_truth, task.answer_type, task.choices, task.meta["metric"]
+        )
         assert score.value == 1.0
         frames = len(task.inputs[0].paths)
         assert frames == (2 if task.category.startswith("camera") else 1)
@@ -57,7 +59,9 @@ def test_answers_match_the_scene_geometry() -> None:
         elif spec["category"].startswith("camera"):
             first, second = spec["cameras"]
             moved = np.subtract(second.position, first.position)
-            assert np.linalg.norm(moved) == pytest.approx(spec["answer"] if spec["category"] == "camera_distance" else spec["extra"]["distance_m"])
+            assert np.linalg.norm(moved) == pytest.approx(
+                spec["answer"] if spec["category"] == "camera_distance" else spec["extra"]["distance_m"]
+            )
 
 
 def test_direction_quadrants_golden() -> None:

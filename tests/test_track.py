@@ -10,13 +10,13 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
+from tiny_instance_models import build_sam2_video, has_torchvision
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.instances import Instance
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, track
 from spatialclaw.primitives.perception.track_result import Track
-from tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160
 
@@ -38,8 +38,8 @@ def moving_square_video(count: int, step: tuple[float, float], start=(20, 30), s
     layer = np.zeros_like(background)
     alpha = np.zeros((H, W), np.float32)
     x, y = start
-    layer[y:y + size, x:x + size] = texture
-    alpha[y:y + size, x:x + size] = 1.0
+    layer[y : y + size, x : x + size] = texture
+    alpha[y : y + size, x : x + size] = 1.0
     frames, truth = [], []
     for t in range(count):
         shift = np.float32([[1, 0, step[0] * t], [0, 1, step[1] * t]])
@@ -69,7 +69,7 @@ def test_tracks_backwards_from_a_middle_start_frame_with_absolute_indices():
     video = [IndexedFrame(array, 100 + 3 * t) for t, array in enumerate(frames)]  # e.g. frames[100::3]
     x, y = truth[6] - 14.5
     start_mask = np.zeros((H, W), bool)
-    start_mask[int(round(y)):int(round(y)) + 30, int(round(x)):int(round(x)) + 30] = True
+    start_mask[int(round(y)) : int(round(y)) + 30, int(round(x)) : int(round(x)) + 30] = True
     result = track(video, masks=Instance("square", 0.9, (0, 0, 1, 1), mask=start_mask, frame_index=118), method="flow")
     assert result.start_index == 118 and result.label == "square"
     assert result.frame_indices.tolist() == [100 + 3 * t for t in range(12)]
@@ -120,7 +120,7 @@ def _redwood(root: Path):
     colours = [np.asarray(Image.open(folder / "color" / f"{i:05d}.jpg").convert("RGB")) for i in range(5)]
     depths = [np.asarray(Image.open(folder / "depth" / f"{i:05d}.png")).astype(np.float64) / 1000.0 for i in range(5)]
     rows = [line.split() for line in (folder / "trajectory.log").read_text().splitlines() if line.strip()]
-    poses = [np.array(rows[5 * i + 1:5 * i + 5], dtype=np.float64) for i in range(5)]
+    poses = [np.array(rows[5 * i + 1 : 5 * i + 5], dtype=np.float64) for i in range(5)]
     return colours, depths, poses
 
 
@@ -134,11 +134,15 @@ def _true_centroids(mask: np.ndarray, depth: np.ndarray, poses: list[np.ndarray]
     centroids = []
     for pose in poses:
         camera = np.linalg.inv(pose) @ world
-        centroids.append((np.mean(525.0 * camera[0] / camera[2] + 319.5), np.mean(525.0 * camera[1] / camera[2] + 239.5)))
+        centroids.append(
+            (np.mean(525.0 * camera[0] / camera[2] + 319.5), np.mean(525.0 * camera[1] / camera[2] + 239.5))
+        )
     return np.array(centroids)
 
 
-@pytest.mark.parametrize("box", [(260, 180, 380, 300), (100, 100, 200, 200), (400, 250, 520, 370), (200, 300, 300, 420)])
+@pytest.mark.parametrize(
+    "box", [(260, 180, 380, 300), (100, 100, 200, 200), (400, 250, 520, 370), (200, 300, 300, 420)]
+)
 def test_redwood_surface_patches_follow_the_measured_camera_motion(test_data, box):
     colours, depths, poses = _redwood(test_data)
     x0, y0, x1, y1 = box
@@ -152,7 +156,9 @@ def test_redwood_surface_patches_follow_the_measured_camera_motion(test_data, bo
     assert np.linalg.norm(result.centroids - truth, axis=1).max() < 1.5
 
 
-@pytest.mark.parametrize("box", [(260, 180, 380, 300), (100, 100, 200, 200), (400, 250, 520, 370), (200, 300, 300, 420)])
+@pytest.mark.parametrize(
+    "box", [(260, 180, 380, 300), (100, 100, 200, 200), (400, 250, 520, 370), (200, 300, 300, 420)]
+)
 def test_redwood_forward_then_backward_returns_to_the_start(test_data, box):
     colours, _, _ = _redwood(test_data)
     x0, y0, x1, y1 = box
@@ -212,7 +218,9 @@ def tiny_sam2_video(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(build_sam2_video(tmp_path_factory.mktemp("sam2") / "sam2-video"))
 
 
-@pytest.mark.skipif(not has_torchvision(), reason="transformers' Sam2VideoProcessor needs torchvision, not installed here")
+@pytest.mark.skipif(
+    not has_torchvision(), reason="transformers' Sam2VideoProcessor needs torchvision, not installed here"
+)
 @pytest.mark.parametrize("prompt", ["masks", "boxes"])
 def test_sam2_video_propagates_both_ways_with_absolute_indices(tiny_sam2_video, prompt):
     frames, mask, _ = moving_square_video(5, (2.0, 1.0))
@@ -261,10 +269,10 @@ def _panning_scene(count: int, vanish_from: int | None = None, seed: int = 1):
     texture = cv2.GaussianBlur(rng.integers(0, 255, (40, 40, 3)).astype(np.uint8), (0, 0), 1.0)
     frames, truth = [], []
     for t in range(count):
-        frame = np.ascontiguousarray(wide[:, 4 * t:4 * t + W])
+        frame = np.ascontiguousarray(wide[:, 4 * t : 4 * t + W])
         x = 50 + 3 * t
         if vanish_from is None or t < vanish_from:
-            frame[40:80, x:x + 40] = texture
+            frame[40:80, x : x + 40] = texture
         frames.append(frame)
         truth.append((x + 19.5, 59.5))
     return frames, np.array(truth)

@@ -23,7 +23,9 @@ def test_long_texts_and_images_are_stored_once_and_requests_round_trip_exactly(t
     image = ImagePart.from_pil(Image.new("RGB", (32, 24), "green"), label="frame 0")
     with TrajectoryWriter(tmp_path) as writer:
         for step in range(5):
-            writer.write("model_call", step=step, request={"messages": writer.messages(_conversation(step, system, image))})
+            writer.write(
+                "model_call", step=step, request={"messages": writer.messages(_conversation(step, system, image))}
+            )
         writer.write("end", reason="answered")
     log = (tmp_path / "episode.jsonl").read_text()
     assert system not in log and log.count('"text_ref"') == 5

@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
-from spatialclaw.trajectories.synthetic import write_synthetic_episode
 from spatialclaw.trajectories.episode_viewer import write_views
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -26,10 +26,21 @@ needs_chromium = pytest.mark.skipif(
 
 def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'chromium'}",
-         *args],
-        capture_output=True, text=True, timeout=90,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
 
 
@@ -89,9 +100,16 @@ def test_headless_chromium_renders_question_steps_and_images(tmp_path):
 
     # The question is painted: the same episode with another question of the same length differs on
     # screen, and only above the first frame (in the question box).
-    other = write_synthetic_episode(tmp_path / "run2" / "a", steps=3, seed=21, image_size=(120, 90),
-                                    question="Which way does the green cup face, seen from camera 1?")
-    changed = np.nonzero(np.abs(_screenshot(tmp_path, write_views(other.directory).main, "other") - pixels).max(axis=(1, 2)))[0]
+    other = write_synthetic_episode(
+        tmp_path / "run2" / "a",
+        steps=3,
+        seed=21,
+        image_size=(120, 90),
+        question="Which way does the green cup face, seen from camera 1?",
+    )
+    changed = np.nonzero(
+        np.abs(_screenshot(tmp_path, write_views(other.directory).main, "other") - pixels).max(axis=(1, 2))
+    )[0]
     assert changed.size > 0, "changing the question changed nothing on screen"
     assert changed.max() < min(image_rows), "the question is drawn above the frames"
 
@@ -104,10 +122,19 @@ def test_side_calls_are_shown_under_their_step_and_kept_out_of_the_conversation(
     ep = write_synthetic_episode(tmp_path / "ep", steps=3)
     before = [t.text for t in episode_conversation(load_episode(ep.directory)).turns]
     with TrajectoryWriter(ep.directory) as log:
-        log.write("model_call", step=1, purpose="vlm.ask", model="scripted:synthetic", params={},
-                  request={"messages": log.messages([Message.text("user", "Is the mug on the left?")])},
-                  response={"text": "Yes, on the left.", "reasoning": None}, usage={}, cost_usd=None,
-                  latency_s=0.1, error=None)
+        log.write(
+            "model_call",
+            step=1,
+            purpose="vlm.ask",
+            model="scripted:synthetic",
+            params={},
+            request={"messages": log.messages([Message.text("user", "Is the mug on the left?")])},
+            response={"text": "Yes, on the left.", "reasoning": None},
+            usage={},
+            cost_usd=None,
+            latency_s=0.1,
+            error=None,
+        )
     page = (write_views(ep.directory).main).read_text()
     assert "vlm.ask side call" in page and "Is the mug on the left?" in page and "Yes, on the left." in page
     assert "Step 1: look at frame 1." in page, "the step's own output is still the main call's"

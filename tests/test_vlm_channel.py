@@ -6,16 +6,16 @@ import json
 
 import numpy as np
 import pytest
-
 from agent_helpers import cell, fast_retry, openai_text, photo
+
 from spatialclaw.agent.loop import Agent
+from spatialclaw.agent.vlm_server import VLMServer
 from spatialclaw.chat import ModelReply
 from spatialclaw.models import ModelUnavailableError, load_model
 from spatialclaw.primitives.perception.vlm import Location, VLMClient, VLMError, parse_locations
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
-from spatialclaw.agent.vlm_server import VLMServer
 
 SECRET = "sk-secret-value-that-must-stay-on-the-host"
 
@@ -41,10 +41,14 @@ def test_cells_reach_the_model_through_the_side_channel_and_the_kernel_holds_no_
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     steps = [
         cell("colour = vlm.ask(frames[0], 'Which colour is the suit?')\nprint('colour:', colour)"),
-        cell("found = vlm.locate(frames[0], 'the face')\nfor f in found:\n    print(type(f).__name__, f.box, f.point, f.label)"),
-        cell("import os\nenv = dict(os.environ)\n"
-             "print('secret in env:', any('sk-secret' in v for v in env.values()))\n"
-             "print('key names:', sorted(k for k in env if k.endswith('API_KEY')))\nprint('vlm config:', sorted(vlm._config))"),
+        cell(
+            "found = vlm.locate(frames[0], 'the face')\nfor f in found:\n    print(type(f).__name__, f.box, f.point, f.label)"
+        ),
+        cell(
+            "import os\nenv = dict(os.environ)\n"
+            "print('secret in env:', any('sk-secret' in v for v in env.values()))\n"
+            "print('key names:', sorted(k for k in env if k.endswith('API_KEY')))\nprint('vlm config:', sorted(vlm._config))"
+        ),
         cell("answer('A')"),
     ]
     task = Task("Where is the face?", inputs=[FrameSpec.images([photo(tmp_path)])], choices=["top", "bottom"])
@@ -62,7 +66,9 @@ def test_cells_reach_the_model_through_the_side_channel_and_the_kernel_holds_no_
     assert "secret in env: False" in outputs[2]
     assert "key names: []" in outputs[2]
     # the address of the host's side channel (a Unix socket in a sandboxed kernel), the token, the timeout
-    assert ("vlm config: ['timeout_s', 'token', 'url']" in outputs[2]) or ("vlm config: ['socket', 'timeout_s', 'token']" in outputs[2])
+    assert ("vlm config: ['timeout_s', 'token', 'url']" in outputs[2]) or (
+        "vlm config: ['socket', 'timeout_s', 'token']" in outputs[2]
+    )
     purposes = [e["purpose"] for e in episode.of_type("model_call")]
     assert purposes == ["step", "vlm.ask", "step", "vlm.locate", "step", "step"]
     ask = episode.of_type("model_call")[1]
@@ -122,7 +128,10 @@ def test_the_server_rejects_images_that_are_not_png():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ('```json\n[{"box": [10, 20, 50, 60], "label": "cup"}]\n```', [Location((30.0, 40.0), (10.0, 20.0, 50.0, 60.0), "cup")]),
+        (
+            '```json\n[{"box": [10, 20, 50, 60], "label": "cup"}]\n```',
+            [Location((30.0, 40.0), (10.0, 20.0, 50.0, 60.0), "cup")],
+        ),
         ('{"point_2d": [0.25, 0.5]}', [Location((25.0, 100.0))]),
         ("[[-5, 10, 500, 30]]", [Location((50.0, 20.0), (0.0, 10.0, 100.0, 30.0))]),  # clipped to 100x200
         ("It is at (40, 20) in the image.", [Location((40.0, 20.0))]),

@@ -45,8 +45,9 @@ def scaled_K(K: np.ndarray, factor: float) -> np.ndarray:
     return S @ K
 
 
-def turning_sequence(rgb: np.ndarray, K: np.ndarray, orientations: list[np.ndarray], zooms: list[float] | None = None,
-                     width: int = 200) -> list[np.ndarray]:
+def turning_sequence(
+    rgb: np.ndarray, K: np.ndarray, orientations: list[np.ndarray], zooms: list[float] | None = None, width: int = 200
+) -> list[np.ndarray]:
     """Frames of a camera at a fixed point with orientation ``orientations[i]`` (in frame 0's camera frame)
     and focal ``zooms[i]`` x the original: each is ``rgb`` warped by K diag(z, z, 1) R_i^T K^-1, then shrunk.
     Zooming in crops the view, so start from an image wider than the benchmark frame."""
@@ -55,14 +56,21 @@ def turning_sequence(rgb: np.ndarray, K: np.ndarray, orientations: list[np.ndarr
     frames = []
     for R, zoom in zip(orientations, zooms):
         H = K @ np.diag([zoom, zoom, 1.0]) @ R.T @ np.linalg.inv(K)
-        warped = cv2.warpPerspective(rgb, H, (width_full, height_full), flags=cv2.INTER_LINEAR,
-                                     borderMode=cv2.BORDER_CONSTANT)
+        warped = cv2.warpPerspective(
+            rgb, H, (width_full, height_full), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT
+        )
         frames.append(shrink(warped, width))
     return frames
 
 
-def translating_sequence(rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, centres: list[np.ndarray],
-                         orientations: list[np.ndarray] | None = None, width: int = 200) -> list[np.ndarray]:
+def translating_sequence(
+    rgb: np.ndarray,
+    depth: np.ndarray,
+    K: np.ndarray,
+    centres: list[np.ndarray],
+    orientations: list[np.ndarray] | None = None,
+    width: int = 200,
+) -> list[np.ndarray]:
     """Frames of a camera at ``centres[i]`` (metres, in frame 0's camera frame) with ``orientations[i]``,
     rendered from one RGB-D frame (depth in metres, NaN/0 = none) by z-buffered forward warping."""
     height_full, width_full = depth.shape

@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 
 from spatialclaw.export import FORMATS, export_episodes
-from spatialclaw.trajectories.synthetic import write_synthetic_episode
 from spatialclaw.trajectories.episode_log import iter_episode_dirs
+from spatialclaw.trajectories.synthetic import write_synthetic_episode
 
 OUTPUTS = {"openai": "sft.jsonl", "trl": "trl", "sharegpt": "sharegpt", "verl": "rl.parquet", "ipynb": "notebooks"}
 
@@ -47,8 +47,13 @@ def baseline_copy(root: Path, out: Path) -> int:
     count = 0
     with open(out, "w", encoding="utf-8") as file:
         for directory in iter_episode_dirs(root):
-            events = [json.loads(line) for line in (directory / "episode.jsonl").read_text(encoding="utf-8").splitlines()]
-            images = {p.stem: base64.b64encode(p.read_bytes()).decode("ascii") for p in sorted((directory / "images").iterdir())}
+            events = [
+                json.loads(line) for line in (directory / "episode.jsonl").read_text(encoding="utf-8").splitlines()
+            ]
+            images = {
+                p.stem: base64.b64encode(p.read_bytes()).decode("ascii")
+                for p in sorted((directory / "images").iterdir())
+            }
             file.write(json.dumps({"events": events, "images": images}) + "\n")
             count += 1
     return count
@@ -69,7 +74,9 @@ def use_full_manual(directory: Path, max_steps: int) -> None:
     log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
 
 
-def row_lengths(root: Path, out_dir: Path, rows: int, steps: int, tokenizer: str) -> dict[str, tuple[list[int], list[int]]]:
+def row_lengths(
+    root: Path, out_dir: Path, rows: int, steps: int, tokenizer: str
+) -> dict[str, tuple[list[int], list[int]]]:
     """Characters and tokens per exported row for each ``--system`` choice."""
     for seed in range(rows):
         directory = root / f"row{seed:03d}"
@@ -113,8 +120,9 @@ def main() -> None:
         root = Path(tmp) / "run"
         started = time.perf_counter()
         for seed in range(args.episodes):
-            write_synthetic_episode(root / f"ep{seed:05d}", steps=args.steps, seed=seed,
-                                    format_error_steps=(3,), error_steps=(5,))
+            write_synthetic_episode(
+                root / f"ep{seed:05d}", steps=args.steps, seed=seed, format_error_steps=(3,), error_steps=(5,)
+            )
         write_s = time.perf_counter() - started
         size_mb = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
 
@@ -132,15 +140,23 @@ def main() -> None:
     baseline_eps = args.episodes / (sum(baseline_s) / len(baseline_s))
     print(f"{args.episodes} episodes x {args.steps} steps ({size_mb:.1f} MiB on disk, written in {write_s:.1f} s)")
     print(f"{'format':<10} {'seconds':>8} {'episodes/s':>11} {'vs baseline':>12}")
-    print(f"{'baseline':<10} {sum(baseline_s) / len(baseline_s):>8.2f} {baseline_eps:>11.1f} {1.0:>12.2f}"
-          f"   (runs: {', '.join(f'{s:.2f}' for s in baseline_s)} s)")
-    figures: dict[str, float | int] = {"episodes": args.episodes, "steps": args.steps, "baseline_eps": round(baseline_eps, 1)}
+    print(
+        f"{'baseline':<10} {sum(baseline_s) / len(baseline_s):>8.2f} {baseline_eps:>11.1f} {1.0:>12.2f}"
+        f"   (runs: {', '.join(f'{s:.2f}' for s in baseline_s)} s)"
+    )
+    figures: dict[str, float | int] = {
+        "episodes": args.episodes,
+        "steps": args.steps,
+        "baseline_eps": round(baseline_eps, 1),
+    }
     for fmt, seconds in results.items():
         eps = args.episodes / seconds
         print(f"{fmt:<10} {seconds:>8.2f} {eps:>11.1f} {eps / baseline_eps:>12.2f}")
         figures[f"{fmt}_eps"] = round(eps, 1)
         figures[f"{fmt}_ratio"] = round(eps / baseline_eps, 3)
-    print(f"\nrow length, {args.length_rows} rows of {args.steps} steps (medians; tokens: {args.tokenizer or 'tiny byte-level Idefics3'})")
+    print(
+        f"\nrow length, {args.length_rows} rows of {args.steps} steps (medians; tokens: {args.tokenizer or 'tiny byte-level Idefics3'})"
+    )
     print(f"{'--system':<10} {'chars':>8} {'tokens':>8} {'tokens max':>11}")
     for choice, (chars, tokens) in lengths.items():
         print(f"{choice:<10} {int(statistics.median(chars)):>8} {int(statistics.median(tokens)):>8} {max(tokens):>11}")

@@ -72,8 +72,11 @@ def bench_segment_batch(frame: np.ndarray, root: Path) -> dict[str, float]:
     boxes = [(40 + 60 * i, 50 + 20 * i, 120 + 60 * i, 200 + 20 * i) for i in range(8)]
     together = best_of(3, lambda: segment(frame, box=boxes, model=folder))
     apart = best_of(3, lambda: [segment(frame, box=box, model=folder) for box in boxes])
-    return {"segment_8_boxes_one_call_s": together, "segment_8_boxes_8_calls_s": apart,
-            "segment_separate_over_batched": apart / together}
+    return {
+        "segment_8_boxes_one_call_s": together,
+        "segment_8_boxes_8_calls_s": apart,
+        "segment_separate_over_batched": apart / together,
+    }
 
 
 def bench_flow_track(frames: list[np.ndarray]) -> dict[str, float]:
@@ -86,11 +89,16 @@ def bench_flow_track(frames: list[np.ndarray]) -> dict[str, float]:
     patch[180:300, 260:380] = True
     ours = best_of(3, lambda: track(frames, masks=patch, method="flow"))
     grays = [cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) for frame in frames]
-    farneback = best_of(3, lambda: [cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 4, 21, 3, 5, 1.1, 0)
-                                    for a, b in zip(grays, grays[1:])])
+    farneback = best_of(
+        3,
+        lambda: [cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 4, 21, 3, 5, 1.1, 0) for a, b in zip(grays, grays[1:])],
+    )
     pairs = len(frames) - 1
-    return {"track_flow_per_frame_s": ours / pairs, "farneback_per_frame_s": farneback / pairs,
-            "farneback_over_track_flow": farneback / ours}
+    return {
+        "track_flow_per_frame_s": ours / pairs,
+        "farneback_per_frame_s": farneback / pairs,
+        "farneback_over_track_flow": farneback / ours,
+    }
 
 
 def main() -> None:

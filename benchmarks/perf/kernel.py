@@ -53,7 +53,11 @@ class RawKernel:
                 message = self.client.get_iopub_msg(timeout=30)
             except queue.Empty:
                 raise RuntimeError("the raw kernel stopped answering") from None
-            if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            if (
+                message["parent_header"].get("msg_id") == msg_id
+                and message["msg_type"] == "status"
+                and message["content"]["execution_state"] == "idle"
+            ):
                 return
 
     def shutdown(self) -> None:

@@ -39,7 +39,9 @@ def build_tokenizer(folder: Path) -> object:
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=8000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=8000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
     tokenizer.train_from_iterator(texts, trainer)
     folder.mkdir(parents=True, exist_ok=True)
     PreTrainedTokenizerFast(tokenizer_object=tokenizer).save_pretrained(folder)
@@ -72,9 +74,11 @@ def unavailable_call(repeats: int) -> dict[str, float]:
         for name in ("SPATIALCLAW_DEPTH_MODEL", "SPATIALCLAW_MODELS", "SPATIALCLAW_PERCEPTION"):
             os.environ.pop(name, None)
         with Kernel() as kernel:
-            check = kernel.execute("import time as _t; _s = _t.perf_counter()\n"
-                                   "from spatialclaw.primitives.perception.availability import tool_status; tool_status()\n"
-                                   "print(_t.perf_counter() - _s)")
+            check = kernel.execute(
+                "import time as _t; _s = _t.perf_counter()\n"
+                "from spatialclaw.primitives.perception.availability import tool_status; tool_status()\n"
+                "print(_t.perf_counter() - _s)"
+            )
             baseline, failing = [], []
             for _ in range(repeats):
                 started = time.perf_counter()
@@ -108,10 +112,14 @@ def main() -> None:
     print(f"tokenizer: {tokenizer_name}")
     print(f"{'detail':<8}{'api chars':>12}{'api tokens':>12}{'system chars':>14}{'system tokens':>15}")
     for detail, row in measured.items():
-        print(f"{detail:<8}{row['api_chars']:>12}{row['api_tokens']:>12}{row['system_chars']:>14}{row['system_tokens']:>15}")
+        print(
+            f"{detail:<8}{row['api_chars']:>12}{row['api_tokens']:>12}{row['system_chars']:>14}{row['system_tokens']:>15}"
+        )
     print(f"kernel-side check of every learned tool: {speed['tool_check_s'] * 1000:.0f} ms")
-    print(f"call of an unavailable tool: {speed['unavailable_call_s'] * 1000:.1f} ms "
-          f"(a trivial cell: {speed['baseline_cell_s'] * 1000:.1f} ms)")
+    print(
+        f"call of an unavailable tool: {speed['unavailable_call_s'] * 1000:.1f} ms "
+        f"(a trivial cell: {speed['baseline_cell_s'] * 1000:.1f} ms)"
+    )
     core, full = measured["core"], measured["full"]
     figures = {
         "tokenizer": tokenizer_name,

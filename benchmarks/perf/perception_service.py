@@ -55,14 +55,12 @@ def per_call_ms(images: list[np.ndarray], model: str) -> float:
 def main() -> None:
     os.environ["SPATIALCLAW_CACHE"] = "off"
     os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
-    from tiny_depth_models import save_tiny_depth_anything
-
     import ray
+    import torch
+    from tiny_depth_models import save_tiny_depth_anything
 
     from spatialclaw.primitives.perception import remote
     from spatialclaw.services.perception import start_perception_service
-
-    import torch
 
     torch.set_num_threads(1)  # as in the actor (one CPU)
     images = frames()
@@ -86,10 +84,19 @@ def main() -> None:
     print(f"{'this process (baseline)':<28}{local_ms:>12.1f}")
     print(f"{'shared actor (Ray)':<28}{service_ms:>12.1f}")
     print(f"forwarding overhead: {service_ms - local_ms:.1f} ms per call ({service_ms / local_ms:.2f}x the local call)")
-    print(json.dumps({"benchmark": "perception_service", "frame": [width, height], "calls": CALLS,
-                      "local_ms_per_call": round(local_ms, 2), "service_ms_per_call": round(service_ms, 2),
-                      "overhead_ms_per_call": round(service_ms - local_ms, 2),
-                      "ratio_service_over_local": round(service_ms / local_ms, 3)}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "perception_service",
+                "frame": [width, height],
+                "calls": CALLS,
+                "local_ms_per_call": round(local_ms, 2),
+                "service_ms_per_call": round(service_ms, 2),
+                "overhead_ms_per_call": round(service_ms - local_ms, 2),
+                "ratio_service_over_local": round(service_ms / local_ms, 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

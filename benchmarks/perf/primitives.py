@@ -67,8 +67,12 @@ def bench_backproject() -> dict:
     assert np.allclose(fast, naive, atol=1e-5), "vectorised and naive backprojection disagree"
     t_fast = best_of(5, lambda: geom.backproject(depth, K))
     t_naive = best_of(1, lambda: naive_backproject(depth, K))
-    return {"backproject_1mp_s": t_fast, "backproject_naive_s": t_naive, "backproject_speedup": t_naive / t_fast,
-            "points": len(fast)}
+    return {
+        "backproject_1mp_s": t_fast,
+        "backproject_naive_s": t_naive,
+        "backproject_speedup": t_naive / t_fast,
+        "points": len(fast),
+    }
 
 
 def bench_cache() -> dict:
@@ -109,7 +113,7 @@ def bench_reconstruct() -> dict:
     colors = [np.asarray(Image.open(root / "color" / f"{i:05d}.jpg").convert("RGB")) for i in range(5)]
     depths = [np.asarray(Image.open(root / "depth" / f"{i:05d}.png")).astype(np.float32) / 1000.0 for i in range(5)]
     rows = [line.split() for line in (root / "trajectory.log").read_text().splitlines() if line.strip()]
-    truth = [np.array(rows[5 * i + 1: 5 * i + 5], dtype=float) for i in range(5)]
+    truth = [np.array(rows[5 * i + 1 : 5 * i + 5], dtype=float) for i in range(5)]
     K = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1]])
     figures = {}
     with warnings.catch_warnings():
@@ -137,8 +141,9 @@ def bench_metrology() -> dict:
     from itertools import combinations
 
     import planar_photos as pp
-    from spatialclaw.primitives.geometry import geom
+
     from spatialclaw.primitives.display.color import find_color
+    from spatialclaw.primitives.geometry import geom
 
     root = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
     texture = root / "rgbd-redwood" / "color" / "00000.jpg"
@@ -150,16 +155,23 @@ def bench_metrology() -> dict:
 
         def measure() -> tuple:
             plane = geom.find_plane_reference(photo.image, size=pp.SHEET, color="white")
-            dots = {n: find_color(photo.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
-                    for n, c in colours.items()}
+            dots = {
+                n: find_color(photo.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
+                for n, c in colours.items()
+            }
             return plane, dots
 
         plane, dots = measure()
         truth = {n: np.array(pp.DOTS[n][0]) for n in colours}
         long_pairs = [p for p in combinations(colours, 2) if np.linalg.norm(truth[p[0]] - truth[p[1]]) >= 0.12]
-        ratio_err = max(abs(plane.ratio((dots[a], dots[b]), (dots[c], dots[d])).value
-                            / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d])) - 1)
-                        for (a, b), (c, d) in combinations(long_pairs, 2))
+        ratio_err = max(
+            abs(
+                plane.ratio((dots[a], dots[b]), (dots[c], dots[d])).value
+                / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d]))
+                - 1
+            )
+            for (a, b), (c, d) in combinations(long_pairs, 2)
+        )
         angle_err = 0.0
         for a, v, b in combinations(colours, 3):
             u, w = truth[a] - truth[v], truth[b] - truth[v]
@@ -172,19 +184,28 @@ def bench_metrology() -> dict:
         figures[f"metrology_{width}px_worst_ratio_err_pct"] = 100 * ratio_err
         figures[f"metrology_{width}px_worst_angle_err_deg"] = angle_err
         within = 0
-        for tilt in (30, 45, 60):                   # a pose sweep at JPEG quality 70: ratios within 1%, angles 1 deg
+        for tilt in (30, 45, 60):  # a pose sweep at JPEG quality 70: ratios within 1%, angles 1 deg
             for yaw in (-30, 0, 30):
-                swept = pp.render(texture, width, canvas=canvas, tilt_deg=tilt, yaw_deg=yaw, jpeg_quality=70,
-                                  seed=tilt + yaw)
+                swept = pp.render(
+                    texture, width, canvas=canvas, tilt_deg=tilt, yaw_deg=yaw, jpeg_quality=70, seed=tilt + yaw
+                )
                 try:
                     plane = geom.find_plane_reference(swept.image, size=pp.SHEET, color="white")
-                    found = {n: find_color(swept.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
-                             for n, c in colours.items()}
+                    found = {
+                        n: find_color(swept.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
+                        for n, c in colours.items()
+                    }
                 except (ValueError, IndexError):
                     continue
-                ok = all(abs(plane.ratio((found[a], found[b]), (found[c], found[d])).value
-                             / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d])) - 1) < 0.01
-                         for (a, b), (c, d) in combinations(long_pairs, 2))
+                ok = all(
+                    abs(
+                        plane.ratio((found[a], found[b]), (found[c], found[d])).value
+                        / (np.linalg.norm(truth[a] - truth[b]) / np.linalg.norm(truth[c] - truth[d]))
+                        - 1
+                    )
+                    < 0.01
+                    for (a, b), (c, d) in combinations(long_pairs, 2)
+                )
                 within += int(ok)
         figures[f"metrology_{width}px_sweep_poses_within_1pct_of_9"] = within
     return figures
@@ -238,8 +259,12 @@ def bench_small_frames() -> dict:
             kb, db = sift.detectAndCompute(cv2.cvtColor(b, cv2.COLOR_RGB2GRAY), None)
             pairs = [m for m, n in cv2.BFMatcher().knnMatch(da, db, k=2) if m.distance < 0.8 * n.distance]
             if len(pairs) >= 4:
-                cv2.findHomography(np.float32([ka[m.queryIdx].pt for m in pairs]),
-                                   np.float32([kb[m.trainIdx].pt for m in pairs]), cv2.RANSAC, 1.5)
+                cv2.findHomography(
+                    np.float32([ka[m.queryIdx].pt for m in pairs]),
+                    np.float32([kb[m.trainIdx].pt for m in pairs]),
+                    cv2.RANSAC,
+                    1.5,
+                )
 
     figures = {}
     motion(frames[:2], intrinsics=K_small)  # imports (scipy.optimize) and OpenCV start-up, outside the timing
@@ -256,7 +281,10 @@ def bench_small_frames() -> dict:
     figures["motion_over_bare_opencv"] = figures["motion_8_frames_200px_s"] / figures["bare_opencv_homographies_s"]
 
     folder = data / "multiview-temple"
-    par = {line.split()[0]: np.array(line.split()[1:], float) for line in (folder / "templeR_par.txt").read_text().splitlines()[1:]}
+    par = {
+        line.split()[0]: np.array(line.split()[1:], float)
+        for line in (folder / "templeR_par.txt").read_text().splitlines()[1:]
+    }
     names = sorted(p.name for p in folder.glob("*.png"))[:6]
     full = [np.asarray(Image.open(folder / n).convert("RGB")) for n in names]
     truth = [par[n][9:18].reshape(3, 3) for n in names]  # world-to-camera rotations
@@ -271,7 +299,9 @@ def bench_small_frames() -> dict:
             expected = truth[0] @ truth[i].T
             errors.append(rotation_deg(estimated.T @ expected))
         figures[f"reconstruct_6_{label}_max_rel_rot_err_deg"] = max(errors) if errors else None
-    figures["reconstruct_small_over_full_time"] = figures["reconstruct_6_small_200px_s"] / figures["reconstruct_6_full_640px_s"]
+    figures["reconstruct_small_over_full_time"] = (
+        figures["reconstruct_6_small_200px_s"] / figures["reconstruct_6_full_640px_s"]
+    )
     return figures
 
 

@@ -67,8 +67,17 @@ def baseline(tasks: list, url: str, root: Path) -> tuple[float, float]:
 def runner(episodes: int, workers: int, url: str, root: Path) -> tuple[float, float]:
     """Wall time of ``run_benchmark`` and the summed episode durations (seconds)."""
     out = root / f"run-{workers}"
-    config = RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{url}", out=out, limit=episodes, seed=0,
-                       workers=workers, progress=False, agent=AGENT, model_options={"api_key": "perf"})
+    config = RunConfig(
+        benchmark="synthetic",
+        model=f"openai-compat:scripted@{url}",
+        out=out,
+        limit=episodes,
+        seed=0,
+        workers=workers,
+        progress=False,
+        agent=AGENT,
+        model_options={"api_key": "perf"},
+    )
     started = time.perf_counter()
     summary = run_benchmark(config)
     wall = time.perf_counter() - started
@@ -98,8 +107,12 @@ def main() -> None:
     print(f"{'setting':<24}{'wall s':>9}{'episodes/s':>12}{'idle ms/ep':>12}")
     for name, (wall, inside) in (("baseline, before", before), ("baseline, after", after)):
         print(f"{name:<24}{wall:>9.2f}{n / wall:>12.2f}{1000 * (wall - inside) / n:>12.1f}")
-    figures: dict[str, object] = {"episodes": n, "cpu_cores": os.cpu_count(), "baseline_episodes_per_s": round(n / base_wall, 3),
-                                  "baseline_spread": round(abs(before[0] - after[0]) / base_wall, 3)}
+    figures: dict[str, object] = {
+        "episodes": n,
+        "cpu_cores": os.cpu_count(),
+        "baseline_episodes_per_s": round(n / base_wall, 3),
+        "baseline_spread": round(abs(before[0] - after[0]) / base_wall, 3),
+    }
     for workers, (wall, inside) in results.items():
         idle = 1000 * (wall * workers - inside) / n
         print(f"{f'runner, {workers} worker(s)':<24}{wall:>9.2f}{n / wall:>12.2f}{idle:>12.1f}")
@@ -113,9 +126,13 @@ def main() -> None:
         figures["runner_overhead_ms_per_episode"] = round(overhead, 2)
         figures["wall_overhead_ms_per_episode"] = round(wall_overhead, 2)
         figures["runner_to_baseline_wall_ratio_1w"] = round(wall_1w / base_wall, 3)
-        print(f"runner's own overhead at 1 worker: {overhead:.1f} ms per episode (outside-episode time, runner minus bare loop)")
-        print(f"wall time at 1 worker: {wall_overhead:+.1f} ms per episode against the bare loop "
-              f"({wall_1w / base_wall:.3f}x; the two bare-loop runs differ by {100 * figures['baseline_spread']:.0f}%)")
+        print(
+            f"runner's own overhead at 1 worker: {overhead:.1f} ms per episode (outside-episode time, runner minus bare loop)"
+        )
+        print(
+            f"wall time at 1 worker: {wall_overhead:+.1f} ms per episode against the bare loop "
+            f"({wall_1w / base_wall:.3f}x; the two bare-loop runs differ by {100 * figures['baseline_spread']:.0f}%)"
+        )
     print(json.dumps(figures))
 
 

@@ -64,8 +64,8 @@ def main() -> None:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    from spatialclaw.kernel.kernel import Kernel
     from spatialclaw.interactive.session import start_session
+    from spatialclaw.kernel.kernel import Kernel
     from spatialclaw.task import FrameSpec, Task
 
     root = Path(tempfile.mkdtemp(prefix="sc-session-perf-"))
@@ -78,8 +78,11 @@ def main() -> None:
     times: dict[str, dict[str, list[float]]] = {p: {c: [] for c in CELLS} for p in ("baseline", "python", "cli", "mcp")}
 
     async def run_all() -> None:
-        server = StdioServerParameters(command=sys.executable, args=["-m", "spatialclaw.cli", "mcp", "--keep-sessions"],
-                                       env={"SPATIALCLAW_SESSIONS": os.environ["SPATIALCLAW_SESSIONS"]})
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "spatialclaw.cli", "mcp", "--keep-sessions"],
+            env={"SPATIALCLAW_SESSIONS": os.environ["SPATIALCLAW_SESSIONS"]},
+        )
         async with stdio_client(server, errlog=open(os.devnull, "w")) as (read, write):
             async with ClientSession(read, write) as client:
                 await client.initialize()
@@ -88,7 +91,9 @@ def main() -> None:
                         samples = {
                             "baseline": timed(lambda: kernel.execute(code)),
                             "python": timed(lambda: session.execute(code)),
-                            "cli": timed(lambda: subprocess.run(cli, input=code, text=True, capture_output=True, check=True)),
+                            "cli": timed(
+                                lambda: subprocess.run(cli, input=code, text=True, capture_output=True, check=True)
+                            ),
                         }
                         started = time.perf_counter()
                         result = await client.call_tool("session_exec", {"session": session.id, "code": code})

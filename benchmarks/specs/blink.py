@@ -16,7 +16,13 @@ from typing import Any
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, iter_nonempty
 from spatialclaw.task import FrameSpec, Task
 
-SPATIAL_SUBTASKS = ("Relative_Depth", "Spatial_Relation", "Multi-view_Reasoning", "Object_Localization", "Visual_Correspondence")
+SPATIAL_SUBTASKS = (
+    "Relative_Depth",
+    "Spatial_Relation",
+    "Multi-view_Reasoning",
+    "Object_Localization",
+    "Visual_Correspondence",
+)
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:

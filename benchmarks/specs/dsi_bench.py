@@ -21,8 +21,14 @@ from typing import Any
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
 from spatialclaw.task import FrameSpec, Task
 
-CATEGORIES = ("Obj:static cam", "Obj:moving cam", "Cam:static scene", "Cam:dynamic scene", "Obj-Cam distance",
-              "Obj-Cam orientation")
+CATEGORIES = (
+    "Obj:static cam",
+    "Obj:moving cam",
+    "Cam:static scene",
+    "Cam:dynamic scene",
+    "Obj-Cam distance",
+    "Obj-Cam orientation",
+)
 
 #: The official prompt's answer format (the reply a structured answer is rendered as before scoring).
 ANSWER_FORMAT = "<answer>[A, B, C, or D]</answer>"
@@ -55,7 +61,7 @@ SPEC = BenchmarkSpec(
     splits=("std", "hflip", "reverse", "reverse_hflip"),
     aggregation="micro",
     media_help="Download Viglong/DSI-Bench (huggingface-cli download --repo-type dataset) and pass "
-               "--source metadatas/std.csv --media-root videos/std",
+    "--source metadatas/std.csv --media-root videos/std",
     homepage="https://huggingface.co/datasets/Viglong/DSI-Bench",
     metric="accuracy; the letter in <answer>X</answer>, else E (official README evaluation)",
 )

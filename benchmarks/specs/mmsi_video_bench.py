@@ -40,8 +40,11 @@ TYPE_NAMES = {
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    inputs = [FrameSpec.images([ctx.media(f"frames/{frame}") for frame in frames])
-              for frames in record["frames_list"] if frames]
+    inputs = [
+        FrameSpec.images([ctx.media(f"frames/{frame}") for frame in frames])
+        for frames in record["frames_list"]
+        if frames
+    ]
     if record.get("ref_images"):
         inputs.append(FrameSpec.images([ctx.media(f"ref_images/{image}") for image in record["ref_images"]]))
     prompt = f"{record.get('task_prompt') or ''}{record['user_prompt']}"

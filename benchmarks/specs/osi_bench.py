@@ -50,10 +50,19 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     )
     meta = {"video_length_s": record.get("video_length")}
     if str(record["question_type"]).lower() == "mcq":
-        return Task(**common, choices=strip_option_labels(_options(record.get("options"))), answer_type="multiple_choice",
-                    ground_truth=str(record["answer"]).strip(), meta={**meta, "metric": "vsi_mca"})
-    return Task(**common, answer_type="number", ground_truth=float(record["answer"]),
-                meta={**meta, "metric": f"osi_na:{category}"})
+        return Task(
+            **common,
+            choices=strip_option_labels(_options(record.get("options"))),
+            answer_type="multiple_choice",
+            ground_truth=str(record["answer"]).strip(),
+            meta={**meta, "metric": "vsi_mca"},
+        )
+    return Task(
+        **common,
+        answer_type="number",
+        ground_truth=float(record["answer"]),
+        meta={**meta, "metric": f"osi_na:{category}"},
+    )
 
 
 SPEC = BenchmarkSpec(
@@ -64,7 +73,7 @@ SPEC = BenchmarkSpec(
     split="test",
     aggregation="micro",
     media_help="Download HarmlessSR07/OSI-Bench and unzip its archives into one folder; the records are "
-               "OSI-Bench.tsv from lmms-lab-si/EASI-Leaderboard-Data (pass it as --source)",
+    "OSI-Bench.tsv from lmms-lab-si/EASI-Leaderboard-Data (pass it as --source)",
     homepage="https://huggingface.co/datasets/HarmlessSR07/OSI-Bench",
     metric="accuracy and MRA (zero answers by threshold), mean over questions (VLMEvalKit OSIBench)",
 )

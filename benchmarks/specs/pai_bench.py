@@ -34,8 +34,11 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"pai-bench/{ctx.index}-{record['video_path']}",
         benchmark="pai-bench",
         category=category,
-        meta={"metric": "pai_choice", "subcategory": record.get("subcategory"),
-              "answer_format": "<answer>answer</answer>"},
+        meta={
+            "metric": "pai_choice",
+            "subcategory": record.get("subcategory"),
+            "answer_format": "<answer>answer</answer>",
+        },
     )
 
 

@@ -19,11 +19,17 @@ from typing import Any
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
 from spatialclaw.task import FrameSpec, Task
 
-
 #: lmms-eval sparbench's task families: multiple choice, numbers, and the view-change instruction.
-NUMERIC_TASKS = ("depth_prediction_oc", "depth_prediction_oo", "distance_prediction_oc", "distance_prediction_oo",
-                 "depth_prediction_oc_mv", "depth_prediction_oo_mv", "distance_prediction_oo_mv",
-                 "distance_prediction_oc_mv")
+NUMERIC_TASKS = (
+    "depth_prediction_oc",
+    "depth_prediction_oo",
+    "distance_prediction_oc",
+    "distance_prediction_oo",
+    "depth_prediction_oc_mv",
+    "depth_prediction_oo_mv",
+    "distance_prediction_oo_mv",
+    "distance_prediction_oc_mv",
+)
 VIEW_CHANGE = "view_change_infer"
 
 
@@ -40,17 +46,33 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     meta = {"img_type": record.get("img_type"), "source": record.get("source")}
     answer = str(record["answer"]).strip()
     if task == VIEW_CHANGE:  # "move_right:0.5,rotate_left:30,...", scored per axis by MRA
-        return Task(question=record["question"], answer_type="text", ground_truth=answer,
-                    meta={**meta, "metric": "spar_vci"}, **common)
+        return Task(
+            question=record["question"],
+            answer_type="text",
+            ground_truth=answer,
+            meta={**meta, "metric": "spar_vci"},
+            **common,
+        )
     if task in NUMERIC_TASKS:
-        return Task(question=record["question"], answer_type="number", ground_truth=answer,
-                    meta={**meta, "metric": f"spar_na:{task}"}, **common)
+        return Task(
+            question=record["question"],
+            answer_type="number",
+            ground_truth=answer,
+            meta={**meta, "metric": f"spar_na:{task}"},
+            **common,
+        )
     parsed = parse_inline_options(record["question"])
     if parsed is None:
         raise ValueError(f"multiple-choice question {record['id']} ({task}) has no inline options")
     stem, options = parsed
-    return Task(question=stem, choices=options, answer_type="multiple_choice", ground_truth=answer,
-                meta={**meta, "metric": "spar_mca"}, **common)
+    return Task(
+        question=stem,
+        choices=options,
+        answer_type="multiple_choice",
+        ground_truth=answer,
+        meta={**meta, "metric": "spar_mca"},
+        **common,
+    )
 
 
 SPEC = BenchmarkSpec(

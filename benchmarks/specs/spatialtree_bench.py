@@ -55,10 +55,16 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task | None:
     )
     meta = {"spatree": path, "metricfunc": metric_func}
     if metric_func == "multichoiceeval" and record.get("question_type") != "open":
-        return Task(**common, choices=strip_option_labels(record["option"]), answer_type="multiple_choice",
-                    ground_truth=str(record["answer"]).strip(), meta={**meta, "metric": "spatialtree_choice"})
-    return Task(**common, answer_type="number", ground_truth=float(record["answer"]),
-                meta={**meta, "metric": "spatialtree_mra"})
+        return Task(
+            **common,
+            choices=strip_option_labels(record["option"]),
+            answer_type="multiple_choice",
+            ground_truth=str(record["answer"]).strip(),
+            meta={**meta, "metric": "spatialtree_choice"},
+        )
+    return Task(
+        **common, answer_type="number", ground_truth=float(record["answer"]), meta={**meta, "metric": "spatialtree_mra"}
+    )
 
 
 SPEC = BenchmarkSpec(

@@ -17,7 +17,8 @@ available offline; VSI-Bench's official extraction is used.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
 from spatialclaw.task import FrameSpec, Task
@@ -34,12 +35,25 @@ def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Ta
         )
         meta = {"modal_type": record.get("modal_type"), "problem_type": record.get("problem_type")}
         answer = str(record["answer"]).strip()
-        parsed = parse_inline_options(str(record["question"]), marker="Options:") or parse_inline_options(str(record["question"]))
+        parsed = parse_inline_options(str(record["question"]), marker="Options:") or parse_inline_options(
+            str(record["question"])
+        )
         if parsed is not None and re.fullmatch(r"[A-Za-z]", answer):
-            return Task(question=parsed[0], choices=parsed[1], answer_type="multiple_choice", ground_truth=answer,
-                        meta={**meta, "metric": "vsi_mca"}, **common)
-        return Task(question=str(record["question"]), answer_type="number", ground_truth=float(answer),
-                    meta={**meta, "metric": "vsi_na"}, **common)
+            return Task(
+                question=parsed[0],
+                choices=parsed[1],
+                answer_type="multiple_choice",
+                ground_truth=answer,
+                meta={**meta, "metric": "vsi_mca"},
+                **common,
+            )
+        return Task(
+            question=str(record["question"]),
+            answer_type="number",
+            ground_truth=float(answer),
+            meta={**meta, "metric": "vsi_na"},
+            **common,
+        )
 
     return to_task
 

@@ -34,9 +34,15 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         task_id=f"video-mme-v2/{record['question_id']}",
         benchmark="video-mme-v2",
         category=str(record.get("group_type") or "unknown"),
-        meta={"metric": "videomme_v2_choice", "video_id": video_id, "question_id": str(record["question_id"]),
-              "group_type": record.get("group_type"), "group_structure": record.get("group_structure"),
-              "level": record.get("level"), "second_head": record.get("second_head")},
+        meta={
+            "metric": "videomme_v2_choice",
+            "video_id": video_id,
+            "question_id": str(record["question_id"]),
+            "group_type": record.get("group_type"),
+            "group_structure": record.get("group_structure"),
+            "level": record.get("level"),
+            "second_head": record.get("second_head"),
+        },
     )
 
 

@@ -13,7 +13,8 @@ Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/vsibench/utils.py`` (metri
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
@@ -36,16 +37,26 @@ def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Ta
             category=qtype,
         )
         if options:
-            return Task(**common, choices=options, answer_type="multiple_choice",
-                        ground_truth=str(record["ground_truth"]), meta={"metric": "vsi_mca", "scene": record["scene_name"]})
-        return Task(**common, answer_type="number", ground_truth=float(record["ground_truth"]),
-                    meta={"metric": "vsi_na", "unit": UNITS.get(qtype), "scene": record["scene_name"]})
+            return Task(
+                **common,
+                choices=options,
+                answer_type="multiple_choice",
+                ground_truth=str(record["ground_truth"]),
+                meta={"metric": "vsi_mca", "scene": record["scene_name"]},
+            )
+        return Task(
+            **common,
+            answer_type="number",
+            ground_truth=float(record["ground_truth"]),
+            meta={"metric": "vsi_na", "unit": UNITS.get(qtype), "scene": record["scene_name"]},
+        )
 
     return to_task
 
 
-MEDIA_HELP = ("Download arkitscenes.zip, scannet.zip and scannetpp.zip from nyu-visionx/VSI-Bench and unzip them "
-              "into one folder")
+MEDIA_HELP = (
+    "Download arkitscenes.zip, scannet.zip and scannetpp.zip from nyu-visionx/VSI-Bench and unzip them into one folder"
+)
 
 SPEC = BenchmarkSpec(
     name="vsi-bench",

@@ -32,10 +32,19 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         category=qtype,
     )
     if qtype in NUMERIC_TYPES:
-        return Task(**common, answer_type="number", ground_truth=float(record["ground_truth"]),
-                    meta={"metric": "vsi_na", "unit": "m"})
-    return Task(**common, choices=strip_option_labels(record["options"]), answer_type="multiple_choice",
-                ground_truth=str(record["mc_answer"]).strip(), meta={"metric": "vsi_mca"})
+        return Task(
+            **common,
+            answer_type="number",
+            ground_truth=float(record["ground_truth"]),
+            meta={"metric": "vsi_na", "unit": "m"},
+        )
+    return Task(
+        **common,
+        choices=strip_option_labels(record["options"]),
+        answer_type="multiple_choice",
+        ground_truth=str(record["mc_answer"]).strip(),
+        meta={"metric": "vsi_mca"},
+    )
 
 
 SPEC = BenchmarkSpec(

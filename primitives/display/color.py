@@ -6,8 +6,9 @@ centres. Which pixels count as the colour is decided in :mod:`.color_mask`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,8 +59,10 @@ class Blob:
         plane = ""
         if self.plane_xy is not None:
             plane = f", plane=({self.plane_xy[0]:.4g}, {self.plane_xy[1]:.4g}) size {self.plane_size:.3g}"
-        return (f"Blob(centroid=({self.centroid[0]:.2f}, {self.centroid[1]:.2f}) px, area={self.area} px^2, "
-                f"box={self.box}, match={self.match:.2f}, compactness={self.compactness:.2f}{plane})")
+        return (
+            f"Blob(centroid=({self.centroid[0]:.2f}, {self.centroid[1]:.2f}) px, area={self.area} px^2, "
+            f"box={self.box}, match={self.match:.2f}, compactness={self.compactness:.2f}{plane})"
+        )
 
 
 class ColorBlobs(list):
@@ -68,8 +71,9 @@ class ColorBlobs(list):
     Without an expected size or a shape the order is by area (largest first); ``.thresholds`` records the adaptive
     thresholds used (hue band in degrees, Lab chroma or lightness floor)."""
 
-    def __init__(self, blobs: Sequence[Blob], color: str, mask: np.ndarray,
-                 thresholds: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, blobs: Sequence[Blob], color: str, mask: np.ndarray, thresholds: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(blobs)
         self.color = color
         self.mask = mask
@@ -83,8 +87,9 @@ class ColorBlobs(list):
         return "\n".join(lines)
 
 
-def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int, int]
-                       ) -> tuple[tuple[float, float], float]:
+def _weighted_centroid(
+    local: np.ndarray, values: np.ndarray, origin: tuple[int, int]
+) -> tuple[tuple[float, float], float]:
     """Sub-pixel centre and area of a region (``local``: its mask in a crop with a 5-px margin,
     ``values``: the colour strength there, ``origin``: the crop's (x0, y0)): pixels within 2 px of the
     region weigh by their strength, scaled from the surrounding background's (0) to the core's (1)."""
@@ -95,7 +100,7 @@ def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int,
     core = binary_erosion(local, iterations=1)
     core = core if core.any() else local
     background = float(np.median(values[ring])) if ring.any() else float(values[~local].min(initial=values.min()))
-    inside = float(np.percentile(values[core], 90))   # blur lowers a small blob's median below its colour
+    inside = float(np.percentile(values[core], 90))  # blur lowers a small blob's median below its colour
     if inside - background < 1e-6:
         weights = local.astype(np.float64)
     else:
@@ -103,7 +108,7 @@ def _weighted_centroid(local: np.ndarray, values: np.ndarray, origin: tuple[int,
     total = float(weights.sum())
     if total <= 0:
         weights, total = local.astype(np.float64), float(local.sum())
-    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    gy, gx = np.mgrid[0 : local.shape[0], 0 : local.shape[1]]
     return (float((weights * gx).sum() / total) + origin[0], float((weights * gy).sum() / total) + origin[1]), total
 
 
@@ -174,7 +179,9 @@ def find_color(
     space = color_space(array)
     mask, strength, label, thresholds, centre, half = color_mask(space, color, hue_tolerance, min_chroma)
     if expected_size is not None and not float(expected_size) > 0:
-        raise ValueError(f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}")
+        raise ValueError(
+            f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}"
+        )
     if shape not in _SHAPE_WEIGHT:
         raise ValueError(f"shape must be None, 'dot' (small solid round markers) or 'any', got {shape!r}")
     shape_weight = _SHAPE_WEIGHT[shape] if (shape is not None or expected_size is not None) else 0.0
@@ -193,7 +200,7 @@ def find_color(
             score += 0.5 * float(hue_distance(np.array(mean_hue), centre)) / max(half, 1.0)
             score += _halo_penalty(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1])
         plane_xy = plane_size = None
-        ranked_area = float(np.sqrt(weighted * area))   # a faint speck's weights must not make it look big
+        ranked_area = float(np.sqrt(weighted * area))  # a faint speck's weights must not make it look big
         size = float(np.sqrt(4.0 * ranked_area / np.pi))
         if rectified is not None:
             plane_xy, plane_size = _blob_on_plane(rectified, centroid, weighted)
@@ -203,13 +210,37 @@ def find_color(
             score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
         compact = _disc_overlap(local)
         score += shape_weight * (1.0 - compact)
-        found.append((i, (x, y, x + w, y + h), area, centroid, weighted, float(np.exp(-score)), plane_xy, plane_size,
-                      tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0)), compact))
+        found.append(
+            (
+                i,
+                (x, y, x + w, y + h),
+                area,
+                centroid,
+                weighted,
+                float(np.exp(-score)),
+                plane_xy,
+                plane_size,
+                tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0)),
+                compact,
+            )
+        )
     by_area = expected_size is None and shape in (None, "any")
     found.sort(key=(lambda f: -f[2]) if by_area else (lambda f: -f[5]))
-    blobs = [Blob(centroid=centroid, area=area, box=box, mask=components == i, mean_rgb=mean_rgb,
-                  weighted_area=weighted, match=match, plane_xy=plane_xy, plane_size=plane_size, compactness=compact)
-             for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]]
+    blobs = [
+        Blob(
+            centroid=centroid,
+            area=area,
+            box=box,
+            mask=components == i,
+            mean_rgb=mean_rgb,
+            weighted_area=weighted,
+            match=match,
+            plane_xy=plane_xy,
+            plane_size=plane_size,
+            compactness=compact,
+        )
+        for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]
+    ]
     return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
 
 
@@ -223,7 +254,7 @@ def _disc_overlap(local: np.ndarray) -> float:
     if xs.size == 0:
         return 0.0
     radius_sq = xs.size / np.pi
-    gy, gx = np.mgrid[0:local.shape[0], 0:local.shape[1]]
+    gy, gx = np.mgrid[0 : local.shape[0], 0 : local.shape[1]]
     disc = (gx - xs.mean()) ** 2 + (gy - ys.mean()) ** 2 <= radius_sq
     inside = float((local & disc).sum())
     return inside / float(local.sum() + disc.sum() - inside)

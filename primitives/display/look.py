@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 from spatialclaw.primitives.display.overlay import label_font
 from spatialclaw.primitives.imaging import as_rgb_array, png_bytes
 
-__all__ = ["Zoom", "zoom", "auto_contrast"]
+__all__ = ["Zoom", "auto_contrast", "zoom"]
 
 _NICE_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
 
@@ -67,12 +67,13 @@ class Zoom:
 
     def __repr__(self) -> str:
         how = self.interpolation + (", auto contrast" if self.contrast else "")
-        return (f"Zoom(box={self.box} original px, scale={self.scale:g}x {how}, image {self.image.width}x{self.image.height}; "
-                f"grid labels are original pixel coordinates)")
+        return (
+            f"Zoom(box={self.box} original px, scale={self.scale:g}x {how}, image {self.image.width}x{self.image.height}; "
+            f"grid labels are original pixel coordinates)"
+        )
 
 
-_RESAMPLING = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC,
-               "lanczos": Image.LANCZOS}
+_RESAMPLING = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "lanczos": Image.LANCZOS}
 
 
 def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: float = 99.0) -> np.ndarray:
@@ -94,7 +95,7 @@ def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: floa
     median = float(np.median(stretched.mean(axis=2)))
     if 0.0 < median < 1.0:
         gamma = float(np.clip(np.log(0.5) / np.log(median), 1 / 3, 3.0))
-        stretched = stretched ** gamma
+        stretched = stretched**gamma
     return np.round(stretched * 255).astype(np.uint8)
 
 
@@ -105,8 +106,16 @@ def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:
     return _NICE_STEPS[-1]
 
 
-def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pad: int = 0,
-         target_px: int = 768, interpolation: str = "nearest", contrast: str | None = None) -> Zoom:
+def zoom(
+    frame: Any,
+    box: Any,
+    scale: float | None = None,
+    grid: bool = True,
+    pad: int = 0,
+    target_px: int = 768,
+    interpolation: str = "nearest",
+    contrast: str | None = None,
+) -> Zoom:
     """Crop ``box`` from ``frame`` and upscale it, with a labelled pixel grid in ORIGINAL pixel coordinates.
 
     Which interpolation when: ``"nearest"`` (default) keeps each original pixel a sharp square block, so
@@ -143,7 +152,9 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
         raise ValueError(f"box {tuple(box)} is empty: need x1 > x0 and y1 > y0 (pixels)")
     cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
     if cx1 <= cx0 or cy1 <= cy0:
-        raise ValueError(f"box {tuple(box)} lies outside the {width}x{height} image (x in 0..{width - 1}, y in 0..{height - 1})")
+        raise ValueError(
+            f"box {tuple(box)} lies outside the {width}x{height} image (x in 0..{width - 1}, y in 0..{height - 1})"
+        )
     if interpolation not in _RESAMPLING:
         raise ValueError(f"interpolation must be one of {sorted(_RESAMPLING)}, got {interpolation!r}")
     if contrast not in (None, "auto"):
@@ -166,10 +177,12 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
     canvas = Image.new("RGB", (out_w + left + 4, out_h + top + 4), (255, 255, 255))
     canvas.paste(upscaled, (left, top))
     step = _tick_step(scale)
-    x_ticks = [(x, int(np.floor((x - cx0 + 0.5) * scale)) + left)
-               for x in range(((cx0 + step - 1) // step) * step, cx1, step)]
-    y_ticks = [(y, int(np.floor((y - cy0 + 0.5) * scale)) + top)
-               for y in range(((cy0 + step - 1) // step) * step, cy1, step)]
+    x_ticks = [
+        (x, int(np.floor((x - cx0 + 0.5) * scale)) + left) for x in range(((cx0 + step - 1) // step) * step, cx1, step)
+    ]
+    y_ticks = [
+        (y, int(np.floor((y - cy0 + 0.5) * scale)) + top) for y in range(((cy0 + step - 1) // step) * step, cy1, step)
+    ]
     overlay = Image.new("RGBA", canvas.size, (0, 0, 0, 0))
     pen = ImageDraw.Draw(overlay)
     for _, u in x_ticks:
@@ -183,4 +196,3 @@ def zoom(frame: Any, box: Any, scale: float | None = None, grid: bool = True, pa
     for y, v in y_ticks:
         text.text((left - 4, v), str(y), fill=(0, 0, 0), font=font, anchor="rm")
     return Zoom(canvas, (cx0, cy0, cx1, cy1), float(scale), (left, top), x_ticks, y_ticks, interpolation, contrast)
-

@@ -43,5 +43,5 @@ def flush_figures(origin: str) -> int:
 @_Backend.export
 class _BackendSpatialclaw(_BackendAgg):
     @staticmethod
-    def show(block=None) -> None:  # noqa: ARG004 - matplotlib's signature
+    def show(block=None) -> None:
         flush_figures("plt.show")

@@ -5,17 +5,26 @@ All coordinates are pixels (x, y) of the image, origin top-left, integer coordin
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from spatialclaw.primitives.imaging import as_pil
 
-__all__ = ["draw", "overlay_sizes", "contact_sheet", "label_font"]
+__all__ = ["contact_sheet", "draw", "label_font", "overlay_sizes"]
 
-PALETTE = [(255, 64, 64), (64, 160, 255), (64, 220, 64), (255, 200, 0), (220, 64, 255), (0, 220, 220),
-           (255, 128, 0), (255, 255, 255)]
+PALETTE = [
+    (255, 64, 64),
+    (64, 160, 255),
+    (64, 220, 64),
+    (255, 200, 0),
+    (220, 64, 255),
+    (0, 220, 220),
+    (255, 128, 0),
+    (255, 255, 255),
+]
 
 
 def label_font(size: int) -> ImageFont.ImageFont:
@@ -48,7 +57,11 @@ def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
         if kind == "lines" and array.ndim == 3 and array.shape[1:] == (2, 2):
             array = array.reshape(-1, 4)
         if array.ndim != 2 or array.shape[1] != width:
-            shapes = {"points": "(N, 2) (x, y)", "boxes": "(N, 4) (x0, y0, x1, y1)", "lines": "(N, 4) (x0, y0, x1, y1) or (N, 2, 2)"}
+            shapes = {
+                "points": "(N, 2) (x, y)",
+                "boxes": "(N, 4) (x0, y0, x1, y1)",
+                "lines": "(N, 4) (x0, y0, x1, y1) or (N, 2, 2)",
+            }
             raise ValueError(f"{kind} must be {shapes[kind]} pixels, got shape {array.shape}")
         return [(row, None) for row in array]
     entries: list[tuple[Any, str | None]] = []
@@ -100,14 +113,21 @@ def draw(
     auto_width, auto_font = overlay_sizes(base.width, base.height)
     width = auto_width if width is None else max(1, int(width))
     font_px = auto_font if font_px is None else max(6, int(font_px))
-    groups = {kind: _named_items(value, kind) for kind, value in
-              (("masks", masks), ("boxes", boxes), ("lines", lines), ("points", points))}
+    groups = {
+        kind: _named_items(value, kind)
+        for kind, value in (("masks", masks), ("boxes", boxes), ("lines", lines), ("points", points))
+    }
     if labels is not None:
-        given = [kind for kind, value in (("points", points), ("boxes", boxes), ("masks", masks), ("lines", lines))
-                 if value is not None]
+        given = [
+            kind
+            for kind, value in (("points", points), ("boxes", boxes), ("masks", masks), ("lines", lines))
+            if value is not None
+        ]
         if len(given) != 1:
-            raise ValueError("labels= applies when exactly one of points/boxes/masks/lines is given; "
-                             "to label several kinds, pass each as a dict {label: geometry}")
+            raise ValueError(
+                "labels= applies when exactly one of points/boxes/masks/lines is given; "
+                "to label several kinds, pass each as a dict {label: geometry}"
+            )
         items = groups[given[0]]
         if len(labels) != len(items):
             raise ValueError(f"got {len(labels)} labels for {len(items)} {given[0]}")
@@ -161,8 +181,9 @@ def draw(
     return base
 
 
-def contact_sheet(crops: Sequence[Any], labels: Sequence[str] | None = None, columns: int | None = None,
-                  cell_px: int = 256) -> Image.Image:
+def contact_sheet(
+    crops: Sequence[Any], labels: Sequence[str] | None = None, columns: int | None = None, cell_px: int = 256
+) -> Image.Image:
     """Tile several images (crops, frames, zooms) into one labelled grid; returns a PIL RGB image.
 
     Each image is fitted (aspect kept) into a ``cell_px`` square with its label underneath;
@@ -191,7 +212,11 @@ def contact_sheet(crops: Sequence[Any], labels: Sequence[str] | None = None, col
         y = pad + row * (cell_px + caption + pad)
         sheet.paste(image, (x + (cell_px - image.width) // 2, y + (cell_px - image.height) // 2))
         if labels is not None:
-            pen.text((x + cell_px // 2, y + cell_px + caption // 2), str(labels[i]), fill=(255, 255, 255),
-                     font=font, anchor="mm")
+            pen.text(
+                (x + cell_px // 2, y + cell_px + caption // 2),
+                str(labels[i]),
+                fill=(255, 255, 255),
+                font=font,
+                anchor="mm",
+            )
     return sheet
-

@@ -7,7 +7,8 @@ notebook. Images travel as PNG with their label and origin in the message metada
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from spatialclaw.primitives.answers import AnswerError, normalise_answer
 from spatialclaw.primitives.imaging import png_bytes
@@ -23,14 +24,19 @@ def publish_png(png: bytes, width: int, height: int, label: str | None, origin: 
     text = f"<image{': ' + label if label else ''} {width}x{height}>"
     publish_display_data(
         data={"image/png": base64.b64encode(png).decode("ascii"), "text/plain": text},
-        metadata={"image/png": {"width": width, "height": height}, IMAGE_METADATA_KEY: {"label": label, "origin": origin}},
+        metadata={
+            "image/png": {"width": width, "height": height},
+            IMAGE_METADATA_KEY: {"label": label, "origin": origin},
+        },
     )
 
 
 def _flatten(items: Iterable[Any]) -> list[Any]:
     flat: list[Any] = []
     for item in items:
-        if isinstance(item, (list, tuple)) or (hasattr(item, "indices") and hasattr(item, "__getitem__") and not hasattr(item, "shape")):
+        if isinstance(item, (list, tuple)) or (
+            hasattr(item, "indices") and hasattr(item, "__getitem__") and not hasattr(item, "shape")
+        ):
             flat.extend(_flatten(item))
         else:
             flat.append(item)
@@ -42,7 +48,7 @@ MIN_SIDE_PX = 256
 
 
 def _caption(image: Any, caption: str | None) -> str | None:
-    if caption is None and hasattr(image, "index") and isinstance(getattr(image, "index"), int):
+    if caption is None and hasattr(image, "index") and isinstance(image.index, int):
         return f"frame {image.index}"
     return caption
 
@@ -67,8 +73,13 @@ def _for_viewing(image: Any, contrast: str | None, min_side: int) -> tuple[Any, 
     return array, done
 
 
-def show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None,
-         min_side: int = MIN_SIDE_PX) -> None:
+def show(
+    *images: Any,
+    label: str | list[str] | None = None,
+    sheet: bool = False,
+    contrast: str | None = None,
+    min_side: int = MIN_SIDE_PX,
+) -> None:
     """Attach images to the observation you see after this cell.
 
     Accepts frames, PIL images, NumPy arrays ((H, W) or (H, W, 3); float arrays such as depth maps are
@@ -89,23 +100,29 @@ def show(*images: Any, label: str | list[str] | None = None, sheet: bool = False
         raise ValueError("show() needs at least one image, e.g. show(frames[0])")
     if isinstance(label, (list, tuple)):
         if len(label) != len(flat):
-            raise ValueError(f"show() got {len(flat)} images but {len(label)} labels; give one label per image or a single label")
+            raise ValueError(
+                f"show() got {len(flat)} images but {len(label)} labels; give one label per image or a single label"
+            )
         labels = [str(l) for l in label]
     elif sheet:
         labels = [None] * len(flat)
     else:
-        labels = [label] * len(flat) if label is None or len(flat) == 1 else [f"{label} [{i}]" for i in range(len(flat))]
+        labels = (
+            [label] * len(flat) if label is None or len(flat) == 1 else [f"{label} [{i}]" for i in range(len(flat))]
+        )
     captions = [_caption(image, caption) for image, caption in zip(flat, labels)]
     if sheet:
-        from spatialclaw.primitives.imaging import as_pil
         from spatialclaw.primitives.display.overlay import contact_sheet
+        from spatialclaw.primitives.imaging import as_pil
 
         tiles = [_for_viewing(image, contrast, 0)[0] for image in flat]
         names = [c if c is not None else f"image {i}" for i, c in enumerate(captions)]
         grid = contact_sheet([as_pil(t) for t in tiles], labels=names)
         title = label if isinstance(label, str) else "contact sheet"
         png, width, height = png_bytes(grid)
-        publish_png(png, width, height, f"{title}: " + ", ".join(names) + (" (auto contrast)" if contrast else ""), "show")
+        publish_png(
+            png, width, height, f"{title}: " + ", ".join(names) + (" (auto contrast)" if contrast else ""), "show"
+        )
         _close_figures(flat)
         return
     for image, caption in zip(flat, captions):
@@ -154,5 +171,8 @@ class Answerer:
         normalised = self.normalise(value)
         self.value, self.submitted = normalised, True
         publish_display_data(
-            data={ANSWER_MIME: {"value": normalised, "raw": repr(value)[:500]}, "text/plain": f"answer: {normalised!r}"},
+            data={
+                ANSWER_MIME: {"value": normalised, "raw": repr(value)[:500]},
+                "text/plain": f"answer: {normalised!r}",
+            },
         )

@@ -143,7 +143,9 @@ class Frames(Sequence[Frame]):
         self._frames = tuple(frames)
         for item in self._frames:
             if not isinstance(item, Frame):
-                raise TypeError(f"Frames holds Frame objects, got {type(item).__name__}; wrap images with Frame.from_image")
+                raise TypeError(
+                    f"Frames holds Frame objects, got {type(item).__name__}; wrap images with Frame.from_image"
+                )
 
     def __len__(self) -> int:
         return len(self._frames)
@@ -169,7 +171,9 @@ class Frames(Sequence[Frame]):
             positions = np.asarray(key)
             if positions.dtype == bool:
                 if positions.shape != (len(self),):
-                    raise IndexError(f"a boolean mask must have one entry per frame ({len(self)}), got shape {positions.shape}")
+                    raise IndexError(
+                        f"a boolean mask must have one entry per frame ({len(self)}), got shape {positions.shape}"
+                    )
                 positions = np.flatnonzero(positions)
             return Frames(self[int(position)] for position in positions)
         raise TypeError(f"Frames indices must be integers, slices or lists of positions, not {type(key).__name__}")
@@ -235,7 +239,8 @@ class Frames(Sequence[Frame]):
         nearest = sorted(available, key=lambda value: (abs(value - index), value))[:2]
         raise FrameNotFound(
             f"no frame with absolute index {index}; these {len(available)} frames have indices "
-            f"{_summarise(available)}" + (f" (nearest: {', '.join(map(str, sorted(nearest)))})" if nearest else "")
+            f"{_summarise(available)}"
+            + (f" (nearest: {', '.join(map(str, sorted(nearest)))})" if nearest else "")
             + ". Use frames[i] for the i-th frame held."
         )
 
@@ -243,7 +248,9 @@ class Frames(Sequence[Frame]):
         """The frame whose time is nearest to ``seconds`` (seconds from the first video frame)."""
         timed = [frame for frame in self._frames if frame.time is not None]
         if not timed:
-            raise ValueError("these frames have no timestamps (they are image files); use frames.at(index) or frames[i]")
+            raise ValueError(
+                "these frames have no timestamps (they are image files); use frames.at(index) or frames[i]"
+            )
         return min(timed, key=lambda frame: abs(frame.time - seconds))
 
     def sample(self, count: int) -> Frames:
@@ -288,7 +295,13 @@ def _summarise(values: list[int], limit: int = 40) -> str:
         step = steps.pop()
         return f"[{values[0]}, {values[1]}, {values[2]}, ..., {values[-1]}] (every {step})"
     head, tail = values[: limit // 2], values[-(limit // 2) :]
-    return "[" + ", ".join(map(str, head)) + f", ... {len(values) - len(head) - len(tail)} more ..., " + ", ".join(map(str, tail)) + "]"
+    return (
+        "["
+        + ", ".join(map(str, head))
+        + f", ... {len(values) - len(head) - len(tail)} more ..., "
+        + ", ".join(map(str, tail))
+        + "]"
+    )
 
 
 def even_positions(total: int, count: int) -> list[int]:

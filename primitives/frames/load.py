@@ -29,8 +29,9 @@ def _nearest(times: np.ndarray, targets: np.ndarray) -> list[int]:
     return [int(i) for i in np.where(closer_before, before, after)]
 
 
-def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None,
-                times: Sequence[float] | None = None) -> Frames:
+def load_images(
+    paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None, times: Sequence[float] | None = None
+) -> Frames:
     """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``) and, for key
     frames taken from a video, time ``times[i]`` (seconds in that video; default ``None``).
 
@@ -41,7 +42,9 @@ def load_images(paths: str | Path | Sequence[str | Path], indices: Sequence[int]
         paths = [paths]
     paths = list(paths)
     if not paths:
-        raise FrameLoadError("no image paths given: pass a list of image files, e.g. sorted(Path(folder).glob('*.jpg'))")
+        raise FrameLoadError(
+            "no image paths given: pass a list of image files, e.g. sorted(Path(folder).glob('*.jpg'))"
+        )
     if indices is None:
         indices = list(range(len(paths)))
     indices = [int(i) for i in indices]
@@ -89,7 +92,9 @@ def load_video(
         selected = [int(i) for i in indices]
         outside = [i for i in selected if not 0 <= i < total]
         if outside:
-            raise FrameLoadError(f"frame numbers {outside[:10]} are outside {video.path}, which has frames 0..{total - 1}")
+            raise FrameLoadError(
+                f"frame numbers {outside[:10]} are outside {video.path}, which has frames 0..{total - 1}"
+            )
     elif fps is not None:
         targets = np.arange(0.0, video.times()[-1] + 1e-9, 1.0 / fps)
         selected = sorted(set(_nearest(video.times(), targets)))

@@ -18,12 +18,12 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 __all__ = [
+    "VIDEO_SUFFIXES",
     "ArraySource",
     "FrameLoadError",
     "ImageFileSource",
-    "VIDEO_SUFFIXES",
-    "clear_decoded_cache",
     "check_file",
+    "clear_decoded_cache",
     "decode_stats",
     "decoded_cache",
     "file_key",
@@ -124,7 +124,9 @@ class ImageFileSource:
         resolved = check_file(path, "image file")
         suffix = resolved.suffix.lower()
         if suffix in VIDEO_SUFFIXES:
-            raise FrameLoadError(f"{resolved} is a video, not an image: load it with load_video(path, fps=..., count=...).")
+            raise FrameLoadError(
+                f"{resolved} is a video, not an image: load it with load_video(path, fps=..., count=...)."
+            )
         if suffix not in image_suffixes():
             raise FrameLoadError(
                 f"unsupported image extension {suffix or '(none)'!r}: {resolved}. Convert it to PNG or JPEG; "

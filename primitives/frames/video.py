@@ -10,9 +10,10 @@ Decoded frames go to the shared cache of ``frames.sources``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -16,10 +16,19 @@ from spatialclaw.primitives.geometry.camera import as_points
 
 __all__ = ["OrientedBox", "oriented_box"]
 
-_CORNER_SIGNS = np.array([
-    [-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
-    [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1],
-], dtype=np.float64)
+_CORNER_SIGNS = np.array(
+    [
+        [-1, -1, -1],
+        [1, -1, -1],
+        [1, 1, -1],
+        [-1, 1, -1],
+        [-1, -1, 1],
+        [1, -1, 1],
+        [1, 1, 1],
+        [-1, 1, 1],
+    ],
+    dtype=np.float64,
+)
 
 
 @dataclass(frozen=True)

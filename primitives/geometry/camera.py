@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_points", "as_pose", "as_intrinsics", "backproject", "project", "transform", "invert_pose"]
+__all__ = ["as_intrinsics", "as_points", "as_pose", "backproject", "invert_pose", "project", "transform"]
 
 
 def as_points(points: Any, name: str = "points", allow_single: bool = True) -> np.ndarray:
@@ -22,7 +22,9 @@ def as_points(points: Any, name: str = "points", allow_single: bool = True) -> n
     if array.ndim != 2 or array.shape[1] != 3:
         raise ValueError(f"{name} must be an (N, 3) array of metric 3D points, got shape {array.shape}")
     if array.shape[0] == 0:
-        raise ValueError(f"{name} is empty (0 points); check the mask/depth it came from (valid depth > 0 inside the mask?)")
+        raise ValueError(
+            f"{name} is empty (0 points); check the mask/depth it came from (valid depth > 0 inside the mask?)"
+        )
     finite = np.isfinite(array).all(axis=1)
     if not finite.all():
         raise ValueError(
@@ -48,7 +50,9 @@ def as_intrinsics(K: Any, name: str = "K") -> np.ndarray:
     """Validate and return a (3, 3) pinhole intrinsic matrix [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] in pixels."""
     array = np.asarray(K, dtype=np.float64)
     if array.shape != (3, 3):
-        raise ValueError(f"{name} must be a (3, 3) intrinsic matrix [[fx,0,cx],[0,fy,cy],[0,0,1]] in pixels, got shape {array.shape}")
+        raise ValueError(
+            f"{name} must be a (3, 3) intrinsic matrix [[fx,0,cx],[0,fy,cy],[0,0,1]] in pixels, got shape {array.shape}"
+        )
     if not (array[0, 0] > 0 and array[1, 1] > 0) or not np.isfinite(array).all():
         raise ValueError(f"{name} has non-positive or non-finite focal lengths (fx={array[0, 0]}, fy={array[1, 1]})")
     return array
@@ -92,7 +96,9 @@ def backproject(
     if mask is not None:
         mask = np.asarray(mask)
         if mask.shape != depth.shape:
-            raise ValueError(f"mask shape {mask.shape} does not match depth shape {depth.shape}; resize one of them first")
+            raise ValueError(
+                f"mask shape {mask.shape} does not match depth shape {depth.shape}; resize one of them first"
+            )
         valid &= mask.astype(bool)
     if stride > 1:
         keep = np.zeros_like(valid)

@@ -27,9 +27,16 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
-from spatialclaw.primitives.geometry.tilt import DEFAULT_HFOV_DEG, camera_tilt, horizon_row, rot_x, rot_z, tilted_camera_pose
+from spatialclaw.primitives.geometry.tilt import (
+    DEFAULT_HFOV_DEG,
+    camera_tilt,
+    horizon_row,
+    rot_x,
+    rot_z,
+    tilted_camera_pose,
+)
 
-__all__ = ["FloorPoint", "FloorCamera", "floor_point", "floor_samples", "DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG"]
+__all__ = ["DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG", "FloorCamera", "FloorPoint", "floor_point", "floor_samples"]
 
 DEFAULT_CAMERA_HEIGHT_M = 1.5
 """Assumed camera height above the floor, metres (a hand-held camera or a standing person's eyes)."""
@@ -85,14 +92,30 @@ class FloorCamera:
         fovs = self.hfov_deg + self.hfov_sigma_deg * rng.standard_normal(n)
         return self._intrinsics(fovs), rotations, heights
 
-    def same_as(self, other: "FloorCamera") -> bool:
+    def same_as(self, other: FloorCamera) -> bool:
         """The same camera and the same assumptions (so its errors are shared)."""
         if (self.K is None) != (other.K is None) or (self.K is not None and not np.allclose(self.K, other.K)):
             return False
-        mine = (self.width, self.height_px, self.hfov_deg, self.hfov_sigma_deg, self.camera_height_m,
-                self.height_sigma_m, self.pitch_sigma_deg, self.roll_sigma_deg)
-        theirs = (other.width, other.height_px, other.hfov_deg, other.hfov_sigma_deg, other.camera_height_m,
-                  other.height_sigma_m, other.pitch_sigma_deg, other.roll_sigma_deg)
+        mine = (
+            self.width,
+            self.height_px,
+            self.hfov_deg,
+            self.hfov_sigma_deg,
+            self.camera_height_m,
+            self.height_sigma_m,
+            self.pitch_sigma_deg,
+            self.roll_sigma_deg,
+        )
+        theirs = (
+            other.width,
+            other.height_px,
+            other.hfov_deg,
+            other.hfov_sigma_deg,
+            other.camera_height_m,
+            other.height_sigma_m,
+            other.pitch_sigma_deg,
+            other.roll_sigma_deg,
+        )
         return bool(np.allclose(mine, theirs) and np.allclose(self.pose, other.pose))
 
 
@@ -139,9 +162,11 @@ class FloorPoint:
         """E.g. "floor point at (0.42, 3.10, -1.50) m ± (0.2, 0.9, 0.25): 3.4 ± 0.9 m from the camera ..." """
         x, y, z = self.point
         sx, sy, sz = self.sigma_m
-        out = (f"floor point of pixel ({self.pixel[0]:.1f}, {self.pixel[1]:.1f}) at ({x:.2f}, {y:.2f}, {z:.2f}) m "
-               f"± ({sx:.2f}, {sy:.2f}, {sz:.2f}): {self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m from the "
-               f"camera along the ray, {self.ground_distance_m:.2f} m on the ground")
+        out = (
+            f"floor point of pixel ({self.pixel[0]:.1f}, {self.pixel[1]:.1f}) at ({x:.2f}, {y:.2f}, {z:.2f}) m "
+            f"± ({sx:.2f}, {sy:.2f}, {sz:.2f}): {self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m from the "
+            f"camera along the ray, {self.ground_distance_m:.2f} m on the ground"
+        )
         if self.p_on_floor < 0.99:
             out += f"; near the horizon ({100 * (1 - self.p_on_floor):.0f}% of the assumed tilts put it above)"
         return out + (f" (assumed: {self.assumed})" if self.assumed else "")
@@ -241,8 +266,10 @@ def floor_point(
         if size is None and frame is not None and hasattr(frame, "width") and hasattr(frame, "height"):
             size = (frame.width, frame.height)
         if size is None or len(size) != 2:
-            raise ValueError("floor_point needs K=(3, 3), or the image size to go with a field of view: pass the "
-                             "Frame as frame=, or image_size=(width, height) pixels")
+            raise ValueError(
+                "floor_point needs K=(3, 3), or the image size to go with a field of view: pass the "
+                "Frame as frame=, or image_size=(width, height) pixels"
+            )
         width, height_px = int(size[0]), int(size[1])
         if hfov_deg is None:
             hfov_deg = DEFAULT_HFOV_DEG
@@ -262,7 +289,9 @@ def floor_point(
         assumed.append(f"camera {DEFAULT_CAMERA_HEIGHT_M:g} ± {height_sigma_m:g} m above the floor")
     camera_height_m = float(camera_height_m)
     if not (np.isfinite(camera_height_m) and camera_height_m > 0):
-        raise ValueError(f"camera_height_m must be the camera's height above the floor, metres (> 0), got {camera_height_m}")
+        raise ValueError(
+            f"camera_height_m must be the camera's height above the floor, metres (> 0), got {camera_height_m}"
+        )
     roll_sigma = 0.0
     if pose is not None:
         if pitch_deg is not None or roll_deg is not None:
@@ -285,8 +314,10 @@ def floor_point(
                 pitch_sigma_deg = tilt.pitch_sigma_deg if pitch_sigma_deg is None else pitch_sigma_deg
                 if roll_deg is None:
                     roll_deg, roll_sigma = tilt.roll_deg, DEFAULT_ROLL_SIGMA_DEG
-                assumed.append(f"camera tilt estimated from the image's vertical edges: {pitch_deg:.1f} ± "
-                               f"{pitch_sigma_deg:g} deg down, roll {roll_deg:.0f} deg")
+                assumed.append(
+                    f"camera tilt estimated from the image's vertical edges: {pitch_deg:.1f} ± "
+                    f"{pitch_sigma_deg:g} deg down, roll {roll_deg:.0f} deg"
+                )
             else:
                 pitch_deg = DEFAULT_PITCH_DEG
                 pitch_sigma_deg = DEFAULT_PITCH_SIGMA_DEG if pitch_sigma_deg is None else pitch_sigma_deg
@@ -295,20 +326,33 @@ def floor_point(
             roll_deg, roll_sigma = 0.0, DEFAULT_ROLL_SIGMA_DEG
             assumed.append(f"no roll (± {DEFAULT_ROLL_SIGMA_DEG:g} deg)")
         if not -89.0 < float(pitch_deg) < 89.0:
-            raise ValueError(f"pitch_deg must be the downward tilt in degrees (-89..89, > 0 looks down), got {pitch_deg}")
+            raise ValueError(
+                f"pitch_deg must be the downward tilt in degrees (-89..89, > 0 looks down), got {pitch_deg}"
+            )
         pitch_sigma = float(pitch_sigma_deg or 0.0)
         pose = tilted_camera_pose(float(pitch_deg), float(roll_deg))
-    camera = FloorCamera(K=K, width=0 if K is not None else width, height_px=0 if K is not None else height_px,
-                         hfov_deg=float(hfov_deg) if K is None else 0.0, hfov_sigma_deg=fov_sigma, pose=pose,
-                         camera_height_m=camera_height_m, height_sigma_m=float(height_sigma_m or 0.0),
-                         pitch_sigma_deg=pitch_sigma, roll_sigma_deg=roll_sigma, pixel_sigma_px=float(pixel_sigma_px))
+    camera = FloorCamera(
+        K=K,
+        width=0 if K is not None else width,
+        height_px=0 if K is not None else height_px,
+        hfov_deg=float(hfov_deg) if K is None else 0.0,
+        hfov_sigma_deg=fov_sigma,
+        pose=pose,
+        camera_height_m=camera_height_m,
+        height_sigma_m=float(height_sigma_m or 0.0),
+        pitch_sigma_deg=pitch_sigma,
+        roll_sigma_deg=roll_sigma,
+        pixel_sigma_px=float(pixel_sigma_px),
+    )
     K_used = camera.nominal_K
     point0, distance0 = _intersect(xy[None], K_used[None], pose[:3, :3][None], np.array([camera_height_m]))
     if not np.isfinite(distance0[0]):
         row = horizon_row(K_used, pitch_deg)
-        raise ValueError(f"pixel ({xy[0]:.1f}, {xy[1]:.1f}) is at or above the horizon (about row {row:.0f} for a "
-                         f"camera tilted {pitch_deg:.1f} deg down), so its ray never meets the floor: pick the pixel "
-                         f"where the object touches the floor, or pass pitch_deg= if the camera looks down more")
+        raise ValueError(
+            f"pixel ({xy[0]:.1f}, {xy[1]:.1f}) is at or above the horizon (about row {row:.0f} for a "
+            f"camera tilted {pitch_deg:.1f} deg down), so its ray never meets the floor: pick the pixel "
+            f"where the object touches the floor, or pass pitch_deg= if the camera looks down more"
+        )
     rng = np.random.default_rng(seed)
     Ks, rotations, heights = camera.sample(SAMPLES, rng)
     pixels = xy[None] + camera.pixel_sigma_px * rng.standard_normal((SAMPLES, 2))
@@ -324,10 +368,20 @@ def floor_point(
     else:
         covariance, distance_sigma = np.diag([np.inf] * 3), float("inf")
     return FloorPoint(
-        pixel=(float(xy[0]), float(xy[1])), point=point, covariance=covariance, distance_m=float(distance0[0]),
-        distance_sigma_m=max(distance_sigma, 1e-6), ground_distance_m=float(np.linalg.norm(point0[0][:2])),
-        camera_height_m=camera_height_m, pitch_deg=float(pitch_deg), roll_deg=float(roll_deg), K=K_used, pose=pose,
-        assumed="; ".join(assumed), p_on_floor=float(hit.mean()), camera=camera,
+        pixel=(float(xy[0]), float(xy[1])),
+        point=point,
+        covariance=covariance,
+        distance_m=float(distance0[0]),
+        distance_sigma_m=max(distance_sigma, 1e-6),
+        ground_distance_m=float(np.linalg.norm(point0[0][:2])),
+        camera_height_m=camera_height_m,
+        pitch_deg=float(pitch_deg),
+        roll_deg=float(roll_deg),
+        K=K_used,
+        pose=pose,
+        assumed="; ".join(assumed),
+        p_on_floor=float(hit.mean()),
+        camera=camera,
     )
 
 
@@ -341,7 +395,9 @@ def floor_samples(points: Any, samples: int = SAMPLES, seed: int = 0) -> np.ndar
         raise ValueError("floor_samples needs FloorPoints from geom.floor_point")
     camera = points[0].camera
     if not all(camera.same_as(p.camera) for p in points[1:]):
-        raise ValueError("these floor points were located with different cameras or assumptions; sample them separately")
+        raise ValueError(
+            "these floor points were located with different cameras or assumptions; sample them separately"
+        )
     rng = np.random.default_rng(seed)
     Ks, rotations, heights = camera.sample(int(samples), rng)
     out = np.empty((int(samples), len(points), 3))

@@ -47,7 +47,10 @@ def prior_intrinsics(item: Any, width: int, height: int, fov_deg: float | None =
     if fov_deg is not None:
         if not 0.0 < float(fov_deg) < 180.0:
             raise ValueError(f"fov_deg must be a horizontal field of view between 0 and 180 degrees, got {fov_deg}")
-        focal, source = 0.5 * width / math.tan(math.radians(float(fov_deg)) / 2.0), f"stated {float(fov_deg):g} degree field of view"
+        focal, source = (
+            0.5 * width / math.tan(math.radians(float(fov_deg)) / 2.0),
+            f"stated {float(fov_deg):g} degree field of view",
+        )
     else:
         exif = exif_focal_px(item, width, height)
         if exif is not None:
@@ -55,7 +58,9 @@ def prior_intrinsics(item: Any, width: int, height: int, fov_deg: float | None =
             focal, source = exif, f"EXIF 35 mm focal length ({hfov:.0f} degree field of view)"
         else:
             focal = 0.5 * width / math.tan(math.radians(DEFAULT_PRIOR_HFOV_DEG) / 2.0)
-            source = (f"ASSUMED {DEFAULT_PRIOR_HFOV_DEG:.0f} degree field of view (no intrinsics, fov_deg or EXIF; "
-                      f"angles scale with this guess)")
+            source = (
+                f"ASSUMED {DEFAULT_PRIOR_HFOV_DEG:.0f} degree field of view (no intrinsics, fov_deg or EXIF; "
+                f"angles scale with this guess)"
+            )
     K = np.array([[focal, 0.0, (width - 1) / 2.0], [0.0, focal, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
     return K, source

@@ -21,30 +21,43 @@ CameraTilt.
 
 from __future__ import annotations
 
-from spatialclaw.primitives.geometry.box import OrientedBox, oriented_box
+from spatialclaw.primitives.geometry.box import oriented_box
 from spatialclaw.primitives.geometry.camera import backproject, invert_pose, project, transform
-from spatialclaw.primitives.geometry.floor import FloorPoint, floor_point, floor_samples
-from spatialclaw.primitives.geometry.plane import Plane, camera_up_vectors, find_floor, fit_plane, frame_from_up, gravity_alignment
-from spatialclaw.primitives.geometry.homography import homography_from_points
+from spatialclaw.primitives.geometry.floor import floor_point
 from spatialclaw.primitives.geometry.metrology import find_plane_reference
-from spatialclaw.primitives.geometry.plane_measure import Measurement, PlanePoint
+from spatialclaw.primitives.geometry.plane import (
+    find_floor,
+    fit_plane,
+    gravity_alignment,
+)
 from spatialclaw.primitives.geometry.quad_fit import refine_quad
-from spatialclaw.primitives.geometry.rectify import Rectified, rectify_plane
-from spatialclaw.primitives.geometry.scale import KnownScale, scale_from_known_size
-from spatialclaw.primitives.geometry.tilt import CameraTilt, camera_tilt, horizon_row, tilted_camera_pose
+from spatialclaw.primitives.geometry.rectify import rectify_plane
 from spatialclaw.primitives.geometry.relate import (
-    Direction,
     angle_between,
     closest_points,
     direction,
     distance,
-    format_metres,
-    observer_axes,
 )
+from spatialclaw.primitives.geometry.scale import scale_from_known_size
+from spatialclaw.primitives.geometry.tilt import camera_tilt
 
 __all__ = [
-    "backproject", "project", "transform", "invert_pose",
-    "distance", "closest_points", "angle_between", "direction",
-    "fit_plane", "find_floor", "gravity_alignment", "oriented_box", "rectify_plane",
-    "find_plane_reference", "refine_quad", "scale_from_known_size", "floor_point", "camera_tilt",
+    "angle_between",
+    "backproject",
+    "camera_tilt",
+    "closest_points",
+    "direction",
+    "distance",
+    "find_floor",
+    "find_plane_reference",
+    "fit_plane",
+    "floor_point",
+    "gravity_alignment",
+    "invert_pose",
+    "oriented_box",
+    "project",
+    "rectify_plane",
+    "refine_quad",
+    "scale_from_known_size",
+    "transform",
 ]

@@ -12,12 +12,20 @@ fits' uncertainty and the pixel uncertainty of the measured points. Blobs from
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.geometry.plane_detect import (aspect_error, colour_distance_strength, find_candidates, is_convex, quad_checks,
-                                side_support, smoothed)
+from spatialclaw.primitives.geometry.plane_detect import (
+    aspect_error,
+    colour_distance_strength,
+    find_candidates,
+    is_convex,
+    quad_checks,
+    side_support,
+    smoothed,
+)
 from spatialclaw.primitives.geometry.plane_geometry import focal_for_aspect, quad_geometry
 from spatialclaw.primitives.geometry.quad_fit import refine_quad, strength_map
 from spatialclaw.primitives.geometry.rectify import Rectified, rectify_plane
@@ -26,8 +34,9 @@ from spatialclaw.primitives.imaging import as_rgb_array
 __all__ = ["find_plane_reference"]
 
 
-def _orient(corners: np.ndarray, image_size: tuple[int, int], size: tuple[float, float], unit: str
-            ) -> tuple[int, str, bool]:
+def _orient(
+    corners: np.ndarray, image_size: tuple[int, int], size: tuple[float, float], unit: str
+) -> tuple[int, str, bool]:
     """(shift, note, ambiguous): roll the corners by ``shift`` so side quad[0]->quad[1] is ``size[0]``."""
     ratio = size[0] / size[1]
     if abs(np.log(ratio)) < 0.05:
@@ -35,51 +44,82 @@ def _orient(corners: np.ndarray, image_size: tuple[int, int], size: tuple[float,
     g = quad_geometry(corners, image_size)
     if g.focal_px is not None:
         aspect = g.aspect
-        basis = (f"focal {g.focal_px:.0f} px (fov {g.fov_deg:.0f} deg) from the vanishing points gives "
-                 f"side 0->1 / side 0->3 = {aspect:.2f} on the plane")
+        basis = (
+            f"focal {g.focal_px:.0f} px (fov {g.fov_deg:.0f} deg) from the vanishing points gives "
+            f"side 0->1 / side 0->3 = {aspect:.2f} on the plane"
+        )
     else:
         # one side pair parallel in the image: ask which assignment implies a real camera at all
         (f_as, why_as), (f_swap, why_swap) = (focal_for_aspect(corners, image_size, r) for r in (ratio, 1 / ratio))
         if (f_as is None) != (f_swap is None):
             shift = 0 if f_as is not None else 1
-            note = (f"orientation auto: only one side assignment implies a real camera: the {size[0]:g} {unit} side "
-                    f"along the detected {'first' if shift == 0 else 'second'} side pair gives "
-                    f"{why_as if shift == 0 else why_swap}, the other {why_swap if shift == 0 else why_as}")
+            note = (
+                f"orientation auto: only one side assignment implies a real camera: the {size[0]:g} {unit} side "
+                f"along the detected {'first' if shift == 0 else 'second'} side pair gives "
+                f"{why_as if shift == 0 else why_swap}, the other {why_swap if shift == 0 else why_as}"
+            )
             return shift, note, False
         aspect = g.image_aspect
-        basis = (f"no focal from the vanishing points (a side pair is parallel in the image) and both side "
-                 f"assignments imply a camera ({why_as}; {why_swap}), so the image side ratio {aspect:.2f} is used")
+        basis = (
+            f"no focal from the vanishing points (a side pair is parallel in the image) and both side "
+            f"assignments imply a camera ({why_as}; {why_swap}), so the image side ratio {aspect:.2f} is used"
+        )
     error_as_found, error_swapped = abs(np.log(aspect / ratio)), abs(np.log(aspect * ratio))
     shift = 0 if error_as_found <= error_swapped else 1
     chosen, other = sorted((error_as_found, error_swapped))
     ambiguous = bool(other - chosen < np.log(1.15))
-    note = (f"orientation auto: {basis}; the {size[0]:g} {unit} side taken along the detected "
-            f"{'first' if shift == 0 else 'second'} side pair (aspect off {np.expm1(chosen):.0%}, the other way "
-            f"off {np.expm1(other):.0%})")
+    note = (
+        f"orientation auto: {basis}; the {size[0]:g} {unit} side taken along the detected "
+        f"{'first' if shift == 0 else 'second'} side pair (aspect off {np.expm1(chosen):.0%}, the other way "
+        f"off {np.expm1(other):.0%})"
+    )
     return shift, note, ambiguous
 
 
-def _build(array: np.ndarray, corners: np.ndarray, samples: np.ndarray, residuals: Sequence[float],
-           size: tuple[float, float], unit: str, px_per_unit: float | None, orientation: str,
-           warnings: Sequence[str], alternative: Rectified | None = None) -> Rectified:
+def _build(
+    array: np.ndarray,
+    corners: np.ndarray,
+    samples: np.ndarray,
+    residuals: Sequence[float],
+    size: tuple[float, float],
+    unit: str,
+    px_per_unit: float | None,
+    orientation: str,
+    warnings: Sequence[str],
+    alternative: Rectified | None = None,
+) -> Rectified:
     rect = rectify_plane(array, corners, size=size, px_per_m=px_per_unit, corner_sigma_px=0.0)
-    return Rectified(rect.image, rect.homography, rect.plane_homography, rect.px_per_m, rect.size_m,
-                     quad=corners, corner_samples=samples, unit=unit, edge_rms_px=tuple(residuals),
-                     orientation=orientation, warnings=tuple(warnings), alternative=alternative)
+    return Rectified(
+        rect.image,
+        rect.homography,
+        rect.plane_homography,
+        rect.px_per_m,
+        rect.size_m,
+        quad=corners,
+        corner_samples=samples,
+        unit=unit,
+        edge_rms_px=tuple(residuals),
+        orientation=orientation,
+        warnings=tuple(warnings),
+        alternative=alternative,
+    )
 
 
 def _polygon_area(quad: np.ndarray) -> float:
     return float(0.5 * abs(np.sum(quad[:, 0] * np.roll(quad[:, 1], -1) - np.roll(quad[:, 0], -1) * quad[:, 1])))
 
 
-def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: float | None, seed: int
-            ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+def _detect(
+    array: np.ndarray, size: tuple[float, float], color: Any, band_px: float | None, seed: int
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Refine the best candidates of ``find_candidates`` and keep the most plausible fit."""
     mask, colour_strength = strength_map(array, color if color is not None else "white")
     candidates = find_candidates(array, mask, size)
     if not candidates:
-        raise ValueError("find_plane_reference found no region of that colour; pass color= (the sheet's or "
-                         "border's colour) or quad= (its four corners, roughly, from a zoom)")
+        raise ValueError(
+            "find_plane_reference found no region of that colour; pass color= (the sheet's or "
+            "border's colour) or quad= (its four corners, roughly, from a zoom)"
+        )
     smooth = smoothed(array)
     h, w = mask.shape
     best, best_score = None, -1.0
@@ -103,16 +143,24 @@ def _detect(array: np.ndarray, size: tuple[float, float], color: Any, band_px: f
         # among equals the largest quad (one side following an occluder's edge cuts the sheet short; areas
         # within 3% count as equal), then the tightest fit
         error = aspect_error(corners, (w, h), size)
-        score = (min(side_support(smooth, corners)) * np.exp(-max(0.0, error - 0.03) / 0.1)
-                 * np.exp(-max(0.0, max(residuals) - 0.6) / 0.5) * np.sqrt(min(1.0, area / max(areas) / 0.97))
-                 * np.exp(-0.1 * float(np.mean(residuals))))
+        score = (
+            min(side_support(smooth, corners))
+            * np.exp(-max(0.0, error - 0.03) / 0.1)
+            * np.exp(-max(0.0, max(residuals) - 0.6) / 0.5)
+            * np.sqrt(min(1.0, area / max(areas) / 0.97))
+            * np.exp(-0.1 * float(np.mean(residuals)))
+        )
         if score > best_score:
             best, best_score = fit, score
     if best is None or best_score < 0.1:
-        where = "" if best is None else " (best fit: corners " + ", ".join(f"({x:.0f}, {y:.0f})" for x, y in best[0]) + ")"
-        raise ValueError(f"find_plane_reference found no plausible {size[0]:g} x {size[1]:g} rectangle{where}: its "
-                         f"sides are not on strong edges or its shape does not match the size; read its four corners "
-                         f"off a zoom and pass them as quad= (rough is fine), or pass color=")
+        where = (
+            "" if best is None else " (best fit: corners " + ", ".join(f"({x:.0f}, {y:.0f})" for x, y in best[0]) + ")"
+        )
+        raise ValueError(
+            f"find_plane_reference found no plausible {size[0]:g} x {size[1]:g} rectangle{where}: its "
+            f"sides are not on strong edges or its shape does not match the size; read its four corners "
+            f"off a zoom and pass them as quad= (rough is fine), or pass color="
+        )
     return best
 
 
@@ -179,8 +227,10 @@ def find_plane_reference(
     else:
         rough = np.asarray(quad, dtype=np.float64)
         if rough.shape == (4, 2) and np.isfinite(rough).all() and not is_convex(rough):
-            raise ValueError("quad= is not a convex quadrilateral in order: give the four corners in order around "
-                             "the reference (e.g. top-left, top-right, bottom-right, bottom-left)")
+            raise ValueError(
+                "quad= is not a convex quadrilateral in order: give the four corners in order around "
+                "the reference (e.g. top-left, top-right, bottom-right, bottom-left)"
+            )
         corners, samples, residuals = refine_quad(array, rough, color=color, band_px=band_px, seed=seed)
     warnings = quad_checks(array, corners, (width, height), residuals)
     h, w = array.shape[:2]
@@ -193,10 +243,20 @@ def find_plane_reference(
     residuals = list(np.roll(np.asarray(residuals), -shift))
     alternative = None
     if ambiguous:
-        alternative = _build(array, np.roll(corners, -1, axis=0), np.roll(samples, -1, axis=1),
-                             list(np.roll(np.asarray(residuals), -1)), (width, height), unit, px_per_unit,
-                             "the other orientation of the same corners", warnings)
-        warnings = [*warnings, "orientation ambiguous (both side assignments fit the perspective): measure on "
-                               ".alternative too and compare"]
-    return _build(array, corners, samples, residuals, (width, height), unit, px_per_unit, note, warnings,
-                  alternative)
+        alternative = _build(
+            array,
+            np.roll(corners, -1, axis=0),
+            np.roll(samples, -1, axis=1),
+            list(np.roll(np.asarray(residuals), -1)),
+            (width, height),
+            unit,
+            px_per_unit,
+            "the other orientation of the same corners",
+            warnings,
+        )
+        warnings = [
+            *warnings,
+            "orientation ambiguous (both side assignments fit the perspective): measure on "
+            ".alternative too and compare",
+        ]
+    return _build(array, corners, samples, residuals, (width, height), unit, px_per_unit, note, warnings, alternative)

@@ -6,14 +6,15 @@ first camera's centre, +Y = the first camera's forward direction projected onto 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_points, as_pose, backproject
 
-__all__ = ["Plane", "fit_plane", "find_floor", "gravity_alignment", "frame_from_up", "camera_up_vectors"]
+__all__ = ["Plane", "camera_up_vectors", "find_floor", "fit_plane", "frame_from_up", "gravity_alignment"]
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,16 @@ class Plane:
         pts = as_points(points)
         return pts - np.outer(pts @ self.normal + self.offset, self.normal)
 
-    def flipped(self) -> "Plane":
+    def flipped(self) -> Plane:
         """The same plane with the normal reversed."""
         return Plane(-self.normal, -self.offset, self.inliers, self.rms_m, self.threshold_m)
 
     def __repr__(self) -> str:
         n = (np.round(self.normal, 4) + 0.0).tolist()
-        return (f"Plane(normal={n}, offset={self.offset:.4f} m, inliers={self.inlier_count}/{len(self.inliers)}, "
-                f"rms={self.rms_m * 100:.2f} cm)")
+        return (
+            f"Plane(normal={n}, offset={self.offset:.4f} m, inliers={self.inlier_count}/{len(self.inliers)}, "
+            f"rms={self.rms_m * 100:.2f} cm)"
+        )
 
 
 def _least_squares_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
@@ -101,7 +104,9 @@ def fit_plane(
         raise ValueError(f"threshold must be a positive distance in metres, got {threshold}")
     spread = np.linalg.svd(pts - pts.mean(axis=0), compute_uv=False)
     if spread[1] <= 1e-9 * max(spread[0], 1e-12) or spread[0] == 0:
-        raise ValueError("degenerate input for fit_plane: the points are (nearly) collinear or identical, so no plane is defined")
+        raise ValueError(
+            "degenerate input for fit_plane: the points are (nearly) collinear or identical, so no plane is defined"
+        )
     rng = np.random.default_rng(seed)
     score_pts = pts if len(pts) <= max_score_points else pts[rng.choice(len(pts), max_score_points, replace=False)]
     triples = rng.integers(0, len(pts), size=(iterations, 3))
@@ -115,7 +120,7 @@ def fit_plane(
     offsets = -np.einsum("ij,ij->i", normals, a)
     best_count, best = -1, 0
     for start in range(0, len(normals), 64):
-        dist = np.abs(score_pts @ normals[start:start + 64].T + offsets[start:start + 64])
+        dist = np.abs(score_pts @ normals[start : start + 64].T + offsets[start : start + 64])
         counts = (dist <= threshold).sum(axis=0)
         i = int(np.argmax(counts))
         if counts[i] > best_count:
@@ -132,7 +137,9 @@ def fit_plane(
             break
         inliers = refined
     if inliers.sum() < 3:
-        raise ValueError(f"fit_plane found no plane with at least 3 points within {threshold} m; try a larger threshold")
+        raise ValueError(
+            f"fit_plane found no plane with at least 3 points within {threshold} m; try a larger threshold"
+        )
     rms = float(np.sqrt(np.mean((pts[inliers] @ normal + offset) ** 2)))
     return Plane(normal=normal, offset=offset, inliers=inliers, rms_m=rms, threshold_m=float(threshold))
 
@@ -148,7 +155,9 @@ def _as_pose_stack(camera_poses: Any) -> np.ndarray:
     if poses.shape == (4, 4):
         poses = poses[None]
     if poses.ndim != 3 or poses.shape[1:] != (4, 4) or len(poses) == 0:
-        raise ValueError(f"camera_poses must be an (N, 4, 4) stack of camera-to-world matrices, got shape {poses.shape}")
+        raise ValueError(
+            f"camera_poses must be an (N, 4, 4) stack of camera-to-world matrices, got shape {poses.shape}"
+        )
     for i, pose in enumerate(poses):
         as_pose(pose, name=f"camera_poses[{i}]")
     return poses
@@ -220,12 +229,16 @@ def find_floor(
 
 def _depth_to_world_points(depths: Sequence[Any], poses: np.ndarray, intrinsics: Any, stride: int) -> np.ndarray:
     if intrinsics is None:
-        raise ValueError("gravity_alignment got per-frame depth maps but no intrinsics; pass intrinsics=(3, 3) or (N, 3, 3)")
+        raise ValueError(
+            "gravity_alignment got per-frame depth maps but no intrinsics; pass intrinsics=(3, 3) or (N, 3, 3)"
+        )
     Ks = np.asarray(intrinsics, dtype=np.float64)
     if Ks.shape == (3, 3):
         Ks = np.repeat(Ks[None], len(depths), axis=0)
     if Ks.shape != (len(depths), 3, 3):
-        raise ValueError(f"intrinsics must be (3, 3) or ({len(depths)}, 3, 3) for {len(depths)} depth maps, got {Ks.shape}")
+        raise ValueError(
+            f"intrinsics must be (3, 3) or ({len(depths)}, 3, 3) for {len(depths)} depth maps, got {Ks.shape}"
+        )
     if len(depths) != len(poses):
         raise ValueError(f"got {len(depths)} depth maps but {len(poses)} camera poses; pass one pose per depth map")
     clouds = [backproject(d, as_intrinsics(K), pose=p, stride=stride) for d, K, p in zip(depths, Ks, poses)]
@@ -270,7 +283,9 @@ def gravity_alignment(
     else:
         pts = np.asarray(points, dtype=np.float64)
         if pts.ndim != 2 or pts.shape[1] != 3:
-            raise ValueError(f"points must be (N, 3) world points or per-frame (H, W) depth maps, got shape {pts.shape}")
+            raise ValueError(
+                f"points must be (N, 3) world points or per-frame (H, W) depth maps, got shape {pts.shape}"
+            )
         pts = pts[np.isfinite(pts).all(axis=1)]
     if len(pts) > max_points:
         pts = pts[np.random.default_rng(seed).choice(len(pts), max_points, replace=False)]

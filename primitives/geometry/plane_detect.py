@@ -18,9 +18,9 @@ from spatialclaw.primitives.geometry.plane_geometry import focal_for_aspect, qua
 
 __all__ = ["Candidate", "colour_distance_strength", "find_candidates", "quad_checks", "side_support"]
 
-EDGE_CONTRAST = 12.0        # RGB distance across a side that counts as a strong edge (noise ~3 per channel)
-TOLERANCES = (6.0, 9.0, 13.0, 19.0, 28.0)   # colour distances a region may span, RGB units
-DETECT_SIDE_PX = 640        # candidates are found on a copy at most this many pixels on its longer side
+EDGE_CONTRAST = 12.0  # RGB distance across a side that counts as a strong edge (noise ~3 per channel)
+TOLERANCES = (6.0, 9.0, 13.0, 19.0, 28.0)  # colour distances a region may span, RGB units
+DETECT_SIDE_PX = 640  # candidates are found on a copy at most this many pixels on its longer side
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,12 @@ def side_support(smooth: np.ndarray, quad: np.ndarray, offset: float = 2.0, coun
         sample = []
         for sign in (-1.0, 1.0):
             at = points + sign * offset * normal[None]
-            sample.append(np.stack([map_coordinates(smooth[..., c], [at[:, 1], at[:, 0]], order=1, mode="nearest")
-                                    for c in range(3)], axis=1))
+            sample.append(
+                np.stack(
+                    [map_coordinates(smooth[..., c], [at[:, 1], at[:, 0]], order=1, mode="nearest") for c in range(3)],
+                    axis=1,
+                )
+            )
         contrast = np.linalg.norm(sample[1] - sample[0], axis=1)
         out.append(float(np.mean(contrast > EDGE_CONTRAST)))
     return tuple(out)
@@ -115,13 +119,16 @@ def aspect_error(quad: np.ndarray, image_size: tuple[int, int], size: tuple[floa
     assignment implies a real camera, else the image aspect's error."""
     geometry = quad_geometry(quad, image_size)
     ratio = size[0] / size[1]
-    if geometry.focal_px is None and any(focal_for_aspect(quad, image_size, r)[0] is not None for r in (ratio, 1 / ratio)):
+    if geometry.focal_px is None and any(
+        focal_for_aspect(quad, image_size, r)[0] is not None for r in (ratio, 1 / ratio)
+    ):
         return 0.0
     return float(min(abs(np.log(geometry.aspect / ratio)), abs(np.log(geometry.aspect * ratio))))
 
 
-def _score(smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill: float
-           ) -> tuple[float, tuple[float, ...]]:
+def _score(
+    smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill: float
+) -> tuple[float, tuple[float, ...]]:
     h, w = smooth.shape[:2]
     if not is_convex(quad):
         return 0.0, (0.0,) * 4
@@ -131,8 +138,9 @@ def _score(smooth: np.ndarray, quad: np.ndarray, size: tuple[float, float], fill
     return float(min(support) * min(fill, 1.0) * np.exp(-error / 0.15) * perspective), support
 
 
-def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[float, float],
-                    limit: int = 8) -> list[Candidate]:
+def find_candidates(
+    array: np.ndarray, colour_mask: np.ndarray, size: tuple[float, float], limit: int = 8
+) -> list[Candidate]:
     """Rough quads of nearly uniform regions of the reference's colour, best first (image pixels; found
     on a copy at most ``DETECT_SIDE_PX`` wide, as rough corners for the full-resolution side fits)."""
     import cv2
@@ -193,8 +201,9 @@ def find_candidates(array: np.ndarray, colour_mask: np.ndarray, size: tuple[floa
     return candidates[:limit]
 
 
-def quad_checks(array: np.ndarray, quad: np.ndarray, size: tuple[float, float],
-                edge_rms: list[float] | tuple[float, ...]) -> list[str]:
+def quad_checks(
+    array: np.ndarray, quad: np.ndarray, size: tuple[float, float], edge_rms: list[float] | tuple[float, ...]
+) -> list[str]:
     """Reasons to distrust a fitted quad: a side off a strong edge, a poor side fit, an implausible camera
     or a true aspect far from the known size. Empty when it looks right."""
     h, w = array.shape[:2]
@@ -203,8 +212,9 @@ def quad_checks(array: np.ndarray, quad: np.ndarray, size: tuple[float, float],
         return ["the quad is not convex (corners crossing or out of order)"]
     rough = [f"side {i} {rms:.2f} px" for i, rms in enumerate(edge_rms) if rms > 1.0]
     if rough:
-        warnings.append("side fits rms above 1 px (" + ", ".join(rough) + "): those sides may not follow the "
-                        "reference's edge")
+        warnings.append(
+            "side fits rms above 1 px (" + ", ".join(rough) + "): those sides may not follow the reference's edge"
+        )
     weak = [f"side {i} {value:.0%}" for i, value in enumerate(side_support(smoothed(array), quad)) if value < 0.5]
     if weak:
         warnings.append("sides not on a strong edge along most of their length (" + ", ".join(weak) + ")")
@@ -216,9 +226,11 @@ def quad_checks(array: np.ndarray, quad: np.ndarray, size: tuple[float, float],
         cos = [abs(sides[i] @ sides[i + 2]) / (np.linalg.norm(sides[i]) * np.linalg.norm(sides[i + 2])) for i in (0, 1)]
         if min(cos) < np.cos(np.radians(4)):
             reasons = [focal_for_aspect(quad, (w, h), r)[1] for r in (ratio, 1 / ratio)]
-            warnings.append(f"the quad's perspective implies no real camera ({reasons[0]} one way, {reasons[1]} the "
-                            f"other; a real camera has a 20-120 deg field of view): it is not the image of a "
-                            f"{size[0]:g} x {size[1]:g} rectangle")
+            warnings.append(
+                f"the quad's perspective implies no real camera ({reasons[0]} one way, {reasons[1]} the "
+                f"other; a real camera has a 20-120 deg field of view): it is not the image of a "
+                f"{size[0]:g} x {size[1]:g} rectangle"
+            )
     if error > np.log(1.12):
         ratio = max(size) / min(size)
         found = max(geometry.aspect, 1 / geometry.aspect)

@@ -17,7 +17,7 @@ from spatialclaw.primitives.geometry.homography import homography_from_points
 
 __all__ = ["FOV_RANGE_DEG", "QuadGeometry", "focal_for_aspect", "quad_geometry"]
 
-FOV_RANGE_DEG = (20.0, 120.0)   # horizontal fields of view accepted as a real camera's
+FOV_RANGE_DEG = (20.0, 120.0)  # horizontal fields of view accepted as a real camera's
 
 
 @dataclass(frozen=True)

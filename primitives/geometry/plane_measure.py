@@ -16,7 +16,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.homography import homography_from_points
 
-__all__ = ["Measurement", "PlanePoint", "MONTE_CARLO_SAMPLES", "sample_plane_points", "measurement", "angle_deg"]
+__all__ = ["MONTE_CARLO_SAMPLES", "Measurement", "PlanePoint", "angle_deg", "measurement", "sample_plane_points"]
 
 MONTE_CARLO_SAMPLES = 256
 
@@ -60,8 +60,10 @@ class PlanePoint:
     unit: str
 
     def __repr__(self) -> str:
-        return (f"PlanePoint(x={self.xy[0]:.4g} ± {self.sigma[0]:.2g}, y={self.xy[1]:.4g} ± {self.sigma[1]:.2g} "
-                f"{self.unit})")
+        return (
+            f"PlanePoint(x={self.xy[0]:.4g} ± {self.sigma[0]:.2g}, y={self.xy[1]:.4g} ± {self.sigma[1]:.2g} "
+            f"{self.unit})"
+        )
 
 
 # ---- measurements on a Rectified plane (called by its methods) ------------------------------------

@@ -10,8 +10,9 @@ object or a shadow.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,8 +31,9 @@ def strength_map(array: np.ndarray, color: Any) -> tuple[np.ndarray, np.ndarray]
     return mask, strength.astype(np.float64)
 
 
-def _edge_points(strength: np.ndarray, p: np.ndarray, q: np.ndarray, inside: np.ndarray, band: float,
-                 step: float = 0.25) -> np.ndarray:
+def _edge_points(
+    strength: np.ndarray, p: np.ndarray, q: np.ndarray, inside: np.ndarray, band: float, step: float = 0.25
+) -> np.ndarray:
     """Sub-pixel edge points along the side p->q: the steepest inside-to-outside drop of ``strength``
     along each normal profile (parabolic peak of the derivative)."""
     from scipy.ndimage import map_coordinates
@@ -39,15 +41,16 @@ def _edge_points(strength: np.ndarray, p: np.ndarray, q: np.ndarray, inside: np.
     direction = (q - p) / np.linalg.norm(q - p)
     normal = np.array([-direction[1], direction[0]])
     if normal @ (inside - (p + q) / 2) > 0:
-        normal = -normal                      # the normal points outward
+        normal = -normal  # the normal points outward
     length = float(np.linalg.norm(q - p))
     count = int(np.clip(length / 1.5, 12, 400))
     ts = np.linspace(0.08, 0.92, count)
     offsets = np.arange(-band, band + step / 2, step)
     centres = p[None] + ts[:, None] * (q - p)[None]
     coords = centres[:, None, :] + offsets[None, :, None] * normal[None, None, :]
-    profiles = map_coordinates(strength, [coords[..., 1].ravel(), coords[..., 0].ravel()], order=1,
-                               mode="nearest").reshape(len(ts), len(offsets))
+    profiles = map_coordinates(
+        strength, [coords[..., 1].ravel(), coords[..., 0].ravel()], order=1, mode="nearest"
+    ).reshape(len(ts), len(offsets))
     drop = -np.gradient(profiles, step, axis=1)
     peak = np.argmax(drop, axis=1)
     strong = drop[np.arange(len(ts)), peak]
@@ -62,18 +65,20 @@ def _edge_points(strength: np.ndarray, p: np.ndarray, q: np.ndarray, inside: np.
 
 @dataclass(frozen=True)
 class _Line:
-    point: np.ndarray      # (2,) centroid of the inliers
+    point: np.ndarray  # (2,) centroid of the inliers
     direction: np.ndarray  # (2,) unit
-    sigma_px: float        # rms perpendicular residual of the inliers
-    spread: float          # sum of squared positions of the inliers along the line
+    sigma_px: float  # rms perpendicular residual of the inliers
+    spread: float  # sum of squared positions of the inliers along the line
     count: int
 
 
 def _fit_line(points: np.ndarray, seed: int, threshold: float = 1.0) -> _Line:
     """RANSAC, then total least squares with Tukey reweighting: tolerant to occluded stretches."""
     if len(points) < 6:
-        raise ValueError(f"only {len(points)} edge points on one side of the reference (too occluded or too "
-                         f"blurred); pass quad= with four rough corners, or a larger view")
+        raise ValueError(
+            f"only {len(points)} edge points on one side of the reference (too occluded or too "
+            f"blurred); pass quad= with four rough corners, or a larger view"
+        )
     rng = np.random.default_rng(seed)
     best, best_count = None, -1
     for _ in range(200):
@@ -130,9 +135,15 @@ def _corner_samples(lines: Sequence[_Line], samples: int, seed: int) -> np.ndarr
     return np.stack(corners, axis=1)
 
 
-def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None = None, seed: int = 0,
-                samples: int = MONTE_CARLO_SAMPLES, strength: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+def refine_quad(
+    frame: Any,
+    quad: Any,
+    color: Any = None,
+    band_px: float | None = None,
+    seed: int = 0,
+    samples: int = MONTE_CARLO_SAMPLES,
+    strength: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Sub-pixel corners of a quadrilateral whose four sides are colour (or brightness) edges.
 
     Args:
@@ -155,9 +166,11 @@ def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None 
         strength = np.asarray(strength, dtype=np.float64)
     elif color is None:
         strength = array.astype(np.float64).mean(axis=2)
-        inside_mean = strength[tuple(np.clip(rough.mean(axis=0)[::-1].round().astype(int), 0, np.array(strength.shape) - 1))]
+        inside_mean = strength[
+            tuple(np.clip(rough.mean(axis=0)[::-1].round().astype(int), 0, np.array(strength.shape) - 1))
+        ]
         if inside_mean < np.median(strength):
-            strength = 255.0 - strength       # a dark reference on a bright surface
+            strength = 255.0 - strength  # a dark reference on a bright surface
     else:
         _, strength = strength_map(array, color)
     from scipy.ndimage import gaussian_filter
@@ -171,9 +184,12 @@ def refine_quad(frame: Any, quad: Any, color: Any = None, band_px: float | None 
         points = _edge_points(strength, rough[i], rough[(i + 1) % 4], inside, band)
         lines.append(_fit_line(points, seed=seed + i))
     # corner i joins side i-1 (corner i-1 -> i) and side i (corner i -> i+1)
-    corners = np.stack([_intersect(lines[i - 1].point, lines[i - 1].direction, lines[i].point, lines[i].direction)
-                        for i in range(4)])
+    corners = np.stack(
+        [_intersect(lines[i - 1].point, lines[i - 1].direction, lines[i].point, lines[i].direction) for i in range(4)]
+    )
     if not np.isfinite(corners).all() or np.abs(corners - rough).max() > 3 * band + 2:
-        raise ValueError("the refined sides do not meet near the rough corners (parallel or wrong edges); "
-                         "pass quad= closer to the reference's corners or a different color=")
+        raise ValueError(
+            "the refined sides do not meet near the rough corners (parallel or wrong edges); "
+            "pass quad= closer to the reference's corners or a different color="
+        )
     return corners, _corner_samples(lines, samples, seed), [line.sigma_px for line in lines]

@@ -14,8 +14,14 @@ import numpy as np
 from PIL import Image
 
 from spatialclaw.primitives.geometry.homography import homography_from_points
-from spatialclaw.primitives.geometry.plane_measure import (MONTE_CARLO_SAMPLES, Measurement, PlanePoint, angle_deg,
-                                                           measurement, sample_plane_points)
+from spatialclaw.primitives.geometry.plane_measure import (
+    MONTE_CARLO_SAMPLES,
+    Measurement,
+    PlanePoint,
+    angle_deg,
+    measurement,
+    sample_plane_points,
+)
 from spatialclaw.primitives.imaging import as_rgb_array
 
 __all__ = ["Rectified", "rectify_plane"]
@@ -74,11 +80,11 @@ class Rectified:
     edge_rms_px: tuple[float, ...] = ()
     orientation: str = ""
     warnings: tuple[str, ...] = ()
-    alternative: "Rectified | None" = field(default=None, repr=False)
+    alternative: Rectified | None = field(default=None, repr=False)
 
     @property
     def status(self) -> str:
-        """"ok", or "suspect: <the warnings>" when the reference may be wrong (check it on a zoom)."""
+        """ "ok", or "suspect: <the warnings>" when the reference may be wrong (check it on a zoom)."""
         return "ok" if not self.warnings else "suspect: " + "; ".join(self.warnings)
 
     @property
@@ -102,23 +108,23 @@ class Rectified:
         """Metric distance on the plane between two source-image pixels (x, y), metres."""
         return float(np.linalg.norm(self.to_plane(uv_a) - self.to_plane(uv_b)))
 
-    def point(self, uv_px: Any, point_sigma_px: float = 0.3) -> "PlanePoint":
+    def point(self, uv_px: Any, point_sigma_px: float = 0.3) -> PlanePoint:
         """Plane coordinates (in ``unit``) of one image point (x, y) px or ``Blob``, with their sigmas."""
         samples = sample_plane_points(self, uv_px, point_sigma_px)[:, 0]
         sigma = samples[1:].std(axis=0) if len(samples) > 2 else np.zeros(2)
         return PlanePoint((float(samples[0, 0]), float(samples[0, 1])), (float(sigma[0]), float(sigma[1])), self.unit)
 
-    def length(self, a: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
+    def length(self, a: Any, b: Any, point_sigma_px: float = 0.3) -> Measurement:
         """Distance on the plane between image points ``a`` and ``b`` ((x, y) px or Blobs), in ``unit``."""
         pts = sample_plane_points(self, [_pixel(a), _pixel(b)], point_sigma_px)
         return measurement(np.linalg.norm(pts[:, 0] - pts[:, 1], axis=1), self.unit, "length")
 
-    def angle(self, a: Any, vertex: Any, b: Any, point_sigma_px: float = 0.3) -> "Measurement":
+    def angle(self, a: Any, vertex: Any, b: Any, point_sigma_px: float = 0.3) -> Measurement:
         """Angle on the plane at ``vertex`` between the directions to ``a`` and ``b``, degrees (0..180)."""
         pts = sample_plane_points(self, [_pixel(a), _pixel(vertex), _pixel(b)], point_sigma_px)
         return measurement(angle_deg(pts[:, 0], pts[:, 1], pts[:, 2]), "deg", "angle")
 
-    def ratio(self, first: Any, second: Any, point_sigma_px: float = 0.3) -> "Measurement":
+    def ratio(self, first: Any, second: Any, point_sigma_px: float = 0.3) -> Measurement:
         """Length of segment ``first`` = (a, b) over length of segment ``second`` = (c, d), on the plane."""
         (a, b), (c, d) = first, second
         pts = sample_plane_points(self, [_pixel(a), _pixel(b), _pixel(c), _pixel(d)], point_sigma_px)
@@ -126,7 +132,7 @@ class Rectified:
         bottom = np.linalg.norm(pts[:, 2] - pts[:, 3], axis=1)
         return measurement(top / bottom, "", "ratio")
 
-    def area(self, polygon_px: Any, point_sigma_px: float = 0.3) -> "Measurement":
+    def area(self, polygon_px: Any, point_sigma_px: float = 0.3) -> Measurement:
         """Area on the plane of an image polygon ((N, 2) px, in order), in ``unit`` squared."""
         pts = sample_plane_points(self, polygon_px, point_sigma_px)
         x, y = pts[..., 0], pts[..., 1]
@@ -136,12 +142,16 @@ class Rectified:
     @property
     def text(self) -> str:
         """One line: the reference's size, its corners in the image and the edge-fit residuals."""
-        corners = "" if self.quad is None else " corners " + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in self.quad) + " px"
+        corners = (
+            "" if self.quad is None else " corners " + ", ".join(f"({x:.1f}, {y:.1f})" for x, y in self.quad) + " px"
+        )
         edges = f"; side fits rms {max(self.edge_rms_px):.2f} px" if self.edge_rms_px else ""
         orientation = f"; {self.orientation}" if self.orientation else ""
         status = f"; status {self.status}" if (self.warnings or self.edge_rms_px) else ""
-        return (f"plane reference {self.size_m[0]:g} x {self.size_m[1]:g} {self.unit}:{corners}{edges}; "
-                f"plane x along quad[0]->quad[1], y along quad[0]->quad[3]{orientation}{status}")
+        return (
+            f"plane reference {self.size_m[0]:g} x {self.size_m[1]:g} {self.unit}:{corners}{edges}; "
+            f"plane x along quad[0]->quad[1], y along quad[0]->quad[3]{orientation}{status}"
+        )
 
     def _repr_png_(self) -> bytes:
         from spatialclaw.primitives.imaging import png_bytes
@@ -149,8 +159,10 @@ class Rectified:
         return png_bytes(self.image)[0]
 
     def __repr__(self) -> str:
-        return (f"Rectified({self.image.width}x{self.image.height} px top view of a {self.size_m[0]:g} x "
-                f"{self.size_m[1]:g} {self.unit} plane, {self.px_per_m:.1f} px/{self.unit})")
+        return (
+            f"Rectified({self.image.width}x{self.image.height} px top view of a {self.size_m[0]:g} x "
+            f"{self.size_m[1]:g} {self.unit} plane, {self.px_per_m:.1f} px/{self.unit})"
+        )
 
 
 def _pixel(point: Any) -> np.ndarray:
@@ -229,5 +241,13 @@ def rectify_plane(
     if corner_sigma_px > 0:
         noise = np.random.default_rng(0).normal(0.0, float(corner_sigma_px), (MONTE_CARLO_SAMPLES, 4, 2))
         samples = quad[None] + noise
-    return Rectified(Image.fromarray(top), H_top, H_plane, float(px_per_m), (width_m, height_m),
-                     quad=quad.copy(), corner_samples=samples, unit=unit)
+    return Rectified(
+        Image.fromarray(top),
+        H_top,
+        H_plane,
+        float(px_per_m),
+        (width_m, height_m),
+        quad=quad.copy(),
+        corner_samples=samples,
+        unit=unit,
+    )

@@ -17,8 +17,13 @@ import numpy as np
 from spatialclaw.primitives.geometry.camera import as_points, as_pose
 
 __all__ = [
-    "distance", "closest_points", "angle_between", "Direction", "direction", "observer_axes",
+    "Direction",
+    "angle_between",
+    "closest_points",
+    "direction",
+    "distance",
     "format_metres",
+    "observer_axes",
 ]
 
 
@@ -157,8 +162,10 @@ class Direction:
         return f"the {target} is {self.words} the {reference}{self.note}"
 
     def __repr__(self) -> str:
-        return (f"Direction(right={self.right_m:+.3f} m, forward={self.forward_m:+.3f} m, up={self.up_m:+.3f} m: "
-                f"{self.words}{self.note})")
+        return (
+            f"Direction(right={self.right_m:+.3f} m, forward={self.forward_m:+.3f} m, up={self.up_m:+.3f} m: "
+            f"{self.words}{self.note})"
+        )
 
 
 def direction(

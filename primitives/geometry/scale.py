@@ -54,8 +54,10 @@ class KnownScale:
     @property
     def text(self) -> str:
         """E.g. "a 2.0 ± 0.058 m object spans 180 px: 0.0111 m/px there; 4.4 ± 0.13 m from the camera"."""
-        out = (f"a {self.size_m:.3g} ± {self.size_sigma_m:.2g} m object spans {self.size_px:.1f} px: "
-               f"{self.metres_per_px:.4g} m/px at its distance (± {100 * self.relative_sigma:.0f}%)")
+        out = (
+            f"a {self.size_m:.3g} ± {self.size_sigma_m:.2g} m object spans {self.size_px:.1f} px: "
+            f"{self.metres_per_px:.4g} m/px at its distance (± {100 * self.relative_sigma:.0f}%)"
+        )
         if self.distance_m is not None:
             out += f"; {self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m from the camera"
         return out
@@ -124,5 +126,14 @@ def scale_from_known_size(
             raise ValueError("hfov_deg needs image_width (pixels) to give a focal length")
         focal = (float(image_width) / 2.0) / np.tan(np.radians(float(hfov_deg)) / 2.0)
     distance = None if focal is None else focal * size / extent
-    return KnownScale(size, float(size_sigma), extent, float(size_px_sigma), size / extent, relative, distance,
-                      None if distance is None else distance * relative, focal)
+    return KnownScale(
+        size,
+        float(size_sigma),
+        extent,
+        float(size_px_sigma),
+        size / extent,
+        relative,
+        distance,
+        None if distance is None else distance * relative,
+        focal,
+    )

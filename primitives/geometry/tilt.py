@@ -18,7 +18,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 
-__all__ = ["CameraTilt", "camera_tilt", "tilted_camera_pose", "horizon_row", "DEFAULT_HFOV_DEG", "TILT_SIGMA_DEG"]
+__all__ = ["DEFAULT_HFOV_DEG", "TILT_SIGMA_DEG", "CameraTilt", "camera_tilt", "horizon_row", "tilted_camera_pose"]
 
 DEFAULT_HFOV_DEG = 60.0
 TILT_SIGMA_DEG = 5.0
@@ -28,7 +28,7 @@ _MIN_EDGE_PX = 12.0
 _MAX_EDGE_TILT_DEG = 25.0
 _EDGE_TOLERANCE_RAD = 0.015
 
-_LEVEL = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])   # camera x, y, z -> world X, -Z, Y
+_LEVEL = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # camera x, y, z -> world X, -Z, Y
 
 
 def rot_x(deg: float) -> np.ndarray:
@@ -72,8 +72,10 @@ class CameraTilt:
 
     @property
     def text(self) -> str:
-        return (f"camera tilted {self.pitch_deg:.1f} ± {self.pitch_sigma_deg:g} deg down, roll {self.roll_deg:.0f} deg "
-                f"(from {self.edges} near-vertical edges)")
+        return (
+            f"camera tilted {self.pitch_deg:.1f} ± {self.pitch_sigma_deg:g} deg down, roll {self.roll_deg:.0f} deg "
+            f"(from {self.edges} near-vertical edges)"
+        )
 
     def __repr__(self) -> str:
         return self.text
@@ -112,20 +114,28 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     segments = np.zeros((0, 4)) if found is None else found.reshape(-1, 4).astype(np.float64)
     dx, dy = segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]
     length = np.hypot(dx, dy)
-    upright = (length >= _MIN_EDGE_PX * width / 224.0) & (np.degrees(np.arctan2(np.abs(dx), np.abs(dy))) < _MAX_EDGE_TILT_DEG)
+    upright = (length >= _MIN_EDGE_PX * width / 224.0) & (
+        np.degrees(np.arctan2(np.abs(dx), np.abs(dy))) < _MAX_EDGE_TILT_DEG
+    )
     segments, length = segments[upright], length[upright]
-    ends = [np.linalg.solve(K, np.stack([segments[:, i], segments[:, i + 1], np.ones(len(segments))])).T for i in (0, 2)]
+    ends = [
+        np.linalg.solve(K, np.stack([segments[:, i], segments[:, i + 1], np.ones(len(segments))])).T for i in (0, 2)
+    ]
     lines = np.cross(ends[0], ends[1])
     lines /= np.maximum(np.linalg.norm(lines, axis=1, keepdims=True), 1e-12)
     off_centre = np.abs((segments[:, 0] + segments[:, 2]) / 2.0 - K[0, 2]) > 0.15 * width
     pitches, rolls = np.arange(-10.0, 50.01, 0.5), np.arange(-10.0, 10.01, 1.0)
     t, r = np.radians(pitches)[:, None], np.radians(rolls)[None, :]
-    up = np.stack([-np.sin(r) * np.cos(t), -np.cos(r) * np.cos(t), -np.sin(t) + 0 * r], axis=-1)   # world up, camera frame
+    up = np.stack(
+        [-np.sin(r) * np.cos(t), -np.cos(r) * np.cos(t), -np.sin(t) + 0 * r], axis=-1
+    )  # world up, camera frame
     residual = np.abs(np.einsum("nk,prk->prn", lines, up))
     support = (length * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(axis=-1)
     i, j = np.unravel_index(int(np.argmax(support)), support.shape) if len(segments) else (0, 0)
     agreeing = residual[i, j] < _EDGE_TOLERANCE_RAD if len(segments) else np.zeros(0, bool)
     if agreeing.sum() < 6 or (agreeing & off_centre).sum() < 3 or i in (0, len(pitches) - 1):
-        raise ValueError(f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} agree, "
-                         f"{int((agreeing & off_centre).sum())} away from the centre); pass pitch_deg= (degrees down)")
+        raise ValueError(
+            f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} agree, "
+            f"{int((agreeing & off_centre).sum())} away from the centre); pass pitch_deg= (degrees down)"
+        )
     return CameraTilt(float(pitches[i]), float(rolls[j]), TILT_SIGMA_DEG, int(agreeing.sum()))

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["yaw_pitch_roll", "direction_words", "turn_words"]
+__all__ = ["direction_words", "turn_words", "yaw_pitch_roll"]
 
 _AXIS_WORDS = (("right", "left"), ("down", "up"), ("forward", "back"))
 

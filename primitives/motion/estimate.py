@@ -27,7 +27,8 @@ else a 60 degree field of view is ASSUMED; ``result.focal_source`` says which.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from spatialclaw.primitives.motion.object_motion import moved_region, object_reg
 from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry, estimate_pair, fit_rotation
 from spatialclaw.primitives.motion.result import CameraStep, Motion
 
-__all__ = ["motion", "MAX_MOTION_FRAMES"]
+__all__ = ["MAX_MOTION_FRAMES", "motion"]
 
 MAX_MOTION_FRAMES = 64
 
@@ -55,8 +56,10 @@ def _frames(frames: Any) -> tuple[list[np.ndarray], list[int], list[Any]]:
     if len(items) < 2:
         raise ValueError(f"motion needs at least two frames, got {len(items)}")
     if len(items) > MAX_MOTION_FRAMES:
-        raise ValueError(f"motion takes at most {MAX_MOTION_FRAMES} frames, got {len(items)}; subsample, e.g. "
-                         f"frames[::{-(-len(items) // 16)}] or frames.sample(count=16)")
+        raise ValueError(
+            f"motion takes at most {MAX_MOTION_FRAMES} frames, got {len(items)}; subsample, e.g. "
+            f"frames[::{-(-len(items) // 16)}] or frames.sample(count=16)"
+        )
     arrays = [frame_array(item) for item in items]
     if len({a.shape for a in arrays}) != 1:
         raise ValueError(f"all frames must have the same size; got {sorted({a.shape[:2] for a in arrays})} (H, W)")
@@ -99,8 +102,9 @@ def _self_calibrate(rotation_pairs: list[PairGeometry], K: np.ndarray) -> float 
         return total
 
     width = 2 * (K[0, 2] + 0.5)
-    found = minimize_scalar(cost, bounds=(math.log(0.3 * width), math.log(3.0 * width)), method="bounded",
-                            options={"xatol": 0.005})
+    found = minimize_scalar(
+        cost, bounds=(math.log(0.3 * width), math.log(3.0 * width)), method="bounded", options={"xatol": 0.005}
+    )
     best = float(found.fun)
     if min(cost(found.x + math.log(1.2)), cost(found.x - math.log(1.2))) < 1.15 * best:
         return None
@@ -171,10 +175,17 @@ def motion(
     features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
     matches = {pair: (*matched_keypoints(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
     if calibrate:
-        first = {pair: estimate_pair(arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=regions.get(pair[0]),
-                                     matches=matches[pair]) for pair in chosen}
-        turning = [g for g in first.values() if g.kind == "rotation"
-                   and np.degrees(np.arccos(np.clip((np.trace(g.R_ab) - 1) / 2, -1, 1))) > 3.0]
+        first = {
+            pair: estimate_pair(
+                arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=regions.get(pair[0]), matches=matches[pair]
+            )
+            for pair in chosen
+        }
+        turning = [
+            g
+            for g in first.values()
+            if g.kind == "rotation" and np.degrees(np.arccos(np.clip((np.trace(g.R_ab) - 1) / 2, -1, 1))) > 3.0
+        ]
         focal = _self_calibrate(turning, K) if turning else None
         if focal is not None:
             K = K.copy()
@@ -182,13 +193,21 @@ def motion(
             hfov = math.degrees(2 * math.atan(0.5 * width / focal))
             source = f"self-calibrated from the camera's rotation ({hfov:.0f} degree field of view)"
     steps = []
-    for (a, b) in chosen:  # in order: a box given in the first frame is carried along by the measured motion
+    for a, b in chosen:  # in order: a box given in the first frame is carried along by the measured motion
         region = regions.get(a)
         geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=region, matches=matches[(a, b)])
         step = _camera_step(geometry, indices[a], indices[b])
         if object is not None and region is not None:
-            step.object = object_step(geometry, *matches[(a, b)][:2], region, K, indices[a], indices[b],
-                                       object_heading_deg, shift_px=max(1.0, 0.01 * width))
+            step.object = object_step(
+                geometry,
+                *matches[(a, b)][:2],
+                region,
+                K,
+                indices[a],
+                indices[b],
+                object_heading_deg,
+                shift_px=max(1.0, 0.01 * width),
+            )
             label = getattr(object, "label", None)
             if step.object is not None and isinstance(label, str) and label != "object":
                 step.object.label = f"the {label}"
@@ -200,12 +219,44 @@ def motion(
 
 def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int) -> CameraStep:
     if geometry.R_ab is None:
-        return CameraStep(frame_a, frame_b, "unknown", None, None, None, None, None, None, 1.0, geometry.parallax_px,
-                          geometry.matches, geometry.inliers, geometry.residual_px, 0.0, geometry.reason,
-                          geometry=geometry)
+        return CameraStep(
+            frame_a,
+            frame_b,
+            "unknown",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            1.0,
+            geometry.parallax_px,
+            geometry.matches,
+            geometry.inliers,
+            geometry.residual_px,
+            0.0,
+            geometry.reason,
+            geometry=geometry,
+        )
     yaw, pitch, roll = yaw_pitch_roll(geometry.R_ab)
     angle = math.degrees(math.acos(float(np.clip((np.trace(geometry.R_ab) - 1) / 2, -1, 1))))
     words = direction_words(geometry.direction) if geometry.direction is not None else None
-    return CameraStep(frame_a, frame_b, geometry.kind, yaw, pitch, roll, angle, geometry.direction, words,
-                      geometry.zoom, geometry.parallax_px, geometry.matches, geometry.inliers, geometry.residual_px,
-                      geometry.confidence, geometry.reason, geometry=geometry)
+    return CameraStep(
+        frame_a,
+        frame_b,
+        geometry.kind,
+        yaw,
+        pitch,
+        roll,
+        angle,
+        geometry.direction,
+        words,
+        geometry.zoom,
+        geometry.parallax_px,
+        geometry.matches,
+        geometry.inliers,
+        geometry.residual_px,
+        geometry.confidence,
+        geometry.reason,
+        geometry=geometry,
+    )

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sift_features", "match_features", "feature_scale", "matched_points", "matched_keypoints",
-           "TARGET_FEATURE_SIDE"]
+__all__ = [
+    "TARGET_FEATURE_SIDE",
+    "feature_scale",
+    "match_features",
+    "matched_keypoints",
+    "matched_points",
+    "sift_features",
+]
 
 TARGET_FEATURE_SIDE = 640  # frames whose longer side is shorter are upsampled to about this for detection
 MAX_UPSAMPLE = 4.0
@@ -23,7 +29,9 @@ def feature_scale(shape: tuple[int, ...], target: int = TARGET_FEATURE_SIDE) -> 
     return float(np.clip(target / max(shape[0], shape[1]), 1.0, MAX_UPSAMPLE))
 
 
-def sift_features(rgb: np.ndarray, max_features: int = 4000, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray | None]:
+def sift_features(
+    rgb: np.ndarray, max_features: int = 4000, scale: float = 1.0
+) -> tuple[np.ndarray, np.ndarray | None]:
     """SIFT keypoints of an (H, W, 3) uint8 RGB image: (K, 2) float64 pixel positions in the ORIGINAL image
     and (K, 128) float32 descriptors (None when the image has no keypoints). ``scale`` > 1 detects on the
     image upsampled by that factor (bicubic) and maps the positions back (x = (x_up + 0.5) / scale - 0.5)."""
@@ -31,8 +39,9 @@ def sift_features(rgb: np.ndarray, max_features: int = 4000, scale: float = 1.0)
 
     gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
     if scale != 1.0:
-        gray = cv2.resize(gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)),
-                          interpolation=cv2.INTER_CUBIC)
+        gray = cv2.resize(
+            gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)), interpolation=cv2.INTER_CUBIC
+        )
     keypoints, descriptors = cv2.SIFT_create(nfeatures=max_features).detectAndCompute(gray, None)
     xy = np.array([kp.pt for kp in keypoints], dtype=np.float64).reshape(-1, 2)
     if scale != 1.0:
@@ -51,8 +60,9 @@ def match_features(desc_a: np.ndarray | None, desc_b: np.ndarray | None, ratio: 
     return np.array(good, dtype=int).reshape(-1, 2)
 
 
-def matched_points(rgb_a: np.ndarray, rgb_b: np.ndarray, scale: float | None = None,
-                   max_features: int = 4000) -> tuple[np.ndarray, np.ndarray, float]:
+def matched_points(
+    rgb_a: np.ndarray, rgb_b: np.ndarray, scale: float | None = None, max_features: int = 4000
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Ratio-test SIFT matches between two images: (M, 2) points in a, (M, 2) in b (original pixels of each)
     and the detection scale used (``feature_scale`` of the larger image unless given)."""
     if scale is None:
@@ -61,8 +71,9 @@ def matched_points(rgb_a: np.ndarray, rgb_b: np.ndarray, scale: float | None = N
     return (*matched_keypoints(a, b), scale)
 
 
-def matched_keypoints(features_a: tuple[np.ndarray, np.ndarray | None],
-                      features_b: tuple[np.ndarray, np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+def matched_keypoints(
+    features_a: tuple[np.ndarray, np.ndarray | None], features_b: tuple[np.ndarray, np.ndarray | None]
+) -> tuple[np.ndarray, np.ndarray]:
     """Ratio-test matches between two ``sift_features`` results (computed once per frame and reused):
     (M, 2) points in a and (M, 2) in b."""
     pairs = match_features(features_a[1], features_b[1])

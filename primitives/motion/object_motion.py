@@ -16,7 +16,7 @@ from spatialclaw.primitives.motion.angles import direction_words
 from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry
 from spatialclaw.primitives.motion.result import ObjectStep
 
-__all__ = ["object_region", "object_step", "moved_region"]
+__all__ = ["moved_region", "object_region", "object_step"]
 
 
 def object_region(obj: Any, position: int, shape: tuple[int, int]) -> np.ndarray | None:
@@ -35,13 +35,21 @@ def object_region(obj: Any, position: int, shape: tuple[int, int]) -> np.ndarray
         return as_mask(mask if mask is not None else obj, height, width)
     x0, y0, x1, y1 = as_box(getattr(obj, "box", obj), width, height)
     region = np.zeros(shape, bool)
-    region[max(int(round(y0)), 0):max(int(round(y1)), 0), max(int(round(x0)), 0):max(int(round(x1)), 0)] = True
+    region[max(int(round(y0)), 0) : max(int(round(y1)), 0), max(int(round(x0)), 0) : max(int(round(x1)), 0)] = True
     return region
 
 
-def object_step(geometry: PairGeometry, points_a: np.ndarray, points_b: np.ndarray, region: np.ndarray,
-                 K: np.ndarray, frame_a: int, frame_b: int, heading_deg: float | None,
-                 shift_px: float) -> ObjectStep | None:
+def object_step(
+    geometry: PairGeometry,
+    points_a: np.ndarray,
+    points_b: np.ndarray,
+    region: np.ndarray,
+    K: np.ndarray,
+    frame_a: int,
+    frame_b: int,
+    heading_deg: float | None,
+    shift_px: float,
+) -> ObjectStep | None:
     """Object motion from the matches (all of them, original pixels) inside ``region`` against the
     background's prediction there (the camera's homography, corrected by the nearby background's parallax)."""
     if geometry.homography is None or len(points_a) == 0:
@@ -61,7 +69,9 @@ def object_step(geometry: PairGeometry, points_a: np.ndarray, points_b: np.ndarr
         predicted = predicted + np.median((points_b - predicted)[background][nearest], axis=0)
     a, observed, expected = points_a[inside], points_b[inside], predicted[inside]
     shift = np.median(observed - expected, axis=0)
-    consistent = np.linalg.norm(observed - expected - shift, axis=1) <= max(3 * INLIER_PX, 0.1 * np.ptp(a, axis=0).max())
+    consistent = np.linalg.norm(observed - expected - shift, axis=1) <= max(
+        3 * INLIER_PX, 0.1 * np.ptp(a, axis=0).max()
+    )
     a, observed, expected = a[consistent], observed[consistent], expected[consistent]
     scale = 1.0
     if len(a) >= 3:
@@ -76,15 +86,25 @@ def object_step(geometry: PairGeometry, points_a: np.ndarray, points_b: np.ndarr
     vector = np.array([lateral, vertical, depth_change])
     moving = bool(np.hypot(*shift) > shift_px or abs(np.log(scale)) > 0.02)
     words = direction_words(vector).replace("forward", "away from the camera").replace("back", "towards the camera")
-    step = ObjectStep(frame_a, frame_b, (float(shift[0]), float(shift[1])), scale, float(lateral), float(vertical),
-                      float(depth_change), words if moving else "nowhere", moving, int(len(a)))
+    step = ObjectStep(
+        frame_a,
+        frame_b,
+        (float(shift[0]), float(shift[1])),
+        scale,
+        float(lateral),
+        float(vertical),
+        float(depth_change),
+        words if moving else "nowhere",
+        moving,
+        int(len(a)),
+    )
     if heading_deg is not None:
         h = math.radians(float(heading_deg))
         forward = lateral * math.sin(h) + depth_change * math.cos(h)
         right = lateral * math.cos(h) - depth_change * math.sin(h)
         step.heading_deg, step.own_forward, step.own_right = float(heading_deg), float(forward), float(right)
         own = np.array([right, 0.0, forward])
-        step.own_direction = (direction_words(own).replace("back", "backward") if moving else "not moving")
+        step.own_direction = direction_words(own).replace("back", "backward") if moving else "not moving"
     return step
 
 

@@ -27,8 +27,16 @@ import numpy as np
 
 from spatialclaw.primitives.motion.features import matched_points
 
-__all__ = ["PairGeometry", "estimate_pair", "fit_rotation", "rotation_homography", "PARALLAX_PX", "INLIER_PX",
-           "MIN_MATCHES", "refine_essential"]
+__all__ = [
+    "INLIER_PX",
+    "MIN_MATCHES",
+    "PARALLAX_PX",
+    "PairGeometry",
+    "estimate_pair",
+    "fit_rotation",
+    "refine_essential",
+    "rotation_homography",
+]
 
 PARALLAX_PX = 0.6  # 75th-percentile rotation-model error (original pixels) above which the camera translated
 INLIER_PX = 1.5  # reprojection error (original pixels) for a match to count as consistent with a model
@@ -98,8 +106,13 @@ def _nearest_scaled_rotation(M: np.ndarray) -> tuple[np.ndarray, float]:
     return R, zoom
 
 
-def fit_rotation(points_a: np.ndarray, points_b: np.ndarray, K_a: np.ndarray, K_b: np.ndarray,
-                 start: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, float, np.ndarray]:
+def fit_rotation(
+    points_a: np.ndarray,
+    points_b: np.ndarray,
+    K_a: np.ndarray,
+    K_b: np.ndarray,
+    start: tuple[np.ndarray, float] | None = None,
+) -> tuple[np.ndarray, float, np.ndarray]:
     """Robust least-squares rotation + zoom: (R_m rays a -> rays b, zoom, (M,) pixel errors of all matches)."""
     import cv2
     from scipy.optimize import least_squares
@@ -123,8 +136,9 @@ def fit_rotation(points_a: np.ndarray, points_b: np.ndarray, K_a: np.ndarray, K_
         if near.sum() < 4:
             break
         a, b = points_a[near], points_b[near]
-        params = least_squares(lambda p: errors_of(p, a, b).ravel(), params, loss="huber", f_scale=INLIER_PX,
-                               method="trf", max_nfev=100).x
+        params = least_squares(
+            lambda p: errors_of(p, a, b).ravel(), params, loss="huber", f_scale=INLIER_PX, method="trf", max_nfev=100
+        ).x
     R = cv2.Rodrigues(params[:3])[0]
     zoom = float(np.exp(params[3]))
     errors = np.linalg.norm(errors_of(params, points_a, points_b), axis=1)
@@ -152,7 +166,9 @@ def _essential(points_a, points_b, K_a, K_b, seed: int, R_turn: np.ndarray | Non
         rows = np.cross(ha[inliers] @ R_turn.T, hb[inliers])  # x_b . (t x R x_a) = 0 is linear in t
         t_turn = np.linalg.svd(rows)[2][-1]
         R_alt, t_alt = refine_essential(R_turn, t_turn, ha[inliers], hb[inliers])
-        cost = lambda R_, t_: float(np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2))
+        cost = lambda R_, t_: float(
+            np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2)
+        )
         if cost(R_alt, t_alt) < cost(R, t):
             R, t = R_alt, t_alt
     sampson = _sampson(_skew(t) @ R, ha, hb)
@@ -180,24 +196,53 @@ def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarra
 
     def unpack(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         theta, phi = params[3], params[4]
-        return cv2.Rodrigues(params[:3])[0], np.array([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
-                                                       np.cos(theta)])
+        return cv2.Rodrigues(params[:3])[0], np.array(
+            [np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)]
+        )
 
     t = t / np.linalg.norm(t)
     start = np.r_[cv2.Rodrigues(R)[0].ravel(), np.arccos(np.clip(t[2], -1, 1)), np.arctan2(t[1], t[0])]
-    fit = least_squares(lambda p: _sampson(_skew(unpack(p)[1]) @ unpack(p)[0], ha, hb), start, loss="huber",
-                        f_scale=float(np.median(_sampson(_skew(t) @ R, ha, hb))) * 2 + 1e-9, max_nfev=100)
+    fit = least_squares(
+        lambda p: _sampson(_skew(unpack(p)[1]) @ unpack(p)[0], ha, hb),
+        start,
+        loss="huber",
+        f_scale=float(np.median(_sampson(_skew(t) @ R, ha, hb))) * 2 + 1e-9,
+        max_nfev=100,
+    )
     return unpack(fit.x)
 
 
 def _empty(kind_reason: str, points_a, points_b, scale) -> PairGeometry:
-    return PairGeometry("unknown", None, 1.0, None, len(points_a), 0, float("nan"), float("nan"), 0.0, kind_reason,
-                        points_a, points_b, np.zeros(len(points_a), bool), None, scale)
+    return PairGeometry(
+        "unknown",
+        None,
+        1.0,
+        None,
+        len(points_a),
+        0,
+        float("nan"),
+        float("nan"),
+        0.0,
+        kind_reason,
+        points_a,
+        points_b,
+        np.zeros(len(points_a), bool),
+        None,
+        scale,
+    )
 
 
-def estimate_pair(rgb_a: np.ndarray, rgb_b: np.ndarray, K_a: np.ndarray, K_b: np.ndarray, *,
-                  ignore_a: np.ndarray | None = None, parallax_px: float = PARALLAX_PX, seed: int = 0,
-                  matches: tuple[np.ndarray, np.ndarray, float] | None = None) -> PairGeometry:
+def estimate_pair(
+    rgb_a: np.ndarray,
+    rgb_b: np.ndarray,
+    K_a: np.ndarray,
+    K_b: np.ndarray,
+    *,
+    ignore_a: np.ndarray | None = None,
+    parallax_px: float = PARALLAX_PX,
+    seed: int = 0,
+    matches: tuple[np.ndarray, np.ndarray, float] | None = None,
+) -> PairGeometry:
     """The camera motion from frame a to frame b ((H, W, 3) uint8 each; ``K_a``/``K_b`` (3, 3) pixels).
 
     ``ignore_a``: an (H, W) bool mask of frame a whose matches are left out (a moving object), so only the
@@ -211,10 +256,18 @@ def estimate_pair(rgb_a: np.ndarray, rgb_b: np.ndarray, K_a: np.ndarray, K_b: np
     height, width = rgb_a.shape[:2]
     if len(points_a) < MIN_MATCHES:
         small = max(height, width) < 320
-        hint = (f"the frames are small ({width}x{height} px; features were detected at {scale:.1f}x)" if small
-                else "the views share too little texture")
-        return _empty(f"only {len(points_a)} feature matches (need {MIN_MATCHES}): {hint}; use frames closer "
-                      f"together in time or a larger crop of the shared region", points_a, points_b, scale)
+        hint = (
+            f"the frames are small ({width}x{height} px; features were detected at {scale:.1f}x)"
+            if small
+            else "the views share too little texture"
+        )
+        return _empty(
+            f"only {len(points_a)} feature matches (need {MIN_MATCHES}): {hint}; use frames closer "
+            f"together in time or a larger crop of the shared region",
+            points_a,
+            points_b,
+            scale,
+        )
     R_m, zoom, rotation_errors = fit_rotation(points_a, points_b, K_a, K_b)
     essential = _essential(points_a, points_b, K_a, K_b, seed, R_turn=R_m)
     if essential is not None and essential[2].sum() >= MIN_MATCHES:
@@ -234,28 +287,64 @@ def estimate_pair(rgb_a: np.ndarray, rgb_b: np.ndarray, K_a: np.ndarray, K_b: np
         support = int(inliers.sum())
         confidence = support / len(points_a) * min(1.0, support / FULL_SUPPORT) * (0.5 + 0.5 * margin)
         direction = _signed_direction(-R_e.T @ t_e, R_e, points_a[inliers], points_b[inliers], K_a, K_b)
-        return PairGeometry("translation", R_e.T, 1.0, direction / np.linalg.norm(direction), len(points_a), support,
-                            parallax, float(np.median(sampson[inliers])), float(confidence),
-                            f"parallax {parallax:.2f} px > {parallax_px:g} px: the camera moved (the rotation-only "
-                            f"model leaves depth-dependent motion)", points_a, points_b, inliers, H, scale)
+        return PairGeometry(
+            "translation",
+            R_e.T,
+            1.0,
+            direction / np.linalg.norm(direction),
+            len(points_a),
+            support,
+            parallax,
+            float(np.median(sampson[inliers])),
+            float(confidence),
+            f"parallax {parallax:.2f} px > {parallax_px:g} px: the camera moved (the rotation-only "
+            f"model leaves depth-dependent motion)",
+            points_a,
+            points_b,
+            inliers,
+            H,
+            scale,
+        )
     inliers = rotation_errors <= INLIER_PX
     support = int(inliers.sum())
     if support < MIN_MATCHES:
-        return _empty(f"no single camera motion explains the matches ({support} of {len(points_a)} agree with a "
-                      f"rotation, none with an essential matrix): moving objects or repeated texture dominate",
-                      points_a, points_b, scale)
+        return _empty(
+            f"no single camera motion explains the matches ({support} of {len(points_a)} agree with a "
+            f"rotation, none with an essential matrix): moving objects or repeated texture dominate",
+            points_a,
+            points_b,
+            scale,
+        )
     confidence = support / len(points_a) * min(1.0, support / FULL_SUPPORT) * (0.5 + 0.5 * margin)
     angle = float(np.degrees(np.arccos(np.clip((np.trace(R_m) - 1) / 2, -1, 1))))
     static = angle < STATIC_DEG and abs(np.log(zoom)) < STATIC_ZOOM
     kind = "static" if static else "rotation"
-    reason = (f"parallax {parallax:.2f} px <= {parallax_px:g} px: one rotation{' and zoom' if abs(zoom - 1) > 0.01 else ''} "
-              f"homography explains {support} of {len(points_a)} matches, so no translation is detectable")
+    reason = (
+        f"parallax {parallax:.2f} px <= {parallax_px:g} px: one rotation{' and zoom' if abs(zoom - 1) > 0.01 else ''} "
+        f"homography explains {support} of {len(points_a)} matches, so no translation is detectable"
+    )
     if moving_box is not None:
-        reason += (f"; a compact group of matches in box ({moving_box[0]:.0f}, {moving_box[1]:.0f}, {moving_box[2]:.0f}, "
-                   f"{moving_box[3]:.0f}) px moves on its own (a moving object?), left out of the camera motion")
-    return PairGeometry(kind, R_m.T, zoom, None, len(points_a), support, parallax,
-                        float(np.median(rotation_errors[inliers])), float(confidence), reason, points_a, points_b,
-                        inliers, H, scale)
+        reason += (
+            f"; a compact group of matches in box ({moving_box[0]:.0f}, {moving_box[1]:.0f}, {moving_box[2]:.0f}, "
+            f"{moving_box[3]:.0f}) px moves on its own (a moving object?), left out of the camera motion"
+        )
+    return PairGeometry(
+        kind,
+        R_m.T,
+        zoom,
+        None,
+        len(points_a),
+        support,
+        parallax,
+        float(np.median(rotation_errors[inliers])),
+        float(confidence),
+        reason,
+        points_a,
+        points_b,
+        inliers,
+        H,
+        scale,
+    )
 
 
 def _inside(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
@@ -272,11 +361,17 @@ def _compact_group(points: np.ndarray, width: int, height: int) -> tuple[float, 
     if (high - low).prod() > 0.12 * width * height:
         return None
     margin = 0.25 * (high - low) + 2.0
-    return (float(low[0] - margin[0]), float(low[1] - margin[1]), float(high[0] + margin[0]), float(high[1] + margin[1]))
+    return (
+        float(low[0] - margin[0]),
+        float(low[1] - margin[1]),
+        float(high[0] + margin[0]),
+        float(high[1] + margin[1]),
+    )
 
 
-def _signed_direction(direction: np.ndarray, R: np.ndarray, points_a: np.ndarray, points_b: np.ndarray,
-                      K_a: np.ndarray, K_b: np.ndarray) -> np.ndarray:
+def _signed_direction(
+    direction: np.ndarray, R: np.ndarray, points_a: np.ndarray, points_b: np.ndarray, K_a: np.ndarray, K_b: np.ndarray
+) -> np.ndarray:
     """The translation direction with its sign checked against the flow: once the rotation is removed,
     every point moves away from the camera's motion (right -> points drift left; forward -> they spread
     out), by an amount proportional to its inverse depth (always positive). The essential matrix alone

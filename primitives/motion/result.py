@@ -21,7 +21,7 @@ import numpy as np
 from spatialclaw.primitives.motion.angles import turn_words
 from spatialclaw.primitives.motion.pair import PairGeometry
 
-__all__ = ["CameraStep", "ObjectStep", "Motion"]
+__all__ = ["CameraStep", "Motion", "ObjectStep"]
 
 
 @dataclass
@@ -59,10 +59,14 @@ class ObjectStep:
     def readout(self) -> str:
         name = self.label
         if not self.moving:
-            return (f"{name} does not move relative to the background (shift {self.image_shift_px[0]:+.1f}, "
-                    f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})")
-        text = (f"{name} moves {self.direction} relative to the background (image shift {self.image_shift_px[0]:+.1f}, "
-                f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})")
+            return (
+                f"{name} does not move relative to the background (shift {self.image_shift_px[0]:+.1f}, "
+                f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})"
+            )
+        text = (
+            f"{name} moves {self.direction} relative to the background (image shift {self.image_shift_px[0]:+.1f}, "
+            f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})"
+        )
         if self.own_direction is not None:
             text += f", i.e. {self.own_direction} in its own heading ({self.heading_deg:g} deg)"
         return text
@@ -111,16 +115,20 @@ class CameraStep:
                 # Image scale change without parallax: a lens zoom, or a move along the view axis whose
                 # parallax the scene's depth range made too small to measure. Say both.
                 way = "forward" if self.zoom > 1 else "backward"
-                text += (f", zooms {'in' if self.zoom > 1 else 'out'} x{self.zoom:.2f} without measurable parallax "
-                         f"(a lens zoom, or the camera moving {way} towards a scene of little depth range)")
+                text += (
+                    f", zooms {'in' if self.zoom > 1 else 'out'} x{self.zoom:.2f} without measurable parallax "
+                    f"(a lens zoom, or the camera moving {way} towards a scene of little depth range)"
+                )
                 text += f" (parallax {self.parallax_px:.2f} px)"
             else:
                 text += f" and does not translate (parallax {self.parallax_px:.2f} px)"
         else:
             text = f"the camera moves {self.translation_words}" + (f" while it {turn}" if turn else " without turning")
             text += f" (parallax {self.parallax_px:.2f} px; distance unknown without depth)"
-        text += f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; " \
-                f"confidence {self.confidence:.2f} ({self.inliers}/{self.matches} matches agree)"
+        text += (
+            f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; "
+            f"confidence {self.confidence:.2f} ({self.inliers}/{self.matches} matches agree)"
+        )
         if self.object is not None:
             text += "; " + self.object.readout()
         return head + text
@@ -166,18 +174,23 @@ class Motion:
         pitches = np.array([s.pitch_deg for s in known])
         parts = []
         if kinds <= {"rotation", "static"}:
-            turn = turn_words(float(np.median(yaws)), float(np.median(pitches)),
-                               float(np.median([s.roll_deg for s in known])))
-            parts.append(f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
-                         f"and does not translate")
+            turn = turn_words(
+                float(np.median(yaws)), float(np.median(pitches)), float(np.median([s.roll_deg for s in known]))
+            )
+            parts.append(
+                f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
+                f"and does not translate"
+            )
         elif kinds == {"translation"} or kinds <= {"translation", "static"}:
             words = sorted({s.translation_words for s in known if s.translation_words})
             parts.append(f"the camera translates ({', '.join(words)})")
         else:
             moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
             parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
-        parts.append(f"total yaw {np.nansum(yaws):+.1f} deg, pitch {np.nansum(pitches):+.1f} deg over {len(known)} "
-                     f"measured steps")
+        parts.append(
+            f"total yaw {np.nansum(yaws):+.1f} deg, pitch {np.nansum(pitches):+.1f} deg over {len(known)} "
+            f"measured steps"
+        )
         missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
         if missing:
             parts.append(f"unknown for steps {', '.join(missing)}")
@@ -194,7 +207,9 @@ class Motion:
         return np.stack(out)
 
     def __repr__(self) -> str:
-        lines = [f"Motion({len(self.steps)} steps; focal {self.intrinsics[0, 0]:.1f} px from {self.focal_source})",
-                 "  " + self.readout]
+        lines = [
+            f"Motion({len(self.steps)} steps; focal {self.intrinsics[0, 0]:.1f} px from {self.focal_source})",
+            "  " + self.readout,
+        ]
         lines += ["  " + step.readout() for step in self.steps]
         return "\n".join(lines)

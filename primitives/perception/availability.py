@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from spatialclaw.primitives.runtime.lazy import LazyCallable
 
@@ -80,7 +81,9 @@ def _device_problem() -> str | None:
     return None
 
 
-def _learned(name: str, model_id: Callable[[], str], packages: tuple[str, ...] = ("torch", "transformers")) -> str | None:
+def _learned(
+    name: str, model_id: Callable[[], str], packages: tuple[str, ...] = ("torch", "transformers")
+) -> str | None:
     missing = _missing_packages(*packages)
     if missing:
         return f"the package(s) {', '.join(missing)} are not installed (`pip install 'spatialclaw[perception]'`)"
@@ -122,7 +125,9 @@ def tool_status() -> dict[str, ToolStatus]:
     ``reconstruct``), keyed by name. Classical tools are always available and not listed."""
     if os.environ.get("SPATIALCLAW_PERCEPTION") or os.environ.get("SPATIALCLAW_PERCEPTION_SOCKET"):
         served = "served by the perception service ($SPATIALCLAW_PERCEPTION)"
-        return {name: ToolStatus(name, True, note=served) for name in ("depth", "detect", "segment", "track", "reconstruct")}
+        return {
+            name: ToolStatus(name, True, note=served) for name in ("depth", "detect", "segment", "track", "reconstruct")
+        }
     depth = _learned("depth", _depth_id)
     detect = _learned("detect", _detect_id)
     sam = _learned("segment", _sam_id)
@@ -131,10 +136,20 @@ def tool_status() -> dict[str, ToolStatus]:
         "depth": ToolStatus("depth", depth is None, depth or ""),
         "detect": ToolStatus("detect", detect is None, detect or ""),
         "segment": ToolStatus("segment", sam is None, f"SAM: {sam}" if sam else ""),
-        "track": ToolStatus("track", True, note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works"
-                            if track else ""),
-        "reconstruct": ToolStatus("reconstruct", True, note=(
-            "its learned depth is unavailable (see depth): pass RGB-D depth maps or depth=None (arbitrary scale)" if depth else "")),
+        "track": ToolStatus(
+            "track",
+            True,
+            note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works" if track else "",
+        ),
+        "reconstruct": ToolStatus(
+            "reconstruct",
+            True,
+            note=(
+                "its learned depth is unavailable (see depth): pass RGB-D depth maps or depth=None (arbitrary scale)"
+                if depth
+                else ""
+            ),
+        ),
     }
     global _last
     _last = {name: item.to_dict() for name, item in status.items()}
@@ -154,8 +169,9 @@ class UnavailableTool(LazyCallable):
     real tool, which then loads exactly that model. ``help()`` shows the real documentation, headed by
     the reason."""
 
-    def __init__(self, name: str, reason: str, tool: LazyCallable,
-                 model_arguments: tuple[str, ...] = ("model", "text_model")) -> None:
+    def __init__(
+        self, name: str, reason: str, tool: LazyCallable, model_arguments: tuple[str, ...] = ("model", "text_model")
+    ) -> None:
         super().__init__(tool._module, tool._attribute)
         self.name = name
         self.reason = reason
@@ -164,9 +180,11 @@ class UnavailableTool(LazyCallable):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if any(kwargs.get(name) is not None for name in self.model_arguments):
             return super().__call__(*args, **kwargs)
-        raise ToolUnavailableError(f"{self.name}() is not available here: {self.reason}. Use a classical method instead "
-                                   "(stereo_depth, reconstruct(frames, depth=None), find_color, zoom, geom), or pass model= "
-                                   "a local folder.")
+        raise ToolUnavailableError(
+            f"{self.name}() is not available here: {self.reason}. Use a classical method instead "
+            "(stereo_depth, reconstruct(frames, depth=None), find_color, zoom, geom), or pass model= "
+            "a local folder."
+        )
 
     @property
     def __doc__(self) -> str | None:  # type: ignore[override]

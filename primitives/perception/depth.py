@@ -30,12 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.perception import models
-from spatialclaw.primitives.perception import remote
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.imaging import as_rgb_array
+from spatialclaw.primitives.perception import cache, models, remote
 
 __all__ = [
     "DEFAULT_HFOV_DEG",
@@ -109,8 +107,10 @@ class DepthResult:
         median = float(np.median(self.depth[valid])) if valid.any() else float("nan")
         height, width = self.depth.shape
         fx = self.intrinsics[0, 0]
-        return (f"DepthResult(frame_index={self.frame_index}, {width}x{height}, median {median:.2f} m, "
-                f"valid {valid.mean():.0%}, fx={fx:.1f} px ({self.intrinsics_source}), model={self.model!r})")
+        return (
+            f"DepthResult(frame_index={self.frame_index}, {width}x{height}, median {median:.2f} m, "
+            f"valid {valid.mean():.0%}, fx={fx:.1f} px ({self.intrinsics_source}), model={self.model!r})"
+        )
 
 
 def intrinsics_from_fov(width: int, height: int, hfov_deg: float) -> np.ndarray:
@@ -137,8 +137,10 @@ def edge_confidence(depth_m: np.ndarray, scale: float = 0.05) -> np.ndarray:
 
 def _load_rgb(frame: Any) -> np.ndarray:
     if isinstance(frame, (list, tuple)) or (hasattr(frame, "__len__") and hasattr(frame, "indices")):
-        raise ValueError("expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
-                         "([depth(f) for f in frames]) or use reconstruct(frames) for several views")
+        raise ValueError(
+            "expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
+            "([depth(f) for f in frames]) or use reconstruct(frames) for several views"
+        )
     if isinstance(frame, (str, Path)):
         from PIL import Image
 
@@ -282,8 +284,9 @@ def _run_depth_pro(loaded: models.LoadedModel, rgb: np.ndarray) -> tuple[np.ndar
         focal = None
     conversion_focal = focal if focal is not None else intrinsics_from_fov(width, height, DEFAULT_HFOV_DEG)[0, 0]
     inverse = inverse * (width / conversion_focal)
-    inverse = torch.nn.functional.interpolate(inverse[None, None], size=(height, width), mode="bilinear",
-                                              align_corners=False)[0, 0]
+    inverse = torch.nn.functional.interpolate(
+        inverse[None, None], size=(height, width), mode="bilinear", align_corners=False
+    )[0, 0]
     depth_m = 1.0 / torch.clamp(inverse, min=1e-4, max=1e4)
     return depth_m.cpu().numpy(), focal
 
@@ -298,7 +301,10 @@ def _depth_pro_pixel_values(loaded: models.LoadedModel, rgb: np.ndarray):
     size = config.get("size", {"height": 1536, "width": 1536})
     mean = torch.tensor(config.get("image_mean", [0.5, 0.5, 0.5]), dtype=torch.float32)[:, None, None]
     std = torch.tensor(config.get("image_std", [0.5, 0.5, 0.5]), dtype=torch.float32)[:, None, None]
-    image = torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1).float() * float(config.get("rescale_factor", 1 / 255))
+    image = torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1).float() * float(
+        config.get("rescale_factor", 1 / 255)
+    )
     image = (image - mean) / std
-    return torch.nn.functional.interpolate(image[None], size=(size["height"], size["width"]), mode="bilinear",
-                                           align_corners=False)
+    return torch.nn.functional.interpolate(
+        image[None], size=(size["height"], size["width"]), mode="bilinear", align_corners=False
+    )

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.perception import remote
 from spatialclaw.primitives.perception.cache import cache_key, cached
+from spatialclaw.primitives.perception.inputs import frame_array, frame_index, model_name, text_labels
 from spatialclaw.primitives.perception.instances import Detections, Instance, box_iou
 from spatialclaw.primitives.perception.models import LoadedModel, load_model
-from spatialclaw.primitives.perception.inputs import frame_array, frame_index, model_name, text_labels
 
-__all__ = ["detect", "detector_id", "detector_family", "load_detector", "DETECT_ALIASES", "DEFAULT_DETECT_MODEL"]
+__all__ = ["DEFAULT_DETECT_MODEL", "DETECT_ALIASES", "detect", "detector_family", "detector_id", "load_detector"]
 
 DEFAULT_DETECT_MODEL = "IDEA-Research/grounding-dino-tiny"
 DETECT_ALIASES = {
@@ -67,16 +68,16 @@ def detect(
 ) -> Detections:
     """Find objects described by ``text`` in one frame; returns ``Detections`` (most confident first).
 
-    ``frame``: a ``Frame`` (e.g. ``frames[3]``), PIL image or (H, W, 3) uint8 array. ``text``: one label
-    ("chair") or a list (["chair", "table"]); each instance's ``label`` is the query label it matched.
-    ``threshold``: minimum confidence in [0, 1] (default 0.3 for Grounding DINO, 0.1 for OWLv2);
-    ``text_threshold``: Grounding DINO's per-token threshold for naming the phrase (a box whose phrase
-    shares no word with any label is dropped). Overlapping boxes of the
-    same label with IoU > ``nms_iou`` are merged (the best is kept); at most ``max_instances`` are returned.
-    Boxes are (x0, y0, x1, y1) in pixels of the original frame, origin top-left; ``mask`` is None (use
-    ``segment`` for masks); ``frame_index`` is the frame's absolute index. ``model``: "grounding-dino"
-(default), "owlv2", a hub id or a local folder.
-    Example: ``chairs = detect(frames[0], "chair"); print(chairs); show(chairs)``.
+        ``frame``: a ``Frame`` (e.g. ``frames[3]``), PIL image or (H, W, 3) uint8 array. ``text``: one label
+        ("chair") or a list (["chair", "table"]); each instance's ``label`` is the query label it matched.
+        ``threshold``: minimum confidence in [0, 1] (default 0.3 for Grounding DINO, 0.1 for OWLv2);
+        ``text_threshold``: Grounding DINO's per-token threshold for naming the phrase (a box whose phrase
+        shares no word with any label is dropped). Overlapping boxes of the
+        same label with IoU > ``nms_iou`` are merged (the best is kept); at most ``max_instances`` are returned.
+        Boxes are (x0, y0, x1, y1) in pixels of the original frame, origin top-left; ``mask`` is None (use
+        ``segment`` for masks); ``frame_index`` is the frame's absolute index. ``model``: "grounding-dino"
+    (default), "owlv2", a hub id or a local folder.
+        Example: ``chairs = detect(frames[0], "chair"); print(chairs); show(chairs)``.
     """
     array = frame_array(frame)
     labels = text_labels(text)
@@ -90,29 +91,42 @@ def detect(
         loaded = load_detector(model, device)
         model_id, version, family = loaded.model_id, loaded.version, detector_family(loaded)
     threshold = _DEFAULT_THRESHOLD[family] if threshold is None else float(threshold)
-    key = cache_key(model_id, version, "detect", family, labels, threshold, text_threshold,
-                    nms_iou, max_instances, array)
+    key = cache_key(
+        model_id, version, "detect", family, labels, threshold, text_threshold, nms_iou, max_instances, array
+    )
     if service is not None:
-        compute = lambda: hosted.run(array=array, labels=labels, threshold=threshold,  # noqa: E731
-                                     text_threshold=text_threshold, nms_iou=nms_iou, max_instances=max_instances)
+        compute = lambda: hosted.run(
+            array=array,
+            labels=labels,
+            threshold=threshold,
+            text_threshold=text_threshold,
+            nms_iou=nms_iou,
+            max_instances=max_instances,
+        )
     else:
         run = _run_grounding_dino if family == "grounding-dino" else _run_owlv2
-        compute = lambda: _non_max_suppression(run(loaded, array, labels, threshold, text_threshold),  # noqa: E731
-                                               nms_iou)[:max_instances]
+        compute = (
+            lambda: _non_max_suppression(
+                run(loaded, array, labels, threshold, text_threshold),
+                nms_iou,
+            )[:max_instances]
+        )
     found = cached("detect", key, compute)
     index = frame_index(frame)
     return Detections([replace(item, frame_index=index) for item in found], frame, backend=model_name(model_id))
 
 
 def detector_family(loaded: LoadedModel) -> str:
-    """"grounding-dino" or "owlv2" for a loaded detector; ``ValueError`` for any other model."""
+    """ "grounding-dino" or "owlv2" for a loaded detector; ``ValueError`` for any other model."""
     model_type = getattr(loaded.model.config, "model_type", "")
     if model_type in ("grounding-dino", "grounding_dino", "mm-grounding-dino", "mm_grounding_dino"):
         return "grounding-dino"
     if model_type in ("owlv2", "owlvit"):
         return "owlv2"
-    raise ValueError(f"{loaded.model_id!r} is a {model_type!r} model; detect supports Grounding DINO and OWLv2 "
-                     f"(aliases: {sorted(DETECT_ALIASES)})")
+    raise ValueError(
+        f"{loaded.model_id!r} is a {model_type!r} model; detect supports Grounding DINO and OWLv2 "
+        f"(aliases: {sorted(DETECT_ALIASES)})"
+    )
 
 
 def _inputs_to(inputs: Any, model: Any) -> dict[str, Any]:
@@ -135,8 +149,9 @@ def _pixel_boxes(boxes: Any, width: int, height: int) -> np.ndarray:
     return array
 
 
-def _run_grounding_dino(loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float,
-                        text_threshold: float) -> list[Instance]:
+def _run_grounding_dino(
+    loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float, text_threshold: float
+) -> list[Instance]:
     import torch
     from PIL import Image
 
@@ -148,8 +163,12 @@ def _run_grounding_dino(loaded: LoadedModel, array: np.ndarray, labels: list[str
     outputs.logits = outputs.logits.float()
     outputs.pred_boxes = outputs.pred_boxes.float()
     result = loaded.processor.post_process_grounded_object_detection(
-        outputs, inputs["input_ids"].to(outputs.logits.device), threshold=threshold, text_threshold=text_threshold,
-        target_sizes=[(height, width)])[0]
+        outputs,
+        inputs["input_ids"].to(outputs.logits.device),
+        threshold=threshold,
+        text_threshold=text_threshold,
+        target_sizes=[(height, width)],
+    )[0]
     boxes = _pixel_boxes(result["boxes"], width, height)
     scores = result["scores"].detach().float().cpu().numpy()
     phrases = result["text_labels"] if "text_labels" in result else result["labels"]
@@ -173,8 +192,9 @@ def _match_label(phrase: str, labels: list[str]) -> str | None:
     return labels[best] if overlap[best] > 0 else None
 
 
-def _run_owlv2(loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float,
-               text_threshold: float) -> list[Instance]:
+def _run_owlv2(
+    loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float, text_threshold: float
+) -> list[Instance]:
     import torch
     from PIL import Image
 
@@ -186,13 +206,16 @@ def _run_owlv2(loaded: LoadedModel, array: np.ndarray, labels: list[str], thresh
         if getattr(outputs, name, None) is not None:
             setattr(outputs, name, getattr(outputs, name).float())
     result = loaded.processor.post_process_grounded_object_detection(
-        outputs=outputs, threshold=threshold, target_sizes=[(height, width)], text_labels=[labels])[0]
+        outputs=outputs, threshold=threshold, target_sizes=[(height, width)], text_labels=[labels]
+    )[0]
     boxes = _pixel_boxes(result["boxes"], width, height)
     scores = result["scores"].detach().float().cpu().numpy()
     label_ids = result["labels"].detach().cpu().numpy()
-    return [Instance(labels[int(label_id)], float(score), tuple(box))
-            for box, score, label_id in zip(boxes, scores, label_ids)
-            if box[2] > box[0] and box[3] > box[1]]
+    return [
+        Instance(labels[int(label_id)], float(score), tuple(box))
+        for box, score, label_id in zip(boxes, scores, label_ids)
+        if box[2] > box[0] and box[3] > box[1]
+    ]
 
 
 def _non_max_suppression(instances: list[Instance], iou: float) -> list[Instance]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["select_device", "default_dtype"]
+__all__ = ["default_dtype", "select_device"]
 
 
 def select_device(preferred: str | None = None) -> str:
@@ -14,7 +14,9 @@ def select_device(preferred: str | None = None) -> str:
     choice = preferred or os.environ.get("SPATIALCLAW_DEVICE")
     if choice:
         if choice.startswith("cuda") and not torch.cuda.is_available():
-            raise RuntimeError(f"device {choice!r} was requested but CUDA is not available; use 'cpu' or unset SPATIALCLAW_DEVICE")
+            raise RuntimeError(
+                f"device {choice!r} was requested but CUDA is not available; use 'cpu' or unset SPATIALCLAW_DEVICE"
+            )
         return choice
     if torch.cuda.is_available():
         return "cuda"

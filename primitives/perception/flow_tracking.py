@@ -20,7 +20,7 @@ import numpy as np
 
 from spatialclaw.primitives.perception.instances import Instance, mask_to_box
 
-__all__ = ["track_flow", "FLOW_VERSION", "MIN_FLOW_AGREEMENT", "MIN_APPEARANCE"]
+__all__ = ["FLOW_VERSION", "MIN_APPEARANCE", "MIN_FLOW_AGREEMENT", "track_flow"]
 
 FLOW_VERSION = "lk-fb-similarity-ego-2"
 MIN_FLOW_AGREEMENT = 0.25  # fraction of features that must agree on one motion, else the object is lost
@@ -77,8 +77,10 @@ def _appearance(first: np.ndarray, current: np.ndarray, prompt: Any, is_mask: bo
         x0, y0, x1, y1 = prompt
         qx, qy = (x1 - x0) / 4.0, (y1 - y0) / 4.0
         support = np.zeros((height, width), np.uint8)
-        support[max(int(round(y0 + qy)), 0):max(int(round(y1 - qy)), 0),
-                max(int(round(x0 + qx)), 0):max(int(round(x1 - qx)), 0)] = 1
+        support[
+            max(int(round(y0 + qy)), 0) : max(int(round(y1 - qy)), 0),
+            max(int(round(x0 + qx)), 0) : max(int(round(x1 - qx)), 0),
+        ] = 1
     moved = cv2.warpAffine(first.astype(np.float32), transform[:2], (width, height), flags=cv2.INTER_LINEAR)
     inside = cv2.warpAffine(support, transform[:2], (width, height), flags=cv2.INTER_NEAREST) > 0
     if inside.sum() < 16:
@@ -88,8 +90,9 @@ def _appearance(first: np.ndarray, current: np.ndarray, prompt: Any, is_mask: bo
     return float((a * b).sum() / max(np.sqrt((a * a).sum() * (b * b).sum()), 1e-6))
 
 
-def _placed(prompt: Any, is_mask: bool, transform: np.ndarray, score: float, index: int, width: int,
-            height: int) -> Instance:
+def _placed(
+    prompt: Any, is_mask: bool, transform: np.ndarray, score: float, index: int, width: int, height: int
+) -> Instance:
     """The prompt moved by ``transform`` (3x3, start frame -> this frame) as an Instance; score 0 once it
     has left the image."""
     import cv2
@@ -103,8 +106,12 @@ def _placed(prompt: Any, is_mask: bool, transform: np.ndarray, score: float, ind
     x0, y0, x1, y1 = prompt
     corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
     moved_xy = corners @ transform[:2, :2].T + transform[:2, 2]
-    box = (float(moved_xy[:, 0].min()), float(moved_xy[:, 1].min()), float(moved_xy[:, 0].max()),
-           float(moved_xy[:, 1].max()))
+    box = (
+        float(moved_xy[:, 0].min()),
+        float(moved_xy[:, 1].min()),
+        float(moved_xy[:, 0].max()),
+        float(moved_xy[:, 1].max()),
+    )
     inside = box[2] > 0 and box[3] > 0 and box[0] < width and box[1] < height
     return Instance("object", score if inside else 0.0, box, frame_index=index)
 
@@ -115,7 +122,7 @@ def _region(item: Instance, width: int, height: int) -> np.ndarray:
         return item.mask.astype(np.uint8) * 255
     region = np.zeros((height, width), np.uint8)
     x0, y0, x1, y1 = (int(round(v)) for v in item.box)
-    region[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = 255
+    region[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)] = 255
     return region
 
 
@@ -128,12 +135,12 @@ def _step(previous: np.ndarray, current: np.ndarray, region: np.ndarray) -> tupl
     if area == 0:
         return None
     spacing = max(2, int(np.sqrt(area / 400)))
-    corners = cv2.goodFeaturesToTrack(previous, maxCorners=400, qualityLevel=0.005, minDistance=spacing,
-                                      mask=region, blockSize=5)
+    corners = cv2.goodFeaturesToTrack(
+        previous, maxCorners=400, qualityLevel=0.005, minDistance=spacing, mask=region, blockSize=5
+    )
     if corners is None or len(corners) < 3:
         return None
-    params = dict(winSize=(21, 21), maxLevel=4,
-                  criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 0.01))
+    params = dict(winSize=(21, 21), maxLevel=4, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 0.01))
     ahead, ok, _ = cv2.calcOpticalFlowPyrLK(previous, current, corners, None, **params)
     back, ok_back, _ = cv2.calcOpticalFlowPyrLK(current, previous, ahead, None, **params)
     error = np.linalg.norm((back - corners).reshape(-1, 2), axis=1)
@@ -141,8 +148,9 @@ def _step(previous: np.ndarray, current: np.ndarray, region: np.ndarray) -> tupl
     if good.sum() < 3:
         return None
     source, target = corners.reshape(-1, 2)[good], ahead.reshape(-1, 2)[good]
-    matrix, inliers = cv2.estimateAffinePartial2D(source, target, method=cv2.RANSAC, ransacReprojThreshold=1.5,
-                                                  maxIters=500, refineIters=20)
+    matrix, inliers = cv2.estimateAffinePartial2D(
+        source, target, method=cv2.RANSAC, ransacReprojThreshold=1.5, maxIters=500, refineIters=20
+    )
     agreement = float(inliers.sum()) / len(corners) if matrix is not None else 0.0
     own_motion = _own_motion(previous, current, region, params, source, target, matrix)
     if own_motion is not None:  # the box's dominant motion was the background's: follow the object's own
@@ -152,8 +160,15 @@ def _step(previous: np.ndarray, current: np.ndarray, region: np.ndarray) -> tupl
     return np.vstack([matrix, [0.0, 0.0, 1.0]]), agreement
 
 
-def _own_motion(previous: np.ndarray, current: np.ndarray, region: np.ndarray, params: dict, source: np.ndarray,
-                target: np.ndarray, dominant: np.ndarray | None) -> tuple[np.ndarray, float] | None:
+def _own_motion(
+    previous: np.ndarray,
+    current: np.ndarray,
+    region: np.ndarray,
+    params: dict,
+    source: np.ndarray,
+    target: np.ndarray,
+    dominant: np.ndarray | None,
+) -> tuple[np.ndarray, float] | None:
     """Ego-motion compensation. When the region's dominant motion is the surrounding background's (a box
     prompt holds background, and the camera pans), and the features that do NOT move with the background
     (at least 5 and 30 %) agree on one motion of their own, that motion and its agreement; else None."""
@@ -164,27 +179,35 @@ def _own_motion(previous: np.ndarray, current: np.ndarray, region: np.ndarray, p
         return None
     ys, xs = np.nonzero(region)
     centre = np.array([xs.mean(), ys.mean()])
-    if np.linalg.norm(dominant[:, :2] @ centre + dominant[:, 2] - (background[:2, :2] @ centre + background[:2, 2])) > 1.0:
+    if (
+        np.linalg.norm(dominant[:, :2] @ centre + dominant[:, 2] - (background[:2, :2] @ centre + background[:2, 2]))
+        > 1.0
+    ):
         return None  # the region already moves unlike its surroundings: nothing to compensate
     predicted = source @ background[:2, :2].T + background[:2, 2]
     own = np.linalg.norm(target - predicted, axis=1) > 1.5
     if own.sum() < max(5, 0.3 * len(source)):
         return None  # the object moves with the background (it is static in the scene)
-    matrix, inliers = cv2.estimateAffinePartial2D(source[own], target[own], method=cv2.RANSAC,
-                                                  ransacReprojThreshold=1.5, maxIters=500, refineIters=20)
+    matrix, inliers = cv2.estimateAffinePartial2D(
+        source[own], target[own], method=cv2.RANSAC, ransacReprojThreshold=1.5, maxIters=500, refineIters=20
+    )
     if matrix is None or inliers.sum() < 0.6 * own.sum():
         return None
     return matrix, float(inliers.sum()) / own.sum()
 
 
-def _background_motion(previous: np.ndarray, current: np.ndarray, region: np.ndarray, params: dict) -> np.ndarray | None:
+def _background_motion(
+    previous: np.ndarray, current: np.ndarray, region: np.ndarray, params: dict
+) -> np.ndarray | None:
     """The 3x3 similarity of the background (features in a band around ``region``, outside it), i.e. the
     camera's motion near the object; None when the band has too few features or no consistent motion."""
     import cv2
 
     size = int(max(8, np.sqrt(max(np.count_nonzero(region), 1))))
     band = cv2.dilate(region, np.ones((size, size), np.uint8)) & ~region
-    corners = cv2.goodFeaturesToTrack(previous, maxCorners=200, qualityLevel=0.005, minDistance=4, mask=band, blockSize=5)
+    corners = cv2.goodFeaturesToTrack(
+        previous, maxCorners=200, qualityLevel=0.005, minDistance=4, mask=band, blockSize=5
+    )
     if corners is None or len(corners) < 8:
         return None
     ahead, ok, _ = cv2.calcOpticalFlowPyrLK(previous, current, corners, None, **params)
@@ -192,8 +215,9 @@ def _background_motion(previous: np.ndarray, current: np.ndarray, region: np.nda
     good = (ok.ravel() == 1) & (ok_back.ravel() == 1) & (np.linalg.norm((back - corners).reshape(-1, 2), axis=1) < 1.0)
     if good.sum() < 8:
         return None
-    matrix, inliers = cv2.estimateAffinePartial2D(corners.reshape(-1, 2)[good], ahead.reshape(-1, 2)[good],
-                                                  method=cv2.RANSAC, ransacReprojThreshold=1.5)
+    matrix, inliers = cv2.estimateAffinePartial2D(
+        corners.reshape(-1, 2)[good], ahead.reshape(-1, 2)[good], method=cv2.RANSAC, ransacReprojThreshold=1.5
+    )
     if matrix is None or inliers.sum() < 0.5 * good.sum():
         return None
     return np.vstack([matrix, [0.0, 0.0, 1.0]])

@@ -6,29 +6,46 @@ Every check raises ``ValueError`` with a message that names the problem and what
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import os
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.imaging import as_rgb_array
 
-__all__ = ["frame_array", "frame_index", "text_labels", "as_box", "as_boxes", "as_points", "as_mask", "model_name",
-           "unavailable_reason"]
+__all__ = [
+    "as_box",
+    "as_boxes",
+    "as_mask",
+    "as_points",
+    "frame_array",
+    "frame_index",
+    "model_name",
+    "text_labels",
+    "unavailable_reason",
+]
 
 
 def frame_array(frame: Any) -> np.ndarray:
     """(H, W, 3) uint8 RGB pixels of a ``Frame``, PIL image or array; a clear error for anything else."""
-    if isinstance(frame, (Sequence, set)) and not isinstance(frame, (str, bytes)) or hasattr(frame, "indices") \
-            or hasattr(frame, "frame_indices"):
-        raise ValueError("expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
-                         "or use track(frames, ...) for a video")
+    if (
+        (isinstance(frame, (Sequence, set))
+        and not isinstance(frame, (str, bytes)))
+        or hasattr(frame, "indices")
+        or hasattr(frame, "frame_indices")
+    ):
+        raise ValueError(
+            "expected ONE frame (e.g. frames[0]), got a sequence of frames; call once per frame "
+            "or use track(frames, ...) for a video"
+        )
     try:
         return as_rgb_array(frame)
     except Exception as error:
-        raise ValueError(f"cannot read {type(frame).__name__} as an image: {error}; pass a Frame "
-                         "(frames[i]), a PIL image or an (H, W, 3) uint8 array") from error
+        raise ValueError(
+            f"cannot read {type(frame).__name__} as an image: {error}; pass a Frame "
+            "(frames[i]), a PIL image or an (H, W, 3) uint8 array"
+        ) from error
 
 
 def frame_index(frame: Any, default: int | None = None) -> int | None:
@@ -44,8 +61,10 @@ def text_labels(text: str | Sequence[str]) -> list[str]:
     elif isinstance(text, Sequence) and all(isinstance(item, str) for item in text):
         items = list(text)
     else:
-        raise ValueError(f"text must be a label or a list of labels (str), got {type(text).__name__}; "
-                         "e.g. detect(frames[0], 'chair') or detect(frames[0], ['chair', 'table'])")
+        raise ValueError(
+            f"text must be a label or a list of labels (str), got {type(text).__name__}; "
+            "e.g. detect(frames[0], 'chair') or detect(frames[0], ['chair', 'table'])"
+        )
     labels = [item.strip().rstrip(".").strip() for item in items]
     if not labels or any(not label for label in labels):
         raise ValueError("text is empty; name what to look for, e.g. 'red chair' or ['chair', 'table']")
@@ -61,8 +80,10 @@ def as_box(box: Any, width: int, height: int) -> tuple[float, float, float, floa
         raise ValueError(f"a box is 4 finite numbers (x0, y0, x1, y1) in pixels; got {box!r}")
     x0, y0, x1, y1 = values
     if x1 <= x0 or y1 <= y0:
-        raise ValueError(f"box {tuple(values)} is empty or reversed; give (x0, y0, x1, y1) with x0 < x1 and y0 < y1 "
-                         "(pixels, origin top-left)")
+        raise ValueError(
+            f"box {tuple(values)} is empty or reversed; give (x0, y0, x1, y1) with x0 < x1 and y0 < y1 "
+            "(pixels, origin top-left)"
+        )
     if x1 <= 0 or y1 <= 0 or x0 >= width or y0 >= height:
         raise ValueError(f"box {tuple(values)} lies outside the {width}x{height} image (pixels, origin top-left)")
     return float(x0), float(y0), float(x1), float(y1)
@@ -89,8 +110,10 @@ def as_points(points: Any, width: int, height: int) -> np.ndarray:
         raise ValueError(f"points must be (x, y) or a list of (x, y) pixel coordinates; got shape {np.shape(points)}")
     outside = (array[:, 0] < 0) | (array[:, 0] >= width) | (array[:, 1] < 0) | (array[:, 1] >= height)
     if outside.any():
-        raise ValueError(f"points {array[outside].tolist()} lie outside the {width}x{height} image "
-                         "(x in [0, width), y in [0, height), origin top-left)")
+        raise ValueError(
+            f"points {array[outside].tolist()} lie outside the {width}x{height} image "
+            "(x in [0, width), y in [0, height), origin top-left)"
+        )
     return array
 
 
@@ -98,7 +121,9 @@ def as_mask(mask: Any, height: int, width: int) -> np.ndarray:
     """An (H, W) bool mask matching the frame size (an ``Instance`` gives its mask)."""
     if hasattr(mask, "mask") and not isinstance(mask, np.ndarray):
         if mask.mask is None:
-            raise ValueError("this instance has no mask (a box-only detection); pass boxes= instead or segment it first")
+            raise ValueError(
+                "this instance has no mask (a box-only detection); pass boxes= instead or segment it first"
+            )
         mask = mask.mask
     array = np.asarray(mask)
     if array.ndim != 2:

@@ -14,8 +14,9 @@ and masks drawn over it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator, Sequence, overload
+from typing import Any, overload
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -27,8 +28,18 @@ __all__ = ["Detections", "Instance", "box_iou", "draw_instances", "mask_to_box"]
 Box = tuple[float, float, float, float]
 
 _PALETTE = [
-    (230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180), (70, 240, 240),
-    (240, 50, 230), (210, 245, 60), (250, 190, 212), (0, 128, 128), (170, 110, 40), (128, 0, 0),
+    (230, 25, 75),
+    (60, 180, 75),
+    (0, 130, 200),
+    (245, 130, 48),
+    (145, 30, 180),
+    (70, 240, 240),
+    (240, 50, 230),
+    (210, 245, 60),
+    (250, 190, 212),
+    (0, 128, 128),
+    (170, 110, 40),
+    (128, 0, 0),
 ]
 
 
@@ -91,18 +102,19 @@ class Instance:
             return float(np.count_nonzero(self.mask))
         return max(self.width, 0.0) * max(self.height, 0.0)
 
-    def iou(self, other: "Instance") -> float:
+    def iou(self, other: Instance) -> float:
         """Intersection over union with ``other``: of the masks when both have one, else of the boxes."""
         if self.mask is not None and other.mask is not None and self.mask.shape == other.mask.shape:
             union = np.count_nonzero(self.mask | other.mask)
             return float(np.count_nonzero(self.mask & other.mask)) / union if union else 0.0
         return box_iou(self.box, other.box)
 
-    def with_mask(self, mask: np.ndarray, score: float | None = None) -> "Instance":
+    def with_mask(self, mask: np.ndarray, score: float | None = None) -> Instance:
         """A copy with ``mask`` ((H, W) bool) and the box recomputed from it (kept when the mask is empty)."""
         box = mask_to_box(mask)
-        return replace(self, mask=mask, box=box if box is not None else self.box,
-                       score=self.score if score is None else score)
+        return replace(
+            self, mask=mask, box=box if box is not None else self.box, score=self.score if score is None else score
+        )
 
     def describe(self) -> str:
         """One line: label, score, box, centre and area, all in pixels."""
@@ -110,8 +122,10 @@ class Instance:
         cx, cy = self.centroid
         where = f" frame {self.frame_index}" if self.frame_index is not None else ""
         area = f"mask {int(self.area)} px" if self.mask is not None else f"box area {int(self.area)} px"
-        return (f"{self.label!r} score {self.score:.2f}{where} box ({x0:.0f}, {y0:.0f}, {x1:.0f}, {y1:.0f}) "
-                f"centre ({cx:.1f}, {cy:.1f}) {area}")
+        return (
+            f"{self.label!r} score {self.score:.2f}{where} box ({x0:.0f}, {y0:.0f}, {x1:.0f}, {y1:.0f}) "
+            f"centre ({cx:.1f}, {cy:.1f}) {area}"
+        )
 
     def __repr__(self) -> str:
         return f"Instance({self.describe()})"
@@ -152,14 +166,16 @@ class Detections(Sequence[Instance]):
     @overload
     def __getitem__(self, index: int) -> Instance: ...
     @overload
-    def __getitem__(self, index: slice) -> "Detections": ...
+    def __getitem__(self, index: slice) -> Detections: ...
 
     def __getitem__(self, index):
         """``dets[i]`` is one ``Instance``; ``dets[a:b]`` is again ``Detections``."""
         if isinstance(index, slice):
             return Detections(self._items[index], self._frame, self.backend)
         if not -len(self._items) <= index < len(self._items):
-            raise IndexError(f"instance {index} does not exist: there are {len(self._items)} (0..{len(self._items) - 1})")
+            raise IndexError(
+                f"instance {index} does not exist: there are {len(self._items)} (0..{len(self._items) - 1})"
+            )
         return self._items[index]
 
     def __len__(self) -> int:
@@ -169,7 +185,7 @@ class Detections(Sequence[Instance]):
     def __iter__(self) -> Iterator[Instance]:
         return iter(self._items)
 
-    def __add__(self, other: Iterable[Instance]) -> "Detections":
+    def __add__(self, other: Iterable[Instance]) -> Detections:
         return Detections([*self._items, *other], self._frame, self.backend)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -178,7 +194,7 @@ class Detections(Sequence[Instance]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._items, self.backend, self._frame = state["items"], state["backend"], None
 
-    def attach(self, frame: Any) -> "Detections":
+    def attach(self, frame: Any) -> Detections:
         """The same instances drawn over ``frame`` by ``.image`` / ``show``."""
         return Detections(self._items, frame, self.backend)
 
@@ -204,11 +220,14 @@ class Detections(Sequence[Instance]):
             return None
         return np.stack([item.mask for item in self._items])
 
-    def filter(self, min_score: float | None = None, label: str | Sequence[str] | None = None) -> "Detections":
+    def filter(self, min_score: float | None = None, label: str | Sequence[str] | None = None) -> Detections:
         """Instances with ``score >= min_score`` and (when given) one of the labels (case-insensitive)."""
         wanted = None if label is None else {label.lower()} if isinstance(label, str) else {l.lower() for l in label}
-        kept = [item for item in self._items
-                if (min_score is None or item.score >= min_score) and (wanted is None or item.label.lower() in wanted)]
+        kept = [
+            item
+            for item in self._items
+            if (min_score is None or item.score >= min_score) and (wanted is None or item.label.lower() in wanted)
+        ]
         return Detections(kept, self._frame, self.backend)
 
     def best(self, label: str | None = None) -> Instance:
@@ -216,15 +235,19 @@ class Detections(Sequence[Instance]):
         pool = self.filter(label=label) if label is not None else self
         if not pool:
             found = sorted(set(self.labels))
-            raise LookupError(f"no instance labelled {label!r}; found labels: {found or 'none'} "
-                              "(try another wording or a lower threshold)")
+            raise LookupError(
+                f"no instance labelled {label!r}; found labels: {found or 'none'} "
+                "(try another wording or a lower threshold)"
+            )
         return pool[0]
 
     @property
     def image(self) -> Image.Image:
         """The frame with the instances drawn over it (boxes, labels, tinted masks), as a PIL image."""
         if self._frame is None:
-            raise ValueError("these detections have no frame attached; use draw_instances(frame, dets) or dets.attach(frame)")
+            raise ValueError(
+                "these detections have no frame attached; use draw_instances(frame, dets) or dets.attach(frame)"
+            )
         return draw_instances(self._frame, self._items)
 
     @property
@@ -235,7 +258,9 @@ class Detections(Sequence[Instance]):
     def __repr__(self) -> str:
         if not self._items:
             return f"Detections(0 instances{self._suffix()}; try other wording or a lower threshold)"
-        lines = [f"Detections({len(self._items)} instances{self._suffix()}; boxes (x0, y0, x1, y1) in pixels, origin top-left):"]
+        lines = [
+            f"Detections({len(self._items)} instances{self._suffix()}; boxes (x0, y0, x1, y1) in pixels, origin top-left):"
+        ]
         lines += [f"  [{i}] {item.describe()}" for i, item in enumerate(self._items)]
         return "\n".join(lines)
 

@@ -56,7 +56,7 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 _PROBE_TIMEOUT_S = 3.0
-_loaded: dict[tuple[str, str, str, str], "LoadedModel"] = {}
+_loaded: dict[tuple[str, str, str, str], LoadedModel] = {}
 _lock = threading.Lock()
 
 
@@ -99,8 +99,10 @@ class LoadedModel:
 
 def hub_offline() -> bool:
     """True when the user asked for offline mode (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``)."""
-    return any(os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 _UNREACHABLE_MEMORY_S = 300.0
@@ -224,7 +226,9 @@ def load_model(
     Raises :class:`MissingWeightsError` when the weights are neither local nor downloadable.
     """
     if kind not in KINDS and (model_class is None or processor_class is None):
-        raise ValueError(f"unknown model kind {kind!r}; known kinds: {sorted(KINDS)} (or pass model_class= and processor_class=)")
+        raise ValueError(
+            f"unknown model kind {kind!r}; known kinds: {sorted(KINDS)} (or pass model_class= and processor_class=)"
+        )
     model_cls = _transformers_class(model_class or KINDS[kind][0])
     processor_cls = _transformers_class(processor_class or KINDS[kind][1]) if load_processor else None
     hub_id = os.fspath(model_id)

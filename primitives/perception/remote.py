@@ -40,8 +40,20 @@ from typing import Any
 
 from spatialclaw.primitives.perception import models
 
-__all__ = ["ENV_VAR", "SOCKET_ENV_VAR", "PerceptionServiceError", "PerceptionClient", "RemoteModel", "ServiceSpec",
-           "decode_request", "encode_request", "parse_spec", "read_frame", "service", "write_frame"]
+__all__ = [
+    "ENV_VAR",
+    "SOCKET_ENV_VAR",
+    "PerceptionClient",
+    "PerceptionServiceError",
+    "RemoteModel",
+    "ServiceSpec",
+    "decode_request",
+    "encode_request",
+    "parse_spec",
+    "read_frame",
+    "service",
+    "write_frame",
+]
 
 ENV_VAR = "SPATIALCLAW_PERCEPTION"
 SOCKET_ENV_VAR = "SPATIALCLAW_PERCEPTION_SOCKET"
@@ -50,9 +62,11 @@ MAX_FRAME_BYTES = 1 << 30
 _ARRAY_KINDS = set("biufc")  # bool, integers, floats, complex: never object arrays
 SCHEME = "ray://"
 _PROBE_TIMEOUT_S = 5.0
-_FIX = ("To fix: start the service (`spatialclaw bench --executor ray --perception-actors N` does it for a run), "
-        f"check that the Ray cluster is up (`ray status`) and that RAY_ADDRESS points at it, or unset {ENV_VAR} "
-        "to run the models in this process.")
+_FIX = (
+    "To fix: start the service (`spatialclaw bench --executor ray --perception-actors N` does it for a run), "
+    f"check that the Ray cluster is up (`ray status`) and that RAY_ADDRESS points at it, or unset {ENV_VAR} "
+    "to run the models in this process."
+)
 
 
 class PerceptionServiceError(RuntimeError):
@@ -74,11 +88,13 @@ class ServiceSpec:
 def parse_spec(text: str) -> ServiceSpec:
     """Parse the value of ``$SPATIALCLAW_PERCEPTION``; ``ValueError`` naming the expected format otherwise."""
     value = text.strip()
-    namespace, _, names = value[len(SCHEME):].partition("/") if value.startswith(SCHEME) else ("", "", "")
+    namespace, _, names = value[len(SCHEME) :].partition("/") if value.startswith(SCHEME) else ("", "", "")
     actors = tuple(name.strip() for name in names.split(",") if name.strip())
     if not namespace or not actors:
-        raise ValueError(f"{ENV_VAR}={text!r} is not a perception service; expected "
-                         f"'{SCHEME}<namespace>/<actor>[,<actor>...]', e.g. '{SCHEME}my-run/perception-0'")
+        raise ValueError(
+            f"{ENV_VAR}={text!r} is not a perception service; expected "
+            f"'{SCHEME}<namespace>/<actor>[,<actor>...]', e.g. '{SCHEME}my-run/perception-0'"
+        )
     return ServiceSpec(namespace, actors)
 
 
@@ -91,7 +107,7 @@ class RemoteModel:
     model_id: str
     version: str
     info: dict[str, Any]
-    client: "PerceptionClient" = field(repr=False, compare=False)
+    client: PerceptionClient = field(repr=False, compare=False)
 
     def run(self, **inputs: Any) -> Any:
         """The value the local path would cache for these inputs, computed by the actor."""
@@ -157,7 +173,8 @@ class PerceptionClient:
             self._handles = None  # look the actors up again next time (a restarted service)
             raise PerceptionServiceError(
                 f"the perception actor {name!r} (namespace {self.spec.namespace!r}) failed on {method}({args[0]!r}): "
-                f"{type(error).__name__}: {error}. {_FIX}") from None
+                f"{type(error).__name__}: {error}. {_FIX}"
+            ) from None
         return reply, name
 
     def _actors(self) -> list[Any]:
@@ -263,8 +280,10 @@ def _relay_call(path: str, service_url: str, method: str, args: tuple[Any, ...])
             write_frame(sock, encode_request(service_url, method, args))
             return pickle.loads(read_frame(sock))
     except OSError as error:
-        raise PerceptionServiceError(f"the host's perception relay at {path} does not answer ({error}); the "
-                                     f"kernel's host process may have stopped. {_FIX}") from None
+        raise PerceptionServiceError(
+            f"the host's perception relay at {path} does not answer ({error}); the "
+            f"kernel's host process may have stopped. {_FIX}"
+        ) from None
 
 
 def _connect(spec: ServiceSpec, address: str | None = None) -> list[Any]:
@@ -273,8 +292,9 @@ def _connect(spec: ServiceSpec, address: str | None = None) -> list[Any]:
     try:
         import ray
     except ImportError:
-        raise PerceptionServiceError(f"{ENV_VAR}={spec.url} needs Ray in the kernel's environment: "
-                                     f"pip install 'spatialclaw[ray]'") from None
+        raise PerceptionServiceError(
+            f"{ENV_VAR}={spec.url} needs Ray in the kernel's environment: pip install 'spatialclaw[ray]'"
+        ) from None
     address = address or os.environ.get("RAY_ADDRESS") or "auto"
     if not ray.is_initialized():
         _probe(address, spec)
@@ -282,16 +302,20 @@ def _connect(spec: ServiceSpec, address: str | None = None) -> list[Any]:
         try:
             ray.init(address=address, namespace=spec.namespace, logging_level=logging.ERROR, log_to_driver=False)
         except Exception as error:
-            raise PerceptionServiceError(f"cannot connect to the Ray cluster at {address!r} for the perception "
-                                         f"service {spec.url}: {error}. {_FIX}") from None
+            raise PerceptionServiceError(
+                f"cannot connect to the Ray cluster at {address!r} for the perception "
+                f"service {spec.url}: {error}. {_FIX}"
+            ) from None
     handles = []
     for name in spec.actors:
         try:
             handles.append(ray.get_actor(name, namespace=spec.namespace))
         except ValueError:
-            raise PerceptionServiceError(f"no perception actor named {name!r} in Ray namespace {spec.namespace!r} "
-                                         f"(cluster {address!r}); the service has stopped or was never started. "
-                                         f"{_FIX}") from None
+            raise PerceptionServiceError(
+                f"no perception actor named {name!r} in Ray namespace {spec.namespace!r} "
+                f"(cluster {address!r}); the service has stopped or was never started. "
+                f"{_FIX}"
+            ) from None
     return handles
 
 
@@ -306,9 +330,11 @@ def _probe(address: str, spec: ServiceSpec) -> None:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_TIMEOUT_S):
             pass
     except OSError as error:
-        raise PerceptionServiceError(f"the Ray cluster at {address!r} (RAY_ADDRESS) for the perception service "
-                                     f"{spec.url} does not answer ({error}); the run that started it may have "
-                                     f"ended. {_FIX}") from None
+        raise PerceptionServiceError(
+            f"the Ray cluster at {address!r} (RAY_ADDRESS) for the perception service "
+            f"{spec.url} does not answer ({error}); the run that started it may have "
+            f"ended. {_FIX}"
+        ) from None
 
 
 def _token_auth_like_a_local_cluster() -> None:

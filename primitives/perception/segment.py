@@ -16,28 +16,38 @@ Results are cached on disk by model, version, arguments and frame pixels.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.perception import remote
 from spatialclaw.primitives.perception.cache import cache_key, cached
 from spatialclaw.primitives.perception.detect import detect
+from spatialclaw.primitives.perception.inputs import (
+    as_boxes,
+    as_points,
+    frame_array,
+    frame_index,
+    model_name,
+    text_labels,
+    unavailable_reason,
+)
 from spatialclaw.primitives.perception.instances import Detections, Instance
 from spatialclaw.primitives.perception.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception.inputs import (as_boxes, as_points, frame_array, frame_index, model_name,
-                                                      text_labels, unavailable_reason)
 
-__all__ = ["segment", "sam_id", "text_segmenter_id", "DEFAULT_SAM_MODEL", "DEFAULT_SAM3_MODEL"]
+__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "sam_id", "segment", "text_segmenter_id"]
 
 DEFAULT_SAM_MODEL = "facebook/sam-vit-base"
 DEFAULT_SAM3_MODEL = "facebook/sam3"
 SAM_ALIASES = {f"sam-vit-{size}": f"facebook/sam-vit-{size}" for size in ("base", "large", "huge")}
 SAM_ALIASES["sam"] = DEFAULT_SAM_MODEL
 _SAM_TYPES = ("sam", "sam_hq")
-_TORCHVISION_HINT = ("install torchvision built for your torch (`pip install torchvision`; for a CPU-only torch "
-                     "use the matching +cpu wheel from the PyTorch CPU package index)")
+_TORCHVISION_HINT = (
+    "install torchvision built for your torch (`pip install torchvision`; for a CPU-only torch "
+    "use the matching +cpu wheel from the PyTorch CPU package index)"
+)
 
 
 def sam_id(model: str | os.PathLike | None = None) -> str:
@@ -89,20 +99,33 @@ def segment(
     """
     array = frame_array(frame)
     if text is not None and (points is not None or box is not None):
-        raise ValueError("give either text= or points=/box=, not both; e.g. segment(frame, text='chair') or "
-                         "segment(frame, points=[(x, y)])")
+        raise ValueError(
+            "give either text= or points=/box=, not both; e.g. segment(frame, text='chair') or "
+            "segment(frame, points=[(x, y)])"
+        )
     if text is None and points is None and box is None:
         raise ValueError("segment needs a prompt: text='chair', points=[(x, y)] or box=(x0, y0, x1, y1) in pixels")
     if text is not None:
-        found = _segment_text(frame, array, text_labels(text), model, text_model, detector, threshold, mask_threshold, device)
+        found = _segment_text(
+            frame, array, text_labels(text), model, text_model, detector, threshold, mask_threshold, device
+        )
     else:
         found = _segment_prompts(frame, array, points, box, point_labels, label, model, mask_threshold, device)
     index = frame_index(frame)
     return Detections([replace(item, frame_index=index) for item in found], frame, backend=found.backend)
 
 
-def _segment_prompts(frame: Any, array: np.ndarray, points: Any, box: Any, point_labels: Sequence[int] | None,
-                     label: str | None, model: Any, mask_threshold: float, device: str | None) -> Detections:
+def _segment_prompts(
+    frame: Any,
+    array: np.ndarray,
+    points: Any,
+    box: Any,
+    point_labels: Sequence[int] | None,
+    label: str | None,
+    model: Any,
+    mask_threshold: float,
+    device: str | None,
+) -> Detections:
     height, width = array.shape[:2]
     boxes = as_boxes(box, width, height) if box is not None else None
     coords = as_points(points, width, height) if points is not None else None
@@ -112,7 +135,9 @@ def _segment_prompts(frame: Any, array: np.ndarray, points: Any, box: Any, point
             raise ValueError(f"points describe ONE object, so combine them with one box, not {len(boxes)}")
         flags = [1] * len(coords) if point_labels is None else [int(v) for v in point_labels]
         if len(flags) != len(coords) or not set(flags) <= {0, 1}:
-            raise ValueError(f"point_labels must give 1 (object) or 0 (background) for each of the {len(coords)} points")
+            raise ValueError(
+                f"point_labels must give 1 (object) or 0 (background) for each of the {len(coords)} points"
+            )
         if 1 not in flags and boxes is None:
             raise ValueError("all points are background (0); mark at least one point on the object with 1")
     loaded = _sam_model(model, device)
@@ -128,15 +153,26 @@ def _sam_model(model: str | os.PathLike | None, device: str | None) -> LoadedMod
     return service.model("sam", sam_id(model)) if service is not None else load_sam(model, device)
 
 
-def _prompt_instances(loaded: LoadedModel | remote.RemoteModel, array: np.ndarray, boxes: list | None,
-                      coords: np.ndarray | None, flags: list[int] | None, names: list[str],
-                      mask_threshold: float) -> list[Instance]:
+def _prompt_instances(
+    loaded: LoadedModel | remote.RemoteModel,
+    array: np.ndarray,
+    boxes: list | None,
+    coords: np.ndarray | None,
+    flags: list[int] | None,
+    names: list[str],
+    mask_threshold: float,
+) -> list[Instance]:
     """SAM instances in prompt order (one per box, or one for the point set); cached."""
     points = None if coords is None else coords.tolist()
     key = cache_key(loaded.model_id, loaded.version, "segment", boxes, points, flags, mask_threshold, array)
     if isinstance(loaded, remote.RemoteModel):
-        compute = lambda: loaded.run(array=array, boxes=boxes, points=points, point_labels=flags,  # noqa: E731
-                                     mask_threshold=mask_threshold)
+        compute = lambda: loaded.run(
+            array=array,
+            boxes=boxes,
+            points=points,
+            point_labels=flags,
+            mask_threshold=mask_threshold,
+        )
     else:
         compute = lambda: sam_masks(loaded, array, boxes, coords, flags, mask_threshold)  # noqa: E731
     masks, scores = cached("segment", key, compute)
@@ -144,14 +180,18 @@ def _prompt_instances(loaded: LoadedModel | remote.RemoteModel, array: np.ndarra
         fallbacks = boxes  # an empty mask keeps its prompt box
     else:
         fallbacks = [(coords[:, 0].min(), coords[:, 1].min(), coords[:, 0].max(), coords[:, 1].max())]
-    return [Instance(name, score, fallback).with_mask(mask)
-            for name, mask, score, fallback in zip(names, masks, scores, fallbacks)]
+    return [
+        Instance(name, score, fallback).with_mask(mask)
+        for name, mask, score, fallback in zip(names, masks, scores, fallbacks)
+    ]
 
 
 def _labels_of(box: Any) -> list[str] | None:
     if hasattr(box, "label") and not isinstance(box, np.ndarray):
         return [box.label]
-    if isinstance(box, Detections) or (isinstance(box, (list, tuple)) and box and all(hasattr(b, "label") for b in box)):
+    if isinstance(box, Detections) or (
+        isinstance(box, (list, tuple)) and box and all(hasattr(b, "label") for b in box)
+    ):
         return [item.label for item in box]
     return None
 
@@ -161,13 +201,21 @@ def load_sam(model: str | os.PathLike | None = None, device: str | None = None) 
     loaded = load_model("mask-generation", sam_id(model), device=device)
     model_type = getattr(loaded.model.config, "model_type", "")
     if model_type not in _SAM_TYPES:
-        raise ValueError(f"{loaded.model_id!r} is a {model_type!r} model; point/box segmentation needs SAM "
-                         f"(e.g. {DEFAULT_SAM_MODEL})")
+        raise ValueError(
+            f"{loaded.model_id!r} is a {model_type!r} model; point/box segmentation needs SAM "
+            f"(e.g. {DEFAULT_SAM_MODEL})"
+        )
     return loaded
 
 
-def sam_masks(loaded: LoadedModel, array: np.ndarray, boxes: list | None, points: np.ndarray | None,
-              point_labels: list[int] | None, mask_threshold: float = 0.0) -> tuple[list[np.ndarray], list[float]]:
+def sam_masks(
+    loaded: LoadedModel,
+    array: np.ndarray,
+    boxes: list | None,
+    points: np.ndarray | None,
+    point_labels: list[int] | None,
+    mask_threshold: float = 0.0,
+) -> tuple[list[np.ndarray], list[float]]:
     """Run SAM once: one (H, W) bool mask and predicted IoU per box, or one for the point set (with an
     optional single box). Points alone ask for three candidate masks and keep the best-scored one."""
     import torch
@@ -180,8 +228,11 @@ def sam_masks(loaded: LoadedModel, array: np.ndarray, boxes: list | None, points
         kwargs["input_points"] = [[points.tolist()]]
         kwargs["input_labels"] = [[list(point_labels)]]
     inputs = loaded.processor(images=Image.fromarray(array), return_tensors="pt", **kwargs)
-    model_inputs = {name: value.to(loaded.model.device) for name, value in inputs.items()
-                    if name in ("pixel_values", "input_points", "input_labels", "input_boxes")}
+    model_inputs = {
+        name: value.to(loaded.model.device)
+        for name, value in inputs.items()
+        if name in ("pixel_values", "input_points", "input_labels", "input_boxes")
+    }
     model_inputs["pixel_values"] = model_inputs["pixel_values"].to(loaded.model.dtype)
     for name in ("input_points", "input_boxes"):
         if name in model_inputs:
@@ -191,16 +242,26 @@ def sam_masks(loaded: LoadedModel, array: np.ndarray, boxes: list | None, points
         outputs = loaded.model(**model_inputs, multimask_output=multimask)
     logits = outputs.pred_masks.float().cpu()  # (1, objects, candidates, h, w)
     iou = outputs.iou_scores.float().cpu()[0]  # (objects, candidates)
-    masks = loaded.processor.post_process_masks(logits, inputs["original_sizes"], inputs["reshaped_input_sizes"],
-                                                mask_threshold=mask_threshold)[0]  # (objects, candidates, H, W)
+    masks = loaded.processor.post_process_masks(
+        logits, inputs["original_sizes"], inputs["reshaped_input_sizes"], mask_threshold=mask_threshold
+    )[0]  # (objects, candidates, H, W)
     best = iou.argmax(dim=-1)
     chosen = [masks[i, int(best[i])].numpy().astype(bool) for i in range(masks.shape[0])]
     scores = [float(iou[i, int(best[i])].clamp(0, 1)) for i in range(masks.shape[0])]
     return chosen, scores
 
 
-def _segment_text(frame: Any, array: np.ndarray, labels: list[str], model: Any, text_model: Any, detector: Any,
-                  threshold: float | None, mask_threshold: float, device: str | None) -> Detections:
+def _segment_text(
+    frame: Any,
+    array: np.ndarray,
+    labels: list[str],
+    model: Any,
+    text_model: Any,
+    detector: Any,
+    threshold: float | None,
+    mask_threshold: float,
+    device: str | None,
+) -> Detections:
     choice = text_segmenter_id(text_model)
     explicit = text_model is not None or os.environ.get("SPATIALCLAW_SEGMENT_TEXT_MODEL") is not None
     fallback_reason = ""
@@ -229,12 +290,15 @@ def load_sam3(model: str | os.PathLike = DEFAULT_SAM3_MODEL, device: str | None 
     try:
         return load_model("sam3", model, device=device, model_class="Sam3Model", processor_class="Sam3Processor")
     except ImportError as error:
-        raise ImportError(f"SAM 3 cannot run here: {str(error).rstrip('.')}. To fix: {_TORCHVISION_HINT}; or use "
-                          "text_model='detect' (detector boxes -> SAM masks)") from error
+        raise ImportError(
+            f"SAM 3 cannot run here: {str(error).rstrip('.')}. To fix: {_TORCHVISION_HINT}; or use "
+            "text_model='detect' (detector boxes -> SAM masks)"
+        ) from error
 
 
-def _segment_with_sam3(frame: Any, array: np.ndarray, labels: list[str], loaded: LoadedModel | remote.RemoteModel,
-                       threshold: float) -> Detections:
+def _segment_with_sam3(
+    frame: Any, array: np.ndarray, labels: list[str], loaded: LoadedModel | remote.RemoteModel, threshold: float
+) -> Detections:
     key = cache_key(loaded.model_id, loaded.version, "segment-text", labels, threshold, array)
     if isinstance(loaded, remote.RemoteModel):
         compute = lambda: loaded.run(array=array, labels=labels, threshold=threshold)  # noqa: E731
@@ -257,13 +321,17 @@ def _sam3_instances(loaded: LoadedModel, array: np.ndarray, labels: list[str], t
         vision = model.get_vision_features(pixel_values=pixels.to(model.device, model.dtype))
         for label in labels:
             tokens = loaded.processor(text=label, return_tensors="pt")
-            outputs = model(vision_embeds=vision, input_ids=tokens["input_ids"].to(model.device),
-                            attention_mask=tokens["attention_mask"].to(model.device))
+            outputs = model(
+                vision_embeds=vision,
+                input_ids=tokens["input_ids"].to(model.device),
+                attention_mask=tokens["attention_mask"].to(model.device),
+            )
             for name in ("pred_logits", "pred_boxes", "pred_masks", "presence_logits"):
                 if getattr(outputs, name, None) is not None:
                     setattr(outputs, name, getattr(outputs, name).float().cpu())
             result = loaded.processor.post_process_instance_segmentation(
-                outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)])[0]
+                outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)]
+            )[0]
             for mask, score, box in zip(result["masks"], result["scores"], result["boxes"]):
                 fallback_box = tuple(float(v) for v in box.tolist())
                 instances.append(Instance(label, float(score), fallback_box).with_mask(mask.numpy().astype(bool)))

@@ -25,21 +25,28 @@ absolute frame indices. Backends:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.perception.cache import cache_key, cached
 from spatialclaw.primitives.perception.flow_tracking import FLOW_VERSION, track_flow
+from spatialclaw.primitives.perception.inputs import (
+    as_box,
+    as_mask,
+    frame_array,
+    frame_index,
+    model_name,
+    unavailable_reason,
+)
 from spatialclaw.primitives.perception.instances import Instance
-from spatialclaw.primitives.perception.inputs import (as_box, as_mask, frame_array, frame_index, model_name,
-                                                      unavailable_reason)
 from spatialclaw.primitives.perception.models import MissingWeightsError
 from spatialclaw.primitives.perception.sam2_tracking import load_sam2_video, sam2_track
 from spatialclaw.primitives.perception.track_result import Track
 
-__all__ = ["track", "MAX_TRACK_FRAMES"]
+__all__ = ["MAX_TRACK_FRAMES", "track"]
 
 MAX_TRACK_FRAMES = 400
 
@@ -67,8 +74,10 @@ def track(
     t = track(frames[:30], masks=cup); print(t); t.centroids``.
     """
     if (masks is None) == (boxes is None):
-        raise ValueError("track needs exactly one prompt: masks= (an (H, W) bool mask or an Instance with a mask) "
-                         "or boxes= ((x0, y0, x1, y1) pixels)")
+        raise ValueError(
+            "track needs exactly one prompt: masks= (an (H, W) bool mask or an Instance with a mask) "
+            "or boxes= ((x0, y0, x1, y1) pixels)"
+        )
     if method not in ("auto", "sam2", "flow"):
         raise ValueError(f"method must be 'auto', 'sam2' or 'flow', got {method!r}")
     arrays, indices = _video(frames)
@@ -82,8 +91,10 @@ def track(
     else:
         prompts = [as_box(item, width, height) for item in items]
     tracks = _run(arrays, indices, prompts, kind, indices.index(start), method, model, device)
-    out = [Track(name, [_named(item, name) for item in instances], route, start, frames)
-           for name, (instances, route) in zip(names, tracks)]
+    out = [
+        Track(name, [_named(item, name) for item in instances], route, start, frames)
+        for name, (instances, route) in zip(names, tracks)
+    ]
     return out if many else out[0]
 
 
@@ -116,8 +127,10 @@ def _video(frames: Sequence[Any]) -> tuple[list[np.ndarray], list[int]]:
         raise ValueError(f"track needs at least 2 frames, got {count}")
     if count > MAX_TRACK_FRAMES:
         step = -(-count // MAX_TRACK_FRAMES)
-        raise ValueError(f"{count} frames is too many to track at once (at most {MAX_TRACK_FRAMES}); subsample, "
-                         f"e.g. frames[::{step}], or track a range such as frames[a:a+{MAX_TRACK_FRAMES}]")
+        raise ValueError(
+            f"{count} frames is too many to track at once (at most {MAX_TRACK_FRAMES}); subsample, "
+            f"e.g. frames[::{step}], or track a range such as frames[a:a+{MAX_TRACK_FRAMES}]"
+        )
     arrays = [frame_array(frame) for frame in frames]
     indices = [frame_index(frame, position) for position, frame in enumerate(frames)]
     shapes = {array.shape for array in arrays}
@@ -135,13 +148,23 @@ def _start_index(start_index: int | None, items: list[Any], indices: list[int]) 
             raise ValueError(f"the prompt instances come from different frames {sorted(known)}; track them separately")
         start_index = known.pop() if known else indices[0]
     if start_index not in indices:
-        raise ValueError(f"start frame {start_index} is not among the frames given ({indices[0]}..{indices[-1]}, "
-                         f"{len(indices)} frames); include it or pass start_index=")
+        raise ValueError(
+            f"start frame {start_index} is not among the frames given ({indices[0]}..{indices[-1]}, "
+            f"{len(indices)} frames); include it or pass start_index="
+        )
     return int(start_index)
 
 
-def _run(arrays: list[np.ndarray], indices: list[int], prompts: list[Any], kind: str, start: int, method: str,
-         model: Any, device: str | None) -> list[tuple[list[Instance], str]]:
+def _run(
+    arrays: list[np.ndarray],
+    indices: list[int],
+    prompts: list[Any],
+    kind: str,
+    start: int,
+    method: str,
+    model: Any,
+    device: str | None,
+) -> list[tuple[list[Instance], str]]:
     note = ""
     if method in ("auto", "sam2"):
         try:

@@ -4,8 +4,9 @@ its drawing for ``show``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -103,8 +104,10 @@ class Track:
         return np.asarray(self.image)
 
     def __repr__(self) -> str:
-        lines = [f"Track({self.label!r}, {len(self)} frames {self.frame_indices.min()}..{self.frame_indices.max()}, "
-                 f"start frame {self.start_index}, via {self.method}; boxes (x0, y0, x1, y1) and centres in pixels):"]
+        lines = [
+            f"Track({self.label!r}, {len(self)} frames {self.frame_indices.min()}..{self.frame_indices.max()}, "
+            f"start frame {self.start_index}, via {self.method}; boxes (x0, y0, x1, y1) and centres in pixels):"
+        ]
         rows = list(range(len(self)))
         if len(rows) > 12:
             rows = sorted(set(np.linspace(0, len(self) - 1, 12).round().astype(int).tolist()))
@@ -113,8 +116,10 @@ class Track:
             x0, y0, x1, y1 = item.box
             cx, cy = item.centroid
             state = f"score {item.score:.2f}" if item.score > 0 else "LOST"
-            lines.append(f"  frame {item.frame_index}: box ({x0:.0f}, {y0:.0f}, {x1:.0f}, {y1:.0f}) "
-                         f"centre ({cx:.1f}, {cy:.1f}) {state}")
+            lines.append(
+                f"  frame {item.frame_index}: box ({x0:.0f}, {y0:.0f}, {x1:.0f}, {y1:.0f}) "
+                f"centre ({cx:.1f}, {cy:.1f}) {state}"
+            )
         if len(rows) < len(self):
             lines.append(f"  ({len(self) - len(rows)} more frames: use track.boxes / track.centroids / track.at(i))")
         return "\n".join(lines)

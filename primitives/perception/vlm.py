@@ -154,7 +154,9 @@ class VLMClient:
                 message = json.loads(error.read()).get("error", "")
             except (ValueError, AttributeError):
                 message = ""
-            raise VLMError(f"vlm{route.replace('/', '.')} failed (HTTP {error.code}): {message or error.reason}") from None
+            raise VLMError(
+                f"vlm{route.replace('/', '.')} failed (HTTP {error.code}): {message or error.reason}"
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise VLMError(f"vlm{route.replace('/', '.')} could not reach the host: {error}") from None
 
@@ -163,8 +165,12 @@ class VLMClient:
         connection = _UnixHTTPConnection(str(self._config["socket"]), timeout)
         name = f"vlm{route.replace('/', '.')}"
         try:
-            connection.request("POST", route, body=json.dumps(payload).encode(),
-                               headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._config['token']}"})
+            connection.request(
+                "POST",
+                route,
+                body=json.dumps(payload).encode(),
+                headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._config['token']}"},
+            )
             response = connection.getresponse()
             body = response.read()
         except (OSError, http.client.HTTPException) as error:

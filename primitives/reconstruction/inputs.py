@@ -12,7 +12,7 @@ import numpy as np
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.perception.depth import DepthResult, _load_rgb, edge_confidence
 
-__all__ = ["MAX_FRAMES", "frames_as_arrays", "intrinsics_per_frame", "given_depths", "model_depths"]
+__all__ = ["MAX_FRAMES", "frames_as_arrays", "given_depths", "intrinsics_per_frame", "model_depths"]
 
 MAX_FRAMES = 64
 
@@ -46,27 +46,43 @@ def intrinsics_per_frame(intrinsics: Any, count: int) -> list[np.ndarray] | None
         return [as_intrinsics(array, name="intrinsics")] * count
     if array.shape == (count, 3, 3):
         return [as_intrinsics(K, name=f"intrinsics[{i}]") for i, K in enumerate(array)]
-    raise ValueError(f"intrinsics must be one (3, 3) matrix in pixels or one per frame ({count}, 3, 3); got shape {array.shape}")
+    raise ValueError(
+        f"intrinsics must be one (3, 3) matrix in pixels or one per frame ({count}, 3, 3); got shape {array.shape}"
+    )
 
 
-def given_depths(depth: Any, arrays: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray | None], list[np.ndarray]]:
+def given_depths(
+    depth: Any, arrays: list[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray | None], list[np.ndarray]]:
     """Depth maps (metres), their intrinsics when they carry them, and confidences, from user input."""
-    items = list(depth) if isinstance(depth, (list, tuple)) or (isinstance(depth, np.ndarray) and depth.ndim == 3) else None
+    items = (
+        list(depth) if isinstance(depth, (list, tuple)) or (isinstance(depth, np.ndarray) and depth.ndim == 3) else None
+    )
     if items is None or len(items) != len(arrays):
-        raise ValueError(f"depth must be None, 'auto', or one depth map per frame ({len(arrays)} of them: DepthResult "
-                         f"or (H, W) arrays in metres)")
+        raise ValueError(
+            f"depth must be None, 'auto', or one depth map per frame ({len(arrays)} of them: DepthResult "
+            f"or (H, W) arrays in metres)"
+        )
     maps, intrinsics, confidences = [], [], []
     for i, (item, rgb) in enumerate(zip(items, arrays)):
         if isinstance(item, DepthResult):
-            values, K, confidence = item.depth, (item.intrinsics if item.intrinsics_source != "default-fov" else None), item.confidence
+            values, K, confidence = (
+                item.depth,
+                (item.intrinsics if item.intrinsics_source != "default-fov" else None),
+                item.confidence,
+            )
         else:
             values, K, confidence = np.asarray(item), None, None
             if values.dtype.kind in "ui":
-                raise ValueError(f"depth[{i}] is an integer array ({values.dtype}); pass metres as floats, e.g. "
-                                 f"millimetre PNGs / 1000.0 (TUM: / 5000.0)")
+                raise ValueError(
+                    f"depth[{i}] is an integer array ({values.dtype}); pass metres as floats, e.g. "
+                    f"millimetre PNGs / 1000.0 (TUM: / 5000.0)"
+                )
         if values.shape != rgb.shape[:2]:
-            raise ValueError(f"depth[{i}] has shape {values.shape} but frame {i} is {rgb.shape[:2]} (H, W); resize the "
-                             f"depth map to the frame (nearest neighbour) first")
+            raise ValueError(
+                f"depth[{i}] has shape {values.shape} but frame {i} is {rgb.shape[:2]} (H, W); resize the "
+                f"depth map to the frame (nearest neighbour) first"
+            )
         values = np.where(np.isfinite(values) & (values > 0), values, np.nan).astype(np.float32)
         maps.append(values)
         intrinsics.append(K)
@@ -76,12 +92,15 @@ def given_depths(depth: Any, arrays: list[np.ndarray]) -> tuple[list[np.ndarray]
 
 def model_depths(arrays: list[np.ndarray], depth_model: str | None, notes: list[str]):
     from spatialclaw.primitives.perception import models
-    from spatialclaw.primitives.perception.depth import _model_id, depth as estimate_depth
+    from spatialclaw.primitives.perception.depth import _model_id
+    from spatialclaw.primitives.perception.depth import depth as estimate_depth
 
     try:
         results = [estimate_depth(rgb, model=depth_model) for rgb in arrays]
     except models.MissingWeightsError:
-        notes.append(f"no metric depth model available ({_model_id(depth_model)}: weights missing), so the scale is "
-                     f"arbitrary; pass depth maps or make the weights available for metres")
+        notes.append(
+            f"no metric depth model available ({_model_id(depth_model)}: weights missing), so the scale is "
+            f"arbitrary; pass depth maps or make the weights available for metres"
+        )
         return None
     return results

@@ -9,7 +9,7 @@ import numpy as np
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.perception.depth import edge_confidence
 
-__all__ = ["MAX_POINTS", "metric_scale", "world_points", "gravity_align"]
+__all__ = ["MAX_POINTS", "gravity_align", "metric_scale", "world_points"]
 
 MAX_POINTS = 300_000
 
@@ -53,7 +53,12 @@ def world_points(arrays, indices, poses, K_out, registered, depth_maps, depth_co
         conf = depth_confidences[i] if depth_confidences is not None else edge_confidence(depth_maps[i])
         confidences.append(conf[ys, xs].astype(np.float64))
         origins.append(np.full(len(pts), indices[i]))
-    return np.concatenate(parts), np.concatenate(colors).astype(np.uint8), np.concatenate(confidences), np.concatenate(origins)
+    return (
+        np.concatenate(parts),
+        np.concatenate(colors).astype(np.uint8),
+        np.concatenate(confidences),
+        np.concatenate(origins),
+    )
 
 
 def gravity_align(poses, points, registered, metric):
@@ -65,8 +70,9 @@ def gravity_align(poses, points, registered, metric):
     sample = points
     if len(points) > 40_000:  # plenty for a floor plane, and RANSAC time grows with the point count
         sample = points[np.random.default_rng(0).choice(len(points), 40_000, replace=False)]
-    T = geom.gravity_alignment(sample if len(sample) >= 3 else np.zeros((0, 3)), usable,
-                               threshold=(0.02 if metric else 0.01) * scale)
+    T = geom.gravity_alignment(
+        sample if len(sample) >= 3 else np.zeros((0, 3)), usable, threshold=(0.02 if metric else 0.01) * scale
+    )
     aligned = np.full_like(poses, np.nan)
     aligned[registered] = T @ usable
     moved = points @ T[:3, :3].T + T[:3, 3] if len(points) else points

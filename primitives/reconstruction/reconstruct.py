@@ -29,7 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.reconstruction.inputs import frames_as_arrays, given_depths, intrinsics_per_frame, model_depths
+from spatialclaw.primitives.reconstruction.inputs import (
+    frames_as_arrays,
+    given_depths,
+    intrinsics_per_frame,
+    model_depths,
+)
 from spatialclaw.primitives.reconstruction.points import gravity_align, metric_scale, world_points
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
 from spatialclaw.primitives.reconstruction.rotation_only import rotation_chain, turning_pair
@@ -126,13 +131,19 @@ def reconstruct(
         method = "two-view"
         notes.append(f"two-view: {sfm.summary}")
         if known_K is None and prior_K is None:
-            notes.append(f"two views cannot fix the focal length: {K_source} intrinsics were used, so rotations "
-                         f"are approximate; pass intrinsics= or more views")
+            notes.append(
+                f"two views cannot fix the focal length: {K_source} intrinsics were used, so rotations "
+                f"are approximate; pass intrinsics= or more views"
+            )
     else:
         from spatialclaw.primitives.reconstruction.sfm import run_sfm
 
-        sfm = run_sfm(arrays, known_K if known_K is not None else prior_K, refine_intrinsics=known_K is None,
-                      max_image_size=max_image_size)
+        sfm = run_sfm(
+            arrays,
+            known_K if known_K is not None else prior_K,
+            refine_intrinsics=known_K is None,
+            max_image_size=max_image_size,
+        )
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "sfm"
     rotation_steps = None
@@ -142,8 +153,10 @@ def reconstruct(
         rotation_steps = chain[3]
         if method == "rotation" or chain[1].sum() > max(int(registered.sum()), 1):
             if method != "rotation":
-                notes.append(f"{method} registered {int(registered.sum())} of {count} frames; the camera only turns "
-                             f"(no parallax), so the frames were solved as rotations instead")
+                notes.append(
+                    f"{method} registered {int(registered.sum())} of {count} frames; the camera only turns "
+                    f"(no parallax), so the frames were solved as rotations instead"
+                )
             poses, registered, K_out, focal_source = chain[0], chain[1], chain[2], chain[4]
             sparse, method = None, "rotation"
             notes.append(f"rotation-only: camera centres are all at the first camera's; focal: {focal_source}")
@@ -152,8 +165,10 @@ def reconstruct(
         K_guess, K_source = _fallback_intrinsics(arrays, items, known_K, fov_deg)
         poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, K_guess)
         sparse, method = None, "rgbd"
-        notes.append(f"SfM could not initialise (too little camera motion between the views); poses come from "
-                     f"depth + PnP with {K_source} intrinsics")
+        notes.append(
+            f"SfM could not initialise (too little camera motion between the views); poses come from "
+            f"depth + PnP with {K_source} intrinsics"
+        )
     if rotation_steps is None and count >= 2 and registered.sum() < 2:
         rotation_steps = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)[3]
     if registered.sum() < min(2, count):
@@ -164,8 +179,10 @@ def reconstruct(
         )
     unregistered = [indices[i] for i in np.flatnonzero(~registered)]
     if unregistered:
-        message = (f"frames {unregistered} could not be registered; their poses are NaN (see rec.frame_status for "
-                   f"the reason per frame)")
+        message = (
+            f"frames {unregistered} could not be registered; their poses are NaN (see rec.frame_status for "
+            f"the reason per frame)"
+        )
         notes.append(message)
         warnings.warn(message, stacklevel=2)
 
@@ -181,8 +198,9 @@ def reconstruct(
             poses[:, :3, 3] *= scale
             sparse.points = sparse.points * scale
 
-    points, colors, confidence, point_frames = world_points(arrays, indices, poses, K_out, registered,
-                                                       depth_maps if metric else None, depth_confidences, sparse)
+    points, colors, confidence, point_frames = world_points(
+        arrays, indices, poses, K_out, registered, depth_maps if metric else None, depth_confidences, sparse
+    )
     poses, points = gravity_align(poses, points, registered, metric)
     return Reconstruction(
         poses=poses,

@@ -81,11 +81,15 @@ class Reconstruction:
     def _position(self, frame_index: int) -> int:
         matches = np.flatnonzero(self.frame_indices == frame_index)
         if len(matches) == 0:
-            raise KeyError(f"frame {frame_index} is not in this reconstruction; its frames are {self.frame_indices.tolist()}")
+            raise KeyError(
+                f"frame {frame_index} is not in this reconstruction; its frames are {self.frame_indices.tolist()}"
+            )
         position = int(matches[0])
         if not self.registered[position]:
-            raise KeyError(f"frame {frame_index} could not be registered (no pose); registered frames: "
-                           f"{self.frame_indices[self.registered].tolist()}")
+            raise KeyError(
+                f"frame {frame_index} could not be registered (no pose); registered frames: "
+                f"{self.frame_indices[self.registered].tolist()}"
+            )
         return position
 
     def pose(self, frame_index: int) -> np.ndarray:
@@ -105,8 +109,10 @@ class Reconstruction:
         unit = "m" if self.metric else "units"
         centres = self.poses[self.registered][:, :3, 3]
         span = float(np.linalg.norm(centres.max(axis=0) - centres.min(axis=0))) if len(centres) else 0.0
-        text = (f"Reconstruction({self.registered.sum()}/{len(self.registered)} frames registered, method={self.method}, "
-                f"{len(self.points)} points, camera span {span:.3g} {unit}, metric={self.metric} ({self.scale_source})")
+        text = (
+            f"Reconstruction({self.registered.sum()}/{len(self.registered)} frames registered, method={self.method}, "
+            f"{len(self.points)} points, camera span {span:.3g} {unit}, metric={self.metric} ({self.scale_source})"
+        )
         if self.unregistered:
             text += f", unregistered frames {self.unregistered}"
         lines = [text + ")"] + [f"  {status}" for status in self.frame_status] + [f"  note: {n}" for n in self.notes]
@@ -142,8 +148,12 @@ class Reconstruction:
         for centre, forward, index in zip(centres, forwards, self.frame_indices[self.registered]):
             direction = forward[:2] / max(np.linalg.norm(forward[:2]), 1e-9)
             ax.plot(centre[0], centre[1], "o", color="red", markersize=4)
-            ax.annotate("", xy=(centre[0] + arrow * direction[0], centre[1] + arrow * direction[1]),
-                        xytext=(centre[0], centre[1]), arrowprops={"arrowstyle": "->", "color": "red"})
+            ax.annotate(
+                "",
+                xy=(centre[0] + arrow * direction[0], centre[1] + arrow * direction[1]),
+                xytext=(centre[0], centre[1]),
+                arrowprops={"arrowstyle": "->", "color": "red"},
+            )
             ax.text(centre[0], centre[1], f" {index}", color="red", fontsize=7)
         ax.set_aspect("equal")
         ax.set_xlabel(f"X ({unit}), right of first camera")
@@ -162,9 +172,16 @@ def advice(steps, arrays) -> str:
     small = max(arrays[0].shape[:2]) < 320
     reasons = " ".join(s.reason for s in steps)
     if "feature matches" in reasons:
-        return ("The frames share too few features" + (f" (they are small, {arrays[0].shape[1]}x{arrays[0].shape[0]} px, "
-                "already upsampled for matching)" if small else "") + ": use frames closer together in time or "
-                "crops of the shared region; depth maps do not help matching")
+        return (
+            "The frames share too few features"
+            + (
+                f" (they are small, {arrays[0].shape[1]}x{arrays[0].shape[0]} px, already upsampled for matching)"
+                if small
+                else ""
+            )
+            + ": use frames closer together in time or "
+            "crops of the shared region; depth maps do not help matching"
+        )
     if "no single camera motion" in reasons:
         return "Moving objects or repeated texture dominate the matches: mask the moving object or use other frames"
     return "Try frames closer together in time, or give depth maps and intrinsics for an RGB-D reconstruction"
@@ -178,19 +195,37 @@ def frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_ste
         if i == 0 and registered[0] and method != "sfm":
             out.append(FrameStatus(index, "reference", 0, 1.0, "defines the world frame"))
         elif not registered[i]:
-            reason = (f"{step.kind} from frame {step.frame_a}: {step.reason}" if step is not None
-                      else "too few feature matches with the registered frames")
+            reason = (
+                f"{step.kind} from frame {step.frame_a}: {step.reason}"
+                if step is not None
+                else "too few feature matches with the registered frames"
+            )
             out.append(FrameStatus(index, "unregistered", 0, 0.0, reason))
         elif method == "rotation":
-            out.append(FrameStatus(index, "rotation-only", step.inliers, step.confidence,
-                                   f"turned from frame {step.frame_a}: yaw {step.yaw_deg:+.1f}, pitch {step.pitch_deg:+.1f}, "
-                                   f"roll {step.roll_deg:+.1f} deg; {step.reason}"))
+            out.append(
+                FrameStatus(
+                    index,
+                    "rotation-only",
+                    step.inliers,
+                    step.confidence,
+                    f"turned from frame {step.frame_a}: yaw {step.yaw_deg:+.1f}, pitch {step.pitch_deg:+.1f}, "
+                    f"roll {step.roll_deg:+.1f} deg; {step.reason}",
+                )
+            )
         elif method == "rgbd":
             count = int(rgbd_inliers[i]) if rgbd_inliers is not None else 0
-            out.append(FrameStatus(index, "registered", count, min(1.0, count / 100),
-                                   "PnP on depth-lifted feature matches"))
+            out.append(
+                FrameStatus(index, "registered", count, min(1.0, count / 100), "PnP on depth-lifted feature matches")
+            )
         else:
             count = len(sparse.observations[i]) if sparse is not None else 0
-            out.append(FrameStatus(index, "registered", count, min(1.0, count / 100),
-                                   f"{method}: {count} triangulated points observed in this frame"))
+            out.append(
+                FrameStatus(
+                    index,
+                    "registered",
+                    count,
+                    min(1.0, count / 100),
+                    f"{method}: {count} triangulated points observed in this frame",
+                )
+            )
     return out

@@ -84,9 +84,16 @@ def rgbd_poses(
         obj = np.concatenate(object_points).astype(np.float64)
         img = np.concatenate(image_points).astype(np.float64)
         K = np.asarray(intrinsics[i], dtype=np.float64)
-        found, rvec, tvec, idx = cv2.solvePnPRansac(obj, img, K, None, iterationsCount=2000,
-                                                    reprojectionError=reprojection_px, confidence=0.999,
-                                                    flags=cv2.SOLVEPNP_EPNP)
+        found, rvec, tvec, idx = cv2.solvePnPRansac(
+            obj,
+            img,
+            K,
+            None,
+            iterationsCount=2000,
+            reprojectionError=reprojection_px,
+            confidence=0.999,
+            flags=cv2.SOLVEPNP_EPNP,
+        )
         if not found or idx is None or len(idx) < MIN_INLIERS:
             continue
         idx = idx.ravel()

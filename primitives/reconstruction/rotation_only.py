@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["turning_pair", "rotation_chain"]
+__all__ = ["rotation_chain", "turning_pair"]
 
 
 def turning_pair(arrays, items, indices, known_K, prior_K, fov_deg) -> bool:
@@ -58,5 +58,7 @@ class _Sourced:
 
 
 def _sourced(arrays: list[np.ndarray], items: list[Any], indices: list[int]) -> list[_Sourced]:
-    return [_Sourced(array, item if isinstance(item, (str, Path)) else getattr(item, "source", None), index)
-            for array, item, index in zip(arrays, items, indices)]
+    return [
+        _Sourced(array, item if isinstance(item, (str, Path)) else getattr(item, "source", None), index)
+        for array, item, index in zip(arrays, items, indices)
+    ]

@@ -81,10 +81,13 @@ def run_sfm(
     if factor <= 1.0:
         return _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed)
     S = _resize_matrix(factor)
-    big = [cv2.resize(rgb, (round(rgb.shape[1] * factor), round(rgb.shape[0] * factor)), interpolation=cv2.INTER_CUBIC)
-           for rgb in images]
-    result = _run_sfm(big, None if intrinsics is None else [S @ K for K in intrinsics], refine_intrinsics,
-                      max_image_size, seed)
+    big = [
+        cv2.resize(rgb, (round(rgb.shape[1] * factor), round(rgb.shape[0] * factor)), interpolation=cv2.INTER_CUBIC)
+        for rgb in images
+    ]
+    result = _run_sfm(
+        big, None if intrinsics is None else [S @ K for K in intrinsics], refine_intrinsics, max_image_size, seed
+    )
     back = np.linalg.inv(S)
     result.intrinsics = np.stack([back @ K if np.isfinite(K).all() else K for K in result.intrinsics])
     for obs in result.observations:
@@ -94,8 +97,13 @@ def run_sfm(
     return result
 
 
-def _run_sfm(images: list[np.ndarray], intrinsics: list[np.ndarray] | None, refine_intrinsics: bool,
-             max_image_size: int, seed: int) -> SfmResult:
+def _run_sfm(
+    images: list[np.ndarray],
+    intrinsics: list[np.ndarray] | None,
+    refine_intrinsics: bool,
+    max_image_size: int,
+    seed: int,
+) -> SfmResult:
     import pycolmap
     from PIL import Image
 
@@ -121,17 +129,26 @@ def _run_sfm(images: list[np.ndarray], intrinsics: list[np.ndarray] | None, refi
             mode = pycolmap.CameraMode.SINGLE if same else pycolmap.CameraMode.PER_IMAGE
         extraction = pycolmap.FeatureExtractionOptions()
         extraction.max_image_size = max_image_size
-        pycolmap.extract_features(database, image_dir, image_names=names, camera_mode=mode, reader_options=reader,
-                                  extraction_options=extraction, device=pycolmap.Device.cpu)
+        pycolmap.extract_features(
+            database,
+            image_dir,
+            image_names=names,
+            camera_mode=mode,
+            reader_options=reader,
+            extraction_options=extraction,
+            device=pycolmap.Device.cpu,
+        )
         if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
             _write_known_cameras(database, names, intrinsics)
         pycolmap.match_exhaustive(database, device=pycolmap.Device.cpu)
         fixed = intrinsics is not None and not refine_intrinsics
-        models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
-                                              _mapping_options(fixed, seed, small_motion=False))
+        models = pycolmap.incremental_mapping(
+            database, image_dir, root / "sparse", _mapping_options(fixed, seed, small_motion=False)
+        )
         if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
-            models = pycolmap.incremental_mapping(database, image_dir, root / "sparse",
-                                                  _mapping_options(fixed, seed, small_motion=True))
+            models = pycolmap.incremental_mapping(
+                database, image_dir, root / "sparse", _mapping_options(fixed, seed, small_motion=True)
+            )
         return _collect(models, names, images)
 
 
@@ -190,8 +207,17 @@ def _collect(models: dict, names: list[str], images: list[np.ndarray]) -> SfmRes
     observations = [np.zeros((0, 3)) for _ in range(count)]
     if not models:
         empty = np.zeros((0, 3))
-        return SfmResult(poses, intrinsics, registered, empty, np.zeros((0, 3), np.uint8), np.zeros(0), np.zeros(0, int),
-                         observations, "no two images could be matched and triangulated")
+        return SfmResult(
+            poses,
+            intrinsics,
+            registered,
+            empty,
+            np.zeros((0, 3), np.uint8),
+            np.zeros(0),
+            np.zeros(0, int),
+            observations,
+            "no two images could be matched and triangulated",
+        )
     model = max(models.values(), key=lambda rec: rec.num_reg_images())
     point_ids = list(model.points3D.keys())
     row_of = {pid: row for row, pid in enumerate(point_ids)}

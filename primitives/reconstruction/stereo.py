@@ -14,7 +14,7 @@ import numpy as np
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.depth import DepthResult, _load_rgb
 
-__all__ = ["stereo_depth", "disparity_sgbm"]
+__all__ = ["disparity_sgbm", "stereo_depth"]
 
 _MODEL_ID = "stereo-sgbm"
 _VERSION = "1"
@@ -47,8 +47,12 @@ def disparity_sgbm(
     )
     left_disp = matcher.compute(left_rgb, right_rgb).astype(np.float32) / 16.0
     # the right image's disparity, by matching the mirrored pair (right becomes a "left" image)
-    right_disp = matcher.compute(np.ascontiguousarray(right_rgb[:, ::-1]),
-                                  np.ascontiguousarray(left_rgb[:, ::-1])).astype(np.float32)[:, ::-1] / 16.0
+    right_disp = (
+        matcher.compute(np.ascontiguousarray(right_rgb[:, ::-1]), np.ascontiguousarray(left_rgb[:, ::-1])).astype(
+            np.float32
+        )[:, ::-1]
+        / 16.0
+    )
     matched = left_disp >= min_disparity
     height, width = left_disp.shape
     target = np.clip(np.arange(width)[None, :] - np.round(np.where(matched, left_disp, 0)).astype(int), 0, width - 1)
@@ -90,9 +94,13 @@ def stereo_depth(
     """
     left_rgb, right_rgb = _load_rgb(left), _load_rgb(right)
     if left_rgb.shape != right_rgb.shape:
-        raise ValueError(f"left and right images must have the same size, got {left_rgb.shape[1::-1]} and {right_rgb.shape[1::-1]}")
+        raise ValueError(
+            f"left and right images must have the same size, got {left_rgb.shape[1::-1]} and {right_rgb.shape[1::-1]}"
+        )
     if focal_px <= 0 or baseline_m <= 0:
-        raise ValueError(f"focal_px and baseline_m must be positive (got {focal_px} px, {baseline_m} m); baseline is in metres")
+        raise ValueError(
+            f"focal_px and baseline_m must be positive (got {focal_px} px, {baseline_m} m); baseline is in metres"
+        )
     if block_size % 2 == 0 or not 1 <= block_size <= 21:
         raise ValueError(f"block_size must be an odd number of pixels between 1 and 21, got {block_size}")
     height, width = left_rgb.shape[:2]
@@ -107,10 +115,19 @@ def stereo_depth(
         depth_m = (focal_px * baseline_m / (disparity + doffs)).astype(np.float32)
     depth_m = np.where(np.isfinite(depth_m) & (depth_m > 0), depth_m, np.nan).astype(np.float32)
     confidence = np.where(np.isfinite(depth_m), confidence, 0.0).astype(np.float32)
-    K = np.array([
-        [focal_px, 0.0, (width - 1) / 2.0 if cx is None else cx],
-        [0.0, focal_px, (height - 1) / 2.0 if cy is None else cy],
-        [0.0, 0.0, 1.0],
-    ])
-    return DepthResult(depth=depth_m, intrinsics=K, confidence=confidence, frame_index=getattr(left, "index", None),
-                       model=_MODEL_ID, intrinsics_source="user", extras={"disparity": disparity})
+    K = np.array(
+        [
+            [focal_px, 0.0, (width - 1) / 2.0 if cx is None else cx],
+            [0.0, focal_px, (height - 1) / 2.0 if cy is None else cy],
+            [0.0, 0.0, 1.0],
+        ]
+    )
+    return DepthResult(
+        depth=depth_m,
+        intrinsics=K,
+        confidence=confidence,
+        frame_index=getattr(left, "index", None),
+        model=_MODEL_ID,
+        intrinsics_source="user",
+        extras={"disparity": disparity},
+    )

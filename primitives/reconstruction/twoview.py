@@ -20,8 +20,17 @@ MAX_REPROJECTION_PX = 2.0
 
 
 def _empty(images: list[np.ndarray], intrinsics: list[np.ndarray], reason: str) -> SfmResult:
-    return SfmResult(np.full((2, 4, 4), np.nan), np.stack(intrinsics), np.zeros(2, dtype=bool), np.zeros((0, 3)),
-                     np.zeros((0, 3), np.uint8), np.zeros(0), np.zeros(0, int), [np.zeros((0, 3))] * 2, reason)
+    return SfmResult(
+        np.full((2, 4, 4), np.nan),
+        np.stack(intrinsics),
+        np.zeros(2, dtype=bool),
+        np.zeros((0, 3)),
+        np.zeros((0, 3), np.uint8),
+        np.zeros(0),
+        np.zeros(0, int),
+        [np.zeros((0, 3))] * 2,
+        reason,
+    )
 
 
 def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int = 0) -> SfmResult:
@@ -32,15 +41,19 @@ def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int =
     the lower median error) is kept and ``summary`` says both and why."""
     scale = feature_scale(max(images[0].shape, images[1].shape))
     candidates = [(_two_view(images, intrinsics, s, seed), s) for s in ([1.0, scale] if scale > 1.0 else [1.0])]
-    ranked = sorted(candidates, key=lambda c: (-len(c[0].points), float(np.median(c[0].errors)) if len(c[0].errors) else 9.9))
+    ranked = sorted(
+        candidates, key=lambda c: (-len(c[0].points), float(np.median(c[0].errors)) if len(c[0].errors) else 9.9)
+    )
     best, best_scale = ranked[0]
     if len(candidates) > 1:
         (other, other_scale) = ranked[1]
         angle = _relative_angle(best, other)
-        best.summary += (f"; features at {best_scale:.1f}x kept: {len(best.points)} points triangulate within "
-                         f"{MAX_REPROJECTION_PX:g} px (median error {_median(best.errors):.2f} px) against "
-                         f"{len(other.points)} (median {_median(other.errors):.2f} px) at {other_scale:.1f}x"
-                         + (f"; the two disagree by {angle:.1f} deg, trust the kept one" if angle is not None and angle > 2 else ""))
+        best.summary += (
+            f"; features at {best_scale:.1f}x kept: {len(best.points)} points triangulate within "
+            f"{MAX_REPROJECTION_PX:g} px (median error {_median(best.errors):.2f} px) against "
+            f"{len(other.points)} (median {_median(other.errors):.2f} px) at {other_scale:.1f}x"
+            + (f"; the two disagree by {angle:.1f} deg, trust the kept one" if angle is not None and angle > 2 else "")
+        )
     return best
 
 
@@ -95,8 +108,17 @@ def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: flo
     colors = images[0][cols[:, 1], cols[:, 0]]
     errors = (error0[good] + error1[good]) / 2.0
     observations = [np.column_stack([px0, rows]), np.column_stack([px1, rows])]
-    return SfmResult(poses, np.stack([K0, K1]), np.ones(2, dtype=bool), points, colors, errors,
-                     np.full(len(points), 2), observations, f"two-view: {len(points)} points from {len(pairs)} matches")
+    return SfmResult(
+        poses,
+        np.stack([K0, K1]),
+        np.ones(2, dtype=bool),
+        points,
+        colors,
+        errors,
+        np.full(len(points), 2),
+        observations,
+        f"two-view: {len(points)} points from {len(pairs)} matches",
+    )
 
 
 def _project(points: np.ndarray, K: np.ndarray) -> np.ndarray:

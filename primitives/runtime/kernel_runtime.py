@@ -17,8 +17,9 @@ import resource
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from spatialclaw.primitives.protocol import RUNTIME_NAME, STATE_MIME
 
@@ -38,7 +39,11 @@ class _ModuleRef:
 def _signature(value: Any) -> tuple[Any, ...]:
     shape = getattr(value, "shape", None)
     try:
-        length = len(value) if shape is None and hasattr(value, "__len__") and not isinstance(value, types.ModuleType) else None
+        length = (
+            len(value)
+            if shape is None and hasattr(value, "__len__") and not isinstance(value, types.ModuleType)
+            else None
+        )
     except Exception:
         length = None
     return (id(value), type(value), tuple(shape) if isinstance(shape, tuple) else None, length)
@@ -47,7 +52,10 @@ def _signature(value: Any) -> tuple[Any, ...]:
 def describe_value(name: str, value: Any) -> dict[str, Any]:
     """The variable summary of :class:`spatialclaw.kernel.cell.VariableInfo` as a dict."""
     kind = type(value)
-    info: dict[str, Any] = {"name": name, "type": kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__name__}"}
+    info: dict[str, Any] = {
+        "name": name,
+        "type": kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__name__}",
+    }
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple) or type(shape).__name__ == "Size":
         info["shape"] = [int(s) for s in shape]
@@ -105,7 +113,9 @@ class Snapshot:
         self.forget(name)
         estimate = getattr(value, "nbytes", 0)
         if isinstance(estimate, int) and estimate > self.per_variable_bytes:
-            self.skipped[name] = f"too large to snapshot ({estimate / 2**20:.0f} MiB > {self.per_variable_bytes / 2**20:.0f} MiB)"
+            self.skipped[name] = (
+                f"too large to snapshot ({estimate / 2**20:.0f} MiB > {self.per_variable_bytes / 2**20:.0f} MiB)"
+            )
             return
         target = _ModuleRef(value.__name__) if isinstance(value, types.ModuleType) else value
         try:
@@ -146,7 +156,9 @@ class Snapshot:
 
 def _rebind_globals(function: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
     """Make a restored cell-defined function see the live namespace, as it did before the restart."""
-    rebound = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__, function.__closure__)
+    rebound = types.FunctionType(
+        function.__code__, namespace, function.__name__, function.__defaults__, function.__closure__
+    )
     rebound.__kwdefaults__ = function.__kwdefaults__
     rebound.__dict__.update(function.__dict__)
     rebound.__doc__ = function.__doc__
@@ -304,18 +316,29 @@ def describe_error(
     """
     if isinstance(error, SyntaxError):
         source = (error.text or "").rstrip("\n") or None
-        return {"type": type(error).__name__, "message": error.msg, "traceback": "", "line": error.lineno, "source": source}
+        return {
+            "type": type(error).__name__,
+            "message": error.msg,
+            "traceback": "",
+            "line": error.lineno,
+            "source": source,
+        }
     line: int | None = None
     source: str | None = None
     lines: list[str] = []
     frames = traceback.extract_tb(error.__traceback__)
     for index, frame in enumerate(frames):
         if is_cell_file(frame.filename):
-            line, source = frame.lineno, (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).rstrip() or None
+            line, source = (
+                frame.lineno,
+                (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).rstrip() or None,
+            )
             place = "cell" if frame.name == "<module>" else f"cell, in {frame.name}"
             lines.append(f"  {place}, line {frame.lineno}: {(source or '').strip()}")
         elif (keep_last and index == len(frames) - 1) or not internal.search(frame.filename):
-            lines.append(f'  File "{_short_path(frame.filename)}", line {frame.lineno}, in {frame.name}: {(frame.line or "").strip()}')
+            lines.append(
+                f'  File "{_short_path(frame.filename)}", line {frame.lineno}, in {frame.name}: {(frame.line or "").strip()}'
+            )
     compact = f"Traceback ({where}-internal frames omitted):\n" + "\n".join(lines) if lines else ""
     return {"type": type(error).__name__, "message": str(error), "traceback": compact, "line": line, "source": source}
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class LazyModule:
@@ -99,7 +100,11 @@ class LazyInstance:
 
     def __repr__(self) -> str:
         target = object.__getattribute__(self, "_lazy_object")
-        return repr(target) if target is not None else f"<{object.__getattribute__(self, '_lazy_description')} (created on first use)>"
+        return (
+            repr(target)
+            if target is not None
+            else f"<{object.__getattribute__(self, '_lazy_description')} (created on first use)>"
+        )
 
     def __reduce__(self) -> Any:
         return (_identity, (self._load(),))

@@ -60,9 +60,16 @@ class LazyType:
         return hash(self._load())
 
     def __repr__(self) -> str:
-        return (f"<class {object.__getattribute__(self, '_lazy_attribute')} from "
-                f"{object.__getattribute__(self, '_lazy_module')}>")
+        return (
+            f"<class {object.__getattribute__(self, '_lazy_attribute')} from "
+            f"{object.__getattribute__(self, '_lazy_module')}>"
+        )
 
     def __reduce__(self) -> Any:
-        return (getattr, (importlib.import_module(object.__getattribute__(self, "_lazy_module")),
-                          object.__getattribute__(self, "_lazy_attribute")))
+        return (
+            getattr,
+            (
+                importlib.import_module(object.__getattribute__(self, "_lazy_module")),
+                object.__getattribute__(self, "_lazy_attribute"),
+            ),
+        )

@@ -15,8 +15,28 @@ __all__ = ["manual"]
 
 _P = "spatialclaw.primitives"
 # result and helper types a model meets in return values, found by name
-_TYPE_MODULES = ("perception.depth", "reconstruction.result", "perception.instances", "perception.track_result", "scene.memory", "scene.objects", "scene.readouts", "frames.frame", "reconstruction.stereo", "display.look", "display.color", "geometry.plane",
-                 "geometry.box", "geometry.relate", "geometry.rectify", "motion.result", "geometry.plane_measure", "perception.vlm", "runtime.namespace", "display.show")
+_TYPE_MODULES = (
+    "perception.depth",
+    "reconstruction.result",
+    "perception.instances",
+    "perception.track_result",
+    "scene.memory",
+    "scene.objects",
+    "scene.readouts",
+    "frames.frame",
+    "reconstruction.stereo",
+    "display.look",
+    "display.color",
+    "geometry.plane",
+    "geometry.box",
+    "geometry.relate",
+    "geometry.rectify",
+    "motion.result",
+    "geometry.plane_measure",
+    "perception.vlm",
+    "runtime.namespace",
+    "display.show",
+)
 
 
 def _target(entry: Any) -> Any:
@@ -63,7 +83,9 @@ def _members(obj: Any, name: str) -> list[tuple[str, str]]:
             members.append((f".{attr}", inspect.getdoc(member) or "attribute"))
         elif callable(member) or isinstance(member, (staticmethod, classmethod)):
             function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
-            members.append((_signature(function, name if attr == "__call__" else f"{name}.{attr}"), inspect.getdoc(function) or ""))
+            members.append(
+                (_signature(function, name if attr == "__call__" else f"{name}.{attr}"), inspect.getdoc(function) or "")
+            )
     return members
 
 

@@ -14,26 +14,69 @@ from PIL import Image
 from spatialclaw.primitives.display.show import Answerer, show
 from spatialclaw.primitives.runtime.lazy import LazyCallable, LazyInstance, LazyModule
 
-__all__ = ["Meta", "build_namespace", "NAMESPACE_NAMES"]
+__all__ = ["NAMESPACE_NAMES", "Meta", "build_namespace"]
 
 _P = "spatialclaw.primitives"
 
 NAMESPACE_NAMES = (
-    "frames", "videos", "meta", "show", "answer", "depth", "stereo_depth", "reconstruct", "motion", "detect", "segment",
+    "frames",
+    "videos",
+    "meta",
+    "show",
+    "answer",
+    "depth",
+    "stereo_depth",
+    "reconstruct",
+    "motion",
+    "detect",
+    "segment",
     "track",
-    "geom", "scene", "zoom", "draw", "find_color", "vlm", "manual", "np", "scipy", "plt", "Image",
+    "geom",
+    "scene",
+    "zoom",
+    "draw",
+    "find_color",
+    "vlm",
+    "manual",
+    "np",
+    "scipy",
+    "plt",
+    "Image",
 )
 """Every name the kernel namespace provides; the prompt documents exactly these."""
 
 RESULT_TYPES: dict[str, str] = {
-    "Frame": "frames.frame", "Frames": "frames.frame", "DepthResult": "perception.depth", "Reconstruction": "reconstruction.result",
-    "FrameStatus": "reconstruction.result", "Motion": "motion.result", "CameraStep": "motion.result", "ObjectStep": "motion.result",
-    "Detections": "perception.instances", "Instance": "perception.instances", "Track": "perception.track_result", "Location": "perception.vlm",
-    "Direction": "geometry.relate", "Plane": "geometry.plane", "OrientedBox": "geometry.box", "Rectified": "geometry.rectify",
-    "Measurement": "geometry.plane_measure", "PlanePoint": "geometry.plane_measure", "KnownScale": "geometry.scale", "FloorPoint": "geometry.floor",
-    "CameraTilt": "geometry.tilt", "FloorCamera": "geometry.floor",
-    "SceneObject": "scene.objects", "Relation": "scene.readouts", "Readout": "scene.readouts", "Perspective": "scene.perspective",
-    "Bearing": "scene.bearings", "Zoom": "display.look", "Blob": "display.color", "ColorBlobs": "display.color", "AnswerError": "answers",
+    "Frame": "frames.frame",
+    "Frames": "frames.frame",
+    "DepthResult": "perception.depth",
+    "Reconstruction": "reconstruction.result",
+    "FrameStatus": "reconstruction.result",
+    "Motion": "motion.result",
+    "CameraStep": "motion.result",
+    "ObjectStep": "motion.result",
+    "Detections": "perception.instances",
+    "Instance": "perception.instances",
+    "Track": "perception.track_result",
+    "Location": "perception.vlm",
+    "Direction": "geometry.relate",
+    "Plane": "geometry.plane",
+    "OrientedBox": "geometry.box",
+    "Rectified": "geometry.rectify",
+    "Measurement": "geometry.plane_measure",
+    "PlanePoint": "geometry.plane_measure",
+    "KnownScale": "geometry.scale",
+    "FloorPoint": "geometry.floor",
+    "CameraTilt": "geometry.tilt",
+    "FloorCamera": "geometry.floor",
+    "SceneObject": "scene.objects",
+    "Relation": "scene.readouts",
+    "Readout": "scene.readouts",
+    "Perspective": "scene.perspective",
+    "Bearing": "scene.bearings",
+    "Zoom": "display.look",
+    "Blob": "display.color",
+    "ColorBlobs": "display.color",
+    "AnswerError": "answers",
 }
 """Result types the manual shows by name -> their primitives module. Each is a name in the kernel
 (``Frame.from_image(img)``, ``isinstance(x, Blob)``, ``except AnswerError``), imported on first use."""

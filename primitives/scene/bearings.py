@@ -11,15 +11,22 @@ readout built on it is propagated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
 
-__all__ = ["Bearing", "intrinsics_from_fov", "level_camera_pose", "locate", "DEFAULT_PIXEL_SIGMA_PX",
-           "DEFAULT_DISTANCE_FRACTION"]
+__all__ = [
+    "DEFAULT_DISTANCE_FRACTION",
+    "DEFAULT_PIXEL_SIGMA_PX",
+    "Bearing",
+    "intrinsics_from_fov",
+    "level_camera_pose",
+    "locate",
+]
 
 DEFAULT_PIXEL_SIGMA_PX = 2.0
 """Default uncertainty of a pixel picked on an object (its centre), pixels."""
@@ -87,8 +94,16 @@ class Bearing:
         return float(self.pixel_sigma_px / np.sqrt(self.K[0, 0] * self.K[1, 1]))
 
 
-def make_bearing(pixel: Any, frame: int | None, K: np.ndarray, pose: Any, pixel_sigma_px: float | None,
-                 distance_m: float | None, distance_sigma_m: float | None, assumed: str) -> Bearing:
+def make_bearing(
+    pixel: Any,
+    frame: int | None,
+    K: np.ndarray,
+    pose: Any,
+    pixel_sigma_px: float | None,
+    distance_m: float | None,
+    distance_sigma_m: float | None,
+    assumed: str,
+) -> Bearing:
     """Validate the pieces of one observation (clear errors for the model) and build the ``Bearing``."""
     try:
         xy = np.asarray(getattr(pixel, "centroid", pixel), dtype=np.float64).ravel()
@@ -102,7 +117,9 @@ def make_bearing(pixel: Any, frame: int | None, K: np.ndarray, pose: Any, pixel_
     if distance_m is not None:
         distance_m = float(distance_m)
         if not (np.isfinite(distance_m) and distance_m > 0):
-            raise ValueError(f"distance must be a positive distance in metres (or None for a bearing only), got {distance_m}")
+            raise ValueError(
+                f"distance must be a positive distance in metres (or None for a bearing only), got {distance_m}"
+            )
         if distance_sigma_m is None:
             distance_sigma_m = DEFAULT_DISTANCE_FRACTION * distance_m
         distance_sigma_m = float(distance_sigma_m)
@@ -110,8 +127,16 @@ def make_bearing(pixel: Any, frame: int | None, K: np.ndarray, pose: Any, pixel_
             raise ValueError(f"distance_sigma must be > 0 metres, got {distance_sigma_m}")
     elif distance_sigma_m is not None:
         raise ValueError("distance_sigma was given without distance; pass distance= too")
-    bearing = Bearing((float(xy[0]), float(xy[1])), frame, as_intrinsics(K), as_pose(pose), sigma,
-                      distance_m, distance_sigma_m, assumed)
+    bearing = Bearing(
+        (float(xy[0]), float(xy[1])),
+        frame,
+        as_intrinsics(K),
+        as_pose(pose),
+        sigma,
+        distance_m,
+        distance_sigma_m,
+        assumed,
+    )
     if (np.linalg.solve(bearing.K, np.array([xy[0], xy[1], 1.0])) @ [0, 0, 1]) <= 0:
         raise ValueError("the pixel's ray points behind the camera; check K")
     return bearing
@@ -140,7 +165,7 @@ def _initial_guess(bearings: Sequence[Bearing]) -> np.ndarray:
     ranged = [b.origin + b.distance_m * b.ray for b in bearings if b.distance_m is not None]
     if ranged:
         return np.mean(ranged, axis=0)
-    A, rhs = np.zeros((3, 3)), np.zeros(3)   # midpoint of the rays (least squares)
+    A, rhs = np.zeros((3, 3)), np.zeros(3)  # midpoint of the rays (least squares)
     for b in bearings:
         P = np.eye(3) - np.outer(b.ray, b.ray)
         A += P
@@ -159,15 +184,19 @@ def locate(bearings: Sequence[Bearing]) -> tuple[np.ndarray, np.ndarray, str]:
         raise ValueError("no observations to locate from")
     ranged = sum(b.distance_m is not None for b in bearings)
     if ranged == 0 and len(bearings) < 2:
-        raise ValueError("one bearing without a distance does not locate an object: pass distance= (metres, "
-                         "with distance_sigma=) or add a bearing of the same object from another view with its pose")
+        raise ValueError(
+            "one bearing without a distance does not locate an object: pass distance= (metres, "
+            "with distance_sigma=) or add a bearing of the same object from another view with its pose"
+        )
     guess = _initial_guess(bearings)
     if ranged == 0:
         rays = np.stack([b.ray for b in bearings])
         spread = max(np.degrees(np.arccos(np.clip(rays @ ray, -1, 1))).max() for ray in rays)
         if spread < 0.5:
-            raise ValueError(f"the bearings are (nearly) parallel ({spread:.2f} deg apart) and carry no distance, so "
-                             f"they cannot triangulate: add distance= or a view from a different place")
+            raise ValueError(
+                f"the bearings are (nearly) parallel ({spread:.2f} deg apart) and carry no distance, so "
+                f"they cannot triangulate: add distance= or a view from a different place"
+            )
     solution = least_squares(_residuals, guess, args=(bearings,), method="lm", x_scale="jac")
     J = solution.jac
     covariance = np.linalg.pinv(J.T @ J)

@@ -22,8 +22,9 @@ from spatialclaw.primitives.scene.objects import SceneObject
 __all__ = ["draw_bev", "figure_colour", "object_colour"]
 
 
-def draw_bev(instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], size_px: int, max_points: int,
-             title: str | None) -> Image.Image:
+def draw_bev(
+    instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], size_px: int, max_points: int, title: str | None
+) -> Image.Image:
     """The image of ``Scene.bev``: ``instances`` and ``cameras`` (frame index -> (4, 4) camera-to-world pose)
     drawn top-down, about ``size_px`` pixels across, at most ``max_points`` points per instance."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -50,20 +51,28 @@ def draw_bev(instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], 
         footprint = np.vstack([instance.box.footprint, instance.box.footprint[:1]])
         ax.plot(footprint[:, 0], footprint[:, 1], color=colour, linewidth=1.5)
         c = instance.center
-        ax.annotate(instance.name, (c[0], c[1]), ha="center", va="center", fontsize=9, weight="bold",
-                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85))
+        ax.annotate(
+            instance.name,
+            (c[0], c[1]),
+            ha="center",
+            va="center",
+            fontsize=9,
+            weight="bold",
+            bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85),
+        )
         spans.append(instance.extent[:, :2])
     arrow = 0.3
     if spans or cameras:
         allxy = np.vstack(spans + [p[:3, 3][None, :2] for p in cameras.values()])
         arrow = max(0.1, 0.08 * float(np.max(np.ptp(allxy, axis=0))) if len(allxy) > 1 else 0.3)
-    groups: list[tuple[np.ndarray, list[int]]] = []   # cameras closer than half an arrow share a label
+    groups: list[tuple[np.ndarray, list[int]]] = []  # cameras closer than half an arrow share a label
     for index, pose in sorted(cameras.items()):
         _, forward, _ = geom.observer_axes(pose)
         x, y = pose[0, 3], pose[1, 3]
         ax.plot([x], [y], marker="o", color="black", markersize=5)
-        ax.arrow(x, y, forward[0] * arrow, forward[1] * arrow, color="black", width=arrow * 0.04,
-                 length_includes_head=True)
+        ax.arrow(
+            x, y, forward[0] * arrow, forward[1] * arrow, color="black", width=arrow * 0.04, length_includes_head=True
+        )
         near = next((g for g in groups if np.hypot(*(g[0] - (x, y))) < arrow / 2), None)
         if near is None:
             groups.append((np.array([x, y]), [index]))
@@ -102,8 +111,15 @@ def _draw_bearing_object(ax: Any, instance: SceneObject, colour: Any) -> np.ndar
     for bearing in instance.bearings:
         o = bearing.origin
         ax.plot([o[0], c[0]], [o[1], c[1]], linestyle="--", linewidth=0.8, color=colour, alpha=0.7)
-    ax.annotate(instance.name, (c[0], c[1]), textcoords="offset points", xytext=(6, 6), fontsize=9, weight="bold",
-                bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85))
+    ax.annotate(
+        instance.name,
+        (c[0], c[1]),
+        textcoords="offset points",
+        xytext=(6, 6),
+        fontsize=9,
+        weight="bold",
+        bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=colour, alpha=0.85),
+    )
     half = k * np.sqrt(np.clip(np.diag(cov), 0, None))
     return np.array([c[:2] - half, c[:2] + half])
 
@@ -127,5 +143,19 @@ def object_colour(name: str, i: int) -> tuple[float, float, float]:
     return figure_colour(i)
 
 
-_NAMED_COLOURS = {"red", "green", "blue", "yellow", "orange", "purple", "pink", "brown", "black", "white", "gray",
-                  "grey", "cyan", "magenta"}
+_NAMED_COLOURS = {
+    "red",
+    "green",
+    "blue",
+    "yellow",
+    "orange",
+    "purple",
+    "pink",
+    "brown",
+    "black",
+    "white",
+    "gray",
+    "grey",
+    "cyan",
+    "magenta",
+}

@@ -21,7 +21,8 @@ sets (KD-tree nearest pair; 0 when they touch).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -169,10 +170,16 @@ class Scene:
             reject_outliers: drop points whose depth is further than max(0.1 m, 4 x 1.4826 x MAD) from the
                 median depth inside the mask (flying pixels, background leaking through the mask).
         """
-        points, index = points_from_mask(self.cameras, name, mask, depth, K, pose, frame, erode_px, reject_outliers,
-                                         stride)
-        return self.add(name, points, frames=() if index is None else [index],
-                        label=label or getattr(mask, "label", None), merge=merge)
+        points, index = points_from_mask(
+            self.cameras, name, mask, depth, K, pose, frame, erode_px, reject_outliers, stride
+        )
+        return self.add(
+            name,
+            points,
+            frames=() if index is None else [index],
+            label=label or getattr(mask, "label", None),
+            merge=merge,
+        )
 
     def add_bearing(
         self,
@@ -245,26 +252,49 @@ class Scene:
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
-        bearing, index = bearing_from_pixel(self.cameras, pixel, distance, distance_sigma, frame, K, hfov_deg, image_size,
-                                            pose, pixel_sigma_px, on_floor, camera_height_m, pitch_deg)
+        bearing, index = bearing_from_pixel(
+            self.cameras,
+            pixel,
+            distance,
+            distance_sigma,
+            frame,
+            K,
+            hfov_deg,
+            image_size,
+            pose,
+            pixel_sigma_px,
+            on_floor,
+            camera_height_m,
+            pitch_deg,
+        )
         previous = self.instances.get(name)
         if previous is not None and not replace and previous.covariance is None:
-            raise ValueError(f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
-                             f"bearings instead, or use another name")
+            raise ValueError(
+                f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
+                f"bearings instead, or use another name"
+            )
         earlier = () if replace else (previous.bearings if previous is not None else self.pending.get(name, ()))
         bearings = earlier + (bearing,)
         if index is not None and index not in self.cameras and "camera at the origin" not in bearing.assumed:
             self.add_camera(index, bearing.pose)
         if len(bearings) == 1 and bearing.distance_m is None:
             self.pending[name] = bearings
-            return Readout(f"{name}: 1 bearing kept (frame {index}); it is located once you add a bearing of it from "
-                           f"another view (with that camera's pose) or a distance estimate")
+            return Readout(
+                f"{name}: 1 bearing kept (frame {index}); it is located once you add a bearing of it from "
+                f"another view (with that camera's pose) or a distance estimate"
+            )
         position, covariance, how = locate(bearings)
         self.pending.pop(name, None)
         frames = tuple(sorted({b.frame for b in bearings if b.frame is not None}))
-        instance = SceneObject(name=name, label=label or (previous.label if previous is not None else name),
-                               points=position[None], frames=frames, covariance=covariance, bearings=bearings,
-                               located=how)
+        instance = SceneObject(
+            name=name,
+            label=label or (previous.label if previous is not None else name),
+            points=position[None],
+            frames=frames,
+            covariance=covariance,
+            bearings=bearings,
+            located=how,
+        )
         self.instances[name] = instance
         return instance
 
@@ -293,13 +323,21 @@ class Scene:
         what = place(self.instances, self.cameras, target, "target")
         if facing is None:
             if where[3] is None:
-                raise ValueError("say what the viewer faces: facing=<object name, camera index or point>; only a "
-                                 "camera (standing_at=<frame index>) has a facing of its own")
-            return perspective_from_positions(what[:3], where[:3], ("its viewing direction", None, None),
-                                              forward=where[3], seed=seed)
+                raise ValueError(
+                    "say what the viewer faces: facing=<object name, camera index or point>; only a "
+                    "camera (standing_at=<frame index>) has a facing of its own"
+                )
+            return perspective_from_positions(
+                what[:3], where[:3], ("its viewing direction", None, None), forward=where[3], seed=seed
+            )
         toward = place(self.instances, self.cameras, facing, "facing")
-        return perspective_from_positions(what[:3], where[:3], toward[:3], seed=seed,
-                                          joint=joint_floor_samples(self.instances, (target, standing_at, facing), seed))
+        return perspective_from_positions(
+            what[:3],
+            where[:3],
+            toward[:3],
+            seed=seed,
+            joint=joint_floor_samples(self.instances, (target, standing_at, facing), seed),
+        )
 
     def remove(self, name: str) -> None:
         """Forget an instance."""
@@ -336,8 +374,9 @@ class Scene:
         return list(self.instances)
 
     # ---- readouts ------------------------------------------------------------------------------
-    def relation(self, a: str, b: str, observer: Any = None, tolerance: float = 0.05,
-                 position: str = "box") -> Relation:
+    def relation(
+        self, a: str, b: str, observer: Any = None, tolerance: float = 0.05, position: str = "box"
+    ) -> Relation:
         """Where instance ``a`` is relative to instance ``b``.
 
         Args:
@@ -355,8 +394,9 @@ class Scene:
         if position not in ("box", "centroid"):
             raise ValueError(f"position must be 'box' or 'centroid', got {position!r}")
         ia, ib = self._get(a), self._get(b)
-        return relation_between(a, b, ia, ib, *observer_pose(self.cameras, observer), tolerance=tolerance,
-                                position=position)
+        return relation_between(
+            a, b, ia, ib, *observer_pose(self.cameras, observer), tolerance=tolerance, position=position
+        )
 
     def describe(self, observer: Any = None, tolerance: float = 0.05, position: str = "box") -> Readout:
         """All instances (sizes, positions) and their pairwise relations, in plain language.

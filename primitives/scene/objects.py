@@ -92,15 +92,19 @@ class SceneObject:
             frames = f", seen in frames {list(self.frames)}" if self.frames else ""
             assumed = sorted({b.assumed for b in self.bearings if b.assumed})
             note = f"; assumed {'; '.join(assumed)}" if assumed else ""
-            return (f"{self.name}{label}: at ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m ± ({sx:.2f}, {sy:.2f}, {sz:.2f}) m "
-                    f"(1 sigma), located from {self.located}{frames}{note}")
+            return (
+                f"{self.name}{label}: at ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m ± ({sx:.2f}, {sy:.2f}, {sz:.2f}) m "
+                f"(1 sigma), located from {self.located}{frames}{note}"
+            )
         length, width, height = self.size
         z_lo, z_hi = self.extent[:, 2]
         label = f" ({self.label})" if self.label != self.name else ""
         frames = f", seen in frames {list(self.frames)}" if self.frames else ""
-        return (f"{self.name}{label}: {format_metres(length)} long x {format_metres(width)} wide x "
-                f"{format_metres(height)} tall, centre ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m, "
-                f"from z={z_lo:.2f} to {z_hi:.2f} m{frames}, {len(self.points)} points")
+        return (
+            f"{self.name}{label}: {format_metres(length)} long x {format_metres(width)} wide x "
+            f"{format_metres(height)} tall, centre ({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m, "
+            f"from z={z_lo:.2f} to {z_hi:.2f} m{frames}, {len(self.points)} points"
+        )
 
     def __repr__(self) -> str:
         return f"SceneObject({self.summary()})"

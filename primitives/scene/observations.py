@@ -23,14 +23,24 @@ from spatialclaw.primitives.scene.bearings import (
 )
 from spatialclaw.primitives.scene.objects import frame_index
 
-__all__ = ["points_from_mask", "bearing_from_pixel", "DEFAULT_HFOV_DEG"]
+__all__ = ["DEFAULT_HFOV_DEG", "bearing_from_pixel", "points_from_mask"]
 
 DEFAULT_HFOV_DEG = 60.0
 """Horizontal field of view assumed for a bearing when neither K nor hfov_deg is given, degrees."""
 
 
-def points_from_mask(cameras: dict[int, np.ndarray], name: str, mask: Any, depth: Any, K: Any, pose: Any,
-                     frame: Any, erode_px: int, reject_outliers: bool, stride: int) -> tuple[np.ndarray, int | None]:
+def points_from_mask(
+    cameras: dict[int, np.ndarray],
+    name: str,
+    mask: Any,
+    depth: Any,
+    K: Any,
+    pose: Any,
+    frame: Any,
+    erode_px: int,
+    reject_outliers: bool,
+    stride: int,
+) -> tuple[np.ndarray, int | None]:
     """((N, 3) world points in metres, absolute frame index or None) of instance ``name`` for
     ``Scene.add_from_mask`` (its arguments, documented there)."""
     if frame is None:
@@ -58,7 +68,9 @@ def points_from_mask(cameras: dict[int, np.ndarray], name: str, mask: Any, depth
     elif index is not None and index not in cameras:
         cameras[index] = as_pose(pose)
     if mask_array.shape != depth_map.shape:
-        raise ValueError(f"mask shape {mask_array.shape} differs from depth shape {depth_map.shape}; resize the mask to the depth map")
+        raise ValueError(
+            f"mask shape {mask_array.shape} differs from depth shape {depth_map.shape}; resize the mask to the depth map"
+        )
     if erode_px > 0:
         from scipy.ndimage import binary_erosion
 
@@ -78,19 +90,25 @@ def points_from_mask(cameras: dict[int, np.ndarray], name: str, mask: Any, depth
 
 def _from_reconstruction(rec: Any, frame: Any, K: Any, pose: Any) -> tuple[Any, Any, Any]:
     if frame is None:
-        raise ValueError("add_from_mask with a reconstruction needs the frame: pass frame=<absolute index> "
-                         "(or a segmentation Instance with .frame_index)")
+        raise ValueError(
+            "add_from_mask with a reconstruction needs the frame: pass frame=<absolute index> "
+            "(or a segmentation Instance with .frame_index)"
+        )
     index = frame_index(frame)
     positions = np.flatnonzero(np.asarray(rec.frame_indices) == index)
     if len(positions) == 0:
-        raise ValueError(f"frame {index} is not in the reconstruction; its frames are {np.asarray(rec.frame_indices).tolist()}")
+        raise ValueError(
+            f"frame {index} is not in the reconstruction; its frames are {np.asarray(rec.frame_indices).tolist()}"
+        )
     i = int(positions[0])
     rec_pose = np.asarray(rec.poses[i], dtype=np.float64)
     if pose is None and not np.isfinite(rec_pose).all():
         raise ValueError(f"frame {index} was not registered by the reconstruction (no pose); use another frame")
     if rec.depth is None or rec.depth[i] is None:
-        raise ValueError(f"the reconstruction has no depth map for frame {index}; pass depth=depth(frames.at({index})) "
-                         f"with K and pose=rec.poses[{i}] instead")
+        raise ValueError(
+            f"the reconstruction has no depth map for frame {index}; pass depth=depth(frames.at({index})) "
+            f"with K and pose=rec.poses[{i}] instead"
+        )
     return rec.depth[i], (rec.intrinsics[i] if K is None else K), (rec_pose if pose is None else pose)
 
 
@@ -112,30 +130,46 @@ def bearing_from_pixel(
     """(the ``Bearing`` of one observation, its absolute frame index or None) for ``Scene.add_bearing``
     (its arguments, documented there): fills in the distance (a ``KnownScale``, or the floor geometry with
     ``on_floor``), the intrinsics and the pose, recording every assumption in ``Bearing.assumed``."""
-    if hasattr(distance, "distance_m"):               # a KnownScale from geom.scale_from_known_size
+    if hasattr(distance, "distance_m"):  # a KnownScale from geom.scale_from_known_size
         if distance.distance_m is None:
-            raise ValueError("this KnownScale has no distance (no focal length): pass K= or hfov_deg= to "
-                             "geom.scale_from_known_size")
+            raise ValueError(
+                "this KnownScale has no distance (no focal length): pass K= or hfov_deg= to geom.scale_from_known_size"
+            )
         distance, distance_sigma = distance.distance_m, distance_sigma or distance.distance_sigma_m or None
     has_index = frame is not None and (hasattr(frame, "index") or isinstance(frame, (int, np.integer)))
     index = frame_index(frame) if has_index else None
     assumed: list[str] = []
     if on_floor:
         if distance is not None:
-            raise ValueError("on_floor=True computes the distance from the floor geometry; drop distance= "
-                             "(or drop on_floor to use your distance)")
+            raise ValueError(
+                "on_floor=True computes the distance from the floor geometry; drop distance= "
+                "(or drop on_floor to use your distance)"
+            )
         camera = pose if pose is not None else cameras.get(index) if index is not None else None
         if camera is None and cameras:
-            raise ValueError(f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
-                             f"it (scene.add_camera); registered frames: {sorted(cameras)}")
+            raise ValueError(
+                f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
+                f"it (scene.add_camera); registered frames: {sorted(cameras)}"
+            )
         if camera is not None and pitch_deg is not None:
             raise ValueError("this frame's camera pose already fixes the tilt; drop pitch_deg= (or pass pose=)")
-        size = image_size if image_size is not None else (
-            (frame.width, frame.height) if hasattr(frame, "width") and hasattr(frame, "height") else None)
+        size = (
+            image_size
+            if image_size is not None
+            else ((frame.width, frame.height) if hasattr(frame, "width") and hasattr(frame, "height") else None)
+        )
         image = frame if hasattr(frame, "width") and hasattr(frame, "height") else None
-        floor = geom.floor_point(pixel, image, image_size=size, K=K, hfov_deg=hfov_deg, camera_height_m=camera_height_m,
-                                 pitch_deg=pitch_deg, pose=camera,
-                                 pixel_sigma_px=DEFAULT_PIXEL_SIGMA_PX if pixel_sigma_px is None else pixel_sigma_px)
+        floor = geom.floor_point(
+            pixel,
+            image,
+            image_size=size,
+            K=K,
+            hfov_deg=hfov_deg,
+            camera_height_m=camera_height_m,
+            pitch_deg=pitch_deg,
+            pose=camera,
+            pixel_sigma_px=DEFAULT_PIXEL_SIGMA_PX if pixel_sigma_px is None else pixel_sigma_px,
+        )
         K, distance, distance_sigma = floor.K, floor.distance_m, floor.distance_sigma_m
         if camera is None:
             pose = floor.pose
@@ -146,8 +180,10 @@ def bearing_from_pixel(
         if size is None and hasattr(frame, "width") and hasattr(frame, "height"):
             size = (frame.width, frame.height)
         if size is None or len(size) != 2:
-            raise ValueError("add_bearing needs K=(3, 3), or the image size to go with a field of view: pass "
-                             "frame=<the Frame>, or image_size=(width, height) pixels")
+            raise ValueError(
+                "add_bearing needs K=(3, 3), or the image size to go with a field of view: pass "
+                "frame=<the Frame>, or image_size=(width, height) pixels"
+            )
         if hfov_deg is None:
             hfov_deg = DEFAULT_HFOV_DEG
             assumed.append(f"{DEFAULT_HFOV_DEG:g} deg horizontal field of view")
@@ -159,8 +195,10 @@ def bearing_from_pixel(
             pose = level_camera_pose()
             assumed.append("camera at the origin, level, facing +Y")
         else:
-            raise ValueError(f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
-                             f"it (scene.add_camera); registered frames: {sorted(cameras)}")
+            raise ValueError(
+                f"no camera pose for frame {index}: pass pose=(4, 4) camera-to-world, or register "
+                f"it (scene.add_camera); registered frames: {sorted(cameras)}"
+            )
     bearing = make_bearing(pixel, index, K, pose, pixel_sigma_px, distance, distance_sigma, "; ".join(assumed))
     if on_floor:
         bearing = replace_fields(bearing, floor=floor)

@@ -18,7 +18,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.relate import format_metres
 
-__all__ = ["Perspective", "perspective_from_positions", "EIGHT_WAY", "COMPASS"]
+__all__ = ["COMPASS", "EIGHT_WAY", "Perspective", "perspective_from_positions"]
 
 EIGHT_WAY = ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left")
 COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
@@ -71,8 +71,11 @@ class Perspective:
     def text(self) -> str:
         """E.g. "Standing at the sofa facing the tv, the lamp is at 2 o'clock (front-right, compass NE): 58°
         ± 6° right of straight ahead, 2.3 ± 0.4 m away on the ground. P(right) = 0.99, P(in front) = 0.93." """
-        turn = ("straight ahead" if abs(self.angle_deg) < 0.5 else
-                f"{abs(self.angle_deg):.0f}° {'right' if self.angle_deg > 0 else 'left'} of straight ahead")
+        turn = (
+            "straight ahead"
+            if abs(self.angle_deg) < 0.5
+            else f"{abs(self.angle_deg):.0f}° {'right' if self.angle_deg > 0 else 'left'} of straight ahead"
+        )
         spread = f" ± {self.angle_sigma_deg:.0f}°" if self.angle_sigma_deg >= 0.5 else ""
         if spread and turn != "straight ahead":
             turn = turn.replace("° ", f"°{spread} ", 1)
@@ -81,10 +84,14 @@ class Perspective:
             distance = f"{distance} ± {format_metres(self.distance_sigma_m)}"
         probabilities = ""
         if self.angle_sigma_deg > 0:
-            probabilities = (f" P(right) = {self.p_right:.2f}, P(in front) = {self.p_front:.2f}, "
-                             f"P({self.clock} o'clock) = {self.p_clock:.2f}, P({self.direction}) = {self.p_direction:.2f}.")
-        return (f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
-                f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}")
+            probabilities = (
+                f" P(right) = {self.p_right:.2f}, P(in front) = {self.p_front:.2f}, "
+                f"P({self.clock} o'clock) = {self.p_clock:.2f}, P({self.direction}) = {self.p_direction:.2f}."
+            )
+        return (
+            f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
+            f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}"
+        )
 
     def __str__(self) -> str:
         return self.text
@@ -100,7 +107,7 @@ def _wrap(angle_deg: np.ndarray) -> np.ndarray:
 def _angles_and_distances(viewer: np.ndarray, ahead: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(S,) signed angles (deg, clockwise from ahead) and horizontal distances for (S, 2) samples."""
     to_target = target - viewer
-    heading = np.arctan2(ahead[:, 0], ahead[:, 1])            # clockwise from +Y, seen from above
+    heading = np.arctan2(ahead[:, 0], ahead[:, 1])  # clockwise from +Y, seen from above
     bearing = np.arctan2(to_target[:, 0], to_target[:, 1])
     return _wrap(np.degrees(bearing - heading)), np.linalg.norm(to_target, axis=1)
 
@@ -145,18 +152,23 @@ def perspective_from_positions(
     return _reading(target, standing_at, facing, viewer, ahead, target_xy)
 
 
-def _reading(target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarray, ahead: np.ndarray,
-             target_xy: np.ndarray) -> Perspective:
+def _reading(
+    target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarray, ahead: np.ndarray, target_xy: np.ndarray
+) -> Perspective:
     """The Perspective from (S + 1, 2) viewer, ahead and target samples (row 0 nominal)."""
     if np.linalg.norm(ahead[0]) < 1e-9:
-        raise ValueError(f"{standing_at[0]} and {facing[0]} are at the same place on the ground, so 'facing' is undefined")
+        raise ValueError(
+            f"{standing_at[0]} and {facing[0]} are at the same place on the ground, so 'facing' is undefined"
+        )
     if np.linalg.norm(target_xy[0] - viewer[0]) < 1e-9:
         raise ValueError(f"{target[0]} is where the viewer stands; its direction is undefined")
     angles, distances = _angles_and_distances(viewer, ahead, target_xy)
     angle, distance = float(angles[0]), float(distances[0])
     drawn_angles, drawn_distances = angles[1:], distances[1:]
     uncertain = not np.allclose(drawn_angles, angle)
-    angle_sigma = float(np.degrees(np.sqrt(-2.0 * np.log(max(np.abs(np.mean(np.exp(1j * np.radians(drawn_angles - angle)))), 1e-12)))))
+    angle_sigma = float(
+        np.degrees(np.sqrt(-2.0 * np.log(max(np.abs(np.mean(np.exp(1j * np.radians(drawn_angles - angle)))), 1e-12))))
+    )
     angle_sigma = angle_sigma if uncertain else 0.0
     clock = int(_clock(angle))
     sector = int(_sector(angle))
@@ -168,9 +180,20 @@ def _reading(target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarra
         side = "right" if angle > 0 else "left"
     depth = "beside" if abs(abs(angle) - 90.0) < 1.0 else ("in front" if abs(angle) < 90.0 else "behind")
     return Perspective(
-        target=target[0], standing_at=standing_at[0], facing=facing[0], angle_deg=angle, angle_sigma_deg=angle_sigma,
-        clock=clock, direction=EIGHT_WAY[sector], compass=COMPASS[sector], side=side, depth=depth,
-        distance_m=distance, distance_sigma_m=float(np.std(drawn_distances)) if uncertain else 0.0,
-        p_right=float(np.mean(drawn_angles > 0)), p_front=float(np.mean(np.abs(drawn_angles) < 90.0)),
-        p_clock=float(np.mean(_clock(drawn_angles) == clock)), p_direction=float(np.mean(_sector(drawn_angles) == sector)),
+        target=target[0],
+        standing_at=standing_at[0],
+        facing=facing[0],
+        angle_deg=angle,
+        angle_sigma_deg=angle_sigma,
+        clock=clock,
+        direction=EIGHT_WAY[sector],
+        compass=COMPASS[sector],
+        side=side,
+        depth=depth,
+        distance_m=distance,
+        distance_sigma_m=float(np.std(drawn_distances)) if uncertain else 0.0,
+        p_right=float(np.mean(drawn_angles > 0)),
+        p_front=float(np.mean(np.abs(drawn_angles) < 90.0)),
+        p_clock=float(np.mean(_clock(drawn_angles) == clock)),
+        p_direction=float(np.mean(_sector(drawn_angles) == sector)),
     )

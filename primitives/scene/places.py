@@ -14,11 +14,12 @@ from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.scene.objects import SceneObject, get_instance
 from spatialclaw.primitives.scene.readouts import observer_pose
 
-__all__ = ["place", "joint_floor_samples"]
+__all__ = ["joint_floor_samples", "place"]
 
 
-def place(instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], ref: Any, role: str
-          ) -> tuple[str, np.ndarray, np.ndarray, np.ndarray | None]:
+def place(
+    instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], ref: Any, role: str
+) -> tuple[str, np.ndarray, np.ndarray, np.ndarray | None]:
     """(wording, (3,) position, (3, 3) covariance, (3,) forward or None) of a name, camera or point."""
     if isinstance(ref, str):
         instance = get_instance(instances, ref)
@@ -31,13 +32,16 @@ def place(instances: dict[str, SceneObject], cameras: dict[int, np.ndarray], ref
     if point.shape == (2,):
         point = np.append(point, 0.0)
     if point.shape != (3,) or not np.isfinite(point).all():
-        raise ValueError(f"{role} must be an object name, a camera's frame index, or a world point (x, y[, z]) "
-                         f"in metres; got {ref!r}")
+        raise ValueError(
+            f"{role} must be an object name, a camera's frame index, or a world point (x, y[, z]) "
+            f"in metres; got {ref!r}"
+        )
     return f"({point[0]:.2f}, {point[1]:.2f}) m", point, np.zeros((3, 3)), None
 
 
-def joint_floor_samples(instances: dict[str, SceneObject], names: tuple[Any, ...], seed: int
-                        ) -> tuple[np.ndarray, ...] | None:
+def joint_floor_samples(
+    instances: dict[str, SceneObject], names: tuple[Any, ...], seed: int
+) -> tuple[np.ndarray, ...] | None:
     """Joint (S, 2) ground samples of objects located on the floor of one photo (each from one
     ``on_floor`` bearing with the same camera and assumptions), so their shared camera error (height,
     tilt, field of view) moves them together; None when that does not apply."""

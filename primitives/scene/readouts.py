@@ -21,7 +21,7 @@ from spatialclaw.primitives.geometry.camera import as_pose
 from spatialclaw.primitives.geometry.relate import Direction, format_metres
 from spatialclaw.primitives.scene.objects import SceneObject
 
-__all__ = ["Readout", "Relation", "observer_pose", "relation_between", "describe_scene", "MAX_PAIRS_IN_DESCRIPTION"]
+__all__ = ["MAX_PAIRS_IN_DESCRIPTION", "Readout", "Relation", "describe_scene", "observer_pose", "relation_between"]
 
 MAX_PAIRS_IN_DESCRIPTION = 45
 
@@ -102,8 +102,9 @@ def observer_pose(cameras: dict[int, np.ndarray], observer: Any) -> tuple[np.nda
     return as_pose(observer, name="observer"), "the given viewpoint"
 
 
-def relation_between(a: str, b: str, ia: SceneObject, ib: SceneObject, pose: np.ndarray, who: str,
-                     tolerance: float, position: str) -> Relation:
+def relation_between(
+    a: str, b: str, ia: SceneObject, ib: SceneObject, pose: np.ndarray, who: str, tolerance: float, position: str
+) -> Relation:
     """The ``Relation`` of instance ``ia`` (named ``a``) to ``ib`` (named ``b``) seen from ``pose`` (worded
     ``who``); ``tolerance`` and ``position`` as in ``Scene.relation``."""
     pos_a, pos_b = (ia.center, ib.center) if position == "box" else (ia.centroid, ib.centroid)
@@ -116,27 +117,41 @@ def relation_between(a: str, b: str, ia: SceneObject, ib: SceneObject, pose: np.
         axes = geom.observer_axes(pose)
         sigma = tuple(float(v) for v in np.sqrt(np.clip(np.diag(axes @ covariance @ axes.T), 0, None)))
     return Relation(
-        a=a, b=b, observer=who, position=position, direction=offset_direction,
+        a=a,
+        b=b,
+        observer=who,
+        position=position,
+        direction=offset_direction,
         centre_distance_m=float(np.linalg.norm(delta)),
         horizontal_distance_m=float(np.hypot(delta[0], delta[1])),
-        closest_distance_m=gap, closest_points=(pa, pb), offset_sigma_m=sigma,
+        closest_distance_m=gap,
+        closest_points=(pa, pb),
+        offset_sigma_m=sigma,
     )
 
 
 def describe_scene(scene: Any, observer: Any, tolerance: float, position: str) -> Readout:
     """The text of ``Scene.describe``: a ``Scene``'s instances, cameras and pairwise relations."""
     if not scene.instances:
-        return Readout("The scene is empty: add instances with scene.add(name, points=...) or scene.add_from_mask(...).")
+        return Readout(
+            "The scene is empty: add instances with scene.add(name, points=...) or scene.add_from_mask(...)."
+        )
     _, who = observer_pose(scene.cameras, observer)
-    cams = f"{len(scene.cameras)} camera{'s' if len(scene.cameras) != 1 else ''} (frames {sorted(scene.cameras)})" if scene.cameras else "no cameras registered"
+    cams = (
+        f"{len(scene.cameras)} camera{'s' if len(scene.cameras) != 1 else ''} (frames {sorted(scene.cameras)})"
+        if scene.cameras
+        else "no cameras registered"
+    )
     if scene.unposed:
         cams += f"; frames without a pose: {scene.unposed}"
     if scene.pending:
         cams += f"; waiting for a second view or a distance: {sorted(scene.pending)}"
     count = f"{len(scene.instances)} instance{'s' if len(scene.instances) != 1 else ''}"
-    lines = [f"Scene: {count}, {cams}. World frame: metres, +Z up. "
-             f"Directions seen from {who} (its forward projected onto the ground), between "
-             f"{'upright box centres' if position == 'box' else 'point centroids'}."]
+    lines = [
+        f"Scene: {count}, {cams}. World frame: metres, +Z up. "
+        f"Directions seen from {who} (its forward projected onto the ground), between "
+        f"{'upright box centres' if position == 'box' else 'point centroids'}."
+    ]
     lines += [f"- {instance.summary()}" for instance in scene.instances.values()]
     pairs = list(combinations(scene.instances, 2))
     if pairs:
@@ -144,5 +159,7 @@ def describe_scene(scene: Any, observer: Any, tolerance: float, position: str) -
         for a, b in pairs[:MAX_PAIRS_IN_DESCRIPTION]:
             lines.append(f"- {scene.relation(a, b, observer=observer, tolerance=tolerance, position=position).text}")
         if len(pairs) > MAX_PAIRS_IN_DESCRIPTION:
-            lines.append(f"({len(pairs) - MAX_PAIRS_IN_DESCRIPTION} more pairs not listed; ask with scene.relation(a, b))")
+            lines.append(
+                f"({len(pairs) - MAX_PAIRS_IN_DESCRIPTION} more pairs not listed; ask with scene.relation(a, b))"
+            )
     return Readout("\n".join(lines))

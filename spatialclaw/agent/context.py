@@ -17,9 +17,9 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
-from spatialclaw.kernel.cell import CellResult
-from spatialclaw.chat import ImagePart, Message, Part, TextPart
 from spatialclaw.agent.prompting import render
+from spatialclaw.chat import ImagePart, Message, Part, TextPart
+from spatialclaw.kernel.cell import CellResult
 
 __all__ = [
     "PlanRecord",
@@ -80,7 +80,9 @@ def fit_image(png: bytes, width: int, height: int, max_side: int, label: str | N
         return ImagePart.from_pil(image.convert("RGB").resize(size, Image.Resampling.LANCZOS), label=label)
 
 
-def observation_parts(step: int, max_steps: int, result: CellResult, chars: int, max_side: int, notes: list[str]) -> tuple[str, list[ImagePart]]:
+def observation_parts(
+    step: int, max_steps: int, result: CellResult, chars: int, max_side: int, notes: list[str]
+) -> tuple[str, list[ImagePart]]:
     """The observation text and images of one executed cell."""
     output = result.to_text(chars)
     if notes:
@@ -165,7 +167,9 @@ def apply_image_budget(messages: list[Message], max_images: int, max_bytes: int 
             if isinstance(part, ImagePart) and drop > 0:
                 drop -= 1
                 name = part.label or "image"
-                parts.append(TextPart(f"[image omitted (request limit of {limit}): {name}, {part.width}x{part.height}]"))
+                parts.append(
+                    TextPart(f"[image omitted (request limit of {limit}): {name}, {part.width}x{part.height}]")
+                )
             else:
                 parts.append(part)
         out.append(Message(message.role, parts))

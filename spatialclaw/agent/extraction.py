@@ -50,7 +50,7 @@ def strip_reasoning(text: str) -> str:
         text = re.sub(rf"<{tag}>.*?</{tag}>", "", text, flags=re.DOTALL | re.IGNORECASE)
         close = re.search(rf"</{tag}>", text, flags=re.IGNORECASE)
         if close:  # the server stripped the opening tag: everything before the close is reasoning
-            text = text[close.end():]
+            text = text[close.end() :]
         opened = re.search(rf"<{tag}>", text, flags=re.IGNORECASE)
         if opened:  # never closed: the reply ended while still reasoning
             text = text[: opened.start()]
@@ -67,9 +67,13 @@ def _blocks(text: str) -> list[tuple[str, str, bool]]:
             return blocks
         fence, tag = opening.group(1), opening.group(2).lower()
         body_start = opening.end() + 1
-        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(text, body_start)
+        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(
+            text, body_start
+        )
         if closing is None:  # a fence glued to the end of the last code line: "print(x)```"
-            closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(text, body_start)
+            closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE).search(
+                text, body_start
+            )
         if closing is None:
             blocks.append((tag, text[body_start:], False))
             return blocks
@@ -90,7 +94,10 @@ def _looks_like_code(code: str) -> bool:
         tree = ast.parse(code)
     except SyntaxError:
         return False
-    return any(isinstance(node, (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom)) for node in ast.walk(tree))
+    return any(
+        isinstance(node, (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom))
+        for node in ast.walk(tree)
+    )
 
 
 def extract_cell(reply: str) -> Extraction:

@@ -184,9 +184,11 @@ def _core_class(cls: type, shown_name: str) -> list[str]:
 def _core_section(entries: list[tuple[str, Any, str]]) -> str:
     """One line per namespace entry (signature + first sentence), members of modules and instances
     indented under them; result types named, their docs one ``manual(...)`` away."""
-    lines = ["Every name below is defined in the kernel. This is the short form: `manual('name')` (e.g. "
-             "`manual('reconstruct')`, `manual('geom.distance')`, `manual('DepthResult')`) or `help(name)` in a "
-             "cell prints the full documentation with units, frames and examples; read it before relying on details."]
+    lines = [
+        "Every name below is defined in the kernel. This is the short form: `manual('name')` (e.g. "
+        "`manual('reconstruct')`, `manual('geom.distance')`, `manual('DepthResult')`) or `help(name)` in a "
+        "cell prints the full documentation with units, frames and examples; read it before relying on details."
+    ]
     referenced: dict[str, type] = {}
     documented: set[str] = set()
     for name, obj, binding in entries:
@@ -210,13 +212,17 @@ def _core_section(entries: list[tuple[str, Any, str]]) -> str:
                     lines.append(f"  - `{name}.{attr}` (class): {_first_sentence(value)}")
                 elif callable(value):
                     _collect_returns(value, referenced)
-                    lines.append(f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: {_first_sentence(value)}")
+                    lines.append(
+                        f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: {_first_sentence(value)}"
+                    )
     from spatialclaw.primitives.runtime import namespace as kernel_namespace
 
     named = set(getattr(kernel_namespace, "RESULT_TYPES", {}))  # result classes that are kernel names too
     extra = sorted(key for key in set(referenced) | named if key not in documented)
     if extra:
-        lines.append("Result types (attributes and methods: `manual('TypeName')`): " + ", ".join(f"`{k}`" for k in extra) + ".")
+        lines.append(
+            "Result types (attributes and methods: `manual('TypeName')`): " + ", ".join(f"`{k}`" for k in extra) + "."
+        )
     return "\n".join(lines)
 
 
@@ -249,7 +255,11 @@ def api_section(detail: str = "core", tools: dict[str, Any] | None = None) -> st
     """
     if detail not in API_DETAILS:
         raise ValueError(f"detail must be one of {', '.join(API_DETAILS)}, got {detail!r}")
-    key = None if tools is None else json.dumps({k: (v if isinstance(v, dict) else v.to_dict()) for k, v in tools.items()}, sort_keys=True)
+    key = (
+        None
+        if tools is None
+        else json.dumps({k: (v if isinstance(v, dict) else v.to_dict()) for k, v in tools.items()}, sort_keys=True)
+    )
     return _api_section(detail, key)
 
 
@@ -278,7 +288,9 @@ def _api_section(detail: str, tools_key: str | None) -> str:
         if unavailable:
             blocks.append(unavailable)
         if missing:
-            blocks.append("Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + ".")
+            blocks.append(
+                "Not available in this installation (do not call): " + ", ".join(f"`{m}`" for m in missing) + "."
+            )
         return "\n\n".join(blocks)
     for name, obj, binding in resolved:
         if binding == "function":
@@ -298,7 +310,10 @@ def _api_section(detail: str, tools_key: str | None) -> str:
     blocks.append(_LIBRARIES)
     extra = [cls for key, cls in sorted(referenced.items()) if key not in documented]
     if extra:
-        blocks.append("### Result types\n" + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {}, brief)}" for cls in extra))
+        blocks.append(
+            "### Result types\n"
+            + "\n\n".join(f"#### `{cls.__name__}`\n{_document_class(cls, cls.__name__, {}, brief)}" for cls in extra)
+        )
     if unavailable:
         blocks.append(unavailable)
     if missing:
@@ -309,7 +324,9 @@ def _api_section(detail: str, tools_key: str | None) -> str:
 api_section.cache_clear = _api_section.cache_clear  # type: ignore[attr-defined]
 
 
-def _document_module(module: Any, name: str, referenced: dict[str, type], documented: set[str], brief: bool = False) -> str:
+def _document_module(
+    module: Any, name: str, referenced: dict[str, type], documented: set[str], brief: bool = False
+) -> str:
     summary = _doc(module, brief)
     lines = [f"### `{name}` (module)\n{summary}"]
     for attr in getattr(module, "__all__", []):

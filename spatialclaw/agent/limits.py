@@ -17,7 +17,7 @@ from typing import Any
 
 from spatialclaw.chat import Usage
 
-__all__ = ["LimitHit", "LimitReached", "Limits", "LimitClock"]
+__all__ = ["LimitClock", "LimitHit", "LimitReached", "Limits"]
 
 LIMIT_KINDS = ("steps", "time", "tokens", "cost")
 

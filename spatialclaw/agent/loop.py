@@ -24,21 +24,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.agent.config import AgentConfig, sandbox_record
 from spatialclaw.agent.context import PlanRecord, StepRecord, TaskRecord, build_messages, observation_parts
 from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.extraction import extract_cell
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
+from spatialclaw.agent.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
 from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error
 from spatialclaw.agent.task_inputs import file_hashes, preview_frames
+from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.models import Model, ModelError, ModelTimeoutError, load_model
-from spatialclaw.agent.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
 
@@ -161,8 +162,13 @@ class Agent:
                 if own_kernel:
                     from spatialclaw.kernel.kernel import Kernel
 
-                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm,
-                                    **{"sandbox": config.sandbox, **config.kernel_options})
+                    kernel = Kernel(
+                        videos=task.inputs,
+                        meta=task.kernel_meta(),
+                        workdir=workdir,
+                        vlm=vlm,
+                        **{"sandbox": config.sandbox, **config.kernel_options},
+                    )
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
                 episode.kernel_setup_s = time.perf_counter() - setup_started
@@ -213,14 +219,19 @@ class Agent:
             limit=episode.limit,
         )
 
-    def _loop(self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None) -> tuple[str, Any, str | None]:
+    def _loop(
+        self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None
+    ) -> tuple[str, Any, str | None]:
         config = self.config
         system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel))
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:
             if config.plan:
-                plan_messages = [Message.text("system", system), Message.text("user", task_prompt(task, "") + "\n" + render("plan.md"))]
+                plan_messages = [
+                    Message.text("system", system),
+                    Message.text("user", task_prompt(task, "") + "\n" + render("plan.md")),
+                ]
                 plan = self._call(episode, plan_messages, "plan")
                 memory.append(PlanRecord(extract_cell(plan.text).visible or plan.text))
                 _notify(on_step, StepEvent(step=0, kind="plan", reply=plan.text))
@@ -254,13 +265,28 @@ class Agent:
                 episode.write("cell", step=step, code=code, result=stored)
                 notes = []
                 if extraction.ignored_blocks:
-                    notes.append(f"your reply had {extraction.ignored_blocks + 1} code blocks; only the first ran. Write one block per step.")
+                    notes.append(
+                        f"your reply had {extraction.ignored_blocks + 1} code blocks; only the first ran. Write one block per step."
+                    )
                 if extraction.truncated:
                     notes.append("your reply ended inside the code block (it was cut off); the code up to there ran.")
-                text, images = observation_parts(step, config.max_steps, result, config.observation_chars, config.max_image_side, notes)
+                text, images = observation_parts(
+                    step, config.max_steps, result, config.observation_chars, config.max_image_side, notes
+                )
                 memory.append(StepRecord(step, extraction.visible, code, result, text, images))
                 paths = [episode.writer.directory / "images" / f"{i.sha256}.png" for i in result.images]
-                _notify(on_step, StepEvent(step=step, kind="cell", reply=reply.text, code=code, result=result, message=text, image_paths=paths))
+                _notify(
+                    on_step,
+                    StepEvent(
+                        step=step,
+                        kind="cell",
+                        reply=reply.text,
+                        code=code,
+                        result=result,
+                        message=text,
+                        image_paths=paths,
+                    ),
+                )
                 if result.answered:
                     return "answered", result.answer, "cell"
                 _check_limits(episode, spending=False)
@@ -282,14 +308,25 @@ class Agent:
         try:
             reply = self._call(episode, messages, "fallback", grace_s=grace if hit.kind == "time" else None)
         except (LimitReached, ModelTimeoutError) as cut:  # the time left, or the grace, ran out during the fallback
-            _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply="", message=f"no direct answer: {cut}"))
+            _notify(
+                on_step, StepEvent(step=episode.step, kind="fallback", reply="", message=f"no direct answer: {cut}")
+            )
             return status, None, None
         answer = parse_direct_answer(extract_cell(reply.text).visible or reply.text, task)
-        _notify(on_step, StepEvent(step=episode.step, kind="fallback", reply=reply.text,
-                                   message=f"{hit.describe()}; parsed answer: {answer!r}"))
+        _notify(
+            on_step,
+            StepEvent(
+                step=episode.step,
+                kind="fallback",
+                reply=reply.text,
+                message=f"{hit.describe()}; parsed answer: {answer!r}",
+            ),
+        )
         return status, answer, "fallback"
 
-    def _call(self, episode: _Episode, messages: list[Message], purpose: str, grace_s: float | None = None) -> ModelReply:
+    def _call(
+        self, episode: _Episode, messages: list[Message], purpose: str, grace_s: float | None = None
+    ) -> ModelReply:
         """One logged model call (also used by the ``vlm`` side channel, from its server thread).
 
         The episode's limits are checked first (:class:`LimitReached` when one is spent) and the call gets
@@ -305,7 +342,13 @@ class Agent:
         params = dict(self.config.model_params)
         if timeout is not None:  # a timeout_s in model_params still applies when it is shorter
             params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
-        logged = {"step": episode.step, "purpose": purpose, "model": self.model.spec, "params": params, "messages": messages}
+        logged = {
+            "step": episode.step,
+            "purpose": purpose,
+            "model": self.model.spec,
+            "params": params,
+            "messages": messages,
+        }
         started = time.perf_counter()
         try:
             reply = self.model.chat(messages, purpose=purpose, **params)

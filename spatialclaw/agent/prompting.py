@@ -30,12 +30,14 @@ __all__ = [
 
 
 # templates -----------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template_text(name: str) -> str:
     try:
         return resources.files("spatialclaw.prompts").joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FileNotFoundError(f"prompt template {name!r} is missing from spatialclaw/prompts; reinstall spatialclaw") from None
+        raise FileNotFoundError(
+            f"prompt template {name!r} is missing from spatialclaw/prompts; reinstall spatialclaw"
+        ) from None
 
 
 def template(name: str) -> string.Template:

@@ -37,8 +37,11 @@ _INSTRUCTION = re.compile(
 )
 _PREFIXED_CHOICE = re.compile(r"^\s*[\(\[]?([A-Z])(?:[\)\]]|\s*[.:)])\s*(.*\S)\s*$")
 # "Select from the following choices." before the options: about the options, so it leaves with them
-_LEAD_IN = re.compile(r"(?:^|(?<=[.?!\n]))\s*(?:please\s+)?(?:select|choose|pick)\s+(?:one\s+|an?\s+answer\s+)?(?:from|among)\s+"
-                      r"the\s+following\s+(?:choices|options|answers)\s*[.:]?\s*$", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"(?:^|(?<=[.?!\n]))\s*(?:please\s+)?(?:select|choose|pick)\s+(?:one\s+|an?\s+answer\s+)?(?:from|among)\s+"
+    r"the\s+following\s+(?:choices|options|answers)\s*[.:]?\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -68,7 +71,7 @@ def _split_instruction(text: str) -> tuple[str, str]:
     match = _INSTRUCTION.search(text)
     if not match or match.start() == 0:
         return text, ""
-    return text[: match.start()], text[match.start():].strip()
+    return text[: match.start()], text[match.start() :].strip()
 
 
 def _line_options(text: str) -> tuple[str, list[str], str] | None:
@@ -109,7 +112,7 @@ def _inline_options(text: str) -> tuple[str, list[str], str] | None:
     matches = list(_INLINE_OPTION.finditer(text))
     for first in reversed([i for i, m in enumerate(matches) if m.group(1) == "A"]):
         run = [matches[first]]
-        for match in matches[first + 1:]:
+        for match in matches[first + 1 :]:
             if match.group(1) == chr(ord(run[-1].group(1)) + 1):
                 run.append(match)
         if len(run) < 2:
@@ -121,7 +124,7 @@ def _inline_options(text: str) -> tuple[str, list[str], str] | None:
         options = []
         for i, match in enumerate(run):
             end = run[i + 1].start() if i + 1 < len(run) else len(text)
-            options.append(text[match.end():end])
+            options.append(text[match.end() : end])
         last, trailing = _split_instruction(options[-1])
         options[-1] = last
         options = [_clean_option(o) for o in options]
@@ -140,9 +143,21 @@ def find_options(text: str) -> tuple[str, list[str], str] | None:
 
 _NUMBER_PHRASES = [
     (re.compile(r"\bhow (many|much|far|long|tall|high|wide|deep|big|large|thick)\b", re.I), "how {0}"),
-    (re.compile(r"\bwhat(?:'s| is) the (?:\w+ )?(distance|length|width|height|depth|size|area|volume|number|count|angle|speed)\b", re.I), "what is the {0}"),
-    (re.compile(r"\b(?:in|measured in|in units of)\s+(meters?|metres?|centimeters?|centimetres?|millimeters?|millimetres?|"
-                r"cm|mm|km|kilometers?|feet|foot|inches|inch|square meters?|square metres?|m2|m²|degrees?|seconds?|minutes?)\b", re.I), "in {0}"),
+    (
+        re.compile(
+            r"\bwhat(?:'s| is) the (?:\w+ )?(distance|length|width|height|depth|size|area|volume|number|count|angle|speed)\b",
+            re.I,
+        ),
+        "what is the {0}",
+    ),
+    (
+        re.compile(
+            r"\b(?:in|measured in|in units of)\s+(meters?|metres?|centimeters?|centimetres?|millimeters?|millimetres?|"
+            r"cm|mm|km|kilometers?|feet|foot|inches|inch|square meters?|square metres?|m2|m²|degrees?|seconds?|minutes?)\b",
+            re.I,
+        ),
+        "in {0}",
+    ),
     (re.compile(r"\b(count|number of)\b", re.I), "{0}"),
 ]
 _YES_NO_START = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|will|would|should|has|have|had|must)\b", re.I)
@@ -160,7 +175,10 @@ def infer_answer_type(question: str, choices: list[str] | None = None) -> tuple[
         if match:
             return "number", f"the question asks '{phrase.format(match.group(1).lower())}'"
     if _YES_NO_START.match(question) and not re.search(r"\bor\b", question, re.I):
-        return "yes_no", f"the question opens with '{_YES_NO_START.match(question).group(1)}' and offers no alternatives"  # type: ignore[union-attr]
+        return (
+            "yes_no",
+            f"the question opens with '{_YES_NO_START.match(question).group(1)}' and offers no alternatives",
+        )  # type: ignore[union-attr]
     return "text", "no options, no counting or measuring phrasing, not a yes/no question"
 
 
@@ -180,7 +198,9 @@ def _join(stem: str, trailing: str) -> str:
     return f"{stem}\n{trailing}".strip() if trailing else stem
 
 
-def parse_question(question: str, choices: list[str] | str | None = None, answer_type: str | None = None) -> ParsedQuestion:
+def parse_question(
+    question: str, choices: list[str] | str | None = None, answer_type: str | None = None
+) -> ParsedQuestion:
     """Split ``question`` into display text, choices and answer type (see the module docstring).
 
     ``choices`` given by the caller win over options found in the text; when the text lists the same
@@ -201,7 +221,9 @@ def parse_question(question: str, choices: list[str] | str | None = None, answer
         unprefixed = _strip_letter_prefixes(given)
         if unprefixed is not None:
             given = unprefixed
-            notes.append("the given options carried their letters ('A. ...'); the letters were removed from the option texts")
+            notes.append(
+                "the given options carried their letters ('A. ...'); the letters were removed from the option texts"
+            )
     text = question.strip()
     found = find_options(text)
     if found and given:
@@ -210,12 +232,16 @@ def parse_question(question: str, choices: list[str] | str | None = None, answer
             text = _join(stem, trailing)
             notes.append("the question text listed the options; they are shown once, under Options")
         else:
-            notes.append("the question text lists options that differ from the given choices; the given choices are used")
+            notes.append(
+                "the question text lists options that differ from the given choices; the given choices are used"
+            )
     elif found:
         stem, options, trailing = found
         given = options
         text = _join(stem, trailing)
-        notes.append(f"{len(options)} options ({', '.join(option_letters(len(options)))}) were read from the question text")
+        notes.append(
+            f"{len(options)} options ({', '.join(option_letters(len(options)))}) were read from the question text"
+        )
     duplicates: list[list[str]] = []
     if given:
         by_key: dict[str, list[str]] = {}
@@ -223,19 +249,30 @@ def parse_question(question: str, choices: list[str] | str | None = None, answer
             by_key.setdefault(option_key(option), []).append(letter)
         duplicates = [letters for letters in by_key.values() if len(letters) > 1]
         for letters in duplicates:
-            notes.append(f"options {' and '.join(letters)} have the same text ({given[ord(letters[0]) - 65]!r}): answer with the letter")
+            notes.append(
+                f"options {' and '.join(letters)} have the same text ({given[ord(letters[0]) - 65]!r}): answer with the letter"
+            )
     if answer_type is None:
         answer_type, reason = infer_answer_type(text, given)
         notes.append(f"answer type {answer_type.replace('_', ' ')} was inferred: {reason}")
     elif answer_type == "multiple_choice" and not given:
-        raise ValueError("a multiple-choice question needs options: give choices, or list them in the question (A. ..., B. ...)")
+        raise ValueError(
+            "a multiple-choice question needs options: give choices, or list them in the question (A. ..., B. ...)"
+        )
     elif given and answer_type != "multiple_choice":
         notes.append(f"the answer type was set to {answer_type.replace('_', ' ')}; the options are shown for reference")
-    return ParsedQuestion(text=text, choices=given or None, answer_type=answer_type, original=original, notes=notes, duplicates=duplicates)
+    return ParsedQuestion(
+        text=text, choices=given or None, answer_type=answer_type, original=original, notes=notes, duplicates=duplicates
+    )
 
 
-def make_task(question: str, inputs: list[Any] | None = None, choices: list[str] | str | None = None,
-              answer_type: str | None = None, **fields: Any) -> Task:
+def make_task(
+    question: str,
+    inputs: list[Any] | None = None,
+    choices: list[str] | str | None = None,
+    answer_type: str | None = None,
+    **fields: Any,
+) -> Task:
     """A :class:`Task` from a question as written: parsed with :func:`parse_question`; the inferences are
     kept in ``task.inferred`` (shown in the prompt, recorded in the trajectory) and the text as written
     in ``task.meta["question_as_written"]`` when it changed."""
@@ -243,5 +280,12 @@ def make_task(question: str, inputs: list[Any] | None = None, choices: list[str]
     meta = dict(fields.pop("meta", None) or {})
     if parsed.text != question.strip():
         meta["question_as_written"] = parsed.original
-    return Task(question=parsed.text, inputs=list(inputs or []), choices=parsed.choices, answer_type=parsed.answer_type,  # type: ignore[arg-type]
-                inferred=parsed.notes, meta=meta, **fields)
+    return Task(
+        question=parsed.text,
+        inputs=list(inputs or []),
+        choices=parsed.choices,
+        answer_type=parsed.answer_type,  # type: ignore[arg-type]
+        inferred=parsed.notes,
+        meta=meta,
+        **fields,
+    )

@@ -21,7 +21,9 @@ def file_hashes(task: Task) -> dict[str, str]:
             try:
                 stat = os.stat(path)
             except OSError as error:
-                raise FileNotFoundError(f"input file {path} of task {task.task_id!r} cannot be read ({error})") from None
+                raise FileNotFoundError(
+                    f"input file {path} of task {task.task_id!r} cannot be read ({error})"
+                ) from None
             hashes[path] = _sha256_file(path, stat.st_size, stat.st_mtime_ns)
     return hashes
 

@@ -26,12 +26,13 @@ import io
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable
+from typing import Any
 
+from spatialclaw.agent.prompting import render
 from spatialclaw.chat import ImagePart, Message, ModelReply, TextPart
 from spatialclaw.services.local_http import LocalHTTPServer
-from spatialclaw.agent.prompting import render
 
 __all__ = ["VLMServer", "ask_messages", "locate_messages"]
 
@@ -148,7 +149,7 @@ def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep the host's stderr clean
             return
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        def do_POST(self) -> None:
             length = self._content_length()
             if length is None:
                 return
@@ -158,8 +159,12 @@ def _handler(server: VLMServer) -> type[BaseHTTPRequestHandler]:
                 self._refuse(401, "wrong, missing or expired token for the vlm side channel", length)
                 return
             if length > MAX_BODY_BYTES:
-                self._refuse(413, f"request body of {length} bytes is over the {MAX_BODY_BYTES >> 20} MiB limit; "
-                             "send fewer or smaller images", length)
+                self._refuse(
+                    413,
+                    f"request body of {length} bytes is over the {MAX_BODY_BYTES >> 20} MiB limit; "
+                    "send fewer or smaller images",
+                    length,
+                )
                 return
             try:
                 raw = self.rfile.read(length) if length else b""

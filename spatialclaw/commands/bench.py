@@ -16,41 +16,82 @@ def register(subparsers: Any) -> None:
         "Benchmarks: see --list (each with its source, splits and metric), local (with --source FILE.jsonl) or a "
         "path to a .jsonl task file.",
     )
-    parser.add_argument("--list", action=_ListBenchmarks, help="print every benchmark with its source, splits and metric, and exit")
+    parser.add_argument(
+        "--list", action=_ListBenchmarks, help="print every benchmark with its source, splits and metric, and exit"
+    )
     parser.add_argument("--benchmark", required=True, help="benchmark name or a .jsonl task file")
-    parser.add_argument("--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1")
+    parser.add_argument(
+        "--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1"
+    )
     parser.add_argument("--out", required=True, help="run directory")
     parser.add_argument("--limit", type=int, default=None, help="run the first N tasks (synthetic: generate N)")
-    parser.add_argument("--seed", type=int, default=0, help="synthetic: scene seed; datasets: shuffle seed (0 keeps dataset order)")
-    parser.add_argument("--source", default=None, help="local copy of the dataset (directory or records file) instead of the hub")
-    parser.add_argument("--media-root", default=None, help="folder with the benchmark's videos/images when they ship separately")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="synthetic: scene seed; datasets: shuffle seed (0 keeps dataset order)"
+    )
+    parser.add_argument(
+        "--source", default=None, help="local copy of the dataset (directory or records file) instead of the hub"
+    )
+    parser.add_argument(
+        "--media-root", default=None, help="folder with the benchmark's videos/images when they ship separately"
+    )
     parser.add_argument("--split", default=None, help="dataset split (default: the benchmark's evaluation split)")
     parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
     parser.add_argument("--resume", action="store_true", help="continue RUN: retry errored/timed-out and missing tasks")
-    parser.add_argument("--interface", choices=["no-tools", "single-pass", "tool-calls", "code"], default=None,
-                        help="how the model acts: no-tools (answers from the frames), single-pass (one cell written "
-                        "blind, then an answer from its output), tool-calls (primitives as structured function calls), "
-                        "code (one cell per step, the default)")
+    parser.add_argument(
+        "--interface",
+        choices=["no-tools", "single-pass", "tool-calls", "code"],
+        default=None,
+        help="how the model acts: no-tools (answers from the frames), single-pass (one cell written "
+        "blind, then an answer from its output), tool-calls (primitives as structured function calls), "
+        "code (one cell per step, the default)",
+    )
     parser.add_argument("--baseline", choices=["no-tools"], default=None, help="the same as --interface no-tools")
-    parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster")
+    parser.add_argument(
+        "--executor", choices=["local", "ray"], default="local", help="local threads (default) or a Ray cluster"
+    )
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray instance)")
-    parser.add_argument("--episode-timeout", type=float, default=None,
-                        help="end an episode after this many seconds with status timeout (local: the agent's time limit; "
-                        "Ray: its actor is killed); --resume retries it")
-    parser.add_argument("--ray-gpus-per-worker", type=float, default=0.0,
-                        help="Ray executor: GPUs per worker (fractions share a GPU between episodes)")
-    parser.add_argument("--perception-actors", type=int, default=0, metavar="N",
-                        help="Ray executor: run depth/detect/segment models on N shared actors instead of in each kernel")
-    parser.add_argument("--perception-gpus", type=float, default=1.0, metavar="G",
-                        help="GPUs per perception actor (default 1; 0 runs the models on CPUs)")
+    parser.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=None,
+        help="end an episode after this many seconds with status timeout (local: the agent's time limit; "
+        "Ray: its actor is killed); --resume retries it",
+    )
+    parser.add_argument(
+        "--ray-gpus-per-worker",
+        type=float,
+        default=0.0,
+        help="Ray executor: GPUs per worker (fractions share a GPU between episodes)",
+    )
+    parser.add_argument(
+        "--perception-actors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Ray executor: run depth/detect/segment models on N shared actors instead of in each kernel",
+    )
+    parser.add_argument(
+        "--perception-gpus",
+        type=float,
+        default=1.0,
+        metavar="G",
+        help="GPUs per perception actor (default 1; 0 runs the models on CPUs)",
+    )
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
     from spatialclaw.commands.run import add_sandbox_option
 
     add_sandbox_option(parser)
-    parser.add_argument("--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)")
-    parser.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="any AgentConfig field, typed as the field (e.g. preview_images=4, fsync=false, "
-                        "limits='{\"time_s\": 60}'); repeatable")
+    parser.add_argument(
+        "--model-retries", type=int, default=None, help="attempts per model request (default: the backend's)"
+    )
+    parser.add_argument(
+        "--agent-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any AgentConfig field, typed as the field (e.g. preview_images=4, fsync=false, "
+        "limits='{\"time_s\": 60}'); repeatable",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=handle)
 
@@ -61,8 +102,13 @@ class _ListBenchmarks(argparse.Action):
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         from spatialclaw.benchmarks.registry import benchmark_table
 
         print(benchmark_table())
@@ -85,15 +131,16 @@ def _check_setup(args: argparse.Namespace) -> None:
     model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
     from spatialclaw.benchmarks.registry import benchmark_names
     from spatialclaw.models import load_model, parse_spec
-    from spatialclaw.trajectories.run_dir import RunDir
-
     from spatialclaw.runner.lock import LOCK_NAME
+    from spatialclaw.trajectories.run_dir import RunDir
 
     out = Path(args.out)
     if args.resume and out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()) and not RunDir(out).exists():
         # a missing folder starts a new run (so one job script can start and continue a run); a folder that
         # holds something else is never written into
-        raise FileNotFoundError(f"{out} holds files but is not a run to resume (no manifest.json); choose another --out")
+        raise FileNotFoundError(
+            f"{out} holds files but is not a run to resume (no manifest.json); choose another --out"
+        )
     backend = parse_spec(args.model)[0]
     known = args.benchmark in benchmark_names() or args.benchmark.endswith(".jsonl")  # else the runner names it first
     if known and backend in ("openai", "anthropic", "openai-compat"):
@@ -110,12 +157,26 @@ def handle(args: argparse.Namespace) -> int:
     try:
         _check_setup(args)
         config = RunConfig(
-            benchmark=args.benchmark, model=args.model, out=args.out, limit=args.limit, seed=args.seed, source=args.source,
-            media_root=args.media_root, split=args.split, workers=args.workers, baseline=args.baseline,
+            benchmark=args.benchmark,
+            model=args.model,
+            out=args.out,
+            limit=args.limit,
+            seed=args.seed,
+            source=args.source,
+            media_root=args.media_root,
+            split=args.split,
+            workers=args.workers,
+            baseline=args.baseline,
             interface=args.interface or ("no-tools" if args.baseline else "code"),
-            executor=args.executor, ray_address=args.ray_address, resume=args.resume, agent=_agent_options(args),
-            model_options=model_options, episode_timeout_s=args.episode_timeout, ray_gpus_per_worker=args.ray_gpus_per_worker,
-            perception_actors=args.perception_actors, perception_gpus=args.perception_gpus,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            resume=args.resume,
+            agent=_agent_options(args),
+            model_options=model_options,
+            episode_timeout_s=args.episode_timeout,
+            ray_gpus_per_worker=args.ray_gpus_per_worker,
+            perception_actors=args.perception_actors,
+            perception_gpus=args.perception_gpus,
             progress=not args.no_progress,
         )
         summary = run_benchmark(config)
@@ -125,8 +186,10 @@ def handle(args: argparse.Namespace) -> int:
     agg = summary.aggregate
     overall = "n/a" if agg.overall is None else f"{100 * agg.overall:.1f}%"
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))
-    print(f"{summary.run_dir}: ran {summary.ran}, kept {summary.kept}; {statuses}; overall {overall} ({agg.rule}, n={agg.n}) "
-          f"in {summary.duration_s:.1f} s")
+    print(
+        f"{summary.run_dir}: ran {summary.ran}, kept {summary.kept}; {statuses}; overall {overall} ({agg.rule}, n={agg.n}) "
+        f"in {summary.duration_s:.1f} s"
+    )
     unfinished = summary.statuses.get("error", 0) + summary.statuses.get("timeout", 0)
     if unfinished:
         print(f"{unfinished} task(s) failed; run again with --resume to retry them", file=sys.stderr)

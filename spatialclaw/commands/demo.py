@@ -74,8 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", default=os.environ.get("SPATIALCLAW_MODEL"),
-                        help="model spec (default: $SPATIALCLAW_MODEL; without one, a scripted replay runs)")
+    parser.add_argument(
+        "--model",
+        default=os.environ.get("SPATIALCLAW_MODEL"),
+        help="model spec (default: $SPATIALCLAW_MODEL; without one, a scripted replay runs)",
+    )
     parser.add_argument("--out", type=Path, help="episode directory (default: a new temporary folder)")
     add_agent_options(parser)
     parser.set_defaults(handler=demo)
@@ -98,8 +101,13 @@ def demo_task(directory: Path) -> Any:
     from spatialclaw.task import FrameSpec, Task
 
     paths = write_example(directory)
-    return Task(QUESTION, inputs=[FrameSpec.images(paths)], answer_type="number", task_id="demo-motorcycle",
-                meta={"calibration": CALIBRATION, "source": "skimage.data.stereo_motorcycle (Middlebury 2014)"})
+    return Task(
+        QUESTION,
+        inputs=[FrameSpec.images(paths)],
+        answer_type="number",
+        task_id="demo-motorcycle",
+        meta={"calibration": CALIBRATION, "source": "skimage.data.stereo_motorcycle (Middlebury 2014)"},
+    )
 
 
 def demo(args: argparse.Namespace) -> int:

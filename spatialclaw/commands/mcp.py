@@ -15,9 +15,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Configure your MCP client to run `spatialclaw mcp`; see docs/mcp.md."
         ),
     )
-    parser.add_argument("--root", type=Path, default=None, help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)")
-    parser.add_argument("--keep-sessions", action="store_true", help="leave the sessions this server started running when it exits")
-    parser.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto", help="kernel isolation of every session this server starts (clients cannot change it)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)",
+    )
+    parser.add_argument(
+        "--keep-sessions", action="store_true", help="leave the sessions this server started running when it exits"
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "required", "off"],
+        default="auto",
+        help="kernel isolation of every session this server starts (clients cannot change it)",
+    )
     parser.set_defaults(handler=_serve)
 
 

@@ -23,8 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialclaw.trajectories.episodes import find_episode_dirs
     from spatialclaw.runner.replay import replay_episode
+    from spatialclaw.trajectories.episodes import find_episode_dirs
 
     try:
         directories = find_episode_dirs([args.path])

@@ -9,9 +9,12 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("report", help="tables (markdown, CSV, JSON) and a bar chart for runs",
-                                   description="Per-category and per-benchmark scores, runs side by side, the tool gain "
-                                   "over a no-tools baseline run of the same benchmark and model, and a bar chart.")
+    parser = subparsers.add_parser(
+        "report",
+        help="tables (markdown, CSV, JSON) and a bar chart for runs",
+        description="Per-category and per-benchmark scores, runs side by side, the tool gain "
+        "over a no-tools baseline run of the same benchmark and model, and a bar chart.",
+    )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
     parser.add_argument("--out", default=None, help="output folder (default: FIRST_RUN/report)")
     parser.set_defaults(handler=handle)

@@ -8,9 +8,12 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("rescore", help="recompute scores of runs without calling a model",
-                                   description="Recompute every row's score from its recorded answer and RUN/tasks.jsonl; "
-                                   "rewrites RUN/results.jsonl atomically.")
+    parser = subparsers.add_parser(
+        "rescore",
+        help="recompute scores of runs without calling a model",
+        description="Recompute every row's score from its recorded answer and RUN/tasks.jsonl; "
+        "rewrites RUN/results.jsonl atomically.",
+    )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
     parser.set_defaults(handler=handle)
 

@@ -33,17 +33,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", required=True, help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR")
+    parser.add_argument(
+        "--model", required=True, help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR"
+    )
     from spatialclaw.input_paths import add_input_options
 
     add_input_options(parser)
-    parser.add_argument("--question", required=True, help="the question as written; lettered options in it (A. ..., (B) ...) are read as choices")
-    parser.add_argument("--choices", nargs="+", metavar="OPTION", help="option texts; the answer is then a letter A, B, ...")
-    parser.add_argument("--answer-type", choices=["multiple_choice", "number", "yes_no", "text"],
-                        help="default: inferred from the question (options: multiple_choice; 'how many', 'in meters': number; 'Is ...?': yes_no)")
-    parser.add_argument("--ground-truth", metavar="VALUE",
-                        help="the correct answer (a letter, a number, yes/no or text): the episode is scored and the "
-                        "score recorded, so it exports like a benchmark episode; the kernel never sees it")
+    parser.add_argument(
+        "--question",
+        required=True,
+        help="the question as written; lettered options in it (A. ..., (B) ...) are read as choices",
+    )
+    parser.add_argument(
+        "--choices", nargs="+", metavar="OPTION", help="option texts; the answer is then a letter A, B, ..."
+    )
+    parser.add_argument(
+        "--answer-type",
+        choices=["multiple_choice", "number", "yes_no", "text"],
+        help="default: inferred from the question (options: multiple_choice; 'how many', 'in meters': number; 'Is ...?': yes_no)",
+    )
+    parser.add_argument(
+        "--ground-truth",
+        metavar="VALUE",
+        help="the correct answer (a letter, a number, yes/no or text): the episode is scored and the "
+        "score recorded, so it exports like a benchmark episode; the kernel never sees it",
+    )
     add_agent_options(parser)
     parser.add_argument("--out", required=True, type=Path, help="episode directory (must not hold an episode yet)")
     parser.set_defaults(handler=run)
@@ -54,22 +68,35 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=30, help="step budget (default 30)")
     parser.add_argument("--max-images", type=int, default=20, help="images per model request (default 20)")
     parser.add_argument("--plan", action="store_true", help="make a planning call before the first step")
-    parser.add_argument("--api-detail", choices=["core", "brief", "full"], default="core",
-                        help="tool manual in the system prompt: core (one line per name; manual(name) in a cell for more), "
-                             "brief (one paragraph each) or full docstrings")
+    parser.add_argument(
+        "--api-detail",
+        choices=["core", "brief", "full"],
+        default="core",
+        help="tool manual in the system prompt: core (one line per name; manual(name) in a cell for more), "
+        "brief (one paragraph each) or full docstrings",
+    )
     parser.add_argument("--max-tokens", type=int, help="completion token limit per model call")
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="end the episode after this many seconds (status timeout)")
-    parser.add_argument("--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens")
-    parser.add_argument("--cost-limit", type=float, metavar="USD", help="end the episode once its model calls cost this many US dollars")
+    parser.add_argument(
+        "--time-limit", type=float, metavar="SECONDS", help="end the episode after this many seconds (status timeout)"
+    )
+    parser.add_argument(
+        "--token-limit", type=int, metavar="TOKENS", help="end the episode once its model calls used this many tokens"
+    )
+    parser.add_argument(
+        "--cost-limit", type=float, metavar="USD", help="end the episode once its model calls cost this many US dollars"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the final answer line on stdout")
     add_sandbox_option(parser)
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     """``--sandbox`` of ``run``, ``demo``, ``bench`` and ``replay`` (see docs/security.md)."""
-    parser.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto",
-                        help="kernel sandbox: auto (where the platform has one; default), required (refuse to run "
-                             "without it) or off")
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "required", "off"],
+        default="auto",
+        help="kernel sandbox: auto (where the platform has one; default), required (refuse to run without it) or off",
+    )
 
 
 def agent_config(args: argparse.Namespace) -> Any:
@@ -78,21 +105,30 @@ def agent_config(args: argparse.Namespace) -> Any:
 
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
-    return AgentConfig(max_steps=args.max_steps, max_images_per_request=args.max_images, plan=args.plan, model_params=params,
-                       limits=limits, api_detail=args.api_detail, sandbox=args.sandbox)
+    return AgentConfig(
+        max_steps=args.max_steps,
+        max_images_per_request=args.max_images,
+        plan=args.plan,
+        model_params=params,
+        limits=limits,
+        api_detail=args.api_detail,
+        sandbox=args.sandbox,
+    )
 
 
 def build_task(args: argparse.Namespace) -> Any:
     """The task of the command line: every input group in order (relative paths resolved against the
     working directory), the question parsed as written (:func:`spatialclaw.agent.question.make_task`)."""
-    from spatialclaw.input_paths import specs_from_groups
     from spatialclaw.agent.question import make_task
+    from spatialclaw.input_paths import specs_from_groups
 
     groups = args.inputs or []
     for group in groups:
         if "error" in group:
             raise ValueError(group["error"])
-    missing = [p for g in groups for p in g["paths"] if not any(ch in p for ch in "*?[") and not Path(p).expanduser().exists()]
+    missing = [
+        p for g in groups for p in g["paths"] if not any(ch in p for ch in "*?[") and not Path(p).expanduser().exists()
+    ]
     if missing:
         raise FileNotFoundError(f"input file(s) not found: {', '.join(missing)}")
     if (args.fps is not None or args.count is not None) and not any(g["kind"] == "video" for g in groups):
@@ -114,7 +150,9 @@ def parse_ground_truth(value: str, answer_type: str) -> Any:
     try:
         return float(value)
     except ValueError:
-        raise ValueError(f"--ground-truth {value!r} is not a number, but the answer type is number; give e.g. 2.5") from None
+        raise ValueError(
+            f"--ground-truth {value!r} is not a number, but the answer type is number; give e.g. 2.5"
+        ) from None
 
 
 def check_input_kinds(args: argparse.Namespace) -> None:
@@ -133,13 +171,17 @@ def check_input_kinds(args: argparse.Namespace) -> None:
             path = Path(raw)
             suffix = path.suffix.lower()
             if group["kind"] == "video" and suffix not in VIDEO_SUFFIXES:
-                raise ValueError(f"{path} is not a video (extensions: {', '.join(sorted(VIDEO_SUFFIXES))}); "
-                                 "give images with --frames or convert it with e.g. `ffmpeg -i INPUT out.mp4`")
+                raise ValueError(
+                    f"{path} is not a video (extensions: {', '.join(sorted(VIDEO_SUFFIXES))}); "
+                    "give images with --frames or convert it with e.g. `ffmpeg -i INPUT out.mp4`"
+                )
             if group["kind"] == "images" and path.is_file():
                 if suffix in VIDEO_SUFFIXES:
                     raise ValueError(f"{path} is a video; give it with --video (and --fps or --count)")
                 if suffix not in image_suffixes():
-                    raise ValueError(f"{path} is not an image file Pillow can read (extension {suffix or '(none)'!r}); convert it to PNG or JPEG")
+                    raise ValueError(
+                        f"{path} is not an image file Pillow can read (extension {suffix or '(none)'!r}); convert it to PNG or JPEG"
+                    )
 
 
 def _indent(text: str, prefix: str = "  │ ") -> str:
@@ -152,7 +194,11 @@ def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
         print(f"{RULE}\nplan\n{_indent(event.reply)}", file=stream, flush=True)
         return
     if event.kind == "fallback":
-        print(f"{RULE}\nout of budget: asked for a direct answer\n{_indent(event.reply)}\n  {event.message}", file=stream, flush=True)
+        print(
+            f"{RULE}\nout of budget: asked for a direct answer\n{_indent(event.reply)}\n  {event.message}",
+            file=stream,
+            flush=True,
+        )
         return
     print(f"{RULE}\nstep {event.step}/{max_steps}", file=stream)
     if event.kind == "format_error":
@@ -213,8 +259,12 @@ def record_score(task: Any, result: Any, out: Path, stream: TextIO, quiet: bool 
 
     row = score_row(task, result.answer)
     with TrajectoryWriter(out, fsync=False) as writer:
-        writer.write("score", score=row["score"], ground_truth=row["ground_truth"],
-                     details={"metric": row["metric"], "extracted": row["extracted"]})
+        writer.write(
+            "score",
+            score=row["score"],
+            ground_truth=row["ground_truth"],
+            details={"metric": row["metric"], "extracted": row["extracted"]},
+        )
     if not quiet:
         print(f"score: {row['score']:g} ({row['metric']}; ground truth {row['ground_truth']!r})", file=stream)
 

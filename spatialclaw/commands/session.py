@@ -18,8 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,37 +36,80 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def add(name: str, help_text: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("--json", action="store_true", help="print exactly one JSON object")
-        sub.add_argument("--root", type=Path, default=None, help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)")
+        sub.add_argument(
+            "--root",
+            type=Path,
+            default=None,
+            help="sessions folder (default: $SPATIALCLAW_SESSIONS or ~/.spatialclaw/sessions)",
+        )
         sub.set_defaults(handler=lambda args: _guarded(handler, args))
         return sub
 
-    start = add("start", "start a session: a kernel loaded with the frames, and the prompt for whoever drives it", _start)
+    start = add(
+        "start", "start a session: a kernel loaded with the frames, and the prompt for whoever drives it", _start
+    )
     from spatialclaw.input_paths import add_input_options
 
     add_input_options(start)
-    start.add_argument("--question", required=True, help="the spatial question as written (lettered options in it are read as choices)")
-    start.add_argument("--choices", nargs="+", default=None, metavar="OPTION", help="multiple-choice option texts (answers are letters A, B, ...)")
+    start.add_argument(
+        "--question", required=True, help="the spatial question as written (lettered options in it are read as choices)"
+    )
+    start.add_argument(
+        "--choices",
+        nargs="+",
+        default=None,
+        metavar="OPTION",
+        help="multiple-choice option texts (answers are letters A, B, ...)",
+    )
     start.add_argument("--answer-type", choices=["multiple_choice", "number", "text", "yes_no"], default=None)
-    start.add_argument("--vlm-model", default=None, metavar="SPEC", help="model that the kernel's vlm.ask/vlm.locate consult (e.g. openai:gpt-4.1); credentials stay in the daemon")
-    start.add_argument("--vlm-api-key-env", default=None, metavar="NAME", help="environment variable holding the key of an openai-compat --vlm-model (such a URL gets no key otherwise)")
-    start.add_argument("--sandbox", choices=["auto", "required", "off"], default="auto", help="kernel isolation: auto (the sandbox where this platform has one), required, or off (docs/security.md)")
+    start.add_argument(
+        "--vlm-model",
+        default=None,
+        metavar="SPEC",
+        help="model that the kernel's vlm.ask/vlm.locate consult (e.g. openai:gpt-4.1); credentials stay in the daemon",
+    )
+    start.add_argument(
+        "--vlm-api-key-env",
+        default=None,
+        metavar="NAME",
+        help="environment variable holding the key of an openai-compat --vlm-model (such a URL gets no key otherwise)",
+    )
+    start.add_argument(
+        "--sandbox",
+        choices=["auto", "required", "off"],
+        default="auto",
+        help="kernel isolation: auto (the sandbox where this platform has one), required, or off (docs/security.md)",
+    )
     start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
-    start.add_argument("--max-steps", type=int, default=30, help="step budget (cells) stated in the prompt and enforced; answer is always allowed")
+    start.add_argument(
+        "--max-steps",
+        type=int,
+        default=30,
+        help="step budget (cells) stated in the prompt and enforced; answer is always allowed",
+    )
     start.add_argument("--cell-timeout", type=float, default=120.0, help="default per-cell limit in seconds")
-    start.add_argument("--idle-timeout", type=float, default=6 * 3600.0, help="close the session after this many idle seconds")
+    start.add_argument(
+        "--idle-timeout", type=float, default=6 * 3600.0, help="close the session after this many idle seconds"
+    )
     start.add_argument("--memory-limit-mb", type=int, default=None, help="memory limit of the kernel process (MiB)")
 
     run = add("exec", "run one cell in the session's kernel and print the observation and image paths", _exec)
     run.add_argument("session", help="session id (or a unique prefix)")
     run.add_argument("--code", required=True, metavar="FILE|-", help="a file holding the cell, or - for stdin")
     run.add_argument("--timeout", type=float, default=None, help="seconds for this cell (default: the session's)")
-    run.add_argument("--reasoning", metavar="TEXT", help="the driving model's words for this cell, recorded as its turn "
-                     "(sessions with them export as fine-tuning rows)")
+    run.add_argument(
+        "--reasoning",
+        metavar="TEXT",
+        help="the driving model's words for this cell, recorded as its turn "
+        "(sessions with them export as fine-tuning rows)",
+    )
 
     answer = add("answer", "submit the final answer (checked against the choices) and end the episode", _answer)
     answer.add_argument("session", help="session id (or a unique prefix)")
     answer.add_argument("value", help="the answer: an option letter, a number, or a short text")
-    answer.add_argument("--reasoning", metavar="TEXT", help="the driving model's words for the answer, recorded as its turn")
+    answer.add_argument(
+        "--reasoning", metavar="TEXT", help="the driving model's words for the answer, recorded as its turn"
+    )
 
     status = add("status", "the session's state, steps and answer", _status)
     status.add_argument("session", help="session id (or a unique prefix)")
@@ -95,8 +139,8 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from spatialclaw.input_paths import specs_from_groups
     from spatialclaw.agent.question import make_task
+    from spatialclaw.input_paths import specs_from_groups
     from spatialclaw.interactive.session import start_session
 
     specs = specs_from_groups(args.inputs, fps=args.fps, count=args.count)
@@ -116,8 +160,13 @@ def _start(args: argparse.Namespace) -> int:
     from spatialclaw.interactive.preview import write_input_previews
 
     preview = write_input_previews(task, session.directory)
-    data = {"session": session.id, "prompt": str(session.prompt_path), "directory": str(session.directory),
-            "preview": preview["contact_sheet"], "preview_frames": [f["path"] for f in preview["frames"]]}
+    data = {
+        "session": session.id,
+        "prompt": str(session.prompt_path),
+        "directory": str(session.directory),
+        "preview": preview["contact_sheet"],
+        "preview_frames": [f["path"] for f in preview["frames"]],
+    }
     _emit(
         args,
         data,
@@ -187,7 +236,11 @@ def _close(args: argparse.Namespace) -> int:
     from spatialclaw.interactive.session_client import Session
 
     result = Session.open(args.session, args.root).close()
-    _emit(args, result, f"session {result['session']} closed after {result['steps']} step(s); trajectory in {result['directory']}")
+    _emit(
+        args,
+        result,
+        f"session {result['session']} closed after {result['steps']} step(s); trajectory in {result['directory']}",
+    )
     return 0
 
 
@@ -201,6 +254,8 @@ def _list(args: argparse.Namespace) -> int:
     from spatialclaw.interactive.session import list_sessions
 
     rows = [s.status() for s in list_sessions(args.root)]
-    text = "\n".join(f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {_one_line(r.get('question') or '')}" for r in rows)
+    text = "\n".join(
+        f"{r['session']}  {r['state']:<10} steps={r['steps']:<3} {_one_line(r.get('question') or '')}" for r in rows
+    )
     _emit(args, {"sessions": rows}, text or "no sessions")
     return 0

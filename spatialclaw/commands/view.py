@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialclaw.trajectories.run_viewer import is_run_dir, write_run_page
     from spatialclaw.trajectories.episode_viewer import write_views
+    from spatialclaw.trajectories.run_viewer import is_run_dir, write_run_page
 
     try:
         if is_run_dir(args.path):

@@ -25,10 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from spatialclaw.chat import ImagePart, Message, Part, TextPart
 from spatialclaw.agent.extraction import strip_reasoning
-from spatialclaw.trajectories.episodes import episode_is_correct, episode_label, episode_steps, main_model_calls, step_count
+from spatialclaw.chat import ImagePart, Message, Part, TextPart
 from spatialclaw.trajectories.episode_log import Episode
+from spatialclaw.trajectories.episodes import (
+    episode_is_correct,
+    episode_label,
+    episode_steps,
+    main_model_calls,
+    step_count,
+)
 
 __all__ = ["Conversation", "Turn", "TurnKind", "episode_conversation", "merge_consecutive"]
 
@@ -127,8 +133,16 @@ def episode_conversation(episode: Episode, mask_failed: bool = True) -> Conversa
             response = call.get("response") or {}
             failed = call.get("purpose", "step") == "step" and step in failed_steps
             weight = 0 if mask_failed and failed else 1
-            turns.append(Turn("assistant", list(message.content), "output", step=step, weight=weight,
-                              reasoning=response.get("reasoning") or None))
+            turns.append(
+                Turn(
+                    "assistant",
+                    list(message.content),
+                    "output",
+                    step=step,
+                    weight=weight,
+                    reasoning=response.get("reasoning") or None,
+                )
+            )
             previous_step = step
         else:
             if not any(t.role == "assistant" for t in turns):
@@ -159,10 +173,14 @@ def merge_consecutive(turns: list[Turn]) -> list[Turn]:
         if merged and merged[-1].role == turn.role:
             head = merged[-1]
             separator: list[Part] = [TextPart("\n\n")] if head.text and turn.text else []
-            merged[-1] = Turn(head.role, head.parts + separator + turn.parts, head.kind,
-                              step=turn.step if turn.step is not None else head.step,
-                              weight=min(head.weight, turn.weight),
-                              reasoning="\n\n".join(r for r in (head.reasoning, turn.reasoning) if r) or None)
+            merged[-1] = Turn(
+                head.role,
+                head.parts + separator + turn.parts,
+                head.kind,
+                step=turn.step if turn.step is not None else head.step,
+                weight=min(head.weight, turn.weight),
+                reasoning="\n\n".join(r for r in (head.reasoning, turn.reasoning) if r) or None,
+            )
         else:
             merged.append(turn)
     return merged

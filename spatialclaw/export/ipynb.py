@@ -15,14 +15,15 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from spatialclaw.kernel.cell import CellResult
-from spatialclaw.trajectories.episodes import Step, episode_steps
+from spatialclaw.agent.extraction import strip_reasoning
 from spatialclaw.export.conversation import Conversation
 from spatialclaw.export.runner import ExportStats
-from spatialclaw.agent.extraction import strip_reasoning
+from spatialclaw.kernel.cell import CellResult
+from spatialclaw.trajectories.episodes import Step, episode_steps
 
 __all__ = ["episode_notebook", "write"]
 
@@ -45,14 +46,27 @@ class _Cells:
         self.cells: list[dict[str, Any]] = []
 
     def markdown(self, source: str, attachments: dict[str, Any] | None = None) -> None:
-        cell: dict[str, Any] = {"cell_type": "markdown", "id": f"md-{len(self.cells)}", "metadata": {}, "source": source}
+        cell: dict[str, Any] = {
+            "cell_type": "markdown",
+            "id": f"md-{len(self.cells)}",
+            "metadata": {},
+            "source": source,
+        }
         if attachments:
             cell["attachments"] = attachments
         self.cells.append(cell)
 
     def code(self, source: str, count: int, outputs: list[dict[str, Any]]) -> None:
-        self.cells.append({"cell_type": "code", "id": f"code-{len(self.cells)}", "metadata": {},
-                           "execution_count": count, "source": source, "outputs": outputs})
+        self.cells.append(
+            {
+                "cell_type": "code",
+                "id": f"code-{len(self.cells)}",
+                "metadata": {},
+                "execution_count": count,
+                "source": source,
+                "outputs": outputs,
+            }
+        )
 
 
 def _task_markdown(cells: _Cells, conversation: Conversation) -> None:
@@ -90,22 +104,34 @@ def _outputs(result: CellResult, count: int) -> list[dict[str, Any]]:
     if result.stderr:
         outputs.append({"output_type": "stream", "name": "stderr", "text": result.stderr})
     for image in result.images:
-        outputs.append({
-            "output_type": "display_data",
-            "data": {"image/png": _b64(image.png),
-                     "text/plain": f"<image {image.label or image.origin} {image.width}x{image.height}>"},
-            "metadata": {"image/png": {"width": image.width, "height": image.height}} if image.width else {},
-        })
+        outputs.append(
+            {
+                "output_type": "display_data",
+                "data": {
+                    "image/png": _b64(image.png),
+                    "text/plain": f"<image {image.label or image.origin} {image.width}x{image.height}>",
+                },
+                "metadata": {"image/png": {"width": image.width, "height": image.height}} if image.width else {},
+            }
+        )
     if result.result_text:
-        outputs.append({"output_type": "execute_result", "execution_count": count,
-                        "data": {"text/plain": result.result_text}, "metadata": {}})
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "execution_count": count,
+                "data": {"text/plain": result.result_text},
+                "metadata": {},
+            }
+        )
     if result.error is not None:
         traceback = result.error.traceback.splitlines() or [result.error.to_text()]
-        outputs.append({"output_type": "error", "ename": result.error.type, "evalue": result.error.message,
-                        "traceback": traceback})
+        outputs.append(
+            {"output_type": "error", "ename": result.error.type, "evalue": result.error.message, "traceback": traceback}
+        )
     elif not result.ok:
-        outputs.append({"output_type": "error", "ename": result.status, "evalue": f"the cell {result.status}",
-                        "traceback": []})
+        outputs.append(
+            {"output_type": "error", "ename": result.status, "evalue": f"the cell {result.status}", "traceback": []}
+        )
     return outputs
 
 
@@ -115,7 +141,10 @@ def _summary_markdown(cells: _Cells, conversation: Conversation) -> None:
     lines = ["## Result", ""]
     lines.append(f"- Answer: `{episode.answer!r}`" if episode.of_type("answer") else "- Answer: none")
     lines.append(f"- Ground truth: `{conversation.task.get('ground_truth')!r}`")
-    lines.append(f"- Score: {conversation.score}" + ("" if conversation.correct is None else f" (correct: {conversation.correct})"))
+    lines.append(
+        f"- Score: {conversation.score}"
+        + ("" if conversation.correct is None else f" (correct: {conversation.correct})")
+    )
     if end:
         lines.append(f"- Ended: {end.get('reason')} after {end.get('steps')} step(s), {end.get('duration_s')} s")
         if end.get("usage"):
@@ -141,23 +170,33 @@ def episode_notebook(conversation: Conversation) -> Any:
             count = step.cell.execution_count or step.index
             cells.code(step.cell.code, count, _outputs(step.cell, count))
         elif step.format_error is not None:
-            cells.markdown("_No code was run: the output had no code cell._\n\n" + _quote(step.format_error.get("message", "")))
+            cells.markdown(
+                "_No code was run: the output had no code cell._\n\n" + _quote(step.format_error.get("message", ""))
+            )
         if step.fallback is not None:
             reply = (step.fallback.get("response") or {}).get("text") or ""
-            cells.markdown("## Fallback\n\n_The step budget ran out; the model was asked for a direct answer:_\n\n" + _quote(reply))
+            cells.markdown(
+                "## Fallback\n\n_The step budget ran out; the model was asked for a direct answer:_\n\n" + _quote(reply)
+            )
     _summary_markdown(cells, conversation)
     header = conversation.episode.header
-    return nbformat.from_dict({
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-            "language_info": {"name": "python"},
-            "spatialclaw": {"episode": conversation.episode_id, "model": header.get("model"),
-                            "prompt_version": header.get("prompt_version"), "complete": conversation.episode.complete},
-        },
-        "cells": cells.cells,
-    })
+    return nbformat.from_dict(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {
+                "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                "language_info": {"name": "python"},
+                "spatialclaw": {
+                    "episode": conversation.episode_id,
+                    "model": header.get("model"),
+                    "prompt_version": header.get("prompt_version"),
+                    "complete": conversation.episode.complete,
+                },
+            },
+            "cells": cells.cells,
+        }
+    )
 
 
 def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
@@ -180,6 +219,8 @@ def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
         path.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         stats.records += 1
         stats.turns += sum(1 for c in nb.cells if c.cell_type == "code")
-        stats.images += sum(1 for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {}))
+        stats.images += sum(
+            1 for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})
+        )
         stats.paths.append(path)
     return stats

@@ -37,7 +37,8 @@ def chat_messages(turns: list[Turn]) -> list[dict[str, Any]]:
             "role": turn.role,
             "content": [
                 {"type": "image", "image": Image.open(io.BytesIO(part.png)).convert("RGB")}
-                if isinstance(part, ImagePart) else {"type": "text", "text": part.text}
+                if isinstance(part, ImagePart)
+                else {"type": "text", "text": part.text}
                 for part in turn.parts
             ],
         }
@@ -65,7 +66,9 @@ class TokenCounter:
                     "give a local model folder or a Hugging Face repo id with a tokenizer"
                 ) from None
         if not getattr(self.processor, "chat_template", None):
-            raise ValueError(f"--tokenizer {name_or_path!r} has no chat template; give the instruct/chat model's tokenizer")
+            raise ValueError(
+                f"--tokenizer {name_or_path!r} has no chat template; give the instruct/chat model's tokenizer"
+            )
 
     def count(self, turns: list[Turn]) -> int:
         """Tokens of ``turns`` rendered by the chat template, image tokens included."""
@@ -150,6 +153,8 @@ class LengthSummary:
         if self.max_tokens is None and self.tokens:
             line += f"; a trainer's max_length below {max(self.tokens)} would cut rows (pass --max-tokens to fit them)"
         if self.max_tokens is not None:
-            line += (f"; {self.over} row(s) over {self.max_tokens} tokens: {self.trimmed} trimmed to whole turns, "
-                     f"{self.dropped} dropped")
+            line += (
+                f"; {self.over} row(s) over {self.max_tokens} tokens: {self.trimmed} trimmed to whole turns, "
+                f"{self.dropped} dropped"
+            )
         return line

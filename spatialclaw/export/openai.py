@@ -9,8 +9,9 @@ Images are only allowed in user turns by the fine-tuning API, which is where obs
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, Turn

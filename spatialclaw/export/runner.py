@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
-from spatialclaw.trajectories.episodes import EpisodeFilter, find_episode_dirs
 from spatialclaw.export.conversation import Conversation, episode_conversation
 from spatialclaw.export.length import LengthSummary, TokenCounter, fit_to_budget, row_chars
 from spatialclaw.trajectories.episode_log import Episode
+from spatialclaw.trajectories.episodes import EpisodeFilter, find_episode_dirs
 
 __all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 
@@ -74,8 +74,10 @@ class ExportReport:
         names the episodes had."""
         removed = ", ".join(f"{reason}: {n}" for reason, n in sorted(self.excluded.items(), key=lambda kv: -kv[1]))
         seen = ", ".join(f"{name} ({n})" for name, n in sorted(self.benchmarks_seen.items()))
-        return (f"no episode passed the filters ({self.found} found), so nothing was written to {self.out}; "
-                f"removed by {removed or 'nothing'}; benchmarks seen: {seen or 'none'}")
+        return (
+            f"no episode passed the filters ({self.found} found), so nothing was written to {self.out}; "
+            f"removed by {removed or 'nothing'}; benchmarks seen: {seen or 'none'}"
+        )
 
     def summary(self) -> str:
         excluded = ", ".join(f"{n} {reason}" for reason, n in sorted(self.excluded.items())) or "none"
@@ -155,7 +157,9 @@ def export_episodes(
     if blocking is not None:
         raise ValueError(f"--out {out} cannot be written: {blocking} is a file, not a folder; choose another path")
     if max_tokens is not None and tokenizer is None:
-        raise ValueError("--max-tokens needs --tokenizer (the model whose tokens to count), e.g. --tokenizer Qwen/Qwen2.5-VL-3B-Instruct")
+        raise ValueError(
+            "--max-tokens needs --tokenizer (the model whose tokens to count), e.g. --tokenizer Qwen/Qwen2.5-VL-3B-Instruct"
+        )
     rewrite_system = system_rewriter(system)
     directories = find_episode_dirs(inputs)
     counter = TokenCounter(tokenizer) if tokenizer is not None else None
@@ -163,12 +167,30 @@ def export_episodes(
     benchmarks_seen: Counter[str] = Counter()
     lengths = LengthSummary(tokenizer=tokenizer, max_tokens=max_tokens)
     writer = importlib.import_module(FORMATS[fmt])
-    counted = _Counting(_conversations(directories, episode_filter or EpisodeFilter(), excluded, benchmarks_seen,
-                                       mask_failed, rewrite_system, counter, lengths))
+    counted = _Counting(
+        _conversations(
+            directories,
+            episode_filter or EpisodeFilter(),
+            excluded,
+            benchmarks_seen,
+            mask_failed,
+            rewrite_system,
+            counter,
+            lengths,
+        )
+    )
     stats: ExportStats = writer.write(counted, out, **options)
     excluded.update(stats.skipped)
-    return ExportReport(format=fmt, out=out, found=len(directories), exported=counted.count - sum(stats.skipped.values()),
-                        stats=stats, excluded=excluded, benchmarks_seen=benchmarks_seen, lengths=lengths)
+    return ExportReport(
+        format=fmt,
+        out=out,
+        found=len(directories),
+        exported=counted.count - sum(stats.skipped.values()),
+        stats=stats,
+        excluded=excluded,
+        benchmarks_seen=benchmarks_seen,
+        lengths=lengths,
+    )
 
 
 class _Counting:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, merge_consecutive
@@ -46,8 +47,10 @@ def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str
     for turn in conversation.turns:
         reserved = next((token for token in RESERVED_TOKENS if token in turn.text), None)
         if reserved:
-            raise SkipEpisode(f"literal {reserved} in text",
-                              f"{conversation.episode.directory}: a {turn.role} turn contains {reserved}")
+            raise SkipEpisode(
+                f"literal {reserved} in text",
+                f"{conversation.episode.directory}: a {turn.role} turn contains {reserved}",
+            )
     paths: list[str] = []
     messages = []
     for turn in merge_consecutive(turns):

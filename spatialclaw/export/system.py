@@ -9,10 +9,10 @@ episode's own step budget (``header.config.max_steps``), so ``Step N/M`` observa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from spatialclaw.chat import TextPart
 from spatialclaw.export.conversation import Conversation, Turn
@@ -66,12 +66,14 @@ def system_rewriter(choice: str) -> Callable[[Conversation], Conversation]:
     if choice == "full":
         return lambda conversation: _with_system(conversation, _full_system_prompt(_max_steps(conversation)))
     if choice == "core":
+
         def compact(conversation: Conversation) -> Conversation:
             compact_text = compact_system_prompt(_max_steps(conversation))
             recorded = conversation.system
             if recorded is not None and len(recorded) <= len(compact_text):
                 return conversation
             return _with_system(conversation, compact_text)
+
         return compact
     path = Path(choice)
     if not path.is_file():

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation
@@ -104,8 +105,10 @@ def step_masked_chat_template(processing_class: Any) -> str:
             raise ValueError("the chat template's {% generation %} block is not inside a loop over messages")
         var = loops[-1]
         body = match.group(2)
-        return (f"{{% if ({var}['weight'] if 'weight' in {var} else none) != 0 %}}"
-                f"{match.group(1)}{body}{match.group(3)}{{% else %}}{body}{{% endif %}}")
+        return (
+            f"{{% if ({var}['weight'] if 'weight' in {var} else none) != 0 %}}"
+            f"{match.group(1)}{body}{match.group(3)}{{% else %}}{body}{{% endif %}}"
+        )
 
     return _GENERATION_BLOCK.sub(conditional, template)
 

@@ -19,8 +19,9 @@ Episodes whose task has no ground truth cannot be rewarded and are skipped (coun
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation
@@ -40,16 +41,30 @@ def _schema() -> Any:
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     tools = pa.struct([(TOOL_NAME, pa.struct([("create_kwargs", pa.struct([("task_json", pa.string())]))]))])
-    extra = pa.struct([
-        ("split", pa.string()), ("index", pa.int64()), ("episode_id", pa.string()), ("task_id", pa.string()),
-        ("answer_type", pa.string()), ("choices", pa.list_(pa.string())), ("reference_score", pa.float64()),
-        ("reference_steps", pa.int64()), ("need_tools_kwargs", pa.bool_()), ("tools_kwargs", tools),
-    ])
-    return pa.schema([
-        ("data_source", pa.string()), ("prompt", pa.list_(message)), ("images", pa.list_(image)),
-        ("ability", pa.string()), ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
-        ("extra_info", extra),
-    ])
+    extra = pa.struct(
+        [
+            ("split", pa.string()),
+            ("index", pa.int64()),
+            ("episode_id", pa.string()),
+            ("task_id", pa.string()),
+            ("answer_type", pa.string()),
+            ("choices", pa.list_(pa.string())),
+            ("reference_score", pa.float64()),
+            ("reference_steps", pa.int64()),
+            ("need_tools_kwargs", pa.bool_()),
+            ("tools_kwargs", tools),
+        ]
+    )
+    return pa.schema(
+        [
+            ("data_source", pa.string()),
+            ("prompt", pa.list_(message)),
+            ("images", pa.list_(image)),
+            ("ability", pa.string()),
+            ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
+            ("extra_info", extra),
+        ]
+    )
 
 
 def _ground_truth_text(value: Any) -> str:
@@ -69,7 +84,9 @@ def conversation_row(conversation: Conversation, index: int, split: str) -> dict
         pieces = []
         reserved = next((token for token in RESERVED_TOKENS if token in turn.text), None)
         if reserved:
-            raise SkipEpisode(f"literal {reserved} in text", f"{conversation.episode.directory}: the prompt contains {reserved}")
+            raise SkipEpisode(
+                f"literal {reserved} in text", f"{conversation.episode.directory}: the prompt contains {reserved}"
+            )
         for part in turn.parts:
             if isinstance(part, ImagePart):
                 images.append({"bytes": part.png, "path": None})

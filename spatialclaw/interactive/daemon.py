@@ -62,7 +62,9 @@ def _detach_stdio(log_path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spatialclaw.interactive.daemon", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m spatialclaw.interactive.daemon", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("directory", type=Path, help="the session directory (with session.json)")
     parser.add_argument("--foreground", action="store_true", help="do not fork; log to this terminal")
     parser.add_argument("--start-timeout", type=float, default=180.0, help="seconds to wait for the kernel")
@@ -97,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         ready, _, _ = select.select([read_fd], [], [], max(remaining, 0))
         if not ready:
             os.kill(child, signal.SIGTERM)
-            print(f"the kernel did not start within {args.start_timeout} s; see {directory / 'daemon.log'}", file=sys.stderr)
+            print(
+                f"the kernel did not start within {args.start_timeout} s; see {directory / 'daemon.log'}",
+                file=sys.stderr,
+            )
             return 1
         chunk = os.read(read_fd, 4096)
         if not chunk:

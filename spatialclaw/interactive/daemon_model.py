@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["SessionVLM"]
 
@@ -35,8 +36,8 @@ class SessionVLM:
         spec = self.info.get("vlm_model")
         if not spec:
             return
-        from spatialclaw.models import load_model, parse_spec
         from spatialclaw.agent.vlm_server import VLMServer
+        from spatialclaw.models import load_model, parse_spec
 
         options = {}
         if parse_spec(spec)[0] == "openai-compat" or self.info.get("vlm_api_key_env"):
@@ -49,7 +50,13 @@ class SessionVLM:
         """One ``vlm.*`` model call, logged as a ``model_call`` event like the agent's."""
         from spatialclaw.models import ModelError
 
-        logged = {"step": self._step(), "purpose": purpose, "model": self.model.spec, "params": {}, "messages": messages}
+        logged = {
+            "step": self._step(),
+            "purpose": purpose,
+            "model": self.model.spec,
+            "params": {},
+            "messages": messages,
+        }
         started = time.perf_counter()
         try:
             reply = self.model.chat(messages, purpose=purpose)

@@ -21,8 +21,14 @@ def rewrite_prompt(directory: Path, task: Any, session_id: str, info: dict[str, 
     tools = kernel.tool_status() if hasattr(kernel, "tool_status") else None
     if tools is None:
         return
-    prompt = build_session_prompt(task, session_id, directory, int(info.get("max_steps") or 0),
-                                  vlm_available=bool(info.get("vlm_model")), tools=tools)
+    prompt = build_session_prompt(
+        task,
+        session_id,
+        directory,
+        int(info.get("max_steps") or 0),
+        vlm_available=bool(info.get("vlm_model")),
+        tools=tools,
+    )
     (directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
 
 
@@ -46,15 +52,22 @@ def write_daemon_file(directory: Path, socket_path: Path, started: float, kernel
     os.replace(tmp, directory / DAEMON_FILE)
 
 
-def write_header(writer: Any, task: Any, session_id: str, info: dict[str, Any], max_steps: int,
-                 cell_timeout_s: float, idle_timeout_s: float) -> None:
+def write_header(
+    writer: Any,
+    task: Any,
+    session_id: str,
+    info: dict[str, Any],
+    max_steps: int,
+    cell_timeout_s: float,
+    idle_timeout_s: float,
+) -> None:
     """The trajectory's ``header`` event (the session's configuration) and its ``task`` event (with the
     sha256 of every input file)."""
     import hashlib
 
     from spatialclaw import __version__
-    from spatialclaw.kernel.sandbox import describe
     from spatialclaw.interactive.session_prompt import prompt_version
+    from spatialclaw.kernel.sandbox import describe
     from spatialclaw.trajectories.episode_log import FORMAT_VERSION, config_hash
 
     config = {

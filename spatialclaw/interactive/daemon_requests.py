@@ -13,8 +13,9 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -89,7 +90,7 @@ class RequestListener:
         while self._server is not None:
             try:
                 conn, _ = self._server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -143,7 +144,9 @@ def request_reasoning(request: dict[str, Any]) -> str | None:
     """The driver's words sent with an ``exec``/``answer`` request (``reasoning``), if any."""
     reasoning = request.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, str):
-        raise RequestError(f"reasoning must be text (the driving model's words for this cell), got {type(reasoning).__name__}")
+        raise RequestError(
+            f"reasoning must be text (the driving model's words for this cell), got {type(reasoning).__name__}"
+        )
     return reasoning
 
 
@@ -159,7 +162,7 @@ def read_request(conn: socket.socket) -> dict[str, Any]:
         conn.settimeout(remaining)
         try:
             chunk = conn.recv(1 << 16)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError as exc:
             raise RequestError(f"malformed request: {exc}") from None
@@ -173,5 +176,7 @@ def read_request(conn: socket.socket) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise RequestError(f"malformed request: {exc}") from None
     if not isinstance(request, dict):
-        raise RequestError(f"malformed request: expected a JSON object such as {{\"op\": \"status\"}}, got {type(request).__name__}")
+        raise RequestError(
+            f'malformed request: expected a JSON object such as {{"op": "status"}}, got {type(request).__name__}'
+        )
     return request

@@ -66,7 +66,9 @@ class SessionDaemon:
 
         self.task = Task.from_dict(self.info["task"])
         self.writer = TrajectoryWriter(self.directory)
-        write_header(self.writer, self.task, self.id, self.info, self.max_steps, self.cell_timeout_s, self.idle_timeout_s)
+        write_header(
+            self.writer, self.task, self.id, self.info, self.max_steps, self.cell_timeout_s, self.idle_timeout_s
+        )
         self.turns = SessionTurns(self.task, self.max_steps, self._write, self.writer.messages)
         self.vlm.start(self.writer)
         self.kernel = self._new_kernel()
@@ -173,7 +175,12 @@ class SessionDaemon:
                     f"`spatialclaw session answer {self.id} VALUE` (MCP: session_answer)"
                 )
             timeout = request.get("timeout")
-            valid = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and math.isfinite(timeout) and timeout > 0
+            valid = (
+                isinstance(timeout, (int, float))
+                and not isinstance(timeout, bool)
+                and math.isfinite(timeout)
+                and timeout > 0
+            )
             if timeout is not None and not valid:
                 raise RequestError(f"exec timeout must be a positive, finite number of seconds, got {timeout!r}")
             return self._execute(code, timeout, request_reasoning(request)).to_dict()
@@ -187,8 +194,8 @@ class SessionDaemon:
         raise RequestError(f"unknown operation {op!r}; use exec, answer, status or close")
 
     def _execute(self, code: str, timeout: Any, reasoning: str | None = None) -> Any:
-        from spatialclaw.kernel.cell import CellError, CellResult
         from spatialclaw.interactive.session_client import StepOutcome
+        from spatialclaw.kernel.cell import CellError, CellResult
 
         if self.answered:
             raise RequestError(

@@ -17,10 +17,11 @@ without reasoning pay nothing.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from spatialclaw.kernel.cell import CellResult
 from spatialclaw.chat import Message, TextPart
+from spatialclaw.kernel.cell import CellResult
 from spatialclaw.task import Task
 
 __all__ = ["DRIVER_MODEL", "DriverTranscript", "SessionTurns", "driver_output"]
@@ -39,12 +40,20 @@ class DriverTranscript:
     ``store(messages)`` serialising messages into the trajectory (the writer's ``messages``). Sizes as
     :class:`spatialclaw.agent.config.AgentConfig`'s defaults (pixels, characters)."""
 
-    def __init__(self, task: Task, max_steps: int, write: Callable[..., Any], store: Callable[[list[Message]], Any],
-                 preview_images: int = 8, preview_max_side: int = 768, observation_chars: int = 8000,
-                 max_image_side: int = 1568) -> None:
+    def __init__(
+        self,
+        task: Task,
+        max_steps: int,
+        write: Callable[..., Any],
+        store: Callable[[list[Message]], Any],
+        preview_images: int = 8,
+        preview_max_side: int = 768,
+        observation_chars: int = 8000,
+        max_image_side: int = 1568,
+    ) -> None:
         from spatialclaw.agent.config import AgentConfig
-        from spatialclaw.agent.task_inputs import preview_frames
         from spatialclaw.agent.prompting import system_prompt, task_prompt
+        from spatialclaw.agent.task_inputs import preview_frames
 
         self.max_steps = max_steps
         self._write, self._store = write, store
@@ -62,10 +71,19 @@ class DriverTranscript:
             output = f"```python\n{code.strip()}\n```"
         else:
             output = driver_output(reasoning, code)
-            self._write("model_call", step=step, purpose="step", model=DRIVER_MODEL, params={},
-                        request={"messages": self._store(self.history)},
-                        response={"text": output, "reasoning": None, "finish_reason": "stop", "raw": None},
-                        usage={}, cost_usd=None, latency_s=None, error=None)
+            self._write(
+                "model_call",
+                step=step,
+                purpose="step",
+                model=DRIVER_MODEL,
+                params={},
+                request={"messages": self._store(self.history)},
+                response={"text": output, "reasoning": None, "finish_reason": "stop", "raw": None},
+                usage={},
+                cost_usd=None,
+                latency_s=None,
+                error=None,
+            )
         self.history.append(Message.text("assistant", output))
         return output
 
@@ -73,7 +91,9 @@ class DriverTranscript:
         """Add the cell's observation, rendered as the agent shows it to a model."""
         from spatialclaw.agent.context import observation_parts
 
-        text, images = observation_parts(step, self.max_steps, result, self._observation_chars, self._max_image_side, [])
+        text, images = observation_parts(
+            step, self.max_steps, result, self._observation_chars, self._max_image_side, []
+        )
         self.history.append(Message("user", [TextPart(text), *images]))
 
 
@@ -81,7 +101,9 @@ class SessionTurns:
     """What the session daemon calls around each cell: :meth:`before_cell` with the driver's reasoning
     (or ``None``), :meth:`after_cell` with the result. Arguments as :class:`DriverTranscript`."""
 
-    def __init__(self, task: Task, max_steps: int, write: Callable[..., Any], store: Callable[[list[Message]], Any]) -> None:
+    def __init__(
+        self, task: Task, max_steps: int, write: Callable[..., Any], store: Callable[[list[Message]], Any]
+    ) -> None:
         self._args = (task, max_steps, write, store)
         self._transcript: DriverTranscript | None = None
         self._executed: list[tuple[int, str, CellResult]] = []

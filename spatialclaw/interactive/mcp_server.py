@@ -18,18 +18,18 @@ with ``--keep-sessions``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import anyio
 
+from spatialclaw.agent.question import make_task
+from spatialclaw.input_paths import specs_from_groups
 from spatialclaw.interactive.session import start_session
 from spatialclaw.interactive.session_client import Session, StepOutcome
 from spatialclaw.interactive.session_dir import SessionError
-from spatialclaw.input_paths import specs_from_groups
-from spatialclaw.agent.question import make_task
-from spatialclaw.task import Task
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -43,9 +43,9 @@ INSTRUCTIONS = (
 
 
 def _outcome_content(outcome: StepOutcome) -> list[Any]:
-    from mcp.types import ImageContent, TextContent
-
     import base64
+
+    from mcp.types import ImageContent, TextContent
 
     text = outcome.text
     if outcome.answered:
@@ -109,8 +109,13 @@ def _quiet_close_request(session: Session) -> None:
         pass
 
 
-def _input_specs(frames: list[str] | None, video: str | None, fps: float | None, count: int | None,
-                 inputs: list[dict[str, Any]] | None) -> list[Any]:
+def _input_specs(
+    frames: list[str] | None,
+    video: str | None,
+    fps: float | None,
+    count: int | None,
+    inputs: list[dict[str, Any]] | None,
+) -> list[Any]:
     """The session's inputs from ``frames``/``video`` (one input) or ``inputs`` (several, in order)."""
     if inputs:
         if frames or video:
@@ -121,11 +126,16 @@ def _input_specs(frames: list[str] | None, video: str | None, fps: float | None,
                 raise ValueError(f"inputs[{number - 1}] must be {{'frames': [paths]}} or {{'video': path}}")
             unknown = set(item) - {"frames", "video", "fps", "count", "indices", "times"}
             if unknown:
-                raise ValueError(f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices, times")
+                raise ValueError(
+                    f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices, times"
+                )
             kind = "video" if item.get("video") else "images"
             paths = [item["video"]] if kind == "video" else list(item["frames"])
-            specs = specs_from_groups([{"kind": kind, "paths": paths, "indices": item.get("indices"), "times": item.get("times")}],
-                                      fps=item.get("fps"), count=item.get("count"))
+            specs = specs_from_groups(
+                [{"kind": kind, "paths": paths, "indices": item.get("indices"), "times": item.get("times")}],
+                fps=item.get("fps"),
+                count=item.get("count"),
+            )
             groups.extend(specs)
         return groups
     if bool(frames) == bool(video):
@@ -176,10 +186,19 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
         with _as_tool_errors():
-            task = make_task(question, inputs=_input_specs(frames, video, fps, count, inputs), choices=choices, answer_type=answer_type)
+            task = make_task(
+                question,
+                inputs=_input_specs(frames, video, fps, count, inputs),
+                choices=choices,
+                answer_type=answer_type,
+            )
             session = await anyio.to_thread.run_sync(
                 lambda: start_session(
-                    task, root=sessions.root, max_steps=max_steps, cell_timeout_s=cell_timeout_s, vlm_model=vlm_model,
+                    task,
+                    root=sessions.root,
+                    max_steps=max_steps,
+                    cell_timeout_s=cell_timeout_s,
+                    vlm_model=vlm_model,
                     sandbox=sandbox,
                 )
             )
@@ -188,11 +207,15 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
 
         preview = await anyio.to_thread.run_sync(lambda: write_input_previews(task, session.directory))
         prompt = session.prompt_path.read_text(encoding="utf-8")
-        return (f"session: {session.id}\nprompt file: {session.prompt_path}\n"
-                f"preview (contact sheet of the inputs): {preview['contact_sheet']}\n\n{prompt}")
+        return (
+            f"session: {session.id}\nprompt file: {session.prompt_path}\n"
+            f"preview (contact sheet of the inputs): {preview['contact_sheet']}\n\n{prompt}"
+        )
 
     @server.tool(name="session_exec", structured_output=False)
-    async def session_exec(session: str, code: str, timeout_s: float | None = None, reasoning: str | None = None) -> list[Any]:
+    async def session_exec(
+        session: str, code: str, timeout_s: float | None = None, reasoning: str | None = None
+    ) -> list[Any]:
         """Run one Python cell in the session's kernel. Optionally pass ``reasoning``: your words about
         this cell (why you run it), recorded with the cell in the session's trajectory.
 
@@ -201,7 +224,9 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
         """
         with _as_tool_errors():
             handle = sessions.open(session)
-            outcome = await anyio.to_thread.run_sync(lambda: handle.execute(code, timeout=timeout_s, reasoning=reasoning))
+            outcome = await anyio.to_thread.run_sync(
+                lambda: handle.execute(code, timeout=timeout_s, reasoning=reasoning)
+            )
         return _outcome_content(outcome)
 
     @server.tool(name="session_answer", structured_output=False)

@@ -31,8 +31,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.input_paths import frame_spec
 from spatialclaw.agent.question import make_task
+from spatialclaw.input_paths import frame_spec
 from spatialclaw.task import FrameSpec, Task
 
 __all__ = ["NotebookRenderer", "load_ipython_extension", "loaded_inputs", "run_agent_in_shell", "spatial_load"]
@@ -50,7 +50,9 @@ def _shell(shell: Any = None) -> Any:
 
     current = get_ipython()
     if current is None:
-        raise RuntimeError("spatial_load needs a running IPython (a notebook or the ipython shell); pass shell= otherwise")
+        raise RuntimeError(
+            "spatial_load needs a running IPython (a notebook or the ipython shell); pass shell= otherwise"
+        )
     return current
 
 
@@ -106,8 +108,8 @@ def _start_vlm(shell: Any, spec: str | None) -> dict[str, Any] | None:
         model.close()
     if not spec:
         return None
-    from spatialclaw.models import load_model
     from spatialclaw.agent.vlm_server import VLMServer
+    from spatialclaw.models import load_model
 
     model = load_model(spec)
     server = VLMServer().start()
@@ -177,7 +179,9 @@ class NotebookRenderer:
         if result.status == "answered":
             head = f"**Answer: {result.answer!r}** after {result.steps} step(s)"
         elif result.limit is not None:
-            answer = f"; answer from the direct question: {result.answer!r}" if result.answer is not None else "; no answer"
+            answer = (
+                f"; answer from the direct question: {result.answer!r}" if result.answer is not None else "; no answer"
+            )
             head = f"**Stopped**: {result.limit.describe()}{answer}"
         else:
             head = f"**No answer** ({result.status}{': ' + result.error if result.error else ''})"
@@ -208,8 +212,14 @@ def _magics_class() -> type:
             """Load frames and the spatial namespace into this notebook: %spatial_load PATHS... [--fps F]"""
             args = parse(self.spatial_load, line)
             frames = spatial_load(
-                *args.paths, fps=args.fps, count=args.count, question=args.question, choices=args.choices,
-                answer_type=args.answer_type, vlm_model=args.vlm_model, shell=self.shell,
+                *args.paths,
+                fps=args.fps,
+                count=args.count,
+                question=args.question,
+                choices=args.choices,
+                answer_type=args.answer_type,
+                vlm_model=args.vlm_model,
+                shell=self.shell,
             )
             size = f" ({frames[0].width}x{frames[0].height})" if len(frames) else ""
             indices = f", indices {frames[0].index}..{frames[len(frames) - 1].index}" if len(frames) else ""
@@ -230,8 +240,14 @@ def _magics_class() -> type:
             """Ask the agent the cell's question about the loaded frames, rendering its steps live."""
             args = parse(self.spatialclaw, line)
             run_agent_in_shell(
-                self.shell, cell, model=args.model, max_steps=args.max_steps, cell_timeout_s=args.cell_timeout,
-                choices=args.choices, answer_type=args.answer_type, out_dir=args.out,
+                self.shell,
+                cell,
+                model=args.model,
+                max_steps=args.max_steps,
+                cell_timeout_s=args.cell_timeout,
+                choices=args.choices,
+                answer_type=args.answer_type,
+                out_dir=args.out,
             )
 
     return SpatialMagics
@@ -271,7 +287,9 @@ def run_agent_in_shell(
         config.max_steps = max_steps
     if cell_timeout_s is not None:
         config.cell_timeout_s = cell_timeout_s
-    target = Path(out_dir) if out_dir else Path("spatialclaw_runs") / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+    target = (
+        Path(out_dir) if out_dir else Path("spatialclaw_runs") / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+    )
     renderer = NotebookRenderer()
     executor = ShellExecutor(shell, on_cell_start=renderer.cell_start, on_cell_end=renderer.cell_end)
     own_vlm = shell.user_ns.get("vlm")

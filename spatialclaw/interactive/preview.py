@@ -22,15 +22,17 @@ def _positions(total: int, count: int) -> list[int]:
     return sorted({round(i * (total - 1) / max(count - 1, 1)) for i in range(count)})
 
 
-def write_input_previews(task: Task, directory: str | Path, max_frames: int = 16, max_side: int = 512) -> dict[str, Any]:
+def write_input_previews(
+    task: Task, directory: str | Path, max_frames: int = 16, max_side: int = 512
+) -> dict[str, Any]:
     """Write per-frame PNGs (longer side at most ``max_side`` pixels) and a contact sheet of up to
     ``max_frames`` frames, shared among the inputs and spread evenly within each.
 
     Returns ``{"contact_sheet": path, "frames": [{"input": n, "index": i, "time": s, "path": p}, ...]}``
     (input numbers from 1; ``index`` the absolute frame index, ``time`` seconds or None).
     """
-    from spatialclaw.primitives.frames.load import load_frames
     from spatialclaw.primitives.display.overlay import contact_sheet
+    from spatialclaw.primitives.frames.load import load_frames
 
     folder = Path(directory) / "preview"
     folder.mkdir(parents=True, exist_ok=True)

@@ -94,9 +94,13 @@ def start_session(
     start_timeout_s = positive_number("start_timeout_s (seconds)", start_timeout_s)
     if memory_limit_mb is not None:
         try:
-            memory_limit_mb = int(positive_number("memory_limit_mb (--memory-limit-mb, MiB)", memory_limit_mb, integer=True))
+            memory_limit_mb = int(
+                positive_number("memory_limit_mb (--memory-limit-mb, MiB)", memory_limit_mb, integer=True)
+            )
         except SessionError as exc:
-            raise SessionError(f"{exc} (for no cap at all, leave it out and set SPATIALCLAW_KERNEL_MEMORY_MB=0)") from None
+            raise SessionError(
+                f"{exc} (for no cap at all, leave it out and set SPATIALCLAW_KERNEL_MEMORY_MB=0)"
+            ) from None
     if session_id is not None:
         check_session_id(session_id)
     _check_sandbox(sandbox)
@@ -137,7 +141,14 @@ def start_session(
 
     try:
         launcher = subprocess.run(
-            [sys.executable, "-m", "spatialclaw.interactive.daemon", str(directory), "--start-timeout", str(start_timeout_s)],
+            [
+                sys.executable,
+                "-m",
+                "spatialclaw.interactive.daemon",
+                str(directory),
+                "--start-timeout",
+                str(start_timeout_s),
+            ],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -149,5 +160,7 @@ def start_session(
         ) from None
     if launcher.returncode != 0:
         detail = (launcher.stderr or launcher.stdout).strip()
-        raise SessionError(f"session {session_id} failed to start: {detail or 'no message'}; see {directory / LOG_FILE}")
+        raise SessionError(
+            f"session {session_id} failed to start: {detail or 'no message'}; see {directory / LOG_FILE}"
+        )
     return Session(directory)

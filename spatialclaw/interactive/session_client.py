@@ -148,7 +148,7 @@ class Session:
                 if not chunk:
                     break
                 chunks.append(chunk)
-        except socket.timeout:
+        except TimeoutError:
             raise SessionError(
                 f"session {self.id}: no reply from the daemon within {timeout} s; it may be busy with a long cell"
             ) from None

@@ -146,4 +146,6 @@ def find_session(session_id: str, root: str | Path | None = None) -> Path:
             f"no session {session_id!r} under {base}; list them with `spatialclaw session list` "
             f"(set ${SESSIONS_ENV} if your sessions live elsewhere)"
         )
-    raise SessionError(f"{session_id!r} matches several sessions ({', '.join(p.name for p in matches)}); give more of the id")
+    raise SessionError(
+        f"{session_id!r} matches several sessions ({', '.join(p.name for p in matches)}); give more of the id"
+    )

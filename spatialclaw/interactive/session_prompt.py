@@ -19,16 +19,27 @@ def prompt_version() -> str:
     return prompting.prompt_version()
 
 
-def build_session_prompt(task: Task, session_id: str, directory: str | Path, max_steps: int, vlm_available: bool,
-                         tools: dict[str, Any] | None = None, api_detail: str = "core") -> str:
+def build_session_prompt(
+    task: Task,
+    session_id: str,
+    directory: str | Path,
+    max_steps: int,
+    vlm_available: bool,
+    tools: dict[str, Any] | None = None,
+    api_detail: str = "core",
+) -> str:
     """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
     ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
     from spatialclaw.agent import prompting
     from spatialclaw.agent.kernel_docs import api_section
 
-    vlm_note = "" if vlm_available else (
-        "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
-        "`vlm.ask` or `vlm.locate`."
+    vlm_note = (
+        ""
+        if vlm_available
+        else (
+            "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
+            "`vlm.ask` or `vlm.locate`."
+        )
     )
     how_to = prompting.render("session.md", session_id=session_id, directory=str(directory), vlm_note=vlm_note).strip()
     system = prompting.render(

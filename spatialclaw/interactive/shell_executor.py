@@ -21,8 +21,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from spatialclaw.kernel.cell import CellError, CellImage, CellResult, VariableInfo
 from spatialclaw.kernel.collector import record_claim, report_rejected_answers
@@ -90,7 +91,15 @@ class ShellExecutor:
         self.answer_spec = {"choices": task.choices, "answer_type": task.answer_type}
         self.shell.user_ns.update(build_namespace(specs or None, task.kernel_meta(), None))
 
-    def reset(self, frames: Any = None, meta: dict[str, Any] | None = None, workdir: Any = None, *, videos: Any = None, vlm: Any = None) -> None:
+    def reset(
+        self,
+        frames: Any = None,
+        meta: dict[str, Any] | None = None,
+        workdir: Any = None,
+        *,
+        videos: Any = None,
+        vlm: Any = None,
+    ) -> None:
         """Kernel-compatible ``reset``: rebinds the namespace names (user variables are kept)."""
         from spatialclaw.primitives.runtime.namespace import build_namespace
 
@@ -162,7 +171,7 @@ class ShellExecutor:
                         self._show_result(value, result)
         except KeyboardInterrupt:
             raise  # the person interrupted the notebook: stop the whole run, not just this cell
-        except BaseException as exc:  # noqa: BLE001 - the cell's errors (SystemExit too) are its observation
+        except BaseException as exc:
             return self._describe(exc, filename)
         return None
 
@@ -173,7 +182,9 @@ class ShellExecutor:
         if "image/png" in data:
             from IPython.display import publish_display_data
 
-            publish_display_data(data=data, metadata={**metadata, IMAGE_METADATA_KEY: {"label": None, "origin": "result"}})
+            publish_display_data(
+                data=data, metadata={**metadata, IMAGE_METADATA_KEY: {"label": None, "origin": "result"}}
+            )
         else:
             result.result_text = data.get("text/plain", repr(value))
 
@@ -181,7 +192,11 @@ class ShellExecutor:
     def _describe(exc: BaseException, filename: str) -> CellError:
         from spatialclaw.primitives.runtime.kernel_runtime import describe_error
 
-        return CellError(**describe_error(exc, lambda name: name == filename, where="notebook", internal=_HOST_FRAMES, keep_last=False))
+        return CellError(
+            **describe_error(
+                exc, lambda name: name == filename, where="notebook", internal=_HOST_FRAMES, keep_last=False
+            )
+        )
 
     @staticmethod
     def _flush_figures() -> None:

@@ -48,8 +48,10 @@ class CellError:
     source: str | None = None
 
     def to_text(self) -> str:
-        where = f" (cell line {self.line}: {self.source.strip()})" if self.line and self.source else (
-            f" (cell line {self.line})" if self.line else ""
+        where = (
+            f" (cell line {self.line}: {self.source.strip()})"
+            if self.line and self.source
+            else (f" (cell line {self.line})" if self.line else "")
         )
         head = f"{self.type}: {self.message}{where}"
         return f"{head}\n{self.traceback}".rstrip() if self.traceback else head
@@ -182,15 +184,16 @@ class CellResult:
         # should not be cut to leave room for an empty stderr).
         has_stderr = bool(self.stderr.strip())
         if out.strip():
-            sections.append(truncate_middle(out.rstrip("\n"), budget_streams * 3 // 4 if has_stderr else budget_streams))
+            sections.append(
+                truncate_middle(out.rstrip("\n"), budget_streams * 3 // 4 if has_stderr else budget_streams)
+            )
         if has_stderr:
             sections.append("[stderr]\n" + truncate_middle(self.stderr.rstrip("\n"), budget_streams // 4))
         if self.error is not None:
             sections.append("[error] " + truncate_middle(self.error.to_text(), 1500))
         if self.images:
             labels = ", ".join(
-                f"{i + 1}: {img.label or img.origin} ({img.width}x{img.height})"
-                for i, img in enumerate(self.images)
+                f"{i + 1}: {img.label or img.origin} ({img.width}x{img.height})" for i, img in enumerate(self.images)
             )
             sections.append(f"[{len(self.images)} image(s) attached: {labels}]")
         if self.answered:
@@ -218,8 +221,6 @@ class CellResult:
         fields = dict(data)
         fields["error"] = CellError(**data["error"]) if data.get("error") else None
         fields["variables"] = [VariableInfo(**v) for v in data.get("variables", [])]
-        fields["images"] = images if images is not None else [
-            CellImage.from_dict(i) for i in data.get("images", [])
-        ]
+        fields["images"] = images if images is not None else [CellImage.from_dict(i) for i in data.get("images", [])]
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in fields.items() if k in known})

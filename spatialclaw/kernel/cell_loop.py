@@ -8,7 +8,7 @@ be restarted it calls back ``recover(result, note)`` (the Kernel's restart and s
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.kernel.collector import CellCollector
@@ -18,8 +18,15 @@ from spatialclaw.kernel.process import KernelProcess
 __all__ = ["collect_cell", "end_cell_processes"]
 
 
-def collect_cell(process: KernelProcess, msg_id: str, collector: CellCollector, started: float, timeout: float,
-                 interrupt_grace_s: float, recover: Callable[[CellResult, str], None]) -> CellResult:
+def collect_cell(
+    process: KernelProcess,
+    msg_id: str,
+    collector: CellCollector,
+    started: float,
+    timeout: float,
+    interrupt_grace_s: float,
+    recover: Callable[[CellResult, str], None],
+) -> CellResult:
     """The messages of request ``msg_id`` into a result: the body of :meth:`Kernel.execute`."""
     deadline = started + timeout
     interrupted_at: float | None = None
@@ -31,7 +38,9 @@ def collect_cell(process: KernelProcess, msg_id: str, collector: CellCollector, 
         if interrupted_at is not None and now >= interrupted_at + interrupt_grace_s:
             result = collector.finish(None, time.monotonic() - started)
             result.status = "timeout"
-            result.error = CellError("TimeoutError", f"the cell ran longer than {timeout:g} s and did not stop when interrupted")
+            result.error = CellError(
+                "TimeoutError", f"the cell ran longer than {timeout:g} s and did not stop when interrupted"
+            )
             recover(result, "the kernel was restarted because the cell would not stop")
             return result
         wait = (deadline if interrupted_at is None else interrupted_at + interrupt_grace_s) - now

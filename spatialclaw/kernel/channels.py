@@ -19,8 +19,8 @@ import os
 import pickle
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 
 __all__ = ["PerceptionRelay", "UnixForwarder"]
 
@@ -125,8 +125,14 @@ class PerceptionRelay:
         return self._listener.path
 
     def _answer(self, connection: socket.socket) -> None:
-        from spatialclaw.primitives.perception.remote import (_FIX, PerceptionServiceError, decode_request, parse_spec,
-                                                   read_frame, write_frame)
+        from spatialclaw.primitives.perception.remote import (
+            _FIX,
+            PerceptionServiceError,
+            decode_request,
+            parse_spec,
+            read_frame,
+            write_frame,
+        )
         from spatialclaw.services.perception import KINDS
 
         try:
@@ -135,13 +141,16 @@ class PerceptionRelay:
                 wanted = parse_spec(service_url)
                 raise PerceptionServiceError(
                     f"no perception actor named {','.join(wanted.actors)!r} in Ray namespace {wanted.namespace!r} that "
-                    f"this kernel may use: its host relays the service {self.client.spec.url} only. {_FIX}")
+                    f"this kernel may use: its host relays the service {self.client.spec.url} only. {_FIX}"
+                )
             if method not in self.METHODS:
                 raise ValueError(f"the perception relay answers {list(self.METHODS)}, not {method!r}")
             if method == "stats":  # the actors' counters, read only
                 reply = {"ok": self.client.stats()}
             elif not args or args[0] not in KINDS:
-                raise ValueError(f"unknown perception kind {args[0] if args else None!r}; the service hosts {list(KINDS)}")
+                raise ValueError(
+                    f"unknown perception kind {args[0] if args else None!r}; the service hosts {list(KINDS)}"
+                )
             else:
                 reply, _ = self.client.raw_call(method, args)
         except (ValueError, ConnectionError) as error:

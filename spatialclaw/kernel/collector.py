@@ -64,7 +64,9 @@ def _to_png(data: dict[str, Any]) -> bytes | None:
         from PIL import Image
 
         buffer = io.BytesIO()
-        Image.open(io.BytesIO(base64.b64decode(data["image/jpeg"]))).convert("RGB").save(buffer, "PNG", compress_level=1)
+        Image.open(io.BytesIO(base64.b64decode(data["image/jpeg"]))).convert("RGB").save(
+            buffer, "PNG", compress_level=1
+        )
         return buffer.getvalue()
     return None
 
@@ -89,7 +91,9 @@ def report_rejected_answers(result: CellResult, rejected: list[str]) -> None:
     beside the cell's own error), unless a later claim passed."""
     if not rejected or result.answered:
         return
-    message = "the answer was not accepted: " + "; ".join(rejected[:3]) + ". Call answer(value) again with a valid value."
+    message = (
+        "the answer was not accepted: " + "; ".join(rejected[:3]) + ". Call answer(value) again with a valid value."
+    )
     if result.error is None:
         result.error = CellError("AnswerRejected", message)
     else:

@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 __all__ = ["is_secret", "kernel_environment"]
 
 _SECRET = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|AUTH)", re.IGNORECASE)
-_SECRET_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_APPLICATION", "OPENAI_", "ANTHROPIC_", "GEMINI_", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+_SECRET_PREFIXES = (
+    "AWS_",
+    "AZURE_",
+    "GOOGLE_APPLICATION",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "GEMINI_",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+)
 _NOT_SECRET = frozenset({"RAY_AUTH_MODE"})  # settings whose names look like credentials but hold none
 
 

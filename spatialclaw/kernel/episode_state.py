@@ -33,8 +33,14 @@ def load_episode(process: KernelProcess, spec: dict[str, Any], reset: bool = Fal
         raise PreloadError(f"the kernel could not load this episode: {exc}") from None
 
 
-def restore_state(process: KernelProcess, spec: dict[str, Any], known: list[str], unsaved: dict[str, str],
-                  result: CellResult, note: str) -> None:
+def restore_state(
+    process: KernelProcess,
+    spec: dict[str, Any],
+    known: list[str],
+    unsaved: dict[str, str],
+    result: CellResult,
+    note: str,
+) -> None:
     """In a just restarted process: preload the episode again and restore the last good variables.
 
     ``known`` are the names the last good cell left, ``unsaved`` why some of them had no snapshot; fills
@@ -43,7 +49,11 @@ def restore_state(process: KernelProcess, spec: dict[str, Any], known: list[str]
         load_episode(process, spec)
         expressions = run_internal(process, "", {"r": f"__import__('json').dumps({RUNTIME_NAME}.restore())"})
         value = expressions["r"]
-        report = json.loads(ast.literal_eval(value["data"]["text/plain"])) if value.get("status") == "ok" else {"restored": [], "failed": {}}
+        report = (
+            json.loads(ast.literal_eval(value["data"]["text/plain"]))
+            if value.get("status") == "ok"
+            else {"restored": [], "failed": {}}
+        )
     except Exception as exc:  # the restarted kernel itself failed: report and keep the episode going
         result.notes.append(f"restoring the previous state failed: {exc}")
         report = {"restored": [], "failed": {}}

@@ -22,9 +22,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.kernel.cell_loop import collect_cell
@@ -156,8 +157,9 @@ class Kernel:
             raise
 
     # -- construction helpers -----------------------------------------------------------------------
-    def _sandboxed_process(self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float,
-                           readable: list[Path]) -> KernelProcess:
+    def _sandboxed_process(
+        self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float, readable: list[Path]
+    ) -> KernelProcess:
         """The process, its private directories and its host-side channels (vlm, perception)."""
         self._sandbox = KernelSandbox()
         return self._sandbox.process(environment, self.workdir, self._snapshot_dir, limits, startup_timeout_s, readable)
@@ -181,7 +183,14 @@ class Kernel:
         """A kernel loaded with a task's inputs and its ``meta`` (never its ground truth)."""
         return cls(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, **kwargs)
 
-    def _episode_spec(self, frames: Any, meta: dict[str, Any] | None, videos: Iterable[Any] | None, vlm: dict[str, Any] | None, workdir: Path) -> dict[str, Any]:
+    def _episode_spec(
+        self,
+        frames: Any,
+        meta: dict[str, Any] | None,
+        videos: Iterable[Any] | None,
+        vlm: dict[str, Any] | None,
+        workdir: Path,
+    ) -> dict[str, Any]:
         inputs = _input_specs(frames, videos)
         if self._sandbox is not None:  # the sandbox sees its own links to this episode's files, nothing around them
             inputs, vlm = self._sandbox.stage(inputs, vlm)
@@ -230,8 +239,11 @@ class Kernel:
         except ProtocolBroken as broken:  # a cell patched what the kernel's own messaging relies on (json...)
             result = collector.finish(None, time.monotonic() - started)
             result.status = "crashed"
-            result.error = CellError("KernelProtocolError", f"the kernel's messages no longer decode ({broken}): the cell "
-                                     "broke the kernel's own messaging, for example by patching json")
+            result.error = CellError(
+                "KernelProtocolError",
+                f"the kernel's messages no longer decode ({broken}): the cell "
+                "broke the kernel's own messaging, for example by patching json",
+            )
             self._recover(result, "the kernel was restarted because its messages no longer decoded")
         self._report_workdir(result)
         return result
@@ -253,8 +265,10 @@ class Kernel:
             return
         used = self.workdir_bytes()
         if used > self.limits.workdir_mb * 2**20:
-            result.notes.append(f"the workdir holds {used / 2**20:.0f} MiB, over its quota of {self.limits.workdir_mb} MiB: "
-                                f"delete files you no longer need (each file is also capped at {self.limits.file_mb} MiB)")
+            result.notes.append(
+                f"the workdir holds {used / 2**20:.0f} MiB, over its quota of {self.limits.workdir_mb} MiB: "
+                f"delete files you no longer need (each file is also capped at {self.limits.file_mb} MiB)"
+            )
 
     def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:
         """The messages of request ``msg_id`` into a result: the body of :meth:`execute`."""
@@ -267,7 +281,9 @@ class Kernel:
         """What the kernel's learned tools reported when its namespace was last built (see
         :func:`spatialclaw.primitives.perception.availability.tool_status`): ``{name: {"available", "reason",
         "note"}}``; None when the kernel cannot say."""
-        expression = "__import__('spatialclaw.primitives.perception.availability', fromlist=['last_report']).last_report()"
+        expression = (
+            "__import__('spatialclaw.primitives.perception.availability', fromlist=['last_report']).last_report()"
+        )
         try:
             reply = run_internal(self._process, "", user_expressions={"tools": expression}, timeout=10.0)
         except (RuntimeError, KernelDied):

@@ -26,21 +26,37 @@ class KernelSandbox:
         self.vlm_forwarder = UnixForwarder(self.dirs.channels / "vlm.sock")
         self.perception_relay: PerceptionRelay | None = None
 
-    def process(self, environment: dict[str, str], workdir: Path, snapshot_dir: Path, limits: ResourceLimits,
-                startup_timeout_s: float, readable: list[Path]) -> KernelProcess:
+    def process(
+        self,
+        environment: dict[str, str],
+        workdir: Path,
+        snapshot_dir: Path,
+        limits: ResourceLimits,
+        startup_timeout_s: float,
+        readable: list[Path],
+    ) -> KernelProcess:
         """The process, its private directories and its host-side channels (vlm, perception)."""
         from spatialclaw.primitives.perception.remote import ENV_VAR, SOCKET_ENV_VAR
 
         dirs = self.dirs
         if environment.get(ENV_VAR):
-            self.perception_relay = PerceptionRelay(dirs.channels / "perception.sock", environment[ENV_VAR],
-                                                    environment.get("RAY_ADDRESS"))
+            self.perception_relay = PerceptionRelay(
+                dirs.channels / "perception.sock", environment[ENV_VAR], environment.get("RAY_ADDRESS")
+            )
             environment = {**environment, SOCKET_ENV_VAR: str(self.perception_relay.path)}
         policy = dirs.policy(environment, workdir, [snapshot_dir], limits, readable)
-        return KernelProcess(workdir, dirs.connection, environment, startup_timeout_s=startup_timeout_s,
-                             sandbox=policy, channel_dir=dirs.channels)
+        return KernelProcess(
+            workdir,
+            dirs.connection,
+            environment,
+            startup_timeout_s=startup_timeout_s,
+            sandbox=policy,
+            channel_dir=dirs.channels,
+        )
 
-    def stage(self, inputs: list[dict[str, Any]], vlm: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    def stage(
+        self, inputs: list[dict[str, Any]], vlm: dict[str, Any] | None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """An episode's inputs and vlm configuration as the sandbox sees them: its own links to this
         episode's files (nothing around them), and the vlm channel's socket."""
         return self.dirs.stage(inputs), self.route_vlm(vlm)

@@ -48,13 +48,16 @@ def await_reply(process: KernelProcess, msg_id: str, timeout: float = 10.0) -> i
     return None
 
 
-def run_internal(process: KernelProcess, code: str, user_expressions: dict[str, str] | None = None,
-                 timeout: float = 120.0) -> dict[str, Any]:
+def run_internal(
+    process: KernelProcess, code: str, user_expressions: dict[str, str] | None = None, timeout: float = 120.0
+) -> dict[str, Any]:
     """Run host-side code silently (no history, no state report); raise if it fails."""
     client = process.client
     if client is None:
         raise KernelDied("the kernel is not running")
-    msg_id = client.execute(code, silent=True, store_history=False, user_expressions=user_expressions or {}, allow_stdin=False)
+    msg_id = client.execute(
+        code, silent=True, store_history=False, user_expressions=user_expressions or {}, allow_stdin=False
+    )
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -82,5 +85,9 @@ def drain_iopub(process: KernelProcess, msg_id: str, timeout: float = 5.0) -> No
             if not process.is_alive():
                 return
             continue
-        if message.get("parent_header", {}).get("msg_id") == msg_id and message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
+        if (
+            message.get("parent_header", {}).get("msg_id") == msg_id
+            and message["msg_type"] == "status"
+            and message["content"].get("execution_state") == "idle"
+        ):
             return

@@ -17,8 +17,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.kernel.kernel import Kernel
 
@@ -35,8 +36,15 @@ class KernelPool:
     ``kernel_options`` are passed to every :class:`Kernel` (``sandbox``, memory limit, timeouts, ...).
     """
 
-    def __init__(self, size: int = 2, *, prestart: bool = False, fresh: bool = False, spares: int | None = None,
-                 **kernel_options: Any) -> None:
+    def __init__(
+        self,
+        size: int = 2,
+        *,
+        prestart: bool = False,
+        fresh: bool = False,
+        spares: int | None = None,
+        **kernel_options: Any,
+    ) -> None:
         if size < 1:
             raise ValueError(f"a kernel pool needs size >= 1, got {size}")
         spares = min(size, 2) if spares is None else spares

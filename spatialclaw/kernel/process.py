@@ -40,8 +40,15 @@ class KernelProcess:
     is the kernel's (``state_dir`` must then be readable inside the sandbox).
     """
 
-    def __init__(self, workdir: Path, state_dir: Path, env: dict[str, str], startup_timeout_s: float = 60.0,
-                 sandbox: SandboxPolicy | None = None, channel_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        state_dir: Path,
+        env: dict[str, str],
+        startup_timeout_s: float = 60.0,
+        sandbox: SandboxPolicy | None = None,
+        channel_dir: Path | None = None,
+    ) -> None:
         if sandbox is not None and channel_dir is None:
             raise ValueError("a sandboxed kernel process needs a channel_dir bound into the sandbox")
         self.workdir = workdir
@@ -86,14 +93,22 @@ class KernelProcess:
         if self.sandbox is None:
             return KernelManager(kernel_name="python3", connection_file=str(self.connection_file))
         assert self.channel_dir is not None
-        manager = KernelManager(kernel_name="", transport="ipc", ip=str(self.channel_dir / "kernel"),
-                                connection_file=str(self.connection_file))
+        manager = KernelManager(
+            kernel_name="",
+            transport="ipc",
+            ip=str(self.channel_dir / "kernel"),
+            connection_file=str(self.connection_file),
+        )
         self._cap = ProcessCap(self.sandbox.limits.processes, f"kernel-{uuid.uuid4().hex[:12]}")
         command = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
         # jupyter-client 8 takes the command from the kernel spec only (kernel_cmd is ignored); inside a PID
         # namespace the kernel's parent is pid 1, so JPY_PARENT_PID must not reach it (bwrap --clearenv).
-        manager._kernel_spec = KernelSpec(argv=launch_argv(self.sandbox, command, self._cap), language="python",
-                                          display_name="spatialclaw (sandboxed)", interrupt_mode="message")
+        manager._kernel_spec = KernelSpec(
+            argv=launch_argv(self.sandbox, command, self._cap),
+            language="python",
+            display_name="spatialclaw (sandboxed)",
+            interrupt_mode="message",
+        )
         return manager
 
     def start(self) -> None:
@@ -105,8 +120,9 @@ class KernelProcess:
                     manager.start_kernel(env=self.env, cwd=str(self.workdir), stdout=log, stderr=log)
                 else:
                     launch_env = {"PATH": self.env.get("PATH", "/usr/bin:/bin")}
-                    _LAUNCHER.submit(manager.start_kernel, env=launch_env, cwd=str(self.workdir), stdout=log,
-                                     stderr=log).result()
+                    _LAUNCHER.submit(
+                        manager.start_kernel, env=launch_env, cwd=str(self.workdir), stdout=log, stderr=log
+                    ).result()
             client = manager.client()
             client.start_channels()
             client.wait_for_ready(timeout=self.startup_timeout_s)

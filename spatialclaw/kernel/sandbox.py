@@ -21,9 +21,9 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
 
 __all__ = [
     "MODES",
@@ -45,8 +45,23 @@ MODES = ("auto", "required", "off")
 
 # Parts of /etc a Python process with NumPy, OpenCV, matplotlib and torch needs; the rest (shadow, ssh,
 # machine-id, credentials some tools keep there) stays out.
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fonts", "localtime", "timezone", "passwd",
-        "group", "nsswitch.conf", "mime.types", "ssl", "ca-certificates", "matplotlibrc", "os-release")
+_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "fonts",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "mime.types",
+    "ssl",
+    "ca-certificates",
+    "matplotlibrc",
+    "os-release",
+)
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 # Host packages of this project whose source may live outside site-packages (an editable install).
 _PACKAGES = ("spatialclaw", "spatialclaw.primitives", "spatialclaw.prompts", "spatialclaw.benchmarks")
@@ -131,19 +146,29 @@ def _probe() -> SandboxSupport:
         return SandboxSupport(False, f"the kernel sandbox uses Linux namespaces; this is {sys.platform}")
     bwrap, prlimit = shutil.which("bwrap"), shutil.which("prlimit")
     if bwrap is None:
-        return SandboxSupport(False, "bubblewrap is not installed (apt-get install bubblewrap, or dnf install bubblewrap)")
+        return SandboxSupport(
+            False, "bubblewrap is not installed (apt-get install bubblewrap, or dnf install bubblewrap)"
+        )
     if prlimit is None:
         return SandboxSupport(False, "prlimit (util-linux) is not installed", bwrap)
     try:
-        trial = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-                               capture_output=True, text=True, timeout=10)
+        trial = subprocess.run(
+            [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return SandboxSupport(False, f"bwrap could not run ({error})", bwrap, prlimit)
     if trial.returncode != 0:
         reason = trial.stderr.strip().splitlines()[-1] if trial.stderr.strip() else f"exit code {trial.returncode}"
-        return SandboxSupport(False, f"bwrap cannot create namespaces here ({reason}); user namespaces may be "
-                              "disabled (sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces)",
-                              bwrap, prlimit)
+        return SandboxSupport(
+            False,
+            f"bwrap cannot create namespaces here ({reason}); user namespaces may be "
+            "disabled (sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces)",
+            bwrap,
+            prlimit,
+        )
     return SandboxSupport(True, "", bwrap, prlimit)
 
 
@@ -157,13 +182,17 @@ def use_sandbox(mode: str) -> bool:
     if found.available:
         return True
     if mode == "required":
-        raise SandboxUnavailable(f"sandbox='required' but the kernel sandbox is unavailable: {found.missing}. "
-                                 "Install it, or pass sandbox='auto' / --sandbox auto to run without isolation")
+        raise SandboxUnavailable(
+            f"sandbox='required' but the kernel sandbox is unavailable: {found.missing}. "
+            "Install it, or pass sandbox='auto' / --sandbox auto to run without isolation"
+        )
     if not _warned:
         _warned = True
-        log.warning("kernel sandbox unavailable (%s): model-written cells run as this user, with its files, "
-                    "network, processes and environment (secrets are still removed); see docs/security.md",
-                    found.missing)
+        log.warning(
+            "kernel sandbox unavailable (%s): model-written cells run as this user, with its files, "
+            "network, processes and environment (secrets are still removed); see docs/security.md",
+            found.missing,
+        )
     return False
 
 
@@ -214,8 +243,24 @@ def bwrap_argv(policy: SandboxPolicy, bwrap: str = "bwrap") -> list[str]:
 
     Order matters (a later mount hides an earlier one): the private ``/tmp`` first, then the read-only
     trees, then the writable directories, which may lie inside ``/tmp``."""
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+    argv = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        "/tmp/home",
+    ]
     if policy.network:
         argv.append("--share-net")
     argv += _system_links()

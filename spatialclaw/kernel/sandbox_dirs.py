@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, gpu_devices
 
@@ -34,7 +35,9 @@ def _model_caches(env: Mapping[str, str]) -> dict[str, str]:
     """Read-only model weight caches to pass through, by the variable that names them inside: the
     Hugging Face hub cache (never ``HF_HOME`` itself, which holds the token) and torch's hub."""
     home = Path.home()
-    hub = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else str(home / ".cache" / "huggingface" / "hub"))
+    hub = env.get("HF_HUB_CACHE") or (
+        str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else str(home / ".cache" / "huggingface" / "hub")
+    )
     torch_home = env.get("TORCH_HOME") or str(home / ".cache" / "torch")
     return {name: path for name, path in (("HF_HUB_CACHE", hub), ("TORCH_HOME", torch_home)) if os.path.isdir(path)}
 
@@ -46,11 +49,26 @@ def sandbox_environment(env: Mapping[str, str]) -> tuple[dict[str, str], list[st
     inside = dict(env)
     caches = _model_caches(env)
     inside.update(caches)
-    inside.update({"HOME": HOME, "TMPDIR": "/tmp", "HF_HUB_OFFLINE": "1", "IPYTHONDIR": f"{HOME}/.ipython",
-                   "SPATIALCLAW_SANDBOXED": "1"})
+    inside.update(
+        {
+            "HOME": HOME,
+            "TMPDIR": "/tmp",
+            "HF_HUB_OFFLINE": "1",
+            "IPYTHONDIR": f"{HOME}/.ipython",
+            "SPATIALCLAW_SANDBOXED": "1",
+        }
+    )
     if str(env.get("SPATIALCLAW_CACHE", "")).lower() not in {"off", "0", "none", "false"}:
         inside["SPATIALCLAW_CACHE"] = PRIVATE_CACHE
-    for name in ("JPY_PARENT_PID", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY", "PWD", "OLDPWD"):
+    for name in (
+        "JPY_PARENT_PID",
+        "XDG_RUNTIME_DIR",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "SSH_AUTH_SOCK",
+        "DISPLAY",
+        "PWD",
+        "OLDPWD",
+    ):
         inside.pop(name, None)
     return inside, list(caches.values())
 
@@ -67,14 +85,22 @@ class SandboxDirs:
             directory.mkdir(mode=0o700)
         self._episodes = 0
 
-    def policy(self, env: Mapping[str, str], workdir: Path, writable: list[Path], limits: ResourceLimits,
-               readable: list[Path] | None = None) -> SandboxPolicy:
+    def policy(
+        self,
+        env: Mapping[str, str],
+        workdir: Path,
+        writable: list[Path],
+        limits: ResourceLimits,
+        readable: list[Path] | None = None,
+    ) -> SandboxPolicy:
         """The policy of this kernel: its directories, ``workdir`` and ``writable`` (the snapshot directory),
         and ``readable`` host paths (model folders, datasets) read-only, with ``$SPATIALCLAW_MODELS``."""
         inside, caches = sandbox_environment(env)
         # Each readable path is visible where the caller names it and where its links lead (a dataset
         # reached through a symlinked folder is opened by either name).
-        extra = list(dict.fromkeys(form for p in readable or [] for form in (os.path.abspath(p), str(Path(p).resolve()))))
+        extra = list(
+            dict.fromkeys(form for p in readable or [] for form in (os.path.abspath(p), str(Path(p).resolve())))
+        )
         if env.get("SPATIALCLAW_MODELS") and os.path.isdir(env["SPATIALCLAW_MODELS"]):
             extra.append(env["SPATIALCLAW_MODELS"])
         return SandboxPolicy(

@@ -51,7 +51,9 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
     """``(backend, model, url)`` from a spec string; raises ValueError naming the accepted forms."""
     backend, sep, rest = spec.partition(":")
     if not sep or backend not in BACKENDS or not rest:
-        problem = "no model named" if backend in BACKENDS else f"unknown backend {backend!r}" if sep else "no backend: prefix"
+        problem = (
+            "no model named" if backend in BACKENDS else f"unknown backend {backend!r}" if sep else "no backend: prefix"
+        )
         raise ValueError(
             f"cannot read model spec {spec!r} ({problem}); use one of: openai:MODEL, anthropic:MODEL, "
             "openai-compat:MODEL@http://HOST:PORT/v1, hf:REPO_OR_PATH, replay:TRAJECTORY_DIR"
@@ -119,5 +121,7 @@ def _named_key(spec: str, variable: str | None, allow_none: bool) -> str | None:
         )
     key = os.environ.get(variable)
     if not key:
-        raise ModelAuthError(f"{spec}: api_key_env names ${variable}, which is not set; export it or name another variable")
+        raise ModelAuthError(
+            f"{spec}: api_key_env names ${variable}, which is not set; export it or name another variable"
+        )
     return key

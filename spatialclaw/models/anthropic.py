@@ -43,12 +43,22 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, 
                 if part.text:
                     blocks.append({"type": "text", "text": part.text})
             else:
-                blocks.append({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": part.base64()}})
+                blocks.append(
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": part.base64()}}
+                )
         role = message.role
         if role == "tool":
-            blocks = [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": blocks or [{"type": "text", "text": "(empty)"}]}]
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id,
+                    "content": blocks or [{"type": "text", "text": "(empty)"}],
+                }
+            ]
             role = "user"
-        blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls)
+        blocks.extend(
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls
+        )
         if not blocks:
             blocks.append({"type": "text", "text": "(empty)"})
         if out and out[-1]["role"] == role:
@@ -92,7 +102,11 @@ class AnthropicModel(SDKModel):
     def request_body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         params = {**self.defaults, **params}
         system, wire = to_anthropic_messages(messages)
-        body: dict[str, Any] = {"model": self.name, "messages": wire, "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS}
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": wire,
+            "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS,
+        }
         tools = params.pop("tools", None)
         if tools:
             body["tools"] = anthropic_tools(tools)
@@ -147,6 +161,9 @@ class AnthropicModel(SDKModel):
             latency_s=latency_s,
             raw=response.model_dump(mode="json", exclude_none=True),
             finish_reason=response.stop_reason,
-            tool_calls=[ToolCall(b.id, b.name, dict(b.input or {})) for b in response.content if getattr(b, "type", None) == "tool_use"],
+            tool_calls=[
+                ToolCall(b.id, b.name, dict(b.input or {}))
+                for b in response.content
+                if getattr(b, "type", None) == "tool_use"
+            ],
         )
-

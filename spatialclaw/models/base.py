@@ -13,20 +13,21 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from spatialclaw.chat import Message, ModelReply
 
 __all__ = [
     "Model",
-    "SDKModel",
     "ModelAuthError",
     "ModelError",
     "ModelRequestError",
     "ModelTimeoutError",
     "ModelUnavailableError",
     "RetryPolicy",
+    "SDKModel",
     "TransientError",
     "with_retries",
 ]
@@ -186,7 +187,9 @@ class SDKModel(Model):
     def _reply(self, response: Any, latency_s: float) -> ModelReply:
         """The provider-neutral reply of a successful response."""
 
-    def chat(self, messages: list[Message], *, purpose: str = "step", timeout_s: float | None = None, **params: Any) -> ModelReply:
+    def chat(
+        self, messages: list[Message], *, purpose: str = "step", timeout_s: float | None = None, **params: Any
+    ) -> ModelReply:
         body = self.request_body(messages, params)
         start = time.perf_counter()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s

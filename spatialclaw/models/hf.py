@@ -52,8 +52,12 @@ class HFModel(Model):
         self.defaults = defaults
         try:
             loaded = load_model(
-                "image-text-to-text", model, device=device, dtype=dtype,
-                model_class="AutoModelForImageTextToText", processor_class="AutoProcessor",
+                "image-text-to-text",
+                model,
+                device=device,
+                dtype=dtype,
+                model_class="AutoModelForImageTextToText",
+                processor_class="AutoProcessor",
             )
         except (RuntimeError, ImportError, AttributeError) as error:
             if "video processor" in str(error).lower() and importlib.util.find_spec("torchvision") is None:
@@ -78,13 +82,18 @@ class HFModel(Model):
 
         params = {**self.defaults, **params}
         if params.get("tools"):
-            raise ModelRequestError(f"{self.spec}: the hf: backend does not do structured tool calls; serve the model "
-                                    "with vLLM or SGLang (openai-compat:) for --interface tool-calls, or use another interface")
+            raise ModelRequestError(
+                f"{self.spec}: the hf: backend does not do structured tool calls; serve the model "
+                "with vLLM or SGLang (openai-compat:) for --interface tool-calls, or use another interface"
+            )
         max_new_tokens = int(params.get("max_tokens") or DEFAULT_MAX_NEW_TOKENS)
         temperature = float(params.get("temperature") or 0.0)
         inputs = self.processor.apply_chat_template(
-            to_chat_template_messages(messages), add_generation_prompt=True, tokenize=True,
-            return_dict=True, return_tensors="pt",
+            to_chat_template_messages(messages),
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            return_tensors="pt",
         ).to(self.device)
         generation: dict[str, Any] = {"max_new_tokens": max_new_tokens, "do_sample": temperature > 0}
         if temperature > 0:

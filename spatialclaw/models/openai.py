@@ -63,9 +63,20 @@ def to_openai_messages(messages: list[Message], image_detail: str | None = None)
             continue
         flush()
         if message.role == "assistant" and message.tool_calls:
-            out.append({"role": "assistant", "content": message.text_content or None, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                for c in message.tool_calls]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.text_content or None,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                        }
+                        for c in message.tool_calls
+                    ],
+                }
+            )
             continue
         if message.role != "user" or not message.images:
             out.append({"role": message.role, "content": message.text_content})
@@ -80,8 +91,10 @@ def to_openai_messages(messages: list[Message], image_detail: str | None = None)
 
 def openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     """Chat Completions ``tools`` (function tools) for ``tools``."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-            for t in tools]
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools
+    ]
 
 
 def _tool_calls(message: Any) -> list[ToolCall]:
@@ -160,7 +173,9 @@ class OpenAIModel(SDKModel):
 
     def _create(self, body: dict[str, Any], timeout_s: float | None) -> Any:
         try:
-            response = self._client.chat.completions.create(**body, **({"timeout": timeout_s} if timeout_s is not None else {}))
+            response = self._client.chat.completions.create(
+                **body, **({"timeout": timeout_s} if timeout_s is not None else {})
+            )
         except Exception as error:  # mapped to retry or a clear ModelError
             mapped = classify_sdk_error(error, self.spec)
             if self.compatible and isinstance(mapped, ModelAuthError):

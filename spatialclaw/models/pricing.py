@@ -91,5 +91,7 @@ def cost_usd(model: str, usage: Usage, extra: dict[str, Price] | None = None) ->
         return None
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     cached_rate = price.cached_input if price.cached_input is not None else price.input
-    dollars = (usage.prompt_tokens - cached) * price.input + cached * cached_rate + usage.completion_tokens * price.output
+    dollars = (
+        (usage.prompt_tokens - cached) * price.input + cached * cached_rate + usage.completion_tokens * price.output
+    )
     return dollars / 1_000_000

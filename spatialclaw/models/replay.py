@@ -9,11 +9,10 @@ recorded raw response (OpenAI ``tool_calls`` or Anthropic ``tool_use`` blocks, :
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
-
-import json
 
 from spatialclaw.chat import Message, ModelReply, ToolCall
 from spatialclaw.models.base import Model, ModelError
@@ -33,9 +32,18 @@ def tool_calls_from_raw(raw: Any) -> list[ToolCall]:
             try:
                 arguments = json.loads(function.get("arguments") or "{}")
             except json.JSONDecodeError as failure:
-                calls.append(ToolCall(call.get("id", ""), function.get("name", ""), {}, f"the arguments are not valid JSON ({failure})"))
+                calls.append(
+                    ToolCall(
+                        call.get("id", ""),
+                        function.get("name", ""),
+                        {},
+                        f"the arguments are not valid JSON ({failure})",
+                    )
+                )
                 continue
-            calls.append(ToolCall(call.get("id", ""), function.get("name", ""), arguments if isinstance(arguments, dict) else {}))
+            calls.append(
+                ToolCall(call.get("id", ""), function.get("name", ""), arguments if isinstance(arguments, dict) else {})
+            )
     content = raw.get("content")
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "tool_use":

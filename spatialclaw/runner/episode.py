@@ -17,7 +17,7 @@ from spatialclaw.runner.interfaces import make_runner, needs_kernel
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import TrajectoryWriter
 
-__all__ = ["EpisodeJob", "EpisodeWorker", "RETRY_STATUSES", "score_row", "STATUSES"]
+__all__ = ["RETRY_STATUSES", "STATUSES", "EpisodeJob", "EpisodeWorker", "score_row"]
 
 #: Row statuses: ``ok`` (answered), ``budget`` (steps, format retries, the token or the cost limit ran out),
 #: ``timeout`` (a model call or the episode ran out of time), ``error`` (anything else failed).
@@ -40,10 +40,20 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
     """``score``, ``metric``, ``extracted`` and ``ground_truth`` for an answer (score None without ground truth)."""
     if task.ground_truth is None:
         return {"score": None, "metric": None, "extracted": None, "ground_truth": None}
-    result = score_answer(answer, task.ground_truth, task.answer_type, task.choices,
-                          metric=task.meta.get("metric"), unit=task.meta.get("unit"))
-    return {"score": result.value, "metric": result.metric, "extracted": result.extracted,
-            "ground_truth": result.details.get("ground_truth", task.ground_truth)}
+    result = score_answer(
+        answer,
+        task.ground_truth,
+        task.answer_type,
+        task.choices,
+        metric=task.meta.get("metric"),
+        unit=task.meta.get("unit"),
+    )
+    return {
+        "score": result.value,
+        "metric": result.metric,
+        "extracted": result.extracted,
+        "ground_truth": result.details.get("ground_truth", task.ground_truth),
+    }
 
 
 class EpisodeWorker:
@@ -54,9 +64,17 @@ class EpisodeWorker:
     ``episode_timeout_s`` becomes the agent's time limit (the smaller one wins when the agent config sets
     one too), so an episode that runs longer ends with status ``timeout``."""
 
-    def __init__(self, model_spec: str, agent_config: dict[str, Any] | None = None, baseline: str | None = None,
-                 pool: Any = None, model_options: dict[str, Any] | None = None, run_dir: Path | None = None,
-                 episode_timeout_s: float | None = None, interface: str = "code") -> None:
+    def __init__(
+        self,
+        model_spec: str,
+        agent_config: dict[str, Any] | None = None,
+        baseline: str | None = None,
+        pool: Any = None,
+        model_options: dict[str, Any] | None = None,
+        run_dir: Path | None = None,
+        episode_timeout_s: float | None = None,
+        interface: str = "code",
+    ) -> None:
         from spatialclaw.agent.config import AgentConfig
 
         self.model_spec = model_spec
@@ -88,8 +106,15 @@ class EpisodeWorker:
         """The result row of ``job`` (never raises)."""
         started = time.time()
         task = job.task
-        base = {"task_id": task.task_id, "benchmark": task.benchmark, "category": task.category, "attempt": job.attempt,
-                "trajectory_dir": self._relative(job.out_dir), "interface": self.interface, "baseline": self.baseline}
+        base = {
+            "task_id": task.task_id,
+            "benchmark": task.benchmark,
+            "category": task.category,
+            "attempt": job.attempt,
+            "trajectory_dir": self._relative(job.out_dir),
+            "interface": self.interface,
+            "baseline": self.baseline,
+        }
         try:
             runner = self._episode_runner()
             if not needs_kernel(self.interface):
@@ -108,25 +133,54 @@ class EpisodeWorker:
                     self._kernel = self.pool.acquire()
                 result = runner.run(task, job.out_dir, kernel=self._kernel)
         except Exception as failure:  # the row records it; the run goes on
-            return {**base, "status": "error", "end_reason": "error", "answer": None, "score": None, "usage": None,
-                    "cost_usd": None, "duration_s": time.time() - started, "steps": 0,
-                    "error": f"{type(failure).__name__}: {failure}", "traceback": traceback.format_exc(limit=5),
-                    "finished_at": time.time()}
+            return {
+                **base,
+                "status": "error",
+                "end_reason": "error",
+                "answer": None,
+                "score": None,
+                "usage": None,
+                "cost_usd": None,
+                "duration_s": time.time() - started,
+                "steps": 0,
+                "error": f"{type(failure).__name__}: {failure}",
+                "traceback": traceback.format_exc(limit=5),
+                "finished_at": time.time(),
+            }
         status = _FROM_AGENT.get(result.status, "error")
-        if status == "error" and result.error and ("timed out" in result.error.lower() or "timeout" in result.error.lower()):
+        if (
+            status == "error"
+            and result.error
+            and ("timed out" in result.error.lower() or "timeout" in result.error.lower())
+        ):
             status = "timeout"
-        row = {**base, "status": status, "end_reason": result.status, "answer": result.answer,
-               "answer_source": result.answer_source, "usage": asdict(result.usage), "cost_usd": result.cost_usd,
-               "duration_s": result.duration_s, "steps": result.steps, "error": result.error, "timing": result.timing,
-               "limit": result.limit.to_dict() if result.limit is not None else None, "finished_at": time.time()}
+        row = {
+            **base,
+            "status": status,
+            "end_reason": result.status,
+            "answer": result.answer,
+            "answer_source": result.answer_source,
+            "usage": asdict(result.usage),
+            "cost_usd": result.cost_usd,
+            "duration_s": result.duration_s,
+            "steps": result.steps,
+            "error": result.error,
+            "timing": result.timing,
+            "limit": result.limit.to_dict() if result.limit is not None else None,
+            "finished_at": time.time(),
+        }
         try:
             row.update(score_row(task, result.answer))
         except ValueError as failure:  # a task whose ground truth cannot be scored: say so, keep the answer
             row.update({"score": None, "score_error": str(failure)})
         if row.get("score") is not None:
             with TrajectoryWriter(job.out_dir, fsync=False) as writer:
-                writer.write("score", score=row["score"], ground_truth=row.get("ground_truth"),
-                             details={"metric": row.get("metric"), "extracted": row.get("extracted")})
+                writer.write(
+                    "score",
+                    score=row["score"],
+                    ground_truth=row.get("ground_truth"),
+                    details={"metric": row.get("metric"), "extracted": row.get("extracted")},
+                )
         return row
 
     def _relative(self, path: Path) -> str:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable
+from typing import Any
 
 from spatialclaw.runner.episode import EpisodeJob, EpisodeWorker
 from spatialclaw.runner.interfaces import needs_kernel
@@ -39,8 +40,13 @@ OnRow = Callable[[dict[str, Any]], None]
 class LocalExecutor:
     """Episodes on ``workers`` threads sharing a kernel pool."""
 
-    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
-                 episode_timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        workers: int,
+        worker_args: dict[str, Any],
+        kernel_options: dict[str, Any] | None = None,
+        episode_timeout_s: float | None = None,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
@@ -61,7 +67,9 @@ class LocalExecutor:
         def work(job: EpisodeJob) -> dict[str, Any]:
             worker = getattr(local, "worker", None)
             if worker is None:
-                worker = local.worker = EpisodeWorker(pool=pool, episode_timeout_s=self.episode_timeout_s, **self.worker_args)
+                worker = local.worker = EpisodeWorker(
+                    pool=pool, episode_timeout_s=self.episode_timeout_s, **self.worker_args
+                )
                 with made_lock:
                     made.append(worker)
             return worker.run(job)
@@ -108,10 +116,19 @@ class _RayEpisodeActor:
 class RayExecutor:
     """Episodes on Ray actors (see the module docstring)."""
 
-    def __init__(self, workers: int, worker_args: dict[str, Any], kernel_options: dict[str, Any] | None = None,
-                 address: str | None = None, episode_timeout_s: float | None = None, ray_num_cpus: float = 1.0,
-                 ray_num_gpus: float = 0.0, perception_actors: int = 0, perception_gpus: float = 1.0,
-                 perception_cpus: float = 1.0) -> None:
+    def __init__(
+        self,
+        workers: int,
+        worker_args: dict[str, Any],
+        kernel_options: dict[str, Any] | None = None,
+        address: str | None = None,
+        episode_timeout_s: float | None = None,
+        ray_num_cpus: float = 1.0,
+        ray_num_gpus: float = 0.0,
+        perception_actors: int = 0,
+        perception_gpus: float = 1.0,
+        perception_cpus: float = 1.0,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
         if perception_actors < 0:
@@ -140,16 +157,21 @@ class RayExecutor:
                 import os
 
                 needed = self.workers * self.ray_num_cpus + self.perception_actors * self.perception_cpus
-                ray.init(num_cpus=max(int(needed + 0.999), os.cpu_count() or 1),
-                         include_dashboard=False, log_to_driver=False)
+                ray.init(
+                    num_cpus=max(int(needed + 0.999), os.cpu_count() or 1), include_dashboard=False, log_to_driver=False
+                )
         perception = None
         kernel_options = self.kernel_options
         try:
             if self.perception_actors:
                 from spatialclaw.services.perception import start_perception_service
 
-                perception = start_perception_service(self.perception_actors, self.perception_gpus, self.perception_cpus,
-                                                      fail_fast=started_here and not self.address)
+                perception = start_perception_service(
+                    self.perception_actors,
+                    self.perception_gpus,
+                    self.perception_cpus,
+                    fail_fast=started_here and not self.address,
+                )
                 kernel_options = {**kernel_options, "env": {**kernel_options.get("env", {}), **perception.env}}
             self._run_episodes(ray, jobs, on_row, kernel_options)
         finally:
@@ -189,7 +211,13 @@ class RayExecutor:
                         if now - since > self.episode_timeout_s:
                             pending.pop(ref)
                             ray.kill(actor, no_restart=True)
-                            on_row(_failed_row(job, "timeout", f"the episode ran longer than {self.episode_timeout_s} s and was cancelled"))
+                            on_row(
+                                _failed_row(
+                                    job,
+                                    "timeout",
+                                    f"the episode ran longer than {self.episode_timeout_s} s and was cancelled",
+                                )
+                            )
                             replacement = new_actor()
                             actors.append(replacement)
                             idle.append(replacement)
@@ -210,6 +238,20 @@ def pool_options(worker_args: dict[str, Any], kernel_options: dict[str, Any]) ->
 
 def _failed_row(job: EpisodeJob, status: str, error: str) -> dict[str, Any]:
     task = job.task
-    return {"task_id": task.task_id, "benchmark": task.benchmark, "category": task.category, "attempt": job.attempt,
-            "trajectory_dir": str(job.out_dir), "status": status, "end_reason": status, "answer": None, "score": None,
-            "usage": None, "cost_usd": None, "duration_s": None, "steps": None, "error": error, "finished_at": time.time()}
+    return {
+        "task_id": task.task_id,
+        "benchmark": task.benchmark,
+        "category": task.category,
+        "attempt": job.attempt,
+        "trajectory_dir": str(job.out_dir),
+        "status": status,
+        "end_reason": status,
+        "answer": None,
+        "score": None,
+        "usage": None,
+        "cost_usd": None,
+        "duration_s": None,
+        "steps": None,
+        "error": error,
+        "finished_at": time.time(),
+    }

@@ -18,10 +18,10 @@ from typing import Any
 
 from spatialclaw import __version__
 from spatialclaw.agent.config import AgentConfig, sandbox_record
-from spatialclaw.agent.result import EpisodeResult, episode_error
-from spatialclaw.kernel.cell import CellResult
-from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
+from spatialclaw.agent.result import EpisodeResult, episode_error
+from spatialclaw.chat import Message, ModelReply, Usage
+from spatialclaw.kernel.cell import CellResult
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, FORMAT_VERSION, TrajectoryWriter, config_hash
@@ -32,8 +32,9 @@ __all__ = ["EpisodeContext", "KernelInterface"]
 class EpisodeContext:
     """The running episode handed to :meth:`KernelInterface.play`: ``call`` a model, ``execute`` a cell."""
 
-    def __init__(self, model: Model, config: AgentConfig, task: Task, kernel: Any, writer: TrajectoryWriter,
-                 clock: LimitClock) -> None:
+    def __init__(
+        self, model: Model, config: AgentConfig, task: Task, kernel: Any, writer: TrajectoryWriter, clock: LimitClock
+    ) -> None:
         self.model = model
         self.config = config
         self.task = task
@@ -62,7 +63,13 @@ class EpisodeContext:
         timeout = self.clock.cap(None)
         if timeout is not None:
             params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
-        logged = {"step": self.step, "purpose": purpose, "model": self.model.spec, "params": params, "messages": messages}
+        logged = {
+            "step": self.step,
+            "purpose": purpose,
+            "model": self.model.spec,
+            "params": params,
+            "messages": messages,
+        }
         started = time.perf_counter()
         try:
             reply = self.model.chat(messages, purpose=purpose, **params, **extra)
@@ -70,7 +77,9 @@ class EpisodeContext:
             self.model_s += time.perf_counter() - started
             self.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
             if isinstance(failure, ModelTimeoutError) and self.clock.limits.time_s is not None:
-                raise LimitReached(LimitHit("time", self.clock.limits.time_s, round(self.clock.elapsed_s(), 3))) from failure
+                raise LimitReached(
+                    LimitHit("time", self.clock.limits.time_s, round(self.clock.elapsed_s(), 3))
+                ) from failure
             raise
         self.model_s += time.perf_counter() - started
         self.usage = self.usage + reply.usage
@@ -117,20 +126,32 @@ class KernelInterface(ABC):
         status, answer, source, error, setup_s = "error", None, None, None, 0.0
         own_kernel = kernel is None
         with TrajectoryWriter(out_dir, fsync=config.fsync) as writer:
-            writer.write("header", format_version=FORMAT_VERSION, package_version=__version__,
-                         prompt_version=self.prompt_version, interface=self.interface, model=self.model.describe(),
-                         sandbox=sandbox_record(config, kernel),
-                         config=settings, config_hash=config_hash({"model": self.model.spec, **settings,
-                                                                   "prompt_version": self.prompt_version}))
+            writer.write(
+                "header",
+                format_version=FORMAT_VERSION,
+                package_version=__version__,
+                prompt_version=self.prompt_version,
+                interface=self.interface,
+                model=self.model.describe(),
+                sandbox=sandbox_record(config, kernel),
+                config=settings,
+                config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": self.prompt_version}),
+            )
             writer.write("task", task=task.to_dict(), files={})
-            episode = EpisodeContext(self.model, config, task, kernel, writer, LimitClock(config.limits, time.monotonic()))
+            episode = EpisodeContext(
+                self.model, config, task, kernel, writer, LimitClock(config.limits, time.monotonic())
+            )
             try:
                 setup_started = time.perf_counter()
                 if own_kernel:
                     from spatialclaw.kernel.kernel import Kernel
 
-                    kernel = Kernel(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir",
-                                    **{"sandbox": config.sandbox, **config.kernel_options})
+                    kernel = Kernel(
+                        videos=task.inputs,
+                        meta=task.kernel_meta(),
+                        workdir=out_dir / "workdir",
+                        **{"sandbox": config.sandbox, **config.kernel_options},
+                    )
                 else:
                     kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir")
                 episode.kernel = kernel
@@ -147,11 +168,34 @@ class KernelInterface(ABC):
             if source is not None:
                 writer.write("answer", value=answer, source=source)
             duration = time.perf_counter() - started
-            timing = {"model_s": episode.model_s, "cell_s": episode.cell_s, "kernel_setup_s": setup_s,
-                      "loop_s": max(duration - episode.model_s - episode.cell_s - setup_s, 0.0)}
+            timing = {
+                "model_s": episode.model_s,
+                "cell_s": episode.cell_s,
+                "kernel_setup_s": setup_s,
+                "loop_s": max(duration - episode.model_s - episode.cell_s - setup_s, 0.0),
+            }
             limit = episode.limit.to_dict() if episode.limit is not None else None
-            writer.write("end", reason=status, steps=episode.step, usage=asdict(episode.usage), cost_usd=episode.cost,
-                         duration_s=duration, error=error, timing=timing, limit=limit)
-        return EpisodeResult(answer=answer, status=status, steps=episode.step, usage=episode.usage, cost_usd=episode.cost,
-                             duration_s=duration, trajectory_dir=out_dir, answer_source=source, error=error, timing=timing,
-                             limit=episode.limit)
+            writer.write(
+                "end",
+                reason=status,
+                steps=episode.step,
+                usage=asdict(episode.usage),
+                cost_usd=episode.cost,
+                duration_s=duration,
+                error=error,
+                timing=timing,
+                limit=limit,
+            )
+        return EpisodeResult(
+            answer=answer,
+            status=status,
+            steps=episode.step,
+            usage=episode.usage,
+            cost_usd=episode.cost,
+            duration_s=duration,
+            trajectory_dir=out_dir,
+            answer_source=source,
+            error=error,
+            timing=timing,
+            limit=episode.limit,
+        )

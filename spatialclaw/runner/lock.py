@@ -47,11 +47,20 @@ class RunLock:
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
-            who = (f"pid {holder.get('pid')} on host {holder.get('host')} (since {holder.get('started')})"
-                   if holder else "another process")
-            raise RunLockedError(f"{self.path.parent} is in use by {who}; wait for that run to end (or stop it), "
-                                 "then resume again", holder) from None
-        holder = {"pid": os.getpid(), "host": platform.node(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            who = (
+                f"pid {holder.get('pid')} on host {holder.get('host')} (since {holder.get('started')})"
+                if holder
+                else "another process"
+            )
+            raise RunLockedError(
+                f"{self.path.parent} is in use by {who}; wait for that run to end (or stop it), then resume again",
+                holder,
+            ) from None
+        holder = {
+            "pid": os.getpid(),
+            "host": platform.node(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(holder) + "\n").encode(), 0)
         self._fd = fd

@@ -14,7 +14,7 @@ import json
 import typing
 from typing import Any
 
-__all__ = ["parse_agent_options", "coerce_agent_option"]
+__all__ = ["coerce_agent_option", "parse_agent_options"]
 
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
@@ -59,7 +59,7 @@ def coerce_agent_option(key: str, value: str) -> Any:
         except json.JSONDecodeError:
             parsed = None
         if not isinstance(parsed, dict):
-            raise ValueError(f"{key} must be a JSON object, e.g. {key}={{\"name\": 1}}, got {value!r}")
+            raise ValueError(f'{key} must be a JSON object, e.g. {key}={{"name": 1}}, got {value!r}')
         return parsed
     raise ValueError(f"{key} cannot be set from the command line (type {kind})")
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.kernel.cell import CellResult
 from spatialclaw.chat import Message, ModelReply
-from spatialclaw.trajectories.episodes import SIDE_CALL_PURPOSES, episode_task
+from spatialclaw.kernel.cell import CellResult
 from spatialclaw.trajectories.episode_log import Episode, load_episode
+from spatialclaw.trajectories.episodes import SIDE_CALL_PURPOSES, episode_task
 
 __all__ = ["COMPARED", "CellComparison", "RecordedSideCalls", "ReplayReport", "compare_cells", "replay_episode"]
 
@@ -86,8 +86,10 @@ class ReplayReport:
 
     def table(self) -> str:
         """A human-readable table: one row per cell with ``=`` (match) or ``X`` (differs) per field."""
-        lines = [f"replay of {self.episode}" + ("" if self.complete else " (incomplete episode)"),
-                 "step  " + "  ".join(f"{name:>7}" for name in COMPARED)]
+        lines = [
+            f"replay of {self.episode}" + ("" if self.complete else " (incomplete episode)"),
+            "step  " + "  ".join(f"{name:>7}" for name in COMPARED),
+        ]
         for cell in self.cells:
             marks = "  ".join(f"{'=' if same else 'X':>7}" for same in cell.matches.values())
             lines.append(f"{cell.step:>4}  {marks}")
@@ -131,15 +133,17 @@ class RecordedSideCalls:
         return ModelReply(text=response["text"], reasoning=response.get("reasoning"))
 
 
-def replay_episode(directory: str | Path, timeout_s: float = 120.0, kernel: Any = None, sandbox: str = "auto") -> ReplayReport:
+def replay_episode(
+    directory: str | Path, timeout_s: float = 120.0, kernel: Any = None, sandbox: str = "auto"
+) -> ReplayReport:
     """Replay the cells of the episode in ``directory``; ``timeout_s`` bounds each cell (seconds).
 
     ``kernel``: an existing :class:`~spatialclaw.Kernel` to reset and reuse (it is not shut down);
     by default a fresh one is started (in ``sandbox`` mode: ``auto``, ``required`` or ``off``) and shut
     down afterwards.
     """
-    from spatialclaw.kernel.kernel import Kernel
     from spatialclaw.agent.vlm_server import VLMServer
+    from spatialclaw.kernel.kernel import Kernel
 
     directory = Path(directory)
     episode = load_episode(directory)

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.runner.interfaces import INTERFACES
-from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.runner.run import aggregate_rows
+from spatialclaw.trajectories.run_dir import RunDir
 
 __all__ = ["RunReport", "load_run_report", "write_report"]
 
@@ -76,13 +76,24 @@ def load_run_report(path: str | Path) -> RunReport:
     baseline = "no-tools" if interface == "no-tools" else None
     label = f"{Path(path).name} ({config['model']}, {interface})"
     return RunReport(
-        label=label, path=Path(path), benchmark=manifest["benchmark"], model=config["model"], baseline=baseline,
+        label=label,
+        path=Path(path),
+        benchmark=manifest["benchmark"],
+        model=config["model"],
+        baseline=baseline,
         interface=interface,
-        overall=agg.overall, categories=agg.categories, counts=agg.counts, statuses=statuses, tasks=manifest["task_count"],
-        rows=len(rows), prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
-        completion_tokens=sum(u.get("completion_tokens", 0) for u in usage), cost_usd=sum(costs) if costs else None,
+        overall=agg.overall,
+        categories=agg.categories,
+        counts=agg.counts,
+        statuses=statuses,
+        tasks=manifest["task_count"],
+        rows=len(rows),
+        prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
+        completion_tokens=sum(u.get("completion_tokens", 0) for u in usage),
+        cost_usd=sum(costs) if costs else None,
         mean_duration_s=sum(durations) / len(durations) if durations else None,
-        mean_steps=sum(steps) / len(steps) if steps else None, rule=agg.rule,
+        mean_steps=sum(steps) / len(steps) if steps else None,
+        rule=agg.rule,
     )
 
 
@@ -90,7 +101,14 @@ def _attach_gains(reports: list[RunReport]) -> None:
     for report in reports:
         if report.interface == "no-tools":
             continue
-        base = next((b for b in reports if b.interface == "no-tools" and b.benchmark == report.benchmark and b.model == report.model), None)
+        base = next(
+            (
+                b
+                for b in reports
+                if b.interface == "no-tools" and b.benchmark == report.benchmark and b.model == report.model
+            ),
+            None,
+        )
         if base is None:
             continue
         if report.overall is not None and base.overall is not None:
@@ -114,45 +132,104 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
     _attach_gains(reports)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"markdown": out / "report.md", "summary_csv": out / "summary.csv", "categories_csv": out / "categories.csv",
-             "json": out / "report.json", "chart": out / "chart.png"}
+    files = {
+        "markdown": out / "report.md",
+        "summary_csv": out / "summary.csv",
+        "categories_csv": out / "categories.csv",
+        "json": out / "report.json",
+        "chart": out / "chart.png",
+    }
     files["markdown"].write_text(_markdown(reports), encoding="utf-8")
     with open(files["summary_csv"], "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["run", "benchmark", "model", "interface", "rule", "overall", "tool_gain", "tasks", "rows", "ok", "budget",
-                         "timeout", "error", "prompt_tokens", "completion_tokens", "cost_usd", "mean_duration_s", "mean_steps"])
+        writer.writerow(
+            [
+                "run",
+                "benchmark",
+                "model",
+                "interface",
+                "rule",
+                "overall",
+                "tool_gain",
+                "tasks",
+                "rows",
+                "ok",
+                "budget",
+                "timeout",
+                "error",
+                "prompt_tokens",
+                "completion_tokens",
+                "cost_usd",
+                "mean_duration_s",
+                "mean_steps",
+            ]
+        )
         for r in reports:
-            writer.writerow([r.label, r.benchmark, r.model, r.interface, r.rule, r.overall, r.gain_overall, r.tasks, r.rows,
-                             *(r.statuses.get(s, 0) for s in ("ok", "budget", "timeout", "error")), r.prompt_tokens,
-                             r.completion_tokens, r.cost_usd, r.mean_duration_s, r.mean_steps])
+            writer.writerow(
+                [
+                    r.label,
+                    r.benchmark,
+                    r.model,
+                    r.interface,
+                    r.rule,
+                    r.overall,
+                    r.gain_overall,
+                    r.tasks,
+                    r.rows,
+                    *(r.statuses.get(s, 0) for s in ("ok", "budget", "timeout", "error")),
+                    r.prompt_tokens,
+                    r.completion_tokens,
+                    r.cost_usd,
+                    r.mean_duration_s,
+                    r.mean_steps,
+                ]
+            )
     with open(files["categories_csv"], "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["run", "benchmark", "category", "score", "n", "tool_gain"])
         for r in reports:
             for category, score in r.categories.items():
-                writer.writerow([r.label, r.benchmark, category, score, r.counts.get(category, ""), r.gain.get(category, "")])
-    files["json"].write_text(json.dumps({"runs": [r.to_dict() for r in reports]}, indent=2, default=str) + "\n", encoding="utf-8")
+                writer.writerow(
+                    [r.label, r.benchmark, category, score, r.counts.get(category, ""), r.gain.get(category, "")]
+                )
+    files["json"].write_text(
+        json.dumps({"runs": [r.to_dict() for r in reports]}, indent=2, default=str) + "\n", encoding="utf-8"
+    )
     _chart(reports, files["chart"])
     return files
 
 
 def _markdown(reports: list[RunReport]) -> str:
-    lines = ["# Benchmark report", "", "Scores in percent; overall by each benchmark's own rule; tool gain = run minus its "
-             "no-tools baseline (same benchmark and model).", "", "## Runs", "",
-             "| run | benchmark | overall | tool gain | ok | budget | timeout | error | tokens in/out | cost (USD) | mean s | mean steps |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "# Benchmark report",
+        "",
+        "Scores in percent; overall by each benchmark's own rule; tool gain = run minus its "
+        "no-tools baseline (same benchmark and model).",
+        "",
+        "## Runs",
+        "",
+        "| run | benchmark | overall | tool gain | ok | budget | timeout | error | tokens in/out | cost (USD) | mean s | mean steps |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in reports:
         cost = "–" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         duration = "–" if r.mean_duration_s is None else f"{r.mean_duration_s:.2f}"
         steps = "–" if r.mean_steps is None else f"{r.mean_steps:.1f}"
-        lines.append(f"| {r.label} | {r.benchmark} | {_pct(r.overall)} | {_signed(r.gain_overall)} | "
-                     + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
-                     + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |")
+        lines.append(
+            f"| {r.label} | {r.benchmark} | {_pct(r.overall)} | {_signed(r.gain_overall)} | "
+            + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
+            + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |"
+        )
     for benchmark in dict.fromkeys(r.benchmark for r in reports):
         group = [r for r in reports if r.benchmark == benchmark]
         categories = list(dict.fromkeys(c for r in group for c in r.categories))
-        lines += ["", f"## {benchmark}: per category", "", "| category | " + " | ".join(r.label for r in group) + " |",
-                  "|---|" + "---:|" * len(group)]
+        lines += [
+            "",
+            f"## {benchmark}: per category",
+            "",
+            "| category | " + " | ".join(r.label for r in group) + " |",
+            "|---|" + "---:|" * len(group),
+        ]
         for category in categories:
             cells = []
             for r in group:
@@ -180,15 +257,29 @@ def _interfaces_table(benchmark: str, group: list[RunReport], categories: list[s
         if len(runs) < 2:
             continue
         columns = [runs[i] for i in INTERFACES if i in runs]
-        lines += ["", f"## {benchmark}: interfaces ({model})", "",
-                  "Score per interface; in parentheses the tool gain over no-tools.", "",
-                  "| category | " + " | ".join(r.interface for r in columns) + " |", "|---|" + "---:|" * len(columns)]
+        lines += [
+            "",
+            f"## {benchmark}: interfaces ({model})",
+            "",
+            "Score per interface; in parentheses the tool gain over no-tools.",
+            "",
+            "| category | " + " | ".join(r.interface for r in columns) + " |",
+            "|---|" + "---:|" * len(columns),
+        ]
         for category in categories:
-            cells = [_pct(r.categories.get(category)) + (f" ({_signed(r.gain[category])})" if category in r.gain else "")
-                     for r in columns]
+            cells = [
+                _pct(r.categories.get(category)) + (f" ({_signed(r.gain[category])})" if category in r.gain else "")
+                for r in columns
+            ]
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
-        lines.append("| **overall** | " + " | ".join(
-            f"**{_pct(r.overall)}**" + (f" ({_signed(r.gain_overall)})" if r.gain_overall is not None else "") for r in columns) + " |")
+        lines.append(
+            "| **overall** | "
+            + " | ".join(
+                f"**{_pct(r.overall)}**" + (f" ({_signed(r.gain_overall)})" if r.gain_overall is not None else "")
+                for r in columns
+            )
+            + " |"
+        )
     return lines
 
 
@@ -204,8 +295,12 @@ def _chart(reports: list[RunReport], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) * max(1, len(reports)) / 1.5), 4.5))
     x = np.arange(len(categories))
     for i, r in enumerate(reports):
-        values = [100 * (r.overall if c == "overall" else r.categories.get(c, np.nan)) if (c != "overall" or r.overall is not None) else np.nan
-                  for c in categories]
+        values = [
+            100 * (r.overall if c == "overall" else r.categories.get(c, np.nan))
+            if (c != "overall" or r.overall is not None)
+            else np.nan
+            for c in categories
+        ]
         ax.bar(x + (i - (len(reports) - 1) / 2) * width, values, width, label=r.label)
     ax.set_xticks(x, categories, rotation=30, ha="right")
     ax.set_ylabel("score (%)")

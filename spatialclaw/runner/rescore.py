@@ -12,8 +12,8 @@ from pathlib import Path
 from spatialclaw.benchmarks.aggregation import Aggregate
 from spatialclaw.runner.episode import score_row
 from spatialclaw.runner.run import aggregate_rows
-from spatialclaw.trajectories.run_dir import RunDir
 from spatialclaw.trajectories.episode_log import load_episode
+from spatialclaw.trajectories.run_dir import RunDir
 
 __all__ = ["rescore_run"]
 
@@ -28,7 +28,9 @@ def rescore_run(path: str | Path) -> tuple[Aggregate, int]:
     for row in rows:
         task = tasks.get(row["task_id"])
         if task is None:
-            raise ValueError(f"{run_dir.path}: row for unknown task {row['task_id']!r}; tasks.jsonl and results.jsonl disagree")
+            raise ValueError(
+                f"{run_dir.path}: row for unknown task {row['task_id']!r}; tasks.jsonl and results.jsonl disagree"
+            )
         answer = row.get("answer")
         if answer is None and row.get("trajectory_dir"):
             trajectory = run_dir.path / row["trajectory_dir"]
@@ -46,4 +48,3 @@ def rescore_run(path: str | Path) -> tuple[Aggregate, int]:
             changed += 1
     run_dir.results.rewrite(rows)
     return aggregate_rows(rows, tasks, manifest["aggregation"]), changed
-

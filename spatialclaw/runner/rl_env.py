@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.kernel.cell import CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
+from spatialclaw.kernel.cell import CellResult
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, TrajectoryWriter, config_hash
 
@@ -147,7 +147,9 @@ class SpatialEnv:
 
         task = _coerce_task(task)
         if task.ground_truth is None:
-            raise ValueError(f"task {task.task_id!r} has no ground truth; the environment needs it to compute the reward")
+            raise ValueError(
+                f"task {task.task_id!r} has no ground truth; the environment needs it to compute the reward"
+            )
         self._finish_log("interrupted")
         if self._pool is None:
             self._pool = KernelPool(size=1, fresh=True, spares=self._spares, **self._kernel_kwargs)
@@ -158,17 +160,27 @@ class SpatialEnv:
         self._task, self._steps, self._done = task, 0, False
         self._episodes += 1
         self._started = time.time()
-        from spatialclaw.agent.task_inputs import preview_frames
         from spatialclaw.agent.prompting import prompt_version, task_prompt
+        from spatialclaw.agent.task_inputs import preview_frames
 
         preview, preview_text = preview_frames(task, self.preview_images, self.preview_max_side)
         observation = Observation(text=task_prompt(task, preview_text), images=[p.png for p in preview], step=0)
-        self._history = [Message.text("system", self.system_prompt), Message("user", [TextPart(observation.text), *preview])]
+        self._history = [
+            Message.text("system", self.system_prompt),
+            Message("user", [TextPart(observation.text), *preview]),
+        ]
         if self.record_dir is not None:
             config = {"env": "SpatialEnv", "max_steps": self.max_steps, "cell_timeout_s": self.cell_timeout_s}
             self._log = TrajectoryWriter(self._new_episode_dir(task.task_id))
-            self._log.write("header", format_version=1, package_version=_version(), prompt_version=prompt_version(),
-                            model=EXTERNAL_POLICY, config=config, config_hash=config_hash(config))
+            self._log.write(
+                "header",
+                format_version=1,
+                package_version=_version(),
+                prompt_version=prompt_version(),
+                model=EXTERNAL_POLICY,
+                config=config,
+                config_hash=config_hash(config),
+            )
             self._log.write("task", task=task.to_dict(), files={})
         return observation
 
@@ -180,10 +192,19 @@ class SpatialEnv:
             raise RuntimeError("the episode is over (or was never started): call reset(task) first")
         step = self._steps + 1  # 1-based, as the agent numbers steps
         if self._log is not None and output is not None:
-            self._log.write("model_call", step=step, purpose="step", model=EXTERNAL_POLICY, params={},
-                            request={"messages": self._log.messages(self._history)},
-                            response={"text": output, "reasoning": None, "finish_reason": None, "raw": None},
-                            usage={}, cost_usd=None, latency_s=None, error=None)
+            self._log.write(
+                "model_call",
+                step=step,
+                purpose="step",
+                model=EXTERNAL_POLICY,
+                params={},
+                request={"messages": self._log.messages(self._history)},
+                response={"text": output, "reasoning": None, "finish_reason": None, "raw": None},
+                usage={},
+                cost_usd=None,
+                latency_s=None,
+                error=None,
+            )
         result: CellResult = self._kernel.execute(cell, timeout=self.cell_timeout_s)
         self._steps = step
         if self._log is not None:
@@ -196,7 +217,9 @@ class SpatialEnv:
             info.update(answer=result.answer, score=score.value, score_details=score.to_dict(), truncated=False)
             if self._log is not None:
                 self._log.write("answer", value=result.answer, source="cell")
-                self._log.write("score", score=score.value, ground_truth=self._task.ground_truth, details=score.to_dict())
+                self._log.write(
+                    "score", score=score.value, ground_truth=self._task.ground_truth, details=score.to_dict()
+                )
             self._done = True
             self._finish_log("answered")
         elif self._steps >= self.max_steps:
@@ -205,7 +228,9 @@ class SpatialEnv:
             self._finish_log("budget")
         from spatialclaw.agent.context import observation_parts
 
-        text, images = observation_parts(self._steps, self.max_steps, result, self.observation_chars, self.max_image_side, [])
+        text, images = observation_parts(
+            self._steps, self.max_steps, result, self.observation_chars, self.max_image_side, []
+        )
         reply = output if output is not None else f"```python\n{cell}\n```"
         self._history += [Message.text("assistant", reply), Message("user", [TextPart(text), *images])]
         observation = Observation(text=text, images=[image.png for image in images], step=self._steps, result=result)
@@ -232,14 +257,26 @@ class SpatialEnv:
         from spatialclaw.benchmarks.scoring import score_answer
 
         task = self._task
-        return score_answer(answer, task.ground_truth, task.answer_type, task.choices,
-                            metric=task.meta.get("metric"), unit=task.meta.get("unit"))
+        return score_answer(
+            answer,
+            task.ground_truth,
+            task.answer_type,
+            task.choices,
+            metric=task.meta.get("metric"),
+            unit=task.meta.get("unit"),
+        )
 
     def _finish_log(self, reason: str) -> None:
         if self._log is None:
             return
-        self._log.write("end", reason=reason, steps=self._steps, usage={}, cost_usd=None,
-                        duration_s=round(time.time() - self._started, 3))
+        self._log.write(
+            "end",
+            reason=reason,
+            steps=self._steps,
+            usage={},
+            cost_usd=None,
+            duration_s=round(time.time() - self._started, 3),
+        )
         self._log.close()
         self._log = None
 
@@ -326,8 +363,13 @@ def grpo_dataset(tasks: list[Task], max_steps: int = 16, system: str | None = No
     for task in tasks:
         if task.ground_truth is None:
             raise ValueError(f"task {task.task_id!r} has no ground truth; the reward needs it")
-        rows.append({"prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
-                     "task_json": json.dumps(task.to_dict()), "task_id": task.task_id})
+        rows.append(
+            {
+                "prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
+                "task_json": json.dumps(task.to_dict()),
+                "task_id": task.task_id,
+            }
+        )
     return datasets.Dataset.from_list(rows)
 
 
@@ -335,4 +377,3 @@ def _version() -> str:
     from spatialclaw import __version__
 
     return __version__
-

@@ -27,16 +27,21 @@ from typing import Any
 
 from spatialclaw.benchmarks.aggregation import Aggregate, ScoredRow, aggregate
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
-from spatialclaw.runner.interfaces import INTERFACES, needs_kernel
+from spatialclaw.runner.interfaces import INTERFACES
 from spatialclaw.runner.lock import RunLock
 from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
 
-__all__ = ["RESUMABLE", "RunConfig", "RunSummary", "run_benchmark", "aggregate_rows"]
+__all__ = ["RESUMABLE", "RunConfig", "RunSummary", "aggregate_rows", "run_benchmark"]
 
 #: Settings a resume may change (all others must match the run's): they decide how fast and how
 #: reliably the episodes run, not what an episode is.
-RESUMABLE = ("workers", "executor", "endpoint URL (openai-compat URL or model_options.base_url)",
-             "model_options.max_attempts (--model-retries)", "a larger limit")
+RESUMABLE = (
+    "workers",
+    "executor",
+    "endpoint URL (openai-compat URL or model_options.base_url)",
+    "model_options.max_attempts (--model-retries)",
+    "a larger limit",
+)
 
 
 @dataclass
@@ -76,7 +81,9 @@ class RunConfig:
             raise ValueError(f"unknown baseline {self.baseline!r}; the only baseline is 'no-tools'")
         if self.baseline == "no-tools":
             if self.interface not in ("code", "no-tools"):
-                raise ValueError(f"--baseline no-tools and --interface {self.interface} contradict each other; give one")
+                raise ValueError(
+                    f"--baseline no-tools and --interface {self.interface} contradict each other; give one"
+                )
             self.interface = "no-tools"
         if self.interface not in INTERFACES:
             raise ValueError(f"unknown interface {self.interface!r}; choose one of {', '.join(INTERFACES)}")
@@ -91,11 +98,15 @@ class RunConfig:
 
         AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
         if self.perception_actors and self.executor != "ray":
-            raise ValueError("--perception-actors shares perception models between episodes on Ray actors; "
-                             "add --executor ray (the local executor loads the models in each kernel)")
+            raise ValueError(
+                "--perception-actors shares perception models between episodes on Ray actors; "
+                "add --executor ray (the local executor loads the models in each kernel)"
+            )
         if self.perception_actors < 0 or self.perception_gpus < 0:
-            raise ValueError(f"--perception-actors and --perception-gpus must be >= 0, got {self.perception_actors} "
-                             f"and {self.perception_gpus}")
+            raise ValueError(
+                f"--perception-actors and --perception-gpus must be >= 0, got {self.perception_actors} "
+                f"and {self.perception_gpus}"
+            )
 
     def perception_setup(self) -> dict[str, Any] | None:
         """Where the learned perception models run, for the manifest (None: in each episode's kernel)."""
@@ -106,18 +117,33 @@ class RunConfig:
     def identity(self) -> dict[str, Any]:
         """The settings that decide the results (hashed into the manifest); not workers, executor, paths or
         the URL of an OpenAI-compatible server."""
-        model = self.model.rsplit("@", 1)[0] if self.model.startswith("openai-compat:") else self.model  # the server may move
-        return {"benchmark": self.benchmark, "limit": self.limit, "seed": self.seed, "split": self.split,
-                "model": model, "interface": self.interface, "agent": self.agent,
-                "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()}}
+        model = (
+            self.model.rsplit("@", 1)[0] if self.model.startswith("openai-compat:") else self.model
+        )  # the server may move
+        return {
+            "benchmark": self.benchmark,
+            "limit": self.limit,
+            "seed": self.seed,
+            "split": self.split,
+            "model": model,
+            "interface": self.interface,
+            "agent": self.agent,
+            "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()},
+        }
 
     def session(self) -> dict[str, Any]:
         """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
-        return {"workers": self.workers, "executor": self.executor, "model": self.model,
-                "base_url": self.model_options.get("base_url"),
-                "model_retries": self.model_options.get("max_attempts"), "limit": self.limit,
-                "episode_timeout_s": self.episode_timeout_s, "perception": self.perception_setup(),
-                "sandbox": self.sandbox_setup()}
+        return {
+            "workers": self.workers,
+            "executor": self.executor,
+            "model": self.model,
+            "base_url": self.model_options.get("base_url"),
+            "model_retries": self.model_options.get("max_attempts"),
+            "limit": self.limit,
+            "episode_timeout_s": self.episode_timeout_s,
+            "perception": self.perception_setup(),
+            "sandbox": self.sandbox_setup(),
+        }
 
     def sandbox_setup(self) -> dict[str, Any]:
         """The kernel sandbox of this session's episodes: mode, whether it is active here, what is missing."""
@@ -132,7 +158,9 @@ def comparable(identity: dict[str, Any]) -> dict[str, Any]:
     data = {k: v for k, v in identity.items() if k not in ("limit", "baseline")}
     if "interface" not in data:
         data["interface"] = "no-tools" if identity.get("baseline") == "no-tools" else "code"
-    data["model_options"] = {k: v for k, v in (identity.get("model_options") or {}).items() if k not in ("max_attempts", "base_url")}
+    data["model_options"] = {
+        k: v for k, v in (identity.get("model_options") or {}).items() if k not in ("max_attempts", "base_url")
+    }
     return data
 
 
@@ -156,8 +184,15 @@ class RunSummary:
 
 def aggregate_rows(rows: list[dict[str, Any]], tasks_by_id: dict[str, Any], rule: str) -> Aggregate:
     """Aggregate result rows by the benchmark's rule (rows without a score count as 0)."""
-    scored = [ScoredRow(r["task_id"], r.get("category"), r.get("score"), dict(tasks_by_id[r["task_id"]].meta) if r["task_id"] in tasks_by_id else {})
-              for r in rows]
+    scored = [
+        ScoredRow(
+            r["task_id"],
+            r.get("category"),
+            r.get("score"),
+            dict(tasks_by_id[r["task_id"]].meta) if r["task_id"] in tasks_by_id else {},
+        )
+        for r in rows
+    ]
     return aggregate(scored, rule)
 
 
@@ -166,14 +201,18 @@ def run_benchmark(config: RunConfig) -> RunSummary:
     started = time.perf_counter()
     run_dir = RunDir(config.out)
     if run_dir.exists() and not config.resume:  # checked before the lock: a finished run is not "in use"
-        raise FileExistsError(f"{config.out} already holds a run; pass --resume to continue it, or choose another --out")
+        raise FileExistsError(
+            f"{config.out} already holds a run; pass --resume to continue it, or choose another --out"
+        )
     created = not config.out.exists()
     lock = RunLock(config.out)
     try:
         with lock:
             return _run_locked(config, run_dir, started)
     except BaseException:
-        if created and config.out.is_dir() and [p.name for p in config.out.iterdir()] == [lock.path.name]:  # bad setup leaves nothing behind
+        if (
+            created and config.out.is_dir() and [p.name for p in config.out.iterdir()] == [lock.path.name]
+        ):  # bad setup leaves nothing behind
             lock.path.unlink()
             config.out.rmdir()
         raise
@@ -184,13 +223,17 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     if run_dir.exists():
         manifest = run_dir.manifest()
         if not config.resume:
-            raise FileExistsError(f"{config.out} already holds a run; pass --resume to continue it, or choose another --out")
+            raise FileExistsError(
+                f"{config.out} already holds a run; pass --resume to continue it, or choose another --out"
+            )
         stored, now = comparable(manifest["config"]), comparable(identity)
         changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
         if changed:
-            raise ValueError(f"cannot resume {config.out}: the configuration differs in {', '.join(changed)} "
-                             f"(run has {[stored.get(k) for k in changed]}, now {[now.get(k) for k in changed]}); "
-                             f"a resume may change only {', '.join(RESUMABLE)}")
+            raise ValueError(
+                f"cannot resume {config.out}: the configuration differs in {', '.join(changed)} "
+                f"(run has {[stored.get(k) for k in changed]}, now {[now.get(k) for k in changed]}); "
+                f"a resume may change only {', '.join(RESUMABLE)}"
+            )
         tasks = run_dir.tasks()
         rule = manifest["aggregation"]
         tasks = _extend(config, run_dir, manifest, tasks)
@@ -198,8 +241,14 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     else:
         from spatialclaw.benchmarks.registry import load_benchmark
 
-        loaded = load_benchmark(config.benchmark, source=config.source, media_root=config.media_root,
-                                limit=config.limit, seed=config.seed, split=config.split)
+        loaded = load_benchmark(
+            config.benchmark,
+            source=config.source,
+            media_root=config.media_root,
+            limit=config.limit,
+            seed=config.seed,
+            split=config.split,
+        )
         tasks, rule = loaded.tasks, loaded.aggregation
         if not tasks:
             raise ValueError(f"benchmark {config.benchmark!r} produced no tasks")
@@ -207,7 +256,11 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     by_id = {t.task_id: t for t in tasks}
     session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
     previous = run_dir.results.load()
-    kept = [previous[t.task_id] for t in tasks if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES]
+    kept = [
+        previous[t.task_id]
+        for t in tasks
+        if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES
+    ]
     run_dir.results.rewrite(kept)
     done = {row["task_id"] for row in kept}
     pending = [t for t in tasks if t.task_id not in done]
@@ -215,15 +268,26 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     for task in pending:
         out_dir = run_dir.episode_dir(task.task_id)
         jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1])))
-    worker_args = {"model_spec": config.model, "agent_config": config.agent, "interface": config.interface,
-                   "model_options": config.model_options, "run_dir": run_dir.path}
+    worker_args = {
+        "model_spec": config.model,
+        "agent_config": config.agent,
+        "interface": config.interface,
+        "model_options": config.model_options,
+        "run_dir": run_dir.path,
+    }
     executor: Any
     if config.executor == "ray":
         from spatialclaw.runner.executors import RayExecutor
 
-        executor = RayExecutor(config.workers, worker_args, address=config.ray_address, episode_timeout_s=config.episode_timeout_s,
-                               ray_num_gpus=config.ray_gpus_per_worker, perception_actors=config.perception_actors,
-                               perception_gpus=config.perception_gpus)
+        executor = RayExecutor(
+            config.workers,
+            worker_args,
+            address=config.ray_address,
+            episode_timeout_s=config.episode_timeout_s,
+            ray_num_gpus=config.ray_gpus_per_worker,
+            perception_actors=config.perception_actors,
+            perception_gpus=config.perception_gpus,
+        )
         run_dir.record_perception(config.perception_setup())
     else:
         from spatialclaw.runner.executors import LocalExecutor
@@ -243,7 +307,9 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         run_dir.results.append(row)
         counts[row["status"]] += 1
         if progress is not None:
-            progress.set_postfix({k: counts[k] for k in ("ok", "budget", "timeout", "error") if counts[k]}, refresh=False)
+            progress.set_postfix(
+                {k: counts[k] for k in ("ok", "budget", "timeout", "error") if counts[k]}, refresh=False
+            )
             progress.update(1)
 
     try:
@@ -254,8 +320,14 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
             progress.close()
     rows = list(run_dir.results.load().values())
     statuses = Counter(r["status"] for r in rows)
-    return RunSummary(run_dir.path, len(jobs), len(kept), dict(statuses), aggregate_rows(rows, by_id, rule),
-                      time.perf_counter() - started)
+    return RunSummary(
+        run_dir.path,
+        len(jobs),
+        len(kept),
+        dict(statuses),
+        aggregate_rows(rows, by_id, rule),
+        time.perf_counter() - started,
+    )
 
 
 def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks: list[Any]) -> list[Any]:
@@ -263,18 +335,30 @@ def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks:
     if config.limit is None or config.limit == len(tasks):
         return tasks
     if config.limit < len(tasks):
-        raise ValueError(f"cannot resume {config.out} with --limit {config.limit}: the run already holds {len(tasks)} tasks "
-                         f"(a resume can only grow a run; drop --limit to keep its {len(tasks)})")
+        raise ValueError(
+            f"cannot resume {config.out} with --limit {config.limit}: the run already holds {len(tasks)} tasks "
+            f"(a resume can only grow a run; drop --limit to keep its {len(tasks)})"
+        )
     from spatialclaw.benchmarks.registry import load_benchmark
 
-    loaded = load_benchmark(config.benchmark, source=config.source, media_root=config.media_root,
-                            limit=config.limit, seed=config.seed, split=config.split)
-    head = loaded.tasks[:len(tasks)]
-    if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get("tasks_hash", tasks_hash(tasks)):
-        raise ValueError(f"cannot extend {config.out} to {config.limit} tasks: the benchmark's first {len(tasks)} tasks are not "
-                         "the run's (the dataset, --source or --seed changed); start a new run with --out")
+    loaded = load_benchmark(
+        config.benchmark,
+        source=config.source,
+        media_root=config.media_root,
+        limit=config.limit,
+        seed=config.seed,
+        split=config.split,
+    )
+    head = loaded.tasks[: len(tasks)]
+    if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get(
+        "tasks_hash", tasks_hash(tasks)
+    ):
+        raise ValueError(
+            f"cannot extend {config.out} to {config.limit} tasks: the benchmark's first {len(tasks)} tasks are not "
+            "the run's (the dataset, --source or --seed changed); start a new run with --out"
+        )
     if len(loaded.tasks) > len(tasks):
-        run_dir.extend_tasks(loaded.tasks[len(tasks):], config.limit)
+        run_dir.extend_tasks(loaded.tasks[len(tasks) :], config.limit)
     return run_dir.tasks()
 
 

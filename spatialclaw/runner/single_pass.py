@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialclaw.agent.direct_answer import parse_direct_answer
-from spatialclaw.agent.task_inputs import preview_frames
-from spatialclaw.chat import Message, TextPart
 from spatialclaw.agent.context import observation_parts
+from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.extraction import extract_cell
 from spatialclaw.agent.prompting import system_prompt, task_prompt
+from spatialclaw.agent.task_inputs import preview_frames
+from spatialclaw.chat import Message, TextPart
 from spatialclaw.runner.kernel_episode import EpisodeContext, KernelInterface
 
-__all__ = ["SinglePassAgent", "SINGLE_PASS_RULE", "ANSWER_REQUEST"]
+__all__ = ["ANSWER_REQUEST", "SINGLE_PASS_RULE", "SinglePassAgent"]
 
 SINGLE_PASS_RULE = (
     "This episode has exactly one step: write the complete program in one ```python block now. You will "

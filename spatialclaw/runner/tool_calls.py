@@ -32,18 +32,29 @@ import json
 import re
 from typing import Any
 
+from spatialclaw.agent.context import fit_image
 from spatialclaw.agent.direct_answer import parse_direct_answer
+from spatialclaw.agent.prompting import answer_rules, task_prompt
 from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart, ToolSpec
-from spatialclaw.agent.context import fit_image
-from spatialclaw.agent.prompting import answer_rules, task_prompt
 from spatialclaw.runner.kernel_episode import EpisodeContext, KernelInterface
 
-__all__ = ["ToolCallAgent", "tool_specs", "TOOL_HELPER", "SYSTEM"]
+__all__ = ["SYSTEM", "TOOL_HELPER", "ToolCallAgent", "tool_specs"]
 
-_SKIP = {"vlm", "meta", "show"}  # vlm needs the side channel; meta is data (in the task text); show needs an image reference
-_JSON_TYPES = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "None": "null",
-               "os.PathLike": "string", "Path": "string"}
+_SKIP = {
+    "vlm",
+    "meta",
+    "show",
+}  # vlm needs the side channel; meta is data (in the task text); show needs an image reference
+_JSON_TYPES = {
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "bool": "boolean",
+    "None": "null",
+    "os.PathLike": "string",
+    "Path": "string",
+}
 
 SYSTEM = """You answer a question about images or video frames by calling tools. The tools are functions of \
 a Python kernel that holds the question's frames (`frames`; with several inputs, `videos[i]`) and \
@@ -56,13 +67,17 @@ the answer, call answer(value). Units: metres, pixels, degrees, seconds, as each
 
 $answer_rules
 """
-FORMAT_ERROR = ("Your reply called no tool and held no `ANSWER: ...` line. Call a tool, or call answer(value) "
-                "when you know the answer.")
-FALLBACK = ("You have used all {steps} steps. Answer now from what the tools returned, without calling a tool: "
-            "end your reply with a line `ANSWER: <your answer>`.")
+FORMAT_ERROR = (
+    "Your reply called no tool and held no `ANSWER: ...` line. Call a tool, or call answer(value) "
+    "when you know the answer."
+)
+FALLBACK = (
+    "You have used all {steps} steps. Answer now from what the tools returned, without calling a tool: "
+    "end your reply with a line `ANSWER: <your answer>`."
+)
 
 #: Defined in the kernel at the start of every tool-calls episode (its names start with ``_sc_``).
-TOOL_HELPER = r'''
+TOOL_HELPER = r"""
 def _sc_tool_call(_sc_path, _sc_arguments, _sc_ref):
     import dataclasses as _sc_dc, json as _sc_json, re as _sc_re
     _sc_ns = globals()
@@ -125,7 +140,7 @@ def _sc_tool_call(_sc_path, _sc_arguments, _sc_ref):
     except ImportError:
         pass
     print(_sc_json.dumps({"result": _sc_json_value(result, _sc_ref)}, default=repr))
-'''
+"""
 
 
 def _json_schema(annotation: Any) -> dict[str, Any]:
@@ -134,14 +149,14 @@ def _json_schema(annotation: Any) -> dict[str, Any]:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
     text = text.replace("typing.", "")
     if not text or text == "Any":
-        return {"description": "any JSON value or a kernel reference such as \"$frames[0]\""}
+        return {"description": 'any JSON value or a kernel reference such as "$frames[0]"'}
     alternatives = [a.strip() for a in text.split("|")]
     types = []
     for alternative in alternatives:
         head = alternative.split("[", 1)[0]
         if head == "Literal":
             try:
-                values = list(ast.literal_eval("[" + alternative[len("Literal["):-1] + "]"))
+                values = list(ast.literal_eval("[" + alternative[len("Literal[") : -1] + "]"))
             except (ValueError, SyntaxError):
                 return {"description": text}
             return {"enum": values, "description": text}
@@ -152,7 +167,7 @@ def _json_schema(annotation: Any) -> dict[str, Any]:
         elif head in ("dict", "Mapping"):
             types.append("object")
         else:
-            return {"description": f"{text} (a kernel object: pass a reference such as \"$frames[0]\" or \"$r1\")"}
+            return {"description": f'{text} (a kernel object: pass a reference such as "$frames[0]" or "$r1")'}
     unique = list(dict.fromkeys(types))
     schema: dict[str, Any] = {"type": unique[0] if len(unique) == 1 else unique, "description": text}
     if "array" in unique:
@@ -258,7 +273,9 @@ class ToolCallAgent(KernelInterface):
             reply = episode.call(messages, "step", tools=tools)
             messages.append(Message("assistant", [TextPart(reply.text)], tool_calls=list(reply.tool_calls)))
             if not reply.tool_calls:
-                answer = parse_direct_answer(reply.text, task) if re.search(r"ANSWER\s*[:=]", reply.text, re.I) else None
+                answer = (
+                    parse_direct_answer(reply.text, task) if re.search(r"ANSWER\s*[:=]", reply.text, re.I) else None
+                )
                 if answer is not None:
                     return "answered", answer, "text"
                 episode.writer.write("format_error", step=step, response=reply.text, message=FORMAT_ERROR)
@@ -275,17 +292,30 @@ class ToolCallAgent(KernelInterface):
                     problem = call.error or f"there is no tool {call.name!r}"
                     messages.append(Message("tool", [TextPart(json.dumps({"error": problem}))], tool_call_id=call.id))
                     continue
-                result = episode.execute(call_cell(paths[call.name], call.arguments, ref),
-                                         tool_call={"id": call.id, "name": call.name, "arguments": call.arguments, "ref": ref})
+                result = episode.execute(
+                    call_cell(paths[call.name], call.arguments, ref),
+                    tool_call={"id": call.id, "name": call.name, "arguments": call.arguments, "ref": ref},
+                )
                 if result.answered:
                     return "answered", result.answer, "tool"
                 if result.error is not None or not result.ok:
-                    content = json.dumps({"error": result.error.to_text() if result.error is not None else f"cell status {result.status}",
-                                          **({"output": result.stdout[-2000:]} if result.stdout else {})})
+                    content = json.dumps(
+                        {
+                            "error": result.error.to_text()
+                            if result.error is not None
+                            else f"cell status {result.status}",
+                            **({"output": result.stdout[-2000:]} if result.stdout else {}),
+                        }
+                    )
                 else:
-                    content = _last_json_line(result.stdout) or json.dumps({"result": None, "output": result.stdout[-4000:]})
-                content = content[:config.observation_chars]
-                shown = [fit_image(i.png, i.width, i.height, config.max_image_side, i.label or i.origin) for i in result.images]
+                    content = _last_json_line(result.stdout) or json.dumps(
+                        {"result": None, "output": result.stdout[-4000:]}
+                    )
+                content = content[: config.observation_chars]
+                shown = [
+                    fit_image(i.png, i.width, i.height, config.max_image_side, i.label or i.origin)
+                    for i in result.images
+                ]
                 messages.append(Message("tool", [TextPart(content), *shown], tool_call_id=call.id))
         episode.step = config.max_steps
         from spatialclaw.agent.limits import LimitHit

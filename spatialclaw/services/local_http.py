@@ -43,7 +43,9 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
             self._slots.release()
 
     def _refuse(self, request: socket.socket) -> None:
-        body = json.dumps({"error": f"the server is serving {self.max_connections} connections already; retry shortly"}).encode()
+        body = json.dumps(
+            {"error": f"the server is serving {self.max_connections} connections already; retry shortly"}
+        ).encode()
         head = f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         try:
             request.settimeout(1.0)
@@ -60,9 +62,13 @@ class LocalHTTPServer:
         self.name = name
         self._server: ThreadingHTTPServer | None = None
 
-    def _serve(self, handler: type[BaseHTTPRequestHandler], poll_interval_s: float = 0.05, max_connections: int = 256) -> None:
+    def _serve(
+        self, handler: type[BaseHTTPRequestHandler], poll_interval_s: float = 0.05, max_connections: int = 256
+    ) -> None:
         self._server = _BoundedHTTPServer(("127.0.0.1", 0), handler, max_connections)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": poll_interval_s}, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": poll_interval_s}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         if self._server is not None:

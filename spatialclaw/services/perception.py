@@ -22,8 +22,9 @@ import platform
 import traceback
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,10 +35,7 @@ KINDS = ("depth", "detect", "sam", "sam3")
 
 def _describe(kind: str, model_id: str, device: str | None) -> dict[str, Any]:
     """The model's version for cache keys (+ what the kernel needs to build its key), as the local path finds it."""
-    from spatialclaw.primitives.perception import depth
-    from spatialclaw.primitives.perception import detect
-    from spatialclaw.primitives.perception import models
-    from spatialclaw.primitives.perception import segment
+    from spatialclaw.primitives.perception import depth, detect, models, segment
 
     if kind == "depth":
         version = models.model_version(model_id)
@@ -56,27 +54,42 @@ def _describe(kind: str, model_id: str, device: str | None) -> dict[str, Any]:
 
 def _run(kind: str, model_id: str, device: str | None, inputs: dict[str, Any]) -> Any:
     """The value the local path caches for these inputs (same functions, same arguments)."""
-    from spatialclaw.primitives.perception import depth
-    from spatialclaw.primitives.perception import detect
-    from spatialclaw.primitives.perception import segment
+    from spatialclaw.primitives.perception import depth, detect, segment
 
     if kind == "depth":
         result = depth.depth(inputs["rgb"], model_id, intrinsics=inputs["intrinsics"], device=device)
-        return {"depth": result.depth, "intrinsics": result.intrinsics, "confidence": result.confidence,
-                "intrinsics_source": result.intrinsics_source}
+        return {
+            "depth": result.depth,
+            "intrinsics": result.intrinsics,
+            "confidence": result.confidence,
+            "intrinsics_source": result.intrinsics_source,
+        }
     if kind == "detect":
-        found = detect.detect(inputs["array"], inputs["labels"], model=model_id, threshold=inputs["threshold"],
-                              text_threshold=inputs["text_threshold"], nms_iou=inputs["nms_iou"],
-                              max_instances=inputs["max_instances"], device=device)
+        found = detect.detect(
+            inputs["array"],
+            inputs["labels"],
+            model=model_id,
+            threshold=inputs["threshold"],
+            text_threshold=inputs["text_threshold"],
+            nms_iou=inputs["nms_iou"],
+            max_instances=inputs["max_instances"],
+            device=device,
+        )
         return list(found)
     if kind == "sam":
         points = inputs["points"]
-        return segment.sam_masks(segment.load_sam(model_id, device), inputs["array"], inputs["boxes"],
-                                 None if points is None else np.asarray(points, dtype=np.float64),
-                                 inputs["point_labels"], inputs["mask_threshold"])
+        return segment.sam_masks(
+            segment.load_sam(model_id, device),
+            inputs["array"],
+            inputs["boxes"],
+            None if points is None else np.asarray(points, dtype=np.float64),
+            inputs["point_labels"],
+            inputs["mask_threshold"],
+        )
     if kind == "sam3":
-        found = segment.segment(inputs["array"], text=inputs["labels"], text_model=model_id,
-                                threshold=inputs["threshold"], device=device)
+        found = segment.segment(
+            inputs["array"], text=inputs["labels"], text_model=model_id, threshold=inputs["threshold"], device=device
+        )
         return list(found)
     raise ValueError(f"unknown perception kind {kind!r}; the service hosts {list(KINDS)}")
 
@@ -87,9 +100,15 @@ def _reply(compute: Callable[[], Any]) -> dict[str, Any]:
     try:
         return {"ok": compute()}
     except Exception as error:  # every failure goes back to the calling kernel, typed
-        return {"error": {"type": type(error).__name__, "message": str(error),
-                          "model_id": getattr(error, "model_id", None), "reason": getattr(error, "reason", None),
-                          "traceback": traceback.format_exc(limit=8)}}
+        return {
+            "error": {
+                "type": type(error).__name__,
+                "message": str(error),
+                "model_id": getattr(error, "model_id", None),
+                "reason": getattr(error, "reason", None),
+                "traceback": traceback.format_exc(limit=8),
+            }
+        }
 
 
 class PerceptionActor:
@@ -117,8 +136,12 @@ class PerceptionActor:
         """Calls per ``method:kind``, the models loaded (kind, classes:source, device), process id and node."""
         from spatialclaw.primitives.perception import models
 
-        return {"calls": dict(self.calls), "models": models.loaded_models(), "pid": os.getpid(),
-                "node": platform.node()}
+        return {
+            "calls": dict(self.calls),
+            "models": models.loaded_models(),
+            "pid": os.getpid(),
+            "node": platform.node(),
+        }
 
 
 @dataclass
@@ -150,8 +173,13 @@ class PerceptionService:
 
     def setup(self) -> dict[str, Any]:
         """What the manifest records about where perception ran."""
-        return {"where": "ray-actors", "actors": len(self.names), "gpus_per_actor": self.num_gpus,
-                "cpus_per_actor": self.num_cpus, "service": self.url}
+        return {
+            "where": "ray-actors",
+            "actors": len(self.names),
+            "gpus_per_actor": self.num_gpus,
+            "cpus_per_actor": self.num_cpus,
+            "service": self.url,
+        }
 
     def stats(self) -> list[dict[str, Any]]:
         import ray
@@ -167,9 +195,17 @@ class PerceptionService:
         self.handles = []
 
 
-def start_perception_service(actors: int = 1, num_gpus: float = 1.0, num_cpus: float = 1.0, *,
-                             namespace: str | None = None, name: str = "perception", device: str | None = None,
-                             startup_timeout_s: float = 600.0, fail_fast: bool = False) -> PerceptionService:
+def start_perception_service(
+    actors: int = 1,
+    num_gpus: float = 1.0,
+    num_cpus: float = 1.0,
+    *,
+    namespace: str | None = None,
+    name: str = "perception",
+    device: str | None = None,
+    startup_timeout_s: float = 600.0,
+    fail_fast: bool = False,
+) -> PerceptionService:
     """Create ``actors`` named perception actors (``num_gpus``/``num_cpus`` each, fractions allowed) in
     ``namespace`` (default a fresh ``spatialclaw-perception-<hex>``) on the Ray cluster this process is
     connected to, and wait until all are running. Raises ``RuntimeError`` naming the missing resources when
@@ -190,20 +226,23 @@ def start_perception_service(actors: int = 1, num_gpus: float = 1.0, num_cpus: f
                 raise RuntimeError(
                     f"{actors} perception actor(s) with {each} {resource}(s) each need {each * actors} {resource}s; "
                     f"the Ray cluster has {total.get(resource, 0.0)}. To fix: lower --perception-gpus (0 runs the "
-                    f"models on CPUs) or --perception-actors, or join a cluster with GPU nodes (--ray-address)")
+                    f"models on CPUs) or --perception-actors, or join a cluster with GPU nodes (--ray-address)"
+                )
     namespace = namespace or f"spatialclaw-perception-{uuid.uuid4().hex[:8]}"
     names = [f"{name}-{index}" for index in range(actors)]
     actor_class = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(PerceptionActor)
     handles = [actor_class.options(name=actor_name, namespace=namespace).remote(device) for actor_name in names]
-    ready, waiting = ray.wait([handle.stats.remote() for handle in handles], num_returns=len(handles),
-                              timeout=startup_timeout_s)
+    ready, waiting = ray.wait(
+        [handle.stats.remote() for handle in handles], num_returns=len(handles), timeout=startup_timeout_s
+    )
     if waiting:
         for handle in handles:
             ray.kill(handle, no_restart=True)
         raise RuntimeError(
             f"{len(waiting)} of {actors} perception actors could not be started within {startup_timeout_s:.0f} s: each "
             f"needs {num_gpus} GPU(s) and {num_cpus} CPU(s); the cluster has {ray.cluster_resources()}. To fix: "
-            f"lower --perception-gpus (0 runs the models on CPUs) or --perception-actors, or add GPU nodes")
+            f"lower --perception-gpus (0 runs the models on CPUs) or --perception-actors, or add GPU nodes"
+        )
     ray.get(ready)  # an actor whose constructor failed raises here
     try:
         address = ray.get_runtime_context().gcs_address

@@ -32,9 +32,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Union
 
 from spatialclaw.services.local_http import LocalHTTPServer
 
@@ -43,13 +44,13 @@ __all__ = [
     "Reply",
     "ScriptedProvider",
     "ToolCallReply",
-    "tool_call",
     "bad_request",
     "delayed",
     "dropped",
     "malformed",
     "rate_limited",
     "server_error",
+    "tool_call",
     "unauthorized",
 ]
 
@@ -192,7 +193,9 @@ class ScriptedProvider(LocalHTTPServer):
         if callable(self.script):
             return self.script(body, index)
         if index >= len(self.script):
-            return server_error(500, f"the scripted provider has only {len(self.script)} replies; request {index + 1} has none")
+            return server_error(
+                500, f"the scripted provider has only {len(self.script)} replies; request {index + 1} has none"
+            )
         return self.script[index]
 
 
@@ -203,13 +206,15 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
             return
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
-                self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+                self._send_json(
+                    400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+                )
                 return
             path = self.path.split("?")[0]
             if path.endswith("/chat/completions"):
@@ -220,7 +225,9 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
                 self._send_json(404, {"error": {"message": f"no endpoint {path}", "type": "not_found"}})
                 return
             if body.get("stream"):
-                self._send_json(400, _error_body(protocol, 400, "the scripted provider does not stream; send stream=false"))
+                self._send_json(
+                    400, _error_body(protocol, 400, "the scripted provider does not stream; send stream=false")
+                )
                 return
             entry = provider._next_entry(body, path, {k.lower(): v for k, v in self.headers.items()})
             self._answer(protocol, body, entry)
@@ -246,7 +253,9 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
             self._send_json(200, build(request, reply, provider.model))
 
         def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            self._send_raw(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
+            self._send_raw(
+                status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})}
+            )
 
         def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
             self.send_response(status)
@@ -308,9 +317,16 @@ def _openai_response(request: dict[str, Any], reply: Reply, model: str) -> dict[
     finish = reply.finish_reason
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": call.id or "call_" + uuid.uuid4().hex[:12], "type": "function",
-             "function": {"name": call.name, "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)}}
-            for call in reply.tool_calls]
+            {
+                "id": call.id or "call_" + uuid.uuid4().hex[:12],
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments),
+                },
+            }
+            for call in reply.tool_calls
+        ]
         finish = "tool_calls" if finish == "stop" else finish
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex[:24],
@@ -332,12 +348,21 @@ def _anthropic_response(request: dict[str, Any], reply: Reply, model: str) -> di
     usage = _estimate_usage(request, reply)
     content: list[dict[str, Any]] = []
     if reply.reasoning is not None:
-        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": "scripted-" + uuid.uuid4().hex[:16]})
+        content.append(
+            {"type": "thinking", "thinking": reply.reasoning, "signature": "scripted-" + uuid.uuid4().hex[:16]}
+        )
     if reply.text or not reply.tool_calls:
         content.append({"type": "text", "text": reply.text})
     for call in reply.tool_calls:
         arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
-        content.append({"type": "tool_use", "id": call.id or "toolu_" + uuid.uuid4().hex[:20], "name": call.name, "input": arguments})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.id or "toolu_" + uuid.uuid4().hex[:20],
+                "name": call.name,
+                "input": arguments,
+            }
+        )
     stop = {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason)
     if reply.tool_calls and stop == "end_turn":
         stop = "tool_use"

@@ -35,14 +35,15 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from spatialclaw.kernel.cell import CellImage, CellResult
 from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
+from spatialclaw.kernel.cell import CellImage, CellResult
 
-__all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "load_episode", "iter_episode_dirs"]
+__all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "iter_episode_dirs", "load_episode"]
 
 FORMAT_VERSION = 1
 EPISODE_FILE = "episode.jsonl"
@@ -134,12 +135,38 @@ class TrajectoryWriter:
         """Append a ``model_call`` event: the request exactly as sent, and the reply or the error."""
         request = {"messages": self.messages(messages)}
         if reply is None:
-            return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
-                              response=None, usage=asdict(Usage()), cost_usd=None, latency_s=latency_s, error=error)
-        response = {"text": reply.text, "reasoning": reply.reasoning, "finish_reason": reply.finish_reason, "raw": reply.raw}
-        return self.write("model_call", step=step, purpose=purpose, model=model, params=params, request=request,
-                          response=response, usage=asdict(reply.usage), cost_usd=reply.cost_usd,
-                          latency_s=reply.latency_s, error=None)
+            return self.write(
+                "model_call",
+                step=step,
+                purpose=purpose,
+                model=model,
+                params=params,
+                request=request,
+                response=None,
+                usage=asdict(Usage()),
+                cost_usd=None,
+                latency_s=latency_s,
+                error=error,
+            )
+        response = {
+            "text": reply.text,
+            "reasoning": reply.reasoning,
+            "finish_reason": reply.finish_reason,
+            "raw": reply.raw,
+        }
+        return self.write(
+            "model_call",
+            step=step,
+            purpose=purpose,
+            model=model,
+            params=params,
+            request=request,
+            response=response,
+            usage=asdict(reply.usage),
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s,
+            error=None,
+        )
 
     def messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Serialise messages for a ``model_call`` event, storing their images and long texts."""
@@ -209,7 +236,9 @@ class Episode:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise FileNotFoundError(f"image {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
+            raise FileNotFoundError(
+                f"image {sha256} referenced by {self.directory / EPISODE_FILE} is missing"
+            ) from None
 
     def text(self, sha256: str) -> str:
         path = self.directory / TEXT_DIR / f"{sha256}.txt"

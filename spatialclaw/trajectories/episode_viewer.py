@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.kernel.cell import CellResult
-from spatialclaw.trajectories.episodes import Step, episode_is_correct, episode_steps, find_episode_dirs, main_model_calls, step_count
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, Episode, load_episode
+from spatialclaw.trajectories.episodes import (
+    Step,
+    episode_is_correct,
+    episode_steps,
+    find_episode_dirs,
+    main_model_calls,
+    step_count,
+)
 
 __all__ = ["ViewResult", "render_episode", "render_index", "write_views"]
 
@@ -97,8 +104,9 @@ def _frames(episode: Episode) -> list[tuple[bytes, str]]:
 
 def _cell_html(cell: CellResult) -> str:
     parts = [f'<pre class="code">{_e(cell.code)}</pre>']
-    output = cell.stdout + (("\n" if cell.stdout and not cell.stdout.endswith("\n") else "") + cell.result_text
-                            if cell.result_text else "")
+    output = cell.stdout + (
+        ("\n" if cell.stdout and not cell.stdout.endswith("\n") else "") + cell.result_text if cell.result_text else ""
+    )
     if output:
         parts.append(f'<pre class="stdout">{_e(output)}</pre>')
     if cell.stderr:
@@ -108,8 +116,7 @@ def _cell_html(cell: CellResult) -> str:
     elif not cell.ok:
         parts.append(f'<pre class="error">cell status: {_e(cell.status)}</pre>')
     if cell.images:
-        parts.append('<div class="images">' + "".join(
-            _img(i.png, i.label or i.origin) for i in cell.images) + "</div>")
+        parts.append('<div class="images">' + "".join(_img(i.png, i.label or i.origin) for i in cell.images) + "</div>")
     if cell.answered:
         parts.append(f"<p><b>answer(</b><code>{_e(repr(cell.answer))}</code><b>)</b></p>")
     notes = cell.notes + ([f"kernel restarted; restored {cell.restored}, lost {cell.lost}"] if cell.restarted else [])
@@ -125,8 +132,9 @@ def _step_html(step: Step, episode: Episode) -> str:
         usage = call.get("usage") or {}
         parts.append(
             f'<p class="meta">{_e(call.get("purpose", "step"))} · {_e(call.get("model"))} · '
-            f'{_e(usage.get("prompt_tokens"))} prompt / {_e(usage.get("completion_tokens"))} completion tokens · '
-            f'{_seconds(call.get("latency_s"))}' + (f' · ${call["cost_usd"]:.4f}' if call.get("cost_usd") is not None else "")
+            f"{_e(usage.get('prompt_tokens'))} prompt / {_e(usage.get('completion_tokens'))} completion tokens · "
+            f"{_seconds(call.get('latency_s'))}"
+            + (f" · ${call['cost_usd']:.4f}" if call.get("cost_usd") is not None else "")
             + "</p>"
         )
         if call.get("error"):
@@ -141,7 +149,9 @@ def _step_html(step: Step, episode: Episode) -> str:
         parts.append(_cell_html(step.cell))
     if step.fallback is not None:
         reply = (step.fallback.get("response") or {}).get("text")
-        parts.append(f"<h3>Fallback</h3><p class=\"meta\">the step budget ran out; the model was asked for a direct answer</p><pre>{_e(reply)}</pre>")
+        parts.append(
+            f'<h3>Fallback</h3><p class="meta">the step budget ran out; the model was asked for a direct answer</p><pre>{_e(reply)}</pre>'
+        )
     for side in step.side_calls:
         messages = episode.request_messages(side)
         asked = "".join(p.get("text", "") for m in messages for p in m["content"] if p["type"] == "text")
@@ -166,17 +176,21 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
     body.append(f"<h1>{_e(title)} {_status_badge(episode)}</h1>")
     body.append(
         f'<p class="meta">benchmark {_e(task.get("benchmark"))} / {_e(task.get("category"))} · model '
-        f'{_e(_model_name(header.get("model")))} · prompt {_e(header.get("prompt_version"))} · spatialclaw '
-        f'{_e(header.get("package_version"))} · config {_e(header.get("config_hash"))}</p>'
+        f"{_e(_model_name(header.get('model')))} · prompt {_e(header.get('prompt_version'))} · spatialclaw "
+        f"{_e(header.get('package_version'))} · config {_e(header.get('config_hash'))}</p>"
     )
     if not episode.complete:
-        body.append('<p class="badge warn">This episode has no end event: the run was interrupted or is still running.</p>')
+        body.append(
+            '<p class="badge warn">This episode has no end event: the run was interrupted or is still running.</p>'
+        )
     body.append(f'<div class="question">{_e(task.get("question"))}</div>')
     if task.get("choices"):
-        body.append("<ol type=\"A\">" + "".join(f"<li>{_e(c)}</li>" for c in task["choices"]) + "</ol>")
+        body.append('<ol type="A">' + "".join(f"<li>{_e(c)}</li>" for c in task["choices"]) + "</ol>")
     frames = _frames(episode)
     if frames:
-        body.append('<h2>Frames</h2><div class="frames">' + "".join(_img(png, label) for png, label in frames) + "</div>")
+        body.append(
+            '<h2>Frames</h2><div class="frames">' + "".join(_img(png, label) for png, label in frames) + "</div>"
+        )
     for step in episode_steps(episode):
         if step.call is not None or step.cell is not None or step.format_error is not None or step.fallback is not None:
             body.append(_step_html(step, episode))
@@ -189,9 +203,12 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
     ]
     end = episode.end or {}
     if end:
-        rows += [("ended", f'{end.get("reason")}' + (f' ({end["error"]})' if end.get("error") else "")),
-                 ("duration", _seconds(end.get("duration_s"))),
-                 ("usage", json.dumps(end.get("usage"))), ("cost", f'${end["cost_usd"]:.4f}' if end.get("cost_usd") is not None else "n/a")]
+        rows += [
+            ("ended", f"{end.get('reason')}" + (f" ({end['error']})" if end.get("error") else "")),
+            ("duration", _seconds(end.get("duration_s"))),
+            ("usage", json.dumps(end.get("usage"))),
+            ("cost", f"${end['cost_usd']:.4f}" if end.get("cost_usd") is not None else "n/a"),
+        ]
     body.extend(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     body.append("</table>")
     return _page(f"{title} - spatialclaw episode", "\n".join(body))
@@ -206,12 +223,12 @@ def render_index(entries: list[tuple[Episode, str]], title: str) -> str:
         task = episode.task or {}
         rows.append(
             f'<tr><td><a href="{_e(link)}">{_e(task.get("task_id") or episode.directory.name)}</a></td>'
-            f'<td>{_e(task.get("benchmark"))}</td><td>{_e(task.get("question"))}</td>'
-            f'<td>{_e(repr(episode.answer) if episode.of_type("answer") else "")}</td><td>{_e(episode.score)}</td>'
+            f"<td>{_e(task.get('benchmark'))}</td><td>{_e(task.get('question'))}</td>"
+            f"<td>{_e(repr(episode.answer) if episode.of_type('answer') else '')}</td><td>{_e(episode.score)}</td>"
             f"<td>{step_count(episode)}</td><td>{_status_badge(episode)}</td></tr>"
         )
     body = (
-        f"<h1>{_e(title)}</h1><p class=\"meta\">{len(entries)} episode(s); mean score {mean}</p>"
+        f'<h1>{_e(title)}</h1><p class="meta">{len(entries)} episode(s); mean score {mean}</p>'
         "<table><tr><th>task</th><th>benchmark</th><th>question</th><th>answer</th><th>score</th><th>steps</th>"
         "<th>status</th></tr>" + "".join(rows) + "</table>"
     )

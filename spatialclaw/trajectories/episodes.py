@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from spatialclaw.benchmarks.names import normalise_benchmark_name
 from spatialclaw.kernel.cell import CellResult
@@ -217,7 +218,11 @@ def find_episode_dirs(inputs: Iterable[str | Path]) -> list[Path]:
         if not path.exists():
             raise FileNotFoundError(f"{path} does not exist; give an episode directory or a run directory")
         if path.is_file():
-            hint = f"the directory holding it, {path.parent}" if path.name == "episode.jsonl" else "an episode directory or a run directory"
+            hint = (
+                f"the directory holding it, {path.parent}"
+                if path.name == "episode.jsonl"
+                else "an episode directory or a run directory"
+            )
             raise FileNotFoundError(f"{path} is a file; give {hint}")
         dirs = list(iter_episode_dirs(path))
         if not dirs:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["ResultsStore"]
 
@@ -45,11 +46,10 @@ class ResultsStore:
     def append(self, row: dict[str, Any]) -> None:
         """Append one row (thread-safe, durable once this returns)."""
         line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+        with self._lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
 
     def rewrite(self, rows: Iterable[dict[str, Any]]) -> None:
         """Replace the file with exactly these rows (atomic rename)."""

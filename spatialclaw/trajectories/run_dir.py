@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
-from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import config_hash
+from spatialclaw.trajectories.results import ResultsStore
 
 __all__ = ["RunDir", "git_commit"]
 
@@ -29,11 +29,17 @@ def git_commit() -> dict[str, Any]:
     """The git commit of the spatialclaw source tree (``commit``, ``dirty``), or nulls outside a checkout."""
     source = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        commit = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         if commit.returncode != 0:
             return {"commit": None, "dirty": None}
-        status = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
+        status = subprocess.run(
+            ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
@@ -61,11 +67,19 @@ class RunDir:
 
     def manifest(self) -> dict[str, Any]:
         if not self.exists():
-            raise FileNotFoundError(f"{self.path} is not a run directory (no {MANIFEST}); run `spatialclaw bench` first")
+            raise FileNotFoundError(
+                f"{self.path} is not a run directory (no {MANIFEST}); run `spatialclaw bench` first"
+            )
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
-    def create(self, config: dict[str, Any], tasks: list[Task], aggregation: str, benchmark: str,
-               session: dict[str, Any] | None = None) -> dict[str, Any]:
+    def create(
+        self,
+        config: dict[str, Any],
+        tasks: list[Task],
+        aggregation: str,
+        benchmark: str,
+        session: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Write the manifest and the task list of a new run; ``session``: this session's changeable
         settings (workers, endpoint, retries, ...), the first entry of the manifest's ``sessions``."""
         self.path.mkdir(parents=True, exist_ok=True)
@@ -93,10 +107,13 @@ class RunDir:
         """Append this session's stamp (version, commit, time) to the manifest's ``resumed`` list, and the
         stamp with this session's changeable settings (``session``) to its ``sessions`` list."""
         manifest = self.manifest()
-        manifest.setdefault("resumed", []).append({
-            "spatialclaw_version": __version__, "git": git_commit(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        })
+        manifest.setdefault("resumed", []).append(
+            {
+                "spatialclaw_version": __version__,
+                "git": git_commit(),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
         manifest.setdefault("sessions", []).append(_stamp("resumed", session))
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
 
@@ -110,8 +127,9 @@ class RunDir:
         manifest["config"]["limit"] = limit
         manifest["config_hash"] = config_hash(manifest["config"])
         manifest.update(task_count=len(tasks), tasks_hash=tasks_hash(tasks))
-        manifest.setdefault("extended", []).append({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                                    "added": len(more), "task_count": len(tasks)})
+        manifest.setdefault("extended", []).append(
+            {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "added": len(more), "task_count": len(tasks)}
+        )
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
 
     def record_perception(self, setup: dict[str, Any] | None) -> None:
@@ -129,7 +147,9 @@ class RunDir:
         path = self.path / TASKS
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing; the run directory is incomplete")
-        return [Task.from_dict(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            Task.from_dict(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
 
     def episode_dir(self, task_id: str) -> Path:
         """A new, unused attempt directory for ``task_id``: ``episodes/<safe id>/attempt-<n>``."""
@@ -145,8 +165,14 @@ class RunDir:
 
 def _stamp(kind: str, session: dict[str, Any] | None) -> dict[str, Any]:
     """One entry of the manifest's ``sessions``: who ran it (pid, host, version, commit), when, and how."""
-    return {"kind": kind, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid(),
-            "host": platform.node(), "spatialclaw_version": __version__, **(session or {})}
+    return {
+        "kind": kind,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "pid": os.getpid(),
+        "host": platform.node(),
+        "spatialclaw_version": __version__,
+        **(session or {}),
+    }
 
 
 def safe_name(task_id: str) -> str:

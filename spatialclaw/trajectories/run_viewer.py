@@ -27,13 +27,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.trajectories.run_dir import EPISODES, RESULTS
-from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, Episode, load_episode
+from spatialclaw.trajectories.results import ResultsStore
+from spatialclaw.trajectories.run_dir import EPISODES, RESULTS
 
-__all__ = ["RunView", "load_run_view", "run_summary", "render_run_page", "write_run_page", "is_run_dir"]
+__all__ = ["RunView", "is_run_dir", "load_run_view", "render_run_page", "run_summary", "write_run_page"]
 
-_STATUS_OF_END = {"answered": "ok", "budget": "budget", "format_errors": "budget", "timeout": "timeout", "error": "error"}
+_STATUS_OF_END = {
+    "answered": "ok",
+    "budget": "budget",
+    "format_errors": "budget",
+    "timeout": "timeout",
+    "error": "error",
+}
 
 
 def is_run_dir(path: str | Path) -> bool:
@@ -69,32 +75,63 @@ def _episode_data(episode: Episode, images: dict[str, str]) -> dict[str, Any]:
                     if part["type"] == "image":
                         keep(part["sha256"])
             response = event.get("response") or {}
-            events.append({"type": kind, "step": event.get("step"), "purpose": event.get("purpose"), "messages": messages,
-                           "reply": response.get("text"), "reasoning": response.get("reasoning"),
-                           "tool_calls": _reply_tool_calls(response), "error": event.get("error"),
-                           "usage": event.get("usage"), "latency_s": event.get("latency_s")})
+            events.append(
+                {
+                    "type": kind,
+                    "step": event.get("step"),
+                    "purpose": event.get("purpose"),
+                    "messages": messages,
+                    "reply": response.get("text"),
+                    "reasoning": response.get("reasoning"),
+                    "tool_calls": _reply_tool_calls(response),
+                    "error": event.get("error"),
+                    "usage": event.get("usage"),
+                    "latency_s": event.get("latency_s"),
+                }
+            )
         elif kind == "cell":
             result = event.get("result") or {}
             for image in result.get("images", []):
                 keep(image["sha256"])
-            events.append({"type": kind, "step": event.get("step"), "code": event.get("code"), "tool_call": event.get("tool_call"),
-                           "stdout": result.get("stdout"), "stderr": result.get("stderr"), "result_text": result.get("result_text"),
-                           "error": result.get("error"), "status": result.get("status"),
-                           "images": [i["sha256"] for i in result.get("images", [])], "duration_s": result.get("duration_s")})
+            events.append(
+                {
+                    "type": kind,
+                    "step": event.get("step"),
+                    "code": event.get("code"),
+                    "tool_call": event.get("tool_call"),
+                    "stdout": result.get("stdout"),
+                    "stderr": result.get("stderr"),
+                    "result_text": result.get("result_text"),
+                    "error": result.get("error"),
+                    "status": result.get("status"),
+                    "images": [i["sha256"] for i in result.get("images", [])],
+                    "duration_s": result.get("duration_s"),
+                }
+            )
         elif kind in ("format_error", "answer", "score", "end"):
             events.append({k: v for k, v in event.items() if k not in ("seq", "time")})
     end = episode.end or {}
     status = _STATUS_OF_END.get(end.get("reason"), "error") if episode.complete else "incomplete"
-    return {"status": status, "answer": episode.answer, "score": episode.score, "events": events,
-            "interface": episode.header.get("interface"), "model": (episode.header.get("model") or {}).get("spec")
-            if isinstance(episode.header.get("model"), dict) else episode.header.get("model")}
+    return {
+        "status": status,
+        "answer": episode.answer,
+        "score": episode.score,
+        "events": events,
+        "interface": episode.header.get("interface"),
+        "model": (episode.header.get("model") or {}).get("spec")
+        if isinstance(episode.header.get("model"), dict)
+        else episode.header.get("model"),
+    }
 
 
 def _reply_tool_calls(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Tool calls in a recorded raw reply (OpenAI ``tool_calls`` or Anthropic ``tool_use`` blocks)."""
     from spatialclaw.models.replay import tool_calls_from_raw
 
-    return [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in tool_calls_from_raw(response.get("raw"))]
+    return [
+        {"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)}
+        for c in tool_calls_from_raw(response.get("raw"))
+    ]
 
 
 def load_run_view(run_dir: str | Path) -> RunView:
@@ -108,7 +145,9 @@ def load_run_view(run_dir: str | Path) -> RunView:
     by_folder: dict[str, list[Path]] = {}
     episodes_root = run_dir / EPISODES
     if episodes_root.is_dir():
-        for attempt in sorted(episodes_root.glob(f"*/attempt-*/{EPISODE_FILE}"), key=lambda p: (p.parent.parent.name, _number(p.parent))):
+        for attempt in sorted(
+            episodes_root.glob(f"*/attempt-*/{EPISODE_FILE}"), key=lambda p: (p.parent.parent.name, _number(p.parent))
+        ):
             by_folder.setdefault(attempt.parent.parent.name, []).append(attempt.parent)
     for task_id, row in rows.items():
         latest = run_dir / str(row.get("trajectory_dir", ""))
@@ -121,11 +160,24 @@ def load_run_view(run_dir: str | Path) -> RunView:
             if data["latest"]:  # the row is what the run counts: its status and score win over the log's
                 data.update(status=row["status"], score=row.get("score"), answer=row.get("answer"))
             attempts.append(data)
-        tasks.append({"task_id": task_id, "benchmark": row.get("benchmark"), "category": row.get("category"),
-                      "status": row["status"], "score": row.get("score"), "answer": row.get("answer"),
-                      "ground_truth": row.get("ground_truth"), "attempt": row.get("attempt"), "error": row.get("error"),
-                      "steps": row.get("steps"), "duration_s": row.get("duration_s"), "interface": row.get("interface"),
-                      "question": _question(latest), "attempts": attempts})
+        tasks.append(
+            {
+                "task_id": task_id,
+                "benchmark": row.get("benchmark"),
+                "category": row.get("category"),
+                "status": row["status"],
+                "score": row.get("score"),
+                "answer": row.get("answer"),
+                "ground_truth": row.get("ground_truth"),
+                "attempt": row.get("attempt"),
+                "error": row.get("error"),
+                "steps": row.get("steps"),
+                "duration_s": row.get("duration_s"),
+                "interface": row.get("interface"),
+                "question": _question(latest),
+                "attempts": attempts,
+            }
+        )
     return RunView(run_dir.name, tasks, images)
 
 
@@ -146,6 +198,7 @@ def _question(directory: Path) -> str | None:
 def run_summary(view: RunView) -> dict[str, Any]:
     """Counts and means of the latest rows: ``n``, ``statuses``, ``mean`` (rows without a score count as
     0, as in ``report``), and ``categories`` (category: mean) per benchmark in ``benchmarks``."""
+
     def mean(tasks: list[dict[str, Any]]) -> float | None:
         return sum(t["score"] or 0.0 for t in tasks) / len(tasks) if tasks else None
 
@@ -155,7 +208,9 @@ def run_summary(view: RunView) -> dict[str, Any]:
     benchmarks = {}
     for benchmark in dict.fromkeys(t["benchmark"] for t in view.tasks):
         group = [t for t in view.tasks if t["benchmark"] == benchmark]
-        categories = {c: mean([t for t in group if t["category"] == c]) for c in dict.fromkeys(t["category"] for t in group)}
+        categories = {
+            c: mean([t for t in group if t["category"] == c]) for c in dict.fromkeys(t["category"] for t in group)
+        }
         benchmarks[str(benchmark)] = {"n": len(group), "mean": mean(group), "categories": categories}
     return {"n": len(view.tasks), "statuses": statuses, "mean": mean(view.tasks), "benchmarks": benchmarks}
 
@@ -272,7 +327,9 @@ if (initial.get('open')) detail(initial.get('open') + '#latest');
 
 
 def _json_script(element_id: str, data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, default=str).replace("</", "<\\/")  # nothing in the data can end the script
+    text = json.dumps(data, ensure_ascii=False, default=str).replace(
+        "</", "<\\/"
+    )  # nothing in the data can end the script
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
@@ -281,8 +338,15 @@ def render_run_page(view: RunView) -> str:
     summary = run_summary(view)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
     mean = "–" if summary["mean"] is None else f"{summary['mean']:.3f}"
-    columns = [("task_id", "task"), ("benchmark", "benchmark"), ("category", "category"), ("status", "status"),
-               ("score", "score"), ("answer", "answer"), ("ground_truth", "truth")]
+    columns = [
+        ("task_id", "task"),
+        ("benchmark", "benchmark"),
+        ("category", "category"),
+        ("status", "status"),
+        ("score", "score"),
+        ("answer", "answer"),
+        ("ground_truth", "truth"),
+    ]
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(view.name)} - spatialclaw run</title>'
         f"<style>{_STYLE}</style></head><body>\n"
@@ -293,9 +357,11 @@ def render_run_page(view: RunView) -> str:
         '<div id="filters">benchmark <select id="f-benchmark"></select> category <select id="f-category"></select> '
         'status <select id="f-status"></select> score from <input id="f-min" size="4"> to <input id="f-max" size="4"> '
         'search <input id="f-search" size="24"> <label><input type="checkbox" id="all-attempts"> all attempts</label></div>\n'
-        '<main><div id="list"><table><thead><tr>' + "".join(f'<th data-key="{k}">{label}</th>' for k, label in columns)
+        '<main><div id="list"><table><thead><tr>'
+        + "".join(f'<th data-key="{k}">{label}</th>' for k, label in columns)
         + '</tr></thead><tbody id="rows"></tbody></table></div><div id="detail"><p class="meta">click a task</p></div></main>\n'
-        + _json_script("run-data", {"tasks": view.tasks}) + _json_script("run-images", view.images)
+        + _json_script("run-data", {"tasks": view.tasks})
+        + _json_script("run-images", view.images)
         + f"<script>{_SCRIPT}</script></body></html>\n"
     )
 
@@ -303,7 +369,11 @@ def render_run_page(view: RunView) -> str:
 def write_run_page(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """Write the run's page (``RUN_DIR/index.html``; ``out``: a ``.html`` file or a directory for it)."""
     run_dir = Path(run_dir)
-    target = run_dir / "index.html" if out is None else (Path(out) if str(out).endswith(".html") else Path(out) / "index.html")
+    target = (
+        run_dir / "index.html"
+        if out is None
+        else (Path(out) if str(out).endswith(".html") else Path(out) / "index.html")
+    )
     page = render_run_page(load_run_view(run_dir))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page, encoding="utf-8")

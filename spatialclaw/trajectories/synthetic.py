@@ -16,8 +16,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from spatialclaw.kernel.cell import CellError, CellImage, CellResult
 from spatialclaw.chat import ImagePart, Message, TextPart
+from spatialclaw.kernel.cell import CellError, CellImage, CellResult
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.trajectories.episode_log import TrajectoryWriter, config_hash
 
@@ -109,8 +109,15 @@ def write_synthetic_episode(
         ),
     ]
     with TrajectoryWriter(directory, fsync=fsync) as log:
-        log.write("header", format_version=1, package_version="0.1.0", prompt_version="synthetic-1",
-                  model="scripted:synthetic", config=config, config_hash=config_hash(config))
+        log.write(
+            "header",
+            format_version=1,
+            package_version="0.1.0",
+            prompt_version="synthetic-1",
+            model="scripted:synthetic",
+            config=config,
+            config_hash=config_hash(config),
+        )
         log.write("task", task=task.to_dict(), files={p: f"sha-{i}" for i, p in enumerate(task.inputs[0].paths)})
         for step in range(steps):
             last = step == steps - 1
@@ -124,12 +131,19 @@ def write_synthetic_episode(
             else:
                 text = f"Step {step}: look at frame {step}.\n```python\nshow(frames[{step % frame_count}])\nprint('step {step}')\n```"
             reasoning = f"Thinking about step {step}."
-            log.write("model_call", step=step, purpose="step", model="scripted:synthetic",
-                      params={"temperature": 0.0}, request={"messages": log.messages(history)},
-                      response={"text": text, "reasoning": reasoning, "finish_reason": "stop", "raw": None},
-                      usage={"prompt_tokens": 100 + step, "completion_tokens": 20, "reasoning_tokens": 5,
-                             "cached_tokens": 0},
-                      cost_usd=0.001, latency_s=0.5, error=None)
+            log.write(
+                "model_call",
+                step=step,
+                purpose="step",
+                model="scripted:synthetic",
+                params={"temperature": 0.0},
+                request={"messages": log.messages(history)},
+                response={"text": text, "reasoning": reasoning, "finish_reason": "stop", "raw": None},
+                usage={"prompt_tokens": 100 + step, "completion_tokens": 20, "reasoning_tokens": 5, "cached_tokens": 0},
+                cost_usd=0.001,
+                latency_s=0.5,
+                error=None,
+            )
             history.append(Message.text("assistant", text))
             written.assistant_texts.append(text)
             if step in format_error_steps:
@@ -146,26 +160,46 @@ def write_synthetic_episode(
                 result = CellResult(code=code, stdout="done\n", answer=answer, answered=True, duration_s=0.1)
             elif step in error_steps:
                 images = []
-                result = CellResult(code=code, status="error", duration_s=0.1, error=CellError(
-                    type="ZeroDivisionError", message="division by zero", line=1, source="x = 1 / 0"))
+                result = CellResult(
+                    code=code,
+                    status="error",
+                    duration_s=0.1,
+                    error=CellError(type="ZeroDivisionError", message="division by zero", line=1, source="x = 1 / 0"),
+                )
                 written.error_steps.append(step)
             else:
                 result = CellResult(
-                    code=code, stdout=f"step {step}\n", duration_s=0.2,
-                    images=[CellImage(png, label=f"frame {step}", origin="show", width=image_size[0],
-                                      height=image_size[1]) for png in images],
+                    code=code,
+                    stdout=f"step {step}\n",
+                    duration_s=0.2,
+                    images=[
+                        CellImage(png, label=f"frame {step}", origin="show", width=image_size[0], height=image_size[1])
+                        for png in images
+                    ],
                 )
             written.cell_images.append(images)
             log.write("cell", step=step, code=code, result=log.cell_result(result))
-            history.append(Message(role="user", content=[TextPart(result.to_text())]
-                                   + [ImagePart(png, *image_size) for png in images]))
+            history.append(
+                Message(
+                    role="user", content=[TextPart(result.to_text())] + [ImagePart(png, *image_size) for png in images]
+                )
+            )
             if last and complete:
                 log.write("answer", value=answer, source="cell")
-                log.write("score", score=1.0 if correct else 0.0, ground_truth=truth,
-                          details={"correct": correct, "method": "exact_choice"})
-                log.write("end", reason="answered", steps=steps,
-                          usage={"prompt_tokens": 100 * steps, "completion_tokens": 20 * steps},
-                          cost_usd=0.001 * steps, duration_s=1.0)
+                log.write(
+                    "score",
+                    score=1.0 if correct else 0.0,
+                    ground_truth=truth,
+                    details={"correct": correct, "method": "exact_choice"},
+                )
+                log.write(
+                    "end",
+                    reason="answered",
+                    steps=steps,
+                    usage={"prompt_tokens": 100 * steps, "completion_tokens": 20 * steps},
+                    cost_usd=0.001 * steps,
+                    duration_s=1.0,
+                )
             if not complete and step == steps - 2:
                 break
     return written

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from agent_helpers import cell, openai_compat, openai_text, photo
+
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
@@ -50,15 +50,21 @@ def kernel():
 
 
 def _task(tmp_path: Path) -> Task:
-    return Task("Which is nearer, the chair or the table?", inputs=[FrameSpec.images([photo(tmp_path)])],
-                choices=["the chair", "the table"], task_id="forgery")
+    return Task(
+        "Which is nearer, the chair or the table?",
+        inputs=[FrameSpec.images([photo(tmp_path)])],
+        choices=["the chair", "the table"],
+        task_id="forgery",
+    )
 
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_a_forged_answer_is_rejected_shown_to_the_model_and_the_episode_goes_on(forgery, kernel, tmp_path):
     script = [cell(FORGERIES[forgery]), cell(RESTORE.get(forgery, "") + "answer('B')", "A real answer now.")]
     with ScriptedProvider(script) as server:
-        result = Agent(openai_compat(server), AgentConfig(max_steps=4)).run(_task(tmp_path), tmp_path / "ep", kernel=kernel)
+        result = Agent(openai_compat(server), AgentConfig(max_steps=4)).run(
+            _task(tmp_path), tmp_path / "ep", kernel=kernel
+        )
     observation = openai_text(server.requests[1])
     assert "AnswerRejected" in observation and "not accepted" in observation
     assert result.status == "answered" and result.answer == "B" and result.steps == 2
@@ -113,7 +119,9 @@ def test_validate_claim_accepts_exactly_what_normalise_answer_produces():
         validate_claim({"value": "Yes"}, None, "yes_no")  # the kernel publishes "yes"
 
 
-@pytest.mark.parametrize("forgery", ["value outside the choices", "a number for a choice", "a replaced answer function"])
+@pytest.mark.parametrize(
+    "forgery", ["value outside the choices", "a number for a choice", "a replaced answer function"]
+)
 def test_the_notebook_executor_checks_claims_the_same_way(forgery, tmp_path):
     """``%%spatialclaw`` runs cells in the notebook's own shell (no process isolation), but what counts as
     the answer is still decided by the host's copy of the task: a forged claim is rejected and shown."""

@@ -56,7 +56,9 @@ def test_openai_compat_sends_no_credentials_of_the_environment(canary_env: dict[
     assert leaked(server.headers[0]) == []
 
 
-def test_a_key_named_for_the_endpoint_is_the_only_credential_sent(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_key_named_for_the_endpoint_is_the_only_credential_sent(
+    canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LOCAL_VLLM_API_KEY", "sk-vllm-named")
     with ScriptedProvider(["a", "b", "c", "d"]) as server:
         ask(f"openai-compat:local@{server.url}", api_key_env="LOCAL_VLLM_API_KEY")
@@ -69,7 +71,9 @@ def test_a_key_named_for_the_endpoint_is_the_only_credential_sent(canary_env: di
     assert [line for h in server.headers for line in leaked(h) if "CANARY" in line] == []
 
 
-def test_a_named_key_does_not_follow_a_redirect_to_another_origin(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_key_does_not_follow_a_redirect_to_another_origin(
+    canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -78,7 +82,7 @@ def test_a_named_key_does_not_follow_a_redirect_to_another_origin(canary_env: di
     with ScriptedProvider(["moved"]) as elsewhere:
 
         class Redirect(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 seen.append(self.headers.get("Authorization"))
                 self.send_response(307)
                 self.send_header("Location", f"{elsewhere.url}/chat/completions")
@@ -91,7 +95,10 @@ def test_a_named_key_does_not_follow_a_redirect_to_another_origin(canary_env: di
         redirector = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
         threading.Thread(target=redirector.serve_forever, daemon=True).start()
         try:
-            ask(f"openai-compat:local@http://127.0.0.1:{redirector.server_address[1]}/v1", api_key_env="LOCAL_VLLM_API_KEY")
+            ask(
+                f"openai-compat:local@http://127.0.0.1:{redirector.server_address[1]}/v1",
+                api_key_env="LOCAL_VLLM_API_KEY",
+            )
         finally:
             redirector.shutdown()
             redirector.server_close()
@@ -99,14 +106,18 @@ def test_a_named_key_does_not_follow_a_redirect_to_another_origin(canary_env: di
     assert elsewhere.calls == 1 and leaked(elsewhere.headers[0]) == []  # another port is another origin
 
 
-def test_the_openai_backend_still_sends_its_own_key_to_its_own_endpoint(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_openai_backend_still_sends_its_own_key_to_its_own_endpoint(
+    canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_CUSTOM_HEADERS")  # the SDK's own override for OpenAI, the user's to set
     with ScriptedProvider(["hello"]) as server:
         ask("openai:gpt-4o", base_url=server.url)
     assert server.headers[0]["authorization"] == f"Bearer {CANARIES['OPENAI_API_KEY']}"
 
 
-def test_a_named_key_must_exist_and_be_named_like_a_secret(canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_key_must_exist_and_be_named_like_a_secret(
+    canary_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MISSING_VLLM_API_KEY", raising=False)
     with pytest.raises(ModelAuthError, match=r"\$MISSING_VLLM_API_KEY, which is not set"):
         load_model("openai-compat:m@http://127.0.0.1:9/v1", api_key_env="MISSING_VLLM_API_KEY")
@@ -133,20 +144,43 @@ def frame(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(canary_env: dict[str, str], frame: Path, tmp_path: Path) -> None:
+def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(
+    canary_env: dict[str, str], frame: Path, tmp_path: Path
+) -> None:
     # without --vlm-api-key-env no key goes (the MCP test below shows it); with it, that key and nothing else
-    env = dict(canary_env, SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0",
-               SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY", LOCAL_VLLM_API_KEY="sk-vllm-named")
+    env = dict(
+        canary_env,
+        SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
+        SPATIALCLAW_KERNEL_MEMORY_MB="0",
+        SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY",
+        LOCAL_VLLM_API_KEY="sk-vllm-named",
+    )
 
     def cli(*args: str, stdin: str | None = None) -> dict:
-        done = subprocess.run([sys.executable, "-m", "spatialclaw.cli", "session", *args, "--json"], input=stdin,
-                              capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=180)
+        done = subprocess.run(
+            [sys.executable, "-m", "spatialclaw.cli", "session", *args, "--json"],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO_ROOT,
+            timeout=180,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return json.loads(done.stdout)
 
     with ScriptedProvider(["green"]) as server:
-        session = cli("start", "--frames", str(frame), "--question", "What colour?", "--vlm-model",
-                      f"openai-compat:local@{server.url}", "--vlm-api-key-env", "LOCAL_VLLM_API_KEY")["session"]
+        session = cli(
+            "start",
+            "--frames",
+            str(frame),
+            "--question",
+            "What colour?",
+            "--vlm-model",
+            f"openai-compat:local@{server.url}",
+            "--vlm-api-key-env",
+            "LOCAL_VLLM_API_KEY",
+        )["session"]
         try:
             step = cli("exec", session, "--code", "-", stdin="print(vlm.ask(frames[0], 'What colour?'))\n")
         finally:
@@ -156,22 +190,34 @@ def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(canary_env
     assert [line for h in server.headers for line in leaked(h) if "CANARY" in line] == []
 
 
-def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(canary_env: dict[str, str], frame: Path, tmp_path: Path) -> None:
+def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(
+    canary_env: dict[str, str], frame: Path, tmp_path: Path
+) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    env = dict(canary_env, SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0",
-               SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY")
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], env=env, cwd=str(REPO_ROOT))
+    env = dict(
+        canary_env,
+        SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
+        SPATIALCLAW_KERNEL_MEMORY_MB="0",
+        SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY",
+    )
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], env=env, cwd=str(REPO_ROOT)
+    )
 
     async def scenario(url: str) -> str:
         async with stdio_client(parameters) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
-            started = await client.call_tool("session_start", {"question": "What colour?", "frames": [str(frame)],
-                                                               "vlm_model": f"openai-compat:attacker@{url}"})
+            started = await client.call_tool(
+                "session_start",
+                {"question": "What colour?", "frames": [str(frame)], "vlm_model": f"openai-compat:attacker@{url}"},
+            )
             text = "\n".join(b.text for b in started.content if b.type == "text")
             assert not started.is_error, text
             session = next(line for line in text.splitlines() if line.startswith("session: ")).split(": ", 1)[1]
-            step = await client.call_tool("session_exec", {"session": session, "code": "print(vlm.ask(frames[0], 'hi'))"})
+            step = await client.call_tool(
+                "session_exec", {"session": session, "code": "print(vlm.ask(frames[0], 'hi'))"}
+            )
             await client.call_tool("session_close", {"session": session})
             return "\n".join(b.text for b in step.content if b.type == "text")
 
@@ -187,6 +233,8 @@ def test_the_docs_example_of_key_routing_runs_as_written(canary_env: dict[str, s
     from doc_examples import code_blocks
 
     (block,) = code_blocks("models.md", "Which key goes where", "python")
-    done = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, env=canary_env, cwd=REPO_ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", block], capture_output=True, text=True, env=canary_env, cwd=REPO_ROOT, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[None, 'Bearer sk-local']"

@@ -30,7 +30,7 @@ def _probe(kernel: Kernel, code: str, timeout: float = 60.0) -> dict:
     result = kernel.execute(code, timeout=timeout)
     assert result.status == "ok", (result.status, result.error, result.stdout)
     line = next(l for l in result.stdout.splitlines() if l.startswith("PROBE "))
-    return json.loads(line[len("PROBE "):])
+    return json.loads(line[len("PROBE ") :])
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +48,21 @@ def test_no_secret_is_readable_anywhere_under_proc(monkeypatch: pytest.MonkeyPat
     secret = f"sk-probe-{uuid.uuid4().hex}"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     # the cell searches for the secret's shape, never its text (which would then be in the cell's own memory)
-    code = f"""
+    code = """
 import os, re, json
-secret = re.compile(rb'sk-probe-[0-9a-f]{{32}}')
+secret = re.compile(rb'sk-probe-[0-9a-f]{32}')
 found, pids, regions = [], [], 0
 for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
     pids.append(int(pid))
     for name in ('environ', 'cmdline'):
         try:
-            if secret.search(open(f'/proc/{{pid}}/{{name}}', 'rb').read()):
-                found.append(f'{{pid}}/{{name}}')
+            if secret.search(open(f'/proc/{pid}/{name}', 'rb').read()):
+                found.append(f'{pid}/{name}')
         except OSError:
             pass
     try:
-        maps = open(f'/proc/{{pid}}/maps').read().splitlines()
-        with open(f'/proc/{{pid}}/mem', 'rb', 0) as mem:
+        maps = open(f'/proc/{pid}/maps').read().splitlines()
+        with open(f'/proc/{pid}/mem', 'rb', 0) as mem:
             for line in maps:
                 span, perms = line.split()[:2]
                 if 'r' not in perms or line.endswith(('[vvar]', '[vsyscall]', '[vvar_vclock]')):
@@ -71,14 +71,14 @@ for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
                 try:
                     mem.seek(start)
                     if secret.search(mem.read(end - start)):
-                        found.append(f'{{pid}}/mem')
+                        found.append(f'{pid}/mem')
                     regions += 1
                 except (OSError, ValueError, OverflowError):
                     pass
     except OSError:
         pass
-cmdlines = [open(f'/proc/{{p}}/cmdline', 'rb').read().replace(b'\\0', b' ').decode(errors='replace') for p in pids]
-print('PROBE', json.dumps({{'found': found, 'pids': pids, 'regions': regions, 'cmdlines': cmdlines}}))
+cmdlines = [open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode(errors='replace') for p in pids]
+print('PROBE', json.dumps({'found': found, 'pids': pids, 'regions': regions, 'cmdlines': cmdlines}))
 """
     with Kernel() as k:
         report = _probe(k, code, timeout=120)
@@ -98,13 +98,13 @@ def test_host_files_are_out_of_reach(kernel: Kernel, tmp_path: Path) -> None:
         code = f"""
 import json, os, pathlib
 report = {{}}
-for path in [{str(run / 'tasks.jsonl')!r}, {str(other.connection_file)!r}, {str(Path.home() / '.bashrc')!r}, '/etc/shadow']:
+for path in [{str(run / "tasks.jsonl")!r}, {str(other.connection_file)!r}, {str(Path.home() / ".bashrc")!r}, '/etc/shadow']:
     try:
         open(path).read(); report[path] = 'READ'
     except OSError as error:
         report[path] = type(error).__name__
 try:
-    open({str(run / 'results.jsonl')!r}, 'a').write('{{"task_id": "t1", "score": 1.0}}\\n'); report['append'] = 'WROTE'
+    open({str(run / "results.jsonl")!r}, 'a').write('{{"task_id": "t1", "score": 1.0}}\\n'); report['append'] = 'WROTE'
 except OSError as error:
     report['append'] = type(error).__name__
 try:
@@ -125,8 +125,11 @@ print('PROBE', json.dumps(report))
     assert report.pop("walk") == []
     home = report.pop("home")
     # nothing of the home directory but the way to a Python installed under it (pyenv, conda)
-    on_the_way = {Path(p).relative_to(Path.home()).parts[0] for p in (sys.prefix, sys.base_prefix)
-                  if Path(p).is_relative_to(Path.home())}
+    on_the_way = {
+        Path(p).relative_to(Path.home()).parts[0]
+        for p in (sys.prefix, sys.base_prefix)
+        if Path(p).is_relative_to(Path.home())
+    }
     assert home in ("FileNotFoundError", "PermissionError") or set(home) <= on_the_way, home
     assert all(outcome in ("FileNotFoundError", "PermissionError") for outcome in report.values()), report
     assert (run / "results.jsonl").read_text() == ""
@@ -162,9 +165,19 @@ print('PROBE', json.dumps(report))
 ```"""
     answer = "```python\nanswer('B' if meta['choices'] else 2)\n```"
     with ScriptedProvider(lambda request, index: cell if index % 2 == 0 else answer) as server:
-        run_benchmark(RunConfig(benchmark="synthetic", model=f"openai-compat:scripted@{server.url}", out=run, limit=1,
-                                seed=3, workers=1, progress=False, model_options={"max_attempts": 1, "api_key": "test-key"},
-                                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1}))
+        run_benchmark(
+            RunConfig(
+                benchmark="synthetic",
+                model=f"openai-compat:scripted@{server.url}",
+                out=run,
+                limit=1,
+                seed=3,
+                workers=1,
+                progress=False,
+                model_options={"max_attempts": 1, "api_key": "test-key"},
+                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
+            )
+        )
     rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
     assert [r["task_id"] for r in rows] != [] and all(r["task_id"] != "forged" for r in rows)
     episode = load_episode(run / rows[0]["trajectory_dir"])
@@ -193,7 +206,9 @@ def test_a_host_listener_on_loopback_is_unreachable(kernel: Kernel) -> None:
     watcher = threading.Thread(target=accept)
     watcher.start()
     try:
-        report = _probe(kernel, f"""
+        report = _probe(
+            kernel,
+            f"""
 import json, socket
 report = {{}}
 for host in ('127.0.0.1', 'localhost', '::1'):
@@ -203,7 +218,8 @@ for host in ('127.0.0.1', 'localhost', '::1'):
         report[host] = type(error).__name__
 interfaces = [name for _, name in socket.if_nameindex()]
 print('PROBE', json.dumps({{'attempts': report, 'interfaces': interfaces}}))
-""")
+""",
+        )
     finally:
         watcher.join()
         listener.close()
@@ -213,20 +229,25 @@ print('PROBE', json.dumps({{'attempts': report, 'interfaces': interfaces}}))
 
 
 def test_a_listener_opened_by_a_cell_is_unreachable_from_the_host(kernel: Kernel) -> None:
-    report = _probe(kernel, """
+    report = _probe(
+        kernel,
+        """
 import json, socket
 server = socket.socket()
 server.bind(('0.0.0.0', 0))
 server.listen(1)
 print('PROBE', json.dumps({'port': server.getsockname()[1]}))
-""")
+""",
+    )
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", report["port"]), timeout=2).close()
 
 
 def test_the_memory_cap_cannot_be_raised_and_allocation_past_it_is_a_memory_error() -> None:
     with Kernel(memory_limit_mb=1024) as k:
-        raised = k.execute("import resource\nresource.setrlimit(resource.RLIMIT_DATA, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))")
+        raised = k.execute(
+            "import resource\nresource.setrlimit(resource.RLIMIT_DATA, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))"
+        )
         assert raised.status == "error" and raised.error.type in ("ValueError", "PermissionError"), raised.error
         allocated = k.execute("import numpy as np\nblock = np.ones(3 * 2**30, dtype=np.uint8)")
         assert allocated.status == "error" and allocated.error.type == "MemoryError"
@@ -271,8 +292,10 @@ def test_an_in_place_reset_ends_the_previous_episodes_processes() -> None:
 
 def test_a_fork_bomb_is_contained_and_the_kernel_stays_usable() -> None:
     with Kernel(interrupt_grace_s=3.0) as k:
-        bomb = k.execute("import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(30)\n",
-                         timeout=5)
+        bomb = k.execute(
+            "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(30)\n",
+            timeout=5,
+        )
         assert bomb.status in ("timeout", "crashed") and bomb.error is not None
         after = k.execute("print(6 * 7)")
         assert after.status == "ok" and after.stdout == "42\n"
@@ -283,12 +306,17 @@ def test_processes_an_interrupted_cell_started_are_ended_and_the_kernel_is_kept(
     survives with its variables: only what started after the kernel is ended."""
     with Kernel(interrupt_grace_s=3.0) as k:
         k.execute("kept = 7")
-        slow = k.execute("import os, subprocess, time\n"
-                         "subprocess.Popen(['sleep', '300'])\n"
-                         "subprocess.Popen(['setsid', 'sleep', '301'])\n"
-                         "time.sleep(300)", timeout=3)
+        slow = k.execute(
+            "import os, subprocess, time\n"
+            "subprocess.Popen(['sleep', '300'])\n"
+            "subprocess.Popen(['setsid', 'sleep', '301'])\n"
+            "time.sleep(300)",
+            timeout=3,
+        )
         assert slow.status == "timeout" and any("ended" in note for note in slow.notes)
-        after = k.execute("import subprocess\nprint(kept, subprocess.run(['pgrep', '-c', 'sleep'], capture_output=True, text=True).stdout.strip())")
+        after = k.execute(
+            "import subprocess\nprint(kept, subprocess.run(['pgrep', '-c', 'sleep'], capture_output=True, text=True).stdout.strip())"
+        )
         assert after.status == "ok" and after.stdout.split() == ["7", "0"] and not after.restarted
 
 

@@ -13,9 +13,11 @@ from spatialclaw.kernel.kernel import Kernel
 from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, SandboxUnavailable
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-from doc_examples import code_blocks  # noqa: E402
+from doc_examples import code_blocks
 
-needs_sandbox = pytest.mark.skipif(not sandbox.support().available, reason=f"no kernel sandbox here: {sandbox.support().missing}")
+needs_sandbox = pytest.mark.skipif(
+    not sandbox.support().available, reason=f"no kernel sandbox here: {sandbox.support().missing}"
+)
 
 
 @pytest.fixture
@@ -36,12 +38,17 @@ def test_an_unknown_mode_is_refused_with_the_choices() -> None:
 def test_required_refuses_to_start_and_names_what_is_missing(no_bwrap) -> None:
     with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed.*--sandbox auto"):
         Kernel(sandbox="required")
-    assert sandbox.describe("required") == {"mode": "required", "active": False, "mechanism": None,
-                                            "missing": sandbox.support().missing}
+    assert sandbox.describe("required") == {
+        "mode": "required",
+        "active": False,
+        "mechanism": None,
+        "missing": sandbox.support().missing,
+    }
 
 
-def test_auto_without_the_sandbox_says_once_what_is_not_isolated(no_bwrap, monkeypatch: pytest.MonkeyPatch,
-                                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_auto_without_the_sandbox_says_once_what_is_not_isolated(
+    no_bwrap, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("PATH", f"{sys.prefix}/bin:/usr/bin:/bin")  # python and prlimit, still no bwrap
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else f"/usr/bin/{name}")
     with caplog.at_level(logging.WARNING, logger="spatialclaw.kernel.sandbox"):
@@ -71,10 +78,22 @@ def test_off_runs_a_plain_process_that_sees_the_host() -> None:
 
 
 def test_the_policy_becomes_one_bwrap_command_line(tmp_path) -> None:
-    policy = SandboxPolicy(read_only=(str(tmp_path / "frames"),), writable=(str(tmp_path / "work"),),
-                           env={"HOME": "/tmp/home"}, chdir=str(tmp_path / "work"), limits=ResourceLimits(memory_mb=512))
+    policy = SandboxPolicy(
+        read_only=(str(tmp_path / "frames"),),
+        writable=(str(tmp_path / "work"),),
+        env={"HOME": "/tmp/home"},
+        chdir=str(tmp_path / "work"),
+        limits=ResourceLimits(memory_mb=512),
+    )
     argv = sandbox.bwrap_argv(policy, "bwrap")
-    assert argv[:6] == ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"]
+    assert argv[:6] == [
+        "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+    ]
     assert "--share-net" not in argv
     # the private /tmp comes before the binds that may lie inside it
     assert argv.index("/tmp") < argv.index(str(tmp_path / "work"))
@@ -96,7 +115,8 @@ def test_the_trajectory_header_records_the_sandbox(tmp_path) -> None:
     with ScriptedProvider(["```python\nanswer('A')\n```"]) as server:
         model = load_model(f"openai-compat:scripted@{server.url}", api_key="test")
         result = Agent(model, AgentConfig(vlm_side_channel=False, preview_images=0)).run(
-            Task("Which?", choices=["a", "b"]), tmp_path / "episode")
+            Task("Which?", choices=["a", "b"]), tmp_path / "episode"
+        )
     assert result.status == "answered", result.error
     header = load_episode(result.trajectory_dir).header
     assert header["sandbox"]["mode"] == "auto" and header["sandbox"]["active"] is True
@@ -126,5 +146,6 @@ def test_a_readable_path_reached_through_a_symlink_is_visible_by_both_names(tmp_
             pytest.skip("no sandbox on this host")
         result = kernel.execute(
             f"import os\nprint(open({str(named)!r}).read(), open({str(real / 'depth.txt')!r}).read(), "
-            f"os.path.exists({str(tmp_path / 'secret.txt')!r}))")
+            f"os.path.exists({str(tmp_path / 'secret.txt')!r}))"
+        )
     assert result.stdout.split() == ["42", "42", "False"], result.to_text()

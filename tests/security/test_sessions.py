@@ -16,15 +16,18 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 import pytest
 from PIL import Image
 
+from spatialclaw.agent import vlm_server
+from spatialclaw.agent.vlm_server import VLMServer
 from spatialclaw.chat import ModelReply
+from spatialclaw.interactive import daemon_requests
 from spatialclaw.interactive.session import start_session
 from spatialclaw.interactive.session_client import Session
 from spatialclaw.interactive.session_dir import (
@@ -34,9 +37,6 @@ from spatialclaw.interactive.session_dir import (
     socket_path_for,
 )
 from spatialclaw.task import FrameSpec, Task
-from spatialclaw.interactive import daemon_requests
-from spatialclaw.agent import vlm_server
-from spatialclaw.agent.vlm_server import VLMServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,8 +82,14 @@ def sessions(root: Path, task: Task, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spatialclaw.cli", "session", *args], input=stdin,
-                          capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", "session", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -94,7 +100,9 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 
 # --- ids and arguments --------------------------------------------------------------------------------
-@pytest.mark.parametrize("bad", ["../x", "..", "a/b", "/etc", ".hidden", "a..b", "back\\slash", "", "x" * 65, "a b", "line\n"])
+@pytest.mark.parametrize(
+    "bad", ["../x", "..", "a/b", "/etc", ".hidden", "a..b", "back\\slash", "", "x" * 65, "a b", "line\n"]
+)
 def test_a_session_id_that_is_not_a_plain_name_is_refused(bad: str, root: Path, task: Task) -> None:
     with pytest.raises(SessionError, match="is not a session id"):
         find_session(bad, root)
@@ -111,24 +119,33 @@ def test_the_command_line_refuses_path_ids_in_one_line(root: Path, task: Task) -
     assert "is not a session id" in one_line_error(cli("status", "../../etc", "--root", str(root)))
 
 
-@pytest.mark.parametrize(("option", "value", "named"), [
-    ("max_steps", 0, "max_steps (--max-steps)"),
-    ("max_steps", 2.5, "max_steps (--max-steps)"),
-    ("max_steps", True, "max_steps (--max-steps)"),
-    ("cell_timeout_s", float("nan"), "cell_timeout_s (--cell-timeout, seconds)"),
-    ("cell_timeout_s", -1.0, "cell_timeout_s (--cell-timeout, seconds)"),
-    ("idle_timeout_s", float("inf"), "idle_timeout_s (--idle-timeout, seconds)"),
-    ("memory_limit_mb", 0, "memory_limit_mb (--memory-limit-mb, MiB)"),
-    ("memory_limit_mb", -512, "memory_limit_mb (--memory-limit-mb, MiB)"),
-])
-def test_session_limits_must_be_positive_and_finite(option: str, value: object, named: str, root: Path, task: Task) -> None:
-    with pytest.raises(SessionError, match=r"must be (a whole number of at least 1|a positive, finite number), got") as caught:
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [
+        ("max_steps", 0, "max_steps (--max-steps)"),
+        ("max_steps", 2.5, "max_steps (--max-steps)"),
+        ("max_steps", True, "max_steps (--max-steps)"),
+        ("cell_timeout_s", float("nan"), "cell_timeout_s (--cell-timeout, seconds)"),
+        ("cell_timeout_s", -1.0, "cell_timeout_s (--cell-timeout, seconds)"),
+        ("idle_timeout_s", float("inf"), "idle_timeout_s (--idle-timeout, seconds)"),
+        ("memory_limit_mb", 0, "memory_limit_mb (--memory-limit-mb, MiB)"),
+        ("memory_limit_mb", -512, "memory_limit_mb (--memory-limit-mb, MiB)"),
+    ],
+)
+def test_session_limits_must_be_positive_and_finite(
+    option: str, value: object, named: str, root: Path, task: Task
+) -> None:
+    with pytest.raises(
+        SessionError, match=r"must be (a whole number of at least 1|a positive, finite number), got"
+    ) as caught:
         start_session(task, root=root / "fresh", **{option: value})
     assert str(caught.value).startswith(named)
     assert not (root / "fresh").exists()
 
 
-def test_bad_limits_at_the_command_line_are_one_line_errors(root: Path, task: Task, sessions: dict[str, Session]) -> None:
+def test_bad_limits_at_the_command_line_are_one_line_errors(
+    root: Path, task: Task, sessions: dict[str, Session]
+) -> None:
     frame = task.inputs[0].paths[0]
     start = ["start", "--root", str(root), "--frames", frame, "--question", "q?"]
     assert "--cell-timeout" in one_line_error(cli(*start, "--cell-timeout", "nan"))
@@ -136,7 +153,9 @@ def test_bad_limits_at_the_command_line_are_one_line_errors(root: Path, task: Ta
     assert "--memory-limit-mb" in one_line_error(cli(*start, "--memory-limit-mb", "-1"))
     assert "--idle-timeout" in one_line_error(cli(*start, "--idle-timeout", "inf"))
     steps = sessions["victim"].status()["steps"]
-    line = one_line_error(cli("exec", "victim", "--root", str(root), "--timeout", "-5", "--code", "-", stdin="print(1)\n"))
+    line = one_line_error(
+        cli("exec", "victim", "--root", str(root), "--timeout", "-5", "--code", "-", stdin="print(1)\n")
+    )
     assert "--timeout" in line and "-5" in line
     assert sessions["victim"].status()["steps"] == steps  # nothing ran
 
@@ -155,8 +174,17 @@ def test_session_directories_and_files_are_private_to_their_user(name: str, sess
     assert mode_of(directory) == 0o700
     for sub in ("images", "work"):
         assert mode_of(directory / sub) == 0o700, sub
-    files = ["session.json", "prompt.md", "daemon.json", "daemon.log", "episode.jsonl", "kernel.json", "daemon.sock",
-             *(f"images/{p.name}" for p in (directory / "images").iterdir()), "work/notes.txt"]
+    files = [
+        "session.json",
+        "prompt.md",
+        "daemon.json",
+        "daemon.log",
+        "episode.jsonl",
+        "kernel.json",
+        "daemon.sock",
+        *(f"images/{p.name}" for p in (directory / "images").iterdir()),
+        "work/notes.txt",
+    ]
     modes = {f: oct(mode_of(directory / f)) for f in files if (directory / f).exists()}
     assert {"session.json", "daemon.sock", "episode.jsonl", "work/notes.txt"} <= set(modes)
     assert modes == {f: oct(0o600) for f in modes}
@@ -197,18 +225,25 @@ def test_a_sandboxed_cell_sees_no_session_directory_at_all(sessions: dict[str, S
     assert step.status == "ok", step.text
     seen = json.loads(step.text.strip().splitlines()[0])
     enoent = 2
-    assert {k: seen[k] for k in ("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect")} == dict.fromkeys(
-        ("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect"), enoent)
+    assert {
+        k: seen[k] for k in ("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect")
+    } == dict.fromkeys(("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect"), enoent)
     assert "victim" not in (seen["root"] or [])
     assert seen["own"] in (None, ["work"])  # its own session's files are out of reach too
     assert victim.status()["state"] == "running"
     from spatialclaw.trajectories.episode_log import load_episode
 
     assert load_episode(attacker.directory).header["config"]["sandbox"]["active"] is True
-    assert load_episode(sessions["plain"].directory).header["config"]["sandbox"] == {"mode": "off", "active": False, "mechanism": None}
+    assert load_episode(sessions["plain"].directory).header["config"]["sandbox"] == {
+        "mode": "off",
+        "active": False,
+        "mechanism": None,
+    }
 
 
-def test_socket_directories_of_another_user_or_open_to_others_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_socket_directories_of_another_user_or_open_to_others_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o777)
@@ -277,7 +312,9 @@ def test_malformed_requests_get_errors_and_the_daemon_keeps_serving(sessions: di
     assert huge == {"ok": False, "error": "request too large: more than 8 MiB; send a smaller cell"}
     for timeout in (-1, 0, "soon", True, float("nan"), float("inf")):
         reply = raw_request(path, (json.dumps({"op": "exec", "code": "print(1)", "timeout": timeout}) + "\n").encode())
-        assert reply["ok"] is False and "exec timeout must be a positive, finite number of seconds" in reply["error"], reply
+        assert reply["ok"] is False and "exec timeout must be a positive, finite number of seconds" in reply["error"], (
+            reply
+        )
     assert raw_request(path, b'{"op": "format_disk"}\n')["error"].startswith("unknown operation 'format_disk'")
     assert session.status()["steps"] == steps  # none of them ran a cell
     step = session.execute("print(6 * 7)")
@@ -296,7 +333,10 @@ def test_stalled_clients_and_connection_floods_are_answered_and_dropped(sessions
     idle[0].sendall(b'{"op": "sta')  # half a request, then silence
     time.sleep(0.3)
     refused = raw_request(path, b'{"op": "status"}\n', timeout=5)
-    assert refused == {"ok": False, "error": f"the session daemon is serving {daemon_requests.MAX_CONNECTIONS} connections already; retry shortly"}
+    assert refused == {
+        "ok": False,
+        "error": f"the session daemon is serving {daemon_requests.MAX_CONNECTIONS} connections already; retry shortly",
+    }
 
     started = time.monotonic()
     replies = []
@@ -304,7 +344,9 @@ def test_stalled_clients_and_connection_floods_are_answered_and_dropped(sessions
         with client:
             replies.append(json.loads(client.makefile("rb").readline()))
     waited = time.monotonic() - started
-    assert {r["error"] for r in replies} == {f"malformed request: no complete request line within {daemon_requests.READ_TIMEOUT_S:g} s"}
+    assert {r["error"] for r in replies} == {
+        f"malformed request: no complete request line within {daemon_requests.READ_TIMEOUT_S:g} s"
+    }
     assert waited < daemon_requests.READ_TIMEOUT_S + 5
     assert session.status()["state"] == "running"  # slots are free again
 
@@ -331,7 +373,7 @@ def http_exchange(port: int, head: str, body: bytes = b"", read_timeout: float =
         reply = client.makefile("rb")
         status = int(reply.readline().split()[1])
         headers = {}
-        while (line := reply.readline().strip()):
+        while line := reply.readline().strip():
             key, _, value = line.decode().partition(":")
             headers[key.lower()] = value.strip()
         return status, json.loads(reply.read(int(headers["content-length"])))
@@ -342,7 +384,9 @@ def test_the_vlm_token_is_checked_before_any_body_is_read(channel: tuple[VLMServ
     # 4 GiB announced, none sent: the refusal arrives at once, so not a byte of the body was awaited
     for authorization in ("", "Authorization: Bearer wrong-token\r\n"):
         started = time.monotonic()
-        status, body = http_exchange(server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{authorization}Content-Length: {4 << 30}\r\n")
+        status, body = http_exchange(
+            server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{authorization}Content-Length: {4 << 30}\r\n"
+        )
         assert (status, body["error"]) == (401, "wrong, missing or expired token for the vlm side channel")
         assert time.monotonic() - started < 2.0
 
@@ -365,30 +409,44 @@ def test_the_vlm_token_is_checked_before_any_body_is_read(channel: tuple[VLMServ
 def test_the_vlm_channel_caps_and_checks_bodies_and_keeps_serving(channel: tuple[VLMServer, dict]) -> None:
     server, config = channel
     token = f"Authorization: Bearer {config['token']}\r\n"
-    status, body = http_exchange(server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: {vlm_server.MAX_BODY_BYTES + 1}\r\n")
+    status, body = http_exchange(
+        server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: {vlm_server.MAX_BODY_BYTES + 1}\r\n"
+    )
     assert status == 413 and "over the 64 MiB limit" in body["error"]
-    status, body = http_exchange(server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: 6\r\n", b"[1, 2]")
+    status, body = http_exchange(
+        server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: 6\r\n", b"[1, 2]"
+    )
     assert (status, body["error"]) == (400, "the request body must be a JSON object, got list")
     status, body = http_exchange(server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: lots\r\n")
     assert (status, body["error"]) == (400, "bad Content-Length 'lots'")
     started = time.monotonic()
-    status, body = http_exchange(server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: 100\r\n", b'{"question"')
+    status, body = http_exchange(
+        server.port, f"POST /ask HTTP/1.1\r\nHost: x\r\n{token}Content-Length: 100\r\n", b'{"question"'
+    )
     assert (status, body["error"]) == (408, "the request body did not arrive within 1 s")
     assert time.monotonic() - started < 4.0
 
-    request = urllib.request.Request(f"{server.url}/ask", data=json.dumps({"question": "ok?"}).encode(),
-                                     headers={"Authorization": f"Bearer {config['token']}", "Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{server.url}/ask",
+        data=json.dumps({"question": "ok?"}).encode(),
+        headers={"Authorization": f"Bearer {config['token']}", "Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=5) as response:
         assert json.loads(response.read()) == {"text": "fine"}
 
 
 def test_a_connection_flood_on_the_vlm_channel_is_refused_and_it_recovers(channel: tuple[VLMServer, dict]) -> None:
     server, config = channel
-    stalled = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(vlm_server.MAX_CONNECTIONS)]
+    stalled = [
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(vlm_server.MAX_CONNECTIONS)
+    ]
     for client in stalled:
         client.sendall(b"POST /ask HTTP/1.1\r\nHost: x\r\n")  # headers never finished
     time.sleep(0.3)
-    good = (f"POST /ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {config['token']}\r\nContent-Length: 19\r\n", b'{"question": "ok?"}')
+    good = (
+        f"POST /ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {config['token']}\r\nContent-Length: 19\r\n",
+        b'{"question": "ok?"}',
+    )
     status, body = http_exchange(server.port, *good)
     assert (status, body.get("error")) == (503, "the server is serving 8 connections already; retry shortly"), body
     time.sleep(vlm_server.READ_TIMEOUT_S + 0.5)  # the stalled clients are dropped after the read timeout
@@ -400,8 +458,14 @@ def test_a_connection_flood_on_the_vlm_channel_is_refused_and_it_recovers(channe
 def test_session_start_passes_the_sandbox_mode_to_the_kernel(root: Path, task: Task) -> None:
     frame = task.inputs[0].paths[0]
     env = dict(os.environ, SPATIALCLAW_KERNEL_MEMORY_MB="0")
-    run = lambda *args: subprocess.run([sys.executable, "-m", "spatialclaw.cli", "session", *args, "--root", str(root), "--json"],
-                                       capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+    run = lambda *args: subprocess.run(
+        [sys.executable, "-m", "spatialclaw.cli", "session", *args, "--root", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=120,
+    )
     started = run("start", "--frames", frame, "--question", "q?", "--id", "unboxed", "--sandbox", "off")
     assert started.returncode == 0, started.stderr
     try:
