@@ -58,10 +58,10 @@ def norm(text: str) -> str:
 def focus(text: str) -> str:
     """The part of a reply that holds the answer: an ``<answer>`` tag, a ``\\boxed{}``, or the text after the
     last "answer is"/"answer:" cue; otherwise the whole text."""
-    tag = _ANSWER_TAG.findall(text)
+    tag: list[str] = _ANSWER_TAG.findall(text)
     if tag:
         return tag[-1]
-    boxed = _BOXED.findall(text)
+    boxed: list[str] = _BOXED.findall(text)
     if boxed:
         return boxed[-1]
     cues = list(_ANSWER_CUE.finditer(text))
@@ -118,7 +118,7 @@ def _choice_in(text: str, letters: list[str], options: list[str]) -> str | None:
         if all(options[i] in options[best] for i in mentioned):
             return letters[best]
     # Explicit labels anywhere: "(B)", "option B", "choice B".
-    labelled = {
+    labelled: set[str] = {
         g.upper()
         for g in re.findall(r"\(([A-Za-z])\)|\b(?:option|choice)\s+([A-Za-z])\b", text, flags=re.IGNORECASE)
         for g in g
@@ -132,7 +132,9 @@ def _choice_in(text: str, letters: list[str], options: list[str]) -> str | None:
     if len(found) == 1:
         return letters[found[0]]
     # A lone capital letter naming an option ("I think it's B"); "A" and "I" are too common to count.
-    lone = {t for t in re.findall(r"(?<![\w'])([A-Z])(?![\w'])", text) if t in letters and t not in {"A", "I"}}
+    lone: set[str] = {
+        t for t in re.findall(r"(?<![\w'])([A-Z])(?![\w'])", text) if t in letters and t not in {"A", "I"}
+    }
     if len(lone) == 1:
         return lone.pop()
     return None
@@ -221,10 +223,34 @@ _AREA_UNITS = {
 _SMALL = {
     w: i
     for i, w in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
     )
 }
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])}
+_TENS = {
+    w: 10 * (i + 2)
+    for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])
+}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _PHRASES = {"a dozen": 12, "a half": 0.5, "a couple": 2}
 

@@ -67,13 +67,10 @@ def camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
 
         # A pan right turns the optical axis towards +x (rotation about +y, OpenCV axes); a tilt up
         # turns it towards -y (rotation about +x). Each view is half of the motion from the source.
-        def view(fraction: float) -> np.ndarray:
-            return _turn_view(rgb, K, K_view, rotation("y", fraction * pan) @ rotation("x", fraction * tilt), size)
-
-        names = [
-            save(small_frame(view(-0.5)), out / f"turn{number}_a.png"),
-            save(small_frame(view(0.5)), out / f"turn{number}_b.png"),
-        ]
+        names = []
+        for side, fraction in (("a", -0.5), ("b", 0.5)):
+            turn = rotation("y", fraction * pan) @ rotation("x", fraction * tilt)
+            names.append(save(small_frame(_turn_view(rgb, K, K_view, turn, size)), out / f"turn{number}_{side}.png"))
         intro = (
             f"The two images are consecutive frames from one camera whose horizontal field of view is {hfov:.0f} "
             "degrees; the camera only rotated between them."

@@ -61,8 +61,8 @@ def _depth_m(path: Path, kind: str) -> np.ndarray:
     if kind == "tum":
         return values / 5000.0
     if kind == "sun":
-        values = ((values >> 3) | (values << 13)) & 0xFFFF
-        depth = values / 1000.0
+        unrotated = ((values >> 3) | (values << 13)) & 0xFFFF
+        depth = unrotated / 1000.0
         depth[depth > 10] = 0
         return depth
     raise ValueError(kind)
@@ -83,7 +83,7 @@ def save(image: np.ndarray | Image.Image, path: Path) -> str:
 
 def small_frame(image: np.ndarray) -> Image.Image:
     h, w = image.shape[:2]
-    return Image.fromarray(image).resize((WIDTH, round(h * WIDTH / w)), Image.LANCZOS)
+    return Image.fromarray(image).resize((WIDTH, round(h * WIDTH / w)), Image.Resampling.LANCZOS)
 
 
 def rotation(axis: str, degrees: float) -> np.ndarray:

@@ -102,24 +102,11 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
     per_class: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for task_id, task in tasks.items():
         bucket = per_class[task.category or "other"]
-
-        def value(answer: Any) -> float:
-            if answer is None:
-                return 0.0
-            return score_answer(
-                answer,
-                task.ground_truth,
-                task.answer_type,
-                task.choices,
-                task.meta.get("metric"),
-                task.meta.get("unit"),
-            ).value
-
         if looking is not None:
-            bucket["looking"].append(value(looked.get(task_id)))
+            bucket["looking"].append(_answer_value(task, looked.get(task_id)))
             bucket["looking_answered"].append(float(task_id in looked))
         outcome = _session_outcome(eval_dir / "sessions" / task_id)
-        bucket["kernel"].append(value(outcome[0]) if outcome else 0.0)
+        bucket["kernel"].append(_answer_value(task, outcome[0]) if outcome else 0.0)
         bucket["kernel_answered"].append(float(bool(outcome and outcome[0] is not None)))
         if outcome:
             bucket["steps"].append(float(outcome[1]))
@@ -134,19 +121,29 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
             "n": len(bucket["kernel"]),
             **{k: (round(v, 3) if v is not None else None) for k, v in mean.items()},
         }
-        if mean.get("looking") is not None:
-            table[name]["gain"] = round(mean["kernel"] - mean["looking"], 3)
+        kernel_mean, looking_mean = mean.get("kernel"), mean.get("looking")
+        if looking_mean is not None and kernel_mean is not None:
+            table[name]["gain"] = round(kernel_mean - looking_mean, 3)
     return table
+
+
+def _answer_value(task: Task, answer: Any) -> float:
+    """The score of one answer to ``task`` (0 when there is none)."""
+    if answer is None:
+        return 0.0
+    metric, unit = task.meta.get("metric"), task.meta.get("unit")
+    return score_answer(answer, task.ground_truth, task.answer_type, task.choices, metric, unit).value
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    return "-" if row.get(key) is None else f"{row[key]:.2f}"
 
 
 def _print_table(table: dict[str, Any]) -> None:
     print(f"{'class':<18}{'n':>3}{'looking':>9}{'kernel':>8}{'gain':>7}{'steps':>7}")
     for name, row in table.items():
-
-        def cell(key: str) -> str:
-            return "-" if row.get(key) is None else f"{row[key]:.2f}"
-
-        print(f"{name:<18}{row['n']:>3}{cell('looking'):>9}{cell('kernel'):>8}{cell('gain'):>7}{cell('steps'):>7}")
+        cells = [_cell(row, key) for key in ("looking", "kernel", "gain", "steps")]
+        print(f"{name:<18}{row['n']:>3}{cells[0]:>9}{cells[1]:>8}{cells[2]:>7}{cells[3]:>7}")
 
 
 def _print_cells(eval_dir: Path) -> None:

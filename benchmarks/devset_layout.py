@@ -80,7 +80,7 @@ def _floor(
 def perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Three markers on floor pixels of a real RGB-D frame (the floor found in its depth); the answer from
     their measured 3D positions in the floor plane, with the floor's normal as up."""
-    records = []
+    records: list[dict[str, Any]] = []
     for source in ("redwood", "tum", "nyu", "sun", "redwood", "nyu"):
         rgb, depth, K = rgbd(root, source)
         h, w = depth.shape
@@ -108,7 +108,7 @@ def perspective(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
             continue
         number = len(records)
         scale = WIDTH / w
-        picture = _mark(small_frame(rgb), dict(zip(("red", "blue", "green"), picks)), scale)
+        picture = _mark(small_frame(rgb), dict(zip(("red", "blue", "green"), picks, strict=True)), scale)
         name = save(picture, out / f"perspective{number}.png")
         records.append(
             {
@@ -155,7 +155,7 @@ def planar(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, An
     colours = {"red": (220, 30, 30), "blue": (30, 70, 230), "green": (30, 170, 50)}
     K = np.array([[900.0, 0, 399.5], [0, 900.0, 299.5], [0, 0, 1]])
     for number, texture in enumerate(textures):
-        plane = np.array(Image.open(root / texture).convert("RGB").resize((plane_w, plane_h), Image.BICUBIC))
+        plane = np.array(Image.open(root / texture).convert("RGB").resize((plane_w, plane_h), Image.Resampling.BICUBIC))
         portrait = number % 2 == 0
         size = np.array([210.0, 297.0]) if portrait else np.array([297.0, 210.0])
         corner = np.array([plane_w / 2, plane_h / 2]) - size / 2 + rng.uniform(-60, 60, 2)  # mm, sheet's top-left

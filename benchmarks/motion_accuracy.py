@@ -82,7 +82,8 @@ def main() -> None:
             frames = turning_sequence(rgb, K_FULL, [np.eye(3), rotation_ypr(yaw, pitch, roll)])
             step = motion(frames, intrinsics=K).steps[0]
             ok = step.kind == "rotation"
-            measured = (step.yaw_deg, step.pitch_deg, step.roll_deg) if step.yaw_deg is not None else (np.nan,) * 3
+            # the angles are all known or all None (then NaN)
+            measured = [np.nan if a is None else a for a in (step.yaw_deg, step.pitch_deg, step.roll_deg)]
             error = float(np.max(np.abs(np.subtract(measured, (yaw, pitch, roll)))))
             angle_errors.append(error)
             if pitch == roll == 0:

@@ -106,7 +106,7 @@ def _read_letter(fragment: str) -> tuple[str, str] | None:
 def _alternative_follows(tail: str) -> bool:
     rest = tail.lstrip("*_`\"')]}$ .:").lstrip()
     connector = re.match(r"(?:and\s*/\s*or|and|or|[/&,+|])\s*", rest, flags=re.IGNORECASE)
-    return bool(connector) and _read_letter(rest[connector.end() :]) is not None
+    return connector is not None and _read_letter(rest[connector.end() :]) is not None
 
 
 def mcq_extract(reply: str, allowed: Sequence[str] = tuple("ABCDEFGH")) -> str:
@@ -154,7 +154,7 @@ def _mmmu_parse(reply: str, options: Sequence[str]) -> str | None:
     ``X.`` occurrences, then option texts when the reply is longer than five words; several candidates:
     the last one in the reply. None when nothing matches (the official code picks a random option)."""
     letters = [chr(ord("A") + i) for i in range(len(options))]
-    index2ans = dict(zip(letters, options))
+    index2ans = dict(zip(letters, options, strict=True))
     for char in [",", ".", "!", "?", ";", ":", "'"]:
         reply = reply.strip(char)
     reply = " " + reply + " "
@@ -265,7 +265,7 @@ def vlmeval_infer(reply: str, options: Sequence[str]) -> str | None:
     if not hits and "Z" in tokens:
         return "Z"
     low = reply.lower()
-    named = [c for c, text in zip(letters, options) if str(text).lower() in low]
+    named = [c for c, text in zip(letters, options, strict=True) if str(text).lower() in low]
     return named[0] if len(named) == 1 else None
 
 

@@ -50,7 +50,10 @@ def benchmark_table() -> str:
     ]
     rows += [(s.name, _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 6)
     return "\n".join(lines) + f"\n{len(rows) - 1} benchmarks; names match in any spelling (VSI-Bench = vsi_bench)."
 

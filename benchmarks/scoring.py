@@ -154,13 +154,14 @@ def score_answer(
         got = extract_choice(answer, choices)
         return Score(1.0 if got == gt else 0.0, metric, got, {"ground_truth": gt})
     if metric in {"mra", "number_exact"}:
-        got = extract_number(answer, unit)
+        number = extract_number(answer, unit)
         g = extract_number(ground_truth)
         if g is None:
             raise ValueError(f"ground truth {ground_truth!r} is not a number")
         if metric == "mra":
-            return Score(mean_relative_accuracy(got, g), metric, got, {"ground_truth": g})
-        return Score(1.0 if got is not None and abs(got - g) <= 1e-6 else 0.0, metric, got, {"ground_truth": g})
+            return Score(mean_relative_accuracy(number, g), metric, number, {"ground_truth": g})
+        exact = number is not None and abs(number - g) <= 1e-6
+        return Score(1.0 if exact else 0.0, metric, number, {"ground_truth": g})
     if metric == "yes_no":
         got, gt = _yes_no(answer), _yes_no(ground_truth)
         if gt is None:

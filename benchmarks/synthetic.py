@@ -74,7 +74,8 @@ class Box:
         )
         c, s = math.cos(self.yaw), math.sin(self.yaw)
         rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
-        return local @ rot.T + np.asarray(self.centre)
+        corners: np.ndarray = local @ rot.T + np.asarray(self.centre)
+        return corners
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def render(boxes: list[Box], camera: Camera) -> Image.Image:
     image = Image.new("RGB", (WIDTH, HEIGHT), (200, 215, 235))
     draw = ImageDraw.Draw(image)
     _draw_floor(draw, camera)
-    faces: list[tuple[float, list[tuple[float, float]], tuple[int, int, int]]] = []
+    faces: list[tuple[float, list[tuple[float, float]], tuple[int, ...]]] = []
     for box in boxes:
         corners = box.corners()
         px, z = camera.project(corners)
@@ -128,7 +129,7 @@ def render(boxes: list[Box], camera: Camera) -> Image.Image:
                 f"the {box.colour} box is behind the camera; the scene generator should not place it there"
             )
         base = np.array(COLOURS[box.colour], dtype=float)
-        for face, shade in zip(_FACES, _SHADE):
+        for face, shade in zip(_FACES, _SHADE, strict=True):
             depth = float(np.mean(z[list(face)]))
             colour = tuple(int(c) for c in np.clip(base * shade, 0, 255))
             faces.append((depth, [tuple(px[i]) for i in face], colour))
@@ -212,16 +213,8 @@ def scene_for(seed: int, index: int) -> dict[str, Any]:
         count = int(rng.integers(1, 5))
         colours = [target] * count + [str(c) for c in rng.choice(others, size=int(rng.integers(1, 3)), replace=False)]
         boxes = _place_boxes(rng, colours, camera)
-        return _task(
-            category,
-            f"How many {target} boxes are there?",
-            None,
-            count,
-            [boxes],
-            [camera],
-            metric="number_exact",
-            extra={"colour": target},
-        )
+        q = f"How many {target} boxes are there?"
+        return _task(category, q, None, count, [boxes], [camera], metric="number_exact", extra={"colour": target})
     colours = [str(c) for c in rng.choice(names, size=3, replace=False)]
     boxes = _place_boxes(rng, colours, camera)
     a, b, c = boxes
@@ -333,8 +326,8 @@ def generate(n: int = 60, seed: int = 0, out_dir: str | Path | None = None) -> l
         task_id = f"synthetic/{seed}-{index:04d}-{spec['category']}"
         folder = out_dir / f"{index:04d}"
         folder.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for frame, (boxes, camera) in enumerate(zip(spec["scenes"], spec["cameras"])):
+        paths: list[str | Path] = []
+        for frame, (boxes, camera) in enumerate(zip(spec["scenes"], spec["cameras"], strict=True)):
             path = folder / f"frame_{frame}.png"
             key = _render_key(seed, index, frame)
             if _cached_key(path) != key:

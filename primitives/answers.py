@@ -67,7 +67,7 @@ def _scalar(value: Any) -> Any:
 
 def _choice(value: Any, choices: list[str]) -> str:
     letters = option_letters(len(choices))
-    options = "; ".join(f"{letter}. {choice}" for letter, choice in zip(letters, choices))
+    options = "; ".join(f"{letter}. {choice}" for letter, choice in zip(letters, choices, strict=True))
     value = _scalar(value)
     if isinstance(value, bool) or value is None:
         raise AnswerError(f"answer with an option's letter; got {value!r}. The options are {options}")
@@ -79,7 +79,7 @@ def _choice(value: Any, choices: list[str]) -> str:
         )
     text = str(value).strip()
     by_text: dict[str, list[str]] = {}
-    for letter, choice in zip(letters, choices):
+    for letter, choice in zip(letters, choices, strict=True):
         by_text.setdefault(option_key(choice), []).append(letter)
     match = _LETTER_FORM.match(text)
     if match and match.group(1).upper() in letters:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: sets up .venv (idempotent) and runs the default test suite (slow tests excluded;
-# pass `-m slow` or `-m ''` to include them). Extra arguments go to pytest.
+# The test command: sets up .venv (idempotent), checks formatting, lint and types (ruff, mypy; the rule sets are
+# in pyproject.toml), then runs the default test suite (slow tests excluded; pass `-m slow` or `-m ''` to include
+# them). Extra arguments go to pytest; SPATIALCLAW_SKIP_LINT=1 skips the static checks while iterating.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -10,4 +11,10 @@ if [ -z "${SPATIALCLAW_TEST_DATA:-}" ] && [ -d "$root/../shared/data" ]; then
 fi
 export SPATIALCLAW_TEST_DATA="${SPATIALCLAW_TEST_DATA:-$root/../shared/data}"
 export HF_HUB_OFFLINE=1
+if [ "${SPATIALCLAW_SKIP_LINT:-0}" != 1 ]; then
+  echo "[test] ruff format --check, ruff check, mypy"
+  .venv/bin/ruff format --check . || { echo "[test] run: .venv/bin/ruff format ." >&2; exit 1; }
+  .venv/bin/ruff check --quiet .
+  .venv/bin/python scripts/typecheck.py --cache-dir "$root/build/mypy-cache"
+fi
 exec .venv/bin/python -m pytest -q --timeout=600 "$@"

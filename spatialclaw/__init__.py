@@ -20,6 +20,17 @@ _PUBLIC = {
     "CellImage": "spatialclaw.kernel.cell",
     "Task": "spatialclaw.task",
     "FrameSpec": "spatialclaw.task",
+    "Message": "spatialclaw.chat",
+    "Agent": "spatialclaw.agent.loop",
+    "AgentConfig": "spatialclaw.agent.config",
+    "EpisodeResult": "spatialclaw.agent.result",
+    "Limits": "spatialclaw.agent.limits",
+    "load_model": "spatialclaw.models",
+    "load_episode": "spatialclaw.trajectories.episode_log",
+    "export_episodes": "spatialclaw.export.runner",
+    "SpatialEnv": "spatialclaw.runner.rl_env",
+    "Session": "spatialclaw.interactive.session_client",
+    "start_session": "spatialclaw.interactive.session",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]

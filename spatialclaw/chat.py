@@ -14,7 +14,7 @@ import base64
 import hashlib
 import io
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 __all__ = ["ImagePart", "Message", "ModelReply", "Part", "TextPart", "ToolCall", "ToolSpec", "Usage"]
 
@@ -86,7 +86,7 @@ class ImagePart:
         return cls(png=buffer.getvalue(), width=image.width, height=image.height, label=label)
 
 
-Part = Union[TextPart, ImagePart]
+Part = TextPart | ImagePart
 
 
 @dataclass

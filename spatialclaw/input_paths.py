@@ -186,14 +186,14 @@ def specs_from_groups(
         if "error" in group:
             raise ValueError(group["error"])
         if isinstance(group.get("indices"), (str, Path)):  # --sidecar FILE, read now so a bad file is one clear line
-            indices, times = read_sidecar(group["indices"])
-            group["indices"] = indices
-            if times is not None:
+            sidecar_indices, sidecar_times = read_sidecar(group["indices"])
+            group["indices"] = sidecar_indices
+            if sidecar_times is not None:
                 if group.get("times") is not None:
                     raise ValueError(
                         f"the input {group['paths'][0]} has times from --times and from its sidecar; give one"
                     )
-                group["times"] = times
+                group["times"] = sidecar_times
     if fps is not None and count is not None:
         raise ValueError("--fps and --count both choose how a video is sampled; give one of them")
     videos = [g for g in groups if g["kind"] == "video"]

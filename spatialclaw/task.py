@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +32,7 @@ class FrameSpec:
 
     @classmethod
     def images(
-        cls, paths: list[str | Path], indices: list[int] | None = None, times: list[float] | None = None
+        cls, paths: Sequence[str | Path], indices: list[int] | None = None, times: list[float] | None = None
     ) -> FrameSpec:
         return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices, times=times)
 

@@ -139,7 +139,7 @@ def test_vsi_bench(tmp_path: Path) -> None:
 
 
 def test_vsi_bench_without_videos_says_where_to_get_them(tmp_path: Path) -> None:
-    with pytest.raises(DatasetUnavailable, match="arkitscenes.zip"):
+    with pytest.raises(DatasetUnavailable, match=r"arkitscenes\.zip"):
         load_tasks(SPECS["vsi-bench"], source=FIXTURES / "vsi-bench" / "test.jsonl", media_root=tmp_path)
 
 
@@ -278,14 +278,14 @@ def test_3dsrbench_circular_groups(tmp_path: Path) -> None:
 def test_bad_records_name_the_fields_present(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"idx": 0, "question": "?"}\n')
-    with pytest.raises(ValueError, match="expected layout.*fields present"):
+    with pytest.raises(ValueError, match=r"expected layout.*fields present"):
         load_tasks(SPECS["cv-bench"], source=bad, media_cache=tmp_path)
 
 
 def test_hub_unavailable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    with pytest.raises(DatasetUnavailable, match="nyu-visionx/CV-Bench.*--source"):
+    with pytest.raises(DatasetUnavailable, match=r"nyu-visionx/CV-Bench.*--source"):
         load_tasks(SPECS["cv-bench"])
 
 

@@ -38,7 +38,7 @@ def _score(task, answer) -> float:
 
 
 def _rows(tasks, answers) -> list[ScoredRow]:
-    return [ScoredRow(t.task_id, t.category, _score(t, a), dict(t.meta)) for t, a in zip(tasks, answers)]
+    return [ScoredRow(t.task_id, t.category, _score(t, a), dict(t.meta)) for t, a in zip(tasks, answers, strict=True)]
 
 
 def test_vsi_bench_debiased_is_vsi_benchs_layout_and_rules(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_dsi_bench_reads_the_metadata_csv_and_scores_answer_tags(tmp_path: Path)
         media_cache=tmp_path / "m",
     )
     _check_tasks(tasks, "dsi-bench")
-    car, camera, dog = tasks
+    car, camera, _dog = tasks
     assert car.choices == ["Left", "Right", "Toward the camera", "Away from the camera"] and car.ground_truth == "B"
     assert [t.category for t in tasks] == ["Obj:static cam", "Cam:static scene", "Obj-Cam distance"]
     assert _score(camera, "<answer>C</answer>") == 1.0
@@ -203,7 +203,7 @@ def test_vsti_bench_choices_by_mc_answer_and_macro_over_types(tmp_path: Path) ->
         media_cache=tmp_path / "m",
     )
     _check_tasks(tasks, "vsti-bench")
-    displacement, direction, side = tasks
+    displacement, direction, _side = tasks
     assert direction.ground_truth == "A" and displacement.ground_truth == 1.8
     result = aggregate(_rows(tasks, ["1.8", "A", "A"]), SPECS["vsti-bench"].aggregation)
     assert result.overall == pytest.approx(2 / 3) and result.rule == "macro"

@@ -229,7 +229,7 @@ def test_one_agent_runs_episodes_in_parallel_threads_each_with_its_own_side_chan
     with ScriptedProvider(reply) as server, Agent(openai_compat(server)) as agent, ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda t: agent.run(t, tmp_path / t.task_id), tasks))
     assert [r.answer for r in results] == ["alpha", "beta"]
-    for name, result in zip(("alpha", "beta"), results):
+    for name, result in zip(("alpha", "beta"), results, strict=True):
         episode = load_episode(result.trajectory_dir)
         assert episode.cells()[0][1].stdout == f"from {name}\n"
         side_calls = [e for e in episode.of_type("model_call") if e["purpose"] == "vlm.ask"]

@@ -190,7 +190,7 @@ def test_an_interrupted_run_leaves_a_loadable_trajectory_marked_interrupted(tmp_
         while server.calls < 2 and time.monotonic() < deadline:  # the second request is in flight
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
+        _stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in stderr
     assert stderr.strip() == "spatialclaw run: interrupted"
     episode = load_episode(out)

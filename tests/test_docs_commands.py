@@ -66,10 +66,10 @@ def _transcript(block: str, cwd: Path, env: dict[str, str]) -> None:
     result = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     outputs = result.stdout.split("@@step\n")[1:]
     assert len(outputs) == len(steps), result.stdout + result.stderr
-    for (command, expected), output in zip(steps, outputs):
+    for (command, expected), output in zip(steps, outputs, strict=True):
         shown = [re.escape(line).replace(re.escape("..."), ".*") for line in expected]
         actual = output.rstrip("\n").splitlines()
-        assert len(actual) == len(shown) and all(re.fullmatch(p, a) for p, a in zip(shown, actual)), (
+        assert len(actual) == len(shown) and all(re.fullmatch(p, a) for p, a in zip(shown, actual, strict=True)), (
             f"$ {command}\nshown:\n" + "\n".join(expected) + "\nprinted:\n" + output
         )
 

@@ -158,7 +158,7 @@ def test_sharegpt_image_tokens_match_images_and_dataset_info(run, tmp_path):
     assert entry["formatting"] == "sharegpt" and entry["columns"]["images"] == "images"
     records = json.loads((out / entry["file_name"]).read_text())
     assert len(records) == 3
-    for record, ep in zip(records, _complete(episodes)):
+    for record, ep in zip(records, _complete(episodes), strict=True):
         turns = record["conversations"]
         assert [t["from"] for t in turns] == ["human", "gpt"] * (len(turns) // 2) + ["human"] * (len(turns) % 2)
         assert turns[-1]["from"] == "gpt"
@@ -187,7 +187,7 @@ def test_verl_parquet_rows_hold_prompt_images_reward_and_tool_kwargs(run, tmp_pa
     table = pq.read_table(out)
     assert {"data_source", "prompt", "images", "ability", "reward_model", "extra_info"} <= set(table.column_names)
     rows = table.to_pylist()
-    for row, ep in zip(rows, _complete(episodes)):
+    for row, ep in zip(rows, _complete(episodes), strict=True):
         assert [m["role"] for m in row["prompt"]] == ["system", "user"]
         assert row["prompt"][1]["content"].count("<image>") == len(row["images"]) == len(ep.frames)
         assert row["images"][0]["bytes"] == ep.frames[0]
@@ -263,7 +263,7 @@ def test_filters_select_episodes_and_count_every_exclusion(run, tmp_path, episod
 
 
 def test_incomplete_episode_exports_up_to_its_last_output(run, tmp_path):
-    root, episodes = run
+    _root, episodes = run
     killed = episodes[3]
     conversation = episode_conversation(load_episode(killed.directory))
     outputs = [t for t in conversation.turns if t.role == "assistant"]

@@ -149,7 +149,7 @@ def test_trl_rows_carry_step_weights_and_the_template_masks_failed_steps(tmp_pat
         messages, chat_template=template, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
     )
     ids, mask = output["input_ids"][0], output["assistant_masks"][0]
-    trained = processor.tokenizer.decode([t for t, m in zip(ids, mask) if m])
+    trained = processor.tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
     for i, text in enumerate(episode.assistant_texts):
         assert (text in trained) == (i != 1), f"step {i}: trained only when it did not fail"
     rendered = processor.apply_chat_template(messages, chat_template=template, tokenize=False)

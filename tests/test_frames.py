@@ -128,7 +128,7 @@ def test_at_an_absent_index_lists_the_indices_that_exist(images: list[Path]) -> 
         frames.at(20)
     message = str(caught.value)
     assert "20" in message and "[0, 15, 30, 45]" in message and "nearest: 15, 30" in message
-    with pytest.raises(IndexError, match="frames.at"):
+    with pytest.raises(IndexError, match=r"frames\.at"):
         frames[4]
     long = Frames(Frame.from_image(np.zeros((2, 2, 3), np.uint8), index=i) for i in range(0, 900, 3))
     with pytest.raises(FrameNotFound, match=r"indices \[0, 3, 6, \.\.\., 897\] \(every 3\) \(nearest: 3, 6\)"):
@@ -286,7 +286,7 @@ def test_frame_works_with_numpy_pil_and_ipython(video: Path) -> None:
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(png))), frame.array)
     with pytest.raises(AttributeError, match="no attribute 'volume'"):
-        frame.volume
+        _ = frame.volume
 
 
 def test_changing_a_frames_image_or_array_leaves_the_frame_unchanged(video: Path) -> None:
@@ -310,34 +310,34 @@ def test_frame_from_an_in_memory_image() -> None:
 
 def test_a_missing_path_names_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.jpg"
-    with pytest.raises(FrameLoadError, match="not found: .*nowhere.jpg"):
+    with pytest.raises(FrameLoadError, match=r"not found: .*nowhere\.jpg"):
         load_images([missing])
-    with pytest.raises(FrameLoadError, match="not found: .*nowhere.mp4"):
+    with pytest.raises(FrameLoadError, match=r"not found: .*nowhere\.mp4"):
         load_video(tmp_path / "nowhere.mp4")
 
 
 def test_a_directory_is_refused_with_a_hint(tmp_path: Path) -> None:
-    with pytest.raises(FrameLoadError, match="is a directory.*glob"):
+    with pytest.raises(FrameLoadError, match=r"is a directory.*glob"):
         load_images([tmp_path])
 
 
 def test_unsupported_extensions_say_what_to_use(tmp_path: Path, video: Path, images: list[Path]) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("not an image")
-    with pytest.raises(FrameLoadError, match="unsupported image extension '.txt'.*notes.txt"):
+    with pytest.raises(FrameLoadError, match=r"unsupported image extension '\.txt'.*notes\.txt"):
         load_images([notes])
-    with pytest.raises(FrameLoadError, match="clip.mp4 is a video.*load_video"):
+    with pytest.raises(FrameLoadError, match=r"clip\.mp4 is a video.*load_video"):
         load_images([video])
-    with pytest.raises(FrameLoadError, match="view_0.png is an image.*load_images"):
+    with pytest.raises(FrameLoadError, match=r"view_0\.png is an image.*load_images"):
         load_video(images[0])
-    with pytest.raises(FrameLoadError, match="unsupported video extension '.txt'"):
+    with pytest.raises(FrameLoadError, match=r"unsupported video extension '\.txt'"):
         load_video(notes)
 
 
 def test_a_corrupt_image_is_refused_at_load_time(tmp_path: Path, images: list[Path]) -> None:
     garbage = tmp_path / "garbage.png"
     garbage.write_bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8).tobytes())
-    with pytest.raises(FrameLoadError, match="cannot read image .*garbage.png"):
+    with pytest.raises(FrameLoadError, match=r"cannot read image .*garbage\.png"):
         load_images([images[0], garbage])
 
 
@@ -367,11 +367,11 @@ def test_truncated_videos_are_refused(tmp_path: Path) -> None:
 def test_empty_and_garbage_videos_are_refused(tmp_path: Path) -> None:
     empty = tmp_path / "empty.mp4"
     empty.write_bytes(b"")
-    with pytest.raises(FrameLoadError, match="cannot read video .*empty.mp4"):
+    with pytest.raises(FrameLoadError, match=r"cannot read video .*empty\.mp4"):
         load_video(empty)
     garbage = tmp_path / "garbage.mp4"
     garbage.write_bytes(np.random.default_rng(2).integers(0, 256, 50_000, dtype=np.uint8).tobytes())
-    with pytest.raises(FrameLoadError, match="cannot read video .*garbage.mp4"):
+    with pytest.raises(FrameLoadError, match=r"cannot read video .*garbage\.mp4"):
         load_video(garbage)
     no_frames = tmp_path / "no_frames.mp4"
     container = av.open(str(no_frames), "w")
@@ -379,7 +379,7 @@ def test_empty_and_garbage_videos_are_refused(tmp_path: Path) -> None:
     stream.width, stream.height = 64, 48
     container.start_encoding()
     container.close()
-    with pytest.raises(FrameLoadError, match="no_frames.mp4: it contains no video"):
+    with pytest.raises(FrameLoadError, match=r"no_frames\.mp4: it contains no video"):
         load_video(no_frames)
 
 
@@ -390,7 +390,7 @@ def test_selections_that_pick_nothing_are_refused(video: Path) -> None:
         load_video(video, fps=0)
     with pytest.raises(FrameLoadError, match="indices is empty"):
         load_video(video, indices=[])
-    with pytest.raises(FrameLoadError, match="outside .*clip.mp4, which has frames 0..299"):
+    with pytest.raises(FrameLoadError, match=r"outside .*clip\.mp4, which has frames 0\.\.299"):
         load_video(video, indices=[10, 300])
     with pytest.raises(FrameLoadError, match="only one of fps, count or indices"):
         load_video(video, fps=1, count=4)
@@ -423,7 +423,7 @@ def test_redwood_colour_frames(test_data: Path) -> None:
     )
     assert frames.indices == [0, 1, 2, 3, 4]
     assert all((frame.width, frame.height) == (640, 480) for frame in frames)
-    for frame, path in zip(frames, paths):
+    for frame, path in zip(frames, paths, strict=True):
         np.testing.assert_array_equal(frame.array, np.asarray(Image.open(path).convert("RGB")))
     assert frames[3:].at(4).source == str(paths[4].resolve())
     assert "5 files in" in repr(frames) and "rgbd-redwood" in repr(frames)

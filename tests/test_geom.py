@@ -218,7 +218,9 @@ def test_gravity_alignment_recovers_the_design_frame_from_a_tilted_world():
     np.testing.assert_allclose(aligned[0, :3, 3], 0.0, atol=1e-9)
     forward = aligned[0, :3, 2]
     assert forward[0] == pytest.approx(0.0, abs=1e-6) and forward[1] > 0
-    points = np.concatenate([geom.backproject(d, K, T @ tilt @ p, stride=4) for d, p in zip(depths, poses)])
+    points = np.concatenate(
+        [geom.backproject(d, K, T @ tilt @ p, stride=4) for d, p in zip(depths, poses, strict=True)]
+    )
     assert geom.gravity_alignment(points, aligned) == pytest.approx(np.eye(4), abs=1e-6)
 
 
@@ -277,7 +279,7 @@ def _median_residual(clouds: list[np.ndarray]) -> float:
 def test_redwood_frames_agree_after_backprojection_with_their_poses(redwood):
     K, poses, depths = redwood
     assert len(depths) == 5 and K[0, 0] == 525.0 and K[0, 2] == 319.5
-    clouds = [geom.backproject(d, K, p, stride=2) for d, p in zip(depths, poses)]
+    clouds = [geom.backproject(d, K, p, stride=2) for d, p in zip(depths, poses, strict=True)]
     residual = _median_residual(clouds)
     without_poses = _median_residual([geom.backproject(d, K, poses[0], stride=2) for d in depths])
     print(
@@ -296,7 +298,7 @@ def test_redwood_gravity_alignment_puts_the_floor_normal_on_plus_z(redwood):
     K, poses, depths = redwood
     T = geom.gravity_alignment(depths, poses, intrinsics=K)
     # Independent floor estimate: Open3D's RANSAC on the aligned points below the camera, then least squares.
-    aligned = np.concatenate([geom.backproject(d, K, T @ p, stride=4) for d, p in zip(depths, poses)])
+    aligned = np.concatenate([geom.backproject(d, K, T @ p, stride=4) for d, p in zip(depths, poses, strict=True)])
     low = aligned[aligned[:, 2] < -0.2]
     cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(low))
     o3d.utility.random.seed(0)

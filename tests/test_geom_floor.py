@@ -25,7 +25,7 @@ def test_floor_points_projected_through_a_known_camera_are_recovered(pitch, roll
     pose = geom.tilted_camera_pose(pitch, roll)
     floor = np.array([[x, y, -height] for x in (-1.5, -0.2, 0.9, 2.0) for y in (1.2, 2.5, 4.0)])
     pixels = project_world(floor, K640, pose)
-    for pixel, truth in zip(pixels, floor):
+    for pixel, truth in zip(pixels, floor, strict=True):
         p = geom.floor_point(pixel, K=K640, camera_height_m=height, pitch_deg=pitch, roll_deg=roll, pixel_sigma_px=1e-6)
         np.testing.assert_allclose(p.point, truth, atol=1e-6)
         assert p.distance_m == pytest.approx(np.linalg.norm(truth), abs=1e-6)
@@ -81,7 +81,7 @@ def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
 
 
 def test_a_pixel_above_the_horizon_is_refused_clearly():
-    with pytest.raises(ValueError, match="above the horizon .*row 32.*pitch_deg="):
+    with pytest.raises(ValueError, match=r"above the horizon .*row 32.*pitch_deg="):
         geom.floor_point((100.0, 10.0), image_size=(224, 168))
     assert geom.horizon_row(K640, 15.0) == pytest.approx(239.5 - 525.0 * np.tan(np.radians(15.0)))
     with pytest.raises(ValueError, match="image size"):
@@ -206,7 +206,7 @@ def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, nam
 
 def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one():
     blank = Image.new("RGB", (224, 168), (200, 200, 200))
-    with pytest.raises(ValueError, match="too few near-vertical edges.*pitch_deg="):
+    with pytest.raises(ValueError, match=r"too few near-vertical edges.*pitch_deg="):
         geom.camera_tilt(blank)
     p = geom.floor_point((112, 150), blank)
     assert p.pitch_deg == 15.0 and "15 ± 8 deg down (too few near-vertical edges" in p.assumed

@@ -96,5 +96,5 @@ def test_pickling_drops_the_frame_and_keeps_the_instances():
     copy = pickle.loads(pickle.dumps(dets))
     assert copy.labels == ["cup"] and copy.backend == "b" and copy[0].frame_index == 3
     with pytest.raises(ValueError, match="no frame attached"):
-        copy.image
+        _ = copy.image
     assert copy.attach(frame).array.shape == (40, 60, 3)

@@ -48,7 +48,7 @@ def test_several_inputs_become_videos(redwood_colour, tmp_path):
 def test_corrupt_frame_is_a_clear_error_naming_the_file(tmp_path):
     broken = tmp_path / "broken.jpg"
     broken.write_bytes(b"\xff\xd8\xff\xe0 this is not really a jpeg")
-    with pytest.raises(PreloadError, match="broken.jpg"):
+    with pytest.raises(PreloadError, match=r"broken\.jpg"):
         Kernel(frames=[str(broken)], workdir=tmp_path / "work")
 
 
@@ -56,7 +56,7 @@ def test_pool_reset_with_bad_frames_raises_and_frees_the_slot(redwood_colour, tm
     with KernelPool(size=1) as pool:
         kernel = pool.acquire(frames=redwood_colour[:1])
         pool.release(kernel)
-        with pytest.raises(PreloadError, match="missing.png"):
+        with pytest.raises(PreloadError, match=r"missing\.png"):
             pool.acquire(frames=[str(tmp_path / "missing.png")])
         kernel = pool.acquire(frames=redwood_colour[:2])
         assert kernel.execute("print(len(frames))").stdout.strip() == "2"

@@ -52,7 +52,7 @@ def _imports(name: str, path: Path) -> set[str]:
         for target in targets:
             while target and target not in MODULES:
                 target = target.rpartition(".")[0]
-            if target and target != name and not MODULES[target].name == "__init__.py":
+            if target and target != name and MODULES[target].name != "__init__.py":
                 found.add(target)
     return found
 

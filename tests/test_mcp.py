@@ -54,53 +54,52 @@ def session_id_from(text: str) -> str:
 def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[Path]) -> None:
     async def scenario() -> dict:
         seen: dict = {}
-        async with stdio_client(server_parameters(tmp_path)) as (read, write):
-            async with ClientSession(read, write) as client:
-                initialised = await client.initialize()
-                seen["server"] = initialised.server_info.name
-                tools = await client.list_tools()
-                seen["tools"] = sorted(tool.name for tool in tools.tools)
-                start_schema = next(t for t in tools.tools if t.name == "session_start").input_schema
-                seen["start_params"] = sorted(start_schema["properties"])
+        async with stdio_client(server_parameters(tmp_path)) as (read, write), ClientSession(read, write) as client:
+            initialised = await client.initialize()
+            seen["server"] = initialised.server_info.name
+            tools = await client.list_tools()
+            seen["tools"] = sorted(tool.name for tool in tools.tools)
+            start_schema = next(t for t in tools.tools if t.name == "session_start").input_schema
+            seen["start_params"] = sorted(start_schema["properties"])
 
-                started = await client.call_tool(
-                    "session_start",
-                    {
-                        "question": "Which frame is green?",
-                        "frames": [str(p) for p in frame_files],
-                        "choices": ["first", "second"],
-                    },
-                )
-                assert not started.is_error, text_of(started)
-                seen["start_text"] = text_of(started)
-                session = session_id_from(seen["start_text"])
-                seen["session"] = session
+            started = await client.call_tool(
+                "session_start",
+                {
+                    "question": "Which frame is green?",
+                    "frames": [str(p) for p in frame_files],
+                    "choices": ["first", "second"],
+                },
+            )
+            assert not started.is_error, text_of(started)
+            seen["start_text"] = text_of(started)
+            session = session_id_from(seen["start_text"])
+            seen["session"] = session
 
-                ran = await client.call_tool(
-                    "session_exec", {"session": session, "code": "x = frames[1]\nprint(x.width, x.height)\nshow(x)"}
-                )
-                assert not ran.is_error, text_of(ran)
-                seen["exec_text"] = text_of(ran)
-                seen["images"] = [(b.mime_type, base64.b64decode(b.data)) for b in ran.content if b.type == "image"]
+            ran = await client.call_tool(
+                "session_exec", {"session": session, "code": "x = frames[1]\nprint(x.width, x.height)\nshow(x)"}
+            )
+            assert not ran.is_error, text_of(ran)
+            seen["exec_text"] = text_of(ran)
+            seen["images"] = [(b.mime_type, base64.b64decode(b.data)) for b in ran.content if b.type == "image"]
 
-                failed = await client.call_tool("session_exec", {"session": session, "code": "undefined_name + 1"})
-                seen["error_text"] = text_of(failed)
+            failed = await client.call_tool("session_exec", {"session": session, "code": "undefined_name + 1"})
+            seen["error_text"] = text_of(failed)
 
-                wrong = await client.call_tool("session_answer", {"session": session, "value": "C"})
-                seen["wrong_answer"] = text_of(wrong)
-                answered = await client.call_tool("session_answer", {"session": session, "value": "B"})
-                seen["answer_text"] = text_of(answered)
+            wrong = await client.call_tool("session_answer", {"session": session, "value": "C"})
+            seen["wrong_answer"] = text_of(wrong)
+            answered = await client.call_tool("session_answer", {"session": session, "value": "B"})
+            seen["answer_text"] = text_of(answered)
 
-                status = await client.call_tool("session_status", {"session": session})
-                seen["status"] = text_of(status)
-                state = json.loads(seen["status"])
-                seen["daemon_pid"], seen["kernel_pid"] = state["pid"], state["kernel_pid"]
+            status = await client.call_tool("session_status", {"session": session})
+            seen["status"] = text_of(status)
+            state = json.loads(seen["status"])
+            seen["daemon_pid"], seen["kernel_pid"] = state["pid"], state["kernel_pid"]
 
-                closed = await client.call_tool("session_close", {"session": session})
-                seen["closed"] = json.loads(text_of(closed))
+            closed = await client.call_tool("session_close", {"session": session})
+            seen["closed"] = json.loads(text_of(closed))
 
-                unknown = await client.call_tool("session_exec", {"session": "nope", "code": "1"})
-                seen["unknown"] = (unknown.is_error, text_of(unknown))
+            unknown = await client.call_tool("session_exec", {"session": "nope", "code": "1"})
+            seen["unknown"] = (unknown.is_error, text_of(unknown))
         return seen
 
     seen = anyio.run(scenario)
@@ -134,13 +133,12 @@ def test_mcp_client_runs_a_session_over_stdio(tmp_path: Path, frame_files: list[
 
 def test_sessions_left_open_are_closed_when_the_client_disconnects(tmp_path: Path, frame_files: list[Path]) -> None:
     async def scenario() -> tuple[str, int, int]:
-        async with stdio_client(server_parameters(tmp_path)) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                started = await client.call_tool("session_start", {"question": "q", "frames": [str(frame_files[0])]})
-                session = session_id_from(text_of(started))
-                state = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
-                return session, state["pid"], state["kernel_pid"]
+        async with stdio_client(server_parameters(tmp_path)) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            started = await client.call_tool("session_start", {"question": "q", "frames": [str(frame_files[0])]})
+            session = session_id_from(text_of(started))
+            state = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
+            return session, state["pid"], state["kernel_pid"]
 
     session, daemon_pid, kernel_pid = anyio.run(scenario)
     for pid in (daemon_pid, kernel_pid):
@@ -190,24 +188,24 @@ def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> N
 
 def test_the_server_operator_chooses_the_sandbox_and_a_client_cannot(tmp_path: Path, frame_files: list[Path]) -> None:
     async def scenario() -> tuple[dict, list[str], str]:
-        async with stdio_client(server_parameters(tmp_path, "--sandbox", "off")) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                tools = await client.list_tools()
-                start_params = sorted(
-                    next(t for t in tools.tools if t.name == "session_start").input_schema["properties"]
-                )
-                started = await client.call_tool(
-                    "session_start", {"question": "Which frame is green?", "frames": [str(frame_files[0])]}
-                )
-                assert not started.is_error, text_of(started)
-                session = session_id_from(text_of(started))
-                status = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
-                refused = await client.call_tool(
-                    "session_start", {"question": "q?", "frames": [str(frame_files[0])], "max_steps": 0}
-                )
-                await client.call_tool("session_close", {"session": session})
-                return status, start_params, text_of(refused)
+        async with (
+            stdio_client(server_parameters(tmp_path, "--sandbox", "off")) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            tools = await client.list_tools()
+            start_params = sorted(next(t for t in tools.tools if t.name == "session_start").input_schema["properties"])
+            started = await client.call_tool(
+                "session_start", {"question": "Which frame is green?", "frames": [str(frame_files[0])]}
+            )
+            assert not started.is_error, text_of(started)
+            session = session_id_from(text_of(started))
+            status = json.loads(text_of(await client.call_tool("session_status", {"session": session})))
+            refused = await client.call_tool(
+                "session_start", {"question": "q?", "frames": [str(frame_files[0])], "max_steps": 0}
+            )
+            await client.call_tool("session_close", {"session": session})
+            return status, start_params, text_of(refused)
 
     status, start_params, refused = anyio.run(scenario)
     assert status["sandboxed"] is False

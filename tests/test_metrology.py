@@ -81,7 +81,7 @@ def test_an_expected_size_ranks_the_sticker_above_a_large_object_of_similar_hue(
     assert by_area[0].area > 20 * by_area[1].area  # without a size: the yellow book comes first
     ranked = find_color(photo.image, "yellow", expected_size=DOT_DIAMETER, rectified=plane, min_area=2)
     assert np.linalg.norm(np.subtract(ranked[0].plane_xy, DOTS["pale_yellow"][0])) < 0.004
-    book = [b for b in ranked if b.area == by_area[0].area][0]
+    book = next(b for b in ranked if b.area == by_area[0].area)
     assert ranked[0].match > 0.3 > book.match
     x, y = np.round(photo.tape_centre_px()).astype(int)  # the light-brown tape is not "yellow"
     assert not by_area.mask[y - 1 : y + 2, x - 1 : x + 2].any()

@@ -196,11 +196,11 @@ def test_a_timeout_is_retried():
 @pytest.mark.parametrize("make_model", [openai_model, anthropic_model], ids=["openai", "anthropic"])
 def test_authentication_and_bad_requests_fail_at_once_with_a_clear_message(make_model):
     with ScriptedProvider([unauthorized(), "never reached"]) as server:
-        with pytest.raises(ModelAuthError, match="refused the credentials.*API key"):
+        with pytest.raises(ModelAuthError, match=r"refused the credentials.*API key"):
             make_model(server, retry=policy()).chat(conversation())
         assert server.calls == 1
     with ScriptedProvider([bad_request("image too large"), "never reached"]) as server:
-        with pytest.raises(ModelRequestError, match="image too large.*not retried"):
+        with pytest.raises(ModelRequestError, match=r"image too large.*not retried"):
             make_model(server, retry=policy()).chat(conversation())
         assert server.calls == 1
 

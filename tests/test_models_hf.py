@@ -77,7 +77,7 @@ def test_a_processor_that_needs_torchvision_says_so(tiny_vlm, tmp_path):
     config = json.loads((folder / "processor_config.json").read_text())
     config["processor_class"] = "Qwen2VLProcessor"  # a processor with a video processor
     (folder / "processor_config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelError, match="needs? torchvision|with torchvision, and torchvision is not installed"):
+    with pytest.raises(ModelError, match=r"needs? torchvision|with torchvision, and torchvision is not installed"):
         load_model(f"hf:{folder}")
 
 
@@ -87,6 +87,6 @@ def test_missing_weights_say_where_to_get_them(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(
         MissingWeightsError,
-        match="HF_HUB_OFFLINE.*hf download HuggingFaceTB/SmolVLM-Instruct|hf download HuggingFaceTB/SmolVLM-Instruct",
+        match=r"HF_HUB_OFFLINE.*hf download HuggingFaceTB/SmolVLM-Instruct|hf download HuggingFaceTB/SmolVLM-Instruct",
     ):
         load_model("hf:HuggingFaceTB/SmolVLM-Instruct")

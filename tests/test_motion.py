@@ -168,7 +168,7 @@ def test_an_object_moving_over_a_panning_background_is_measured_relative_to_it(r
 
 
 def test_an_object_growing_in_view_approaches_the_camera(redwood, test_data):
-    rgb, _, K, K_small = redwood
+    rgb, _, _K, K_small = redwood
     background = shrink(rgb, WIDTH)
     patch = np.asarray(Image.open(sorted((test_data / "multiview-temple").glob("*.png"))[3]).convert("RGB"))
     patch = cv2.resize(patch[140:340, 200:400], (40, 40), interpolation=cv2.INTER_AREA)
@@ -190,7 +190,7 @@ def test_real_temple_views_at_200_px_give_the_ground_truth_rotation(test_data):
     small = [shrink(image, WIDTH) for image in images]
     K_small = scaled_K(cameras[names[0]][0], WIDTH / images[0].shape[1])
     result = motion(small, intrinsics=K_small)
-    for step, (a, b) in zip(result.steps, [(0, 1), (1, 2)]):
+    for step, (a, b) in zip(result.steps, [(0, 1), (1, 2)], strict=True):
         (_, R_a, _), (_, R_b, _) = cameras[names[a]], cameras[names[b]]
         truth = R_a @ R_b.T  # camera b's orientation in camera a's frame
         assert step.kind == "translation"  # the cameras circle the object

@@ -45,10 +45,7 @@ def test_entry_resolves_to_documented_code(name):
         target = entry
     doc = inspect.getdoc(
         target
-        if not callable(getattr(target, "__call__", None))
-        or inspect.isroutine(target)
-        or inspect.ismodule(target)
-        or inspect.isclass(target)
+        if not callable(target) or inspect.isroutine(target) or inspect.ismodule(target) or inspect.isclass(target)
         else type(target).__call__
     )
     assert doc and len(doc) > 40, f"{name} needs a docstring: it becomes the model's manual"

@@ -25,15 +25,16 @@ from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
 def local_ray():
     """A local Ray instance for this module. The shared test machine runs near its memory limit; Ray's OOM
     killer would stop our tiny workers."""
-    previous = os.environ.get("RAY_memory_monitor_refresh_ms")
-    os.environ["RAY_memory_monitor_refresh_ms"] = "0"
+    # Ray reads this setting under exactly this mixed-case name
+    previous = os.environ.get("RAY_memory_monitor_refresh_ms")  # noqa: SIM112
+    os.environ["RAY_memory_monitor_refresh_ms"] = "0"  # noqa: SIM112
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
     if previous is None:
         os.environ.pop("RAY_memory_monitor_refresh_ms", None)
     else:
-        os.environ["RAY_memory_monitor_refresh_ms"] = previous
+        os.environ["RAY_memory_monitor_refresh_ms"] = previous  # noqa: SIM112
 
 
 @dataclass
@@ -154,9 +155,9 @@ def test_detect_and_segment_on_the_service_equal_the_local_calls(
         service.close()
     monkeypatch.delenv(remote.ENV_VAR)
     monkeypatch.setenv("SPATIALCLAW_CACHE", "off")
-    for remote_found, local_found in zip(on_service, calls()):
+    for remote_found, local_found in zip(on_service, calls(), strict=True):
         assert len(remote_found) == len(local_found) > 0
-        for a, b in zip(remote_found, local_found):
+        for a, b in zip(remote_found, local_found, strict=True):
             assert_same_instance(a, b)
         assert remote_found.backend == local_found.backend
 

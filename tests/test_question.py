@@ -123,7 +123,8 @@ def test_benchmark_questions_parse_into_their_choices_and_answer_type(benchmark,
     assert parsed.choices == choices
     assert parsed.answer_type == answer_type
     assert any("answer type" in note for note in parsed.notes)
-    for letter, option in zip("ABCD", choices or []):  # no option is shown twice: the list left the displayed question
+    # no option is shown twice: the list left the displayed question (zip stops at the last of up to four options)
+    for letter, option in zip("ABCD", choices or [], strict=False):
         assert not any(f"{form}{option}" in parsed.text for form in (f"{letter}. ", f"({letter}) ", f"{letter}: "))
     assert "following choices" not in parsed.text
 

@@ -66,7 +66,7 @@ def ring_errors(rec: Reconstruction, cameras: list[tuple[np.ndarray, np.ndarray,
     true_rotations = [R.T for _, R, _ in cameras]  # camera-to-world
     rotation_error = [
         rotation_angle_deg((R_align @ est).T @ gt)
-        for est, gt in zip(rec.poses[ok][:, :3, :3], np.array(true_rotations)[ok])
+        for est, gt in zip(rec.poses[ok][:, :3, :3], np.array(true_rotations)[ok], strict=True)
     ]
     return float(np.median(rotation_error)), float(np.median(centre_error))
 

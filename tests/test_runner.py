@@ -101,7 +101,7 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
 
         state["inject"] = False
         second = _bench(run, server.url, "--resume")
-        out, err = second.communicate(timeout=300)
+        _out, err = second.communicate(timeout=300)
         assert second.returncode == 0, err
 
     tasks = RunDir(run).tasks()

@@ -83,9 +83,9 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
             assert time.monotonic() < deadline and first.poll() is None, first.communicate()
             time.sleep(0.05)
         second = bench()
-        second_out, second_err = second.communicate(timeout=120)
+        _second_out, second_err = second.communicate(timeout=120)
         gate.set()
-        first_out, first_err = first.communicate(timeout=300)
+        _first_out, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err
     assert second.returncode == 2 and f"in use by pid {first.pid} on host {platform.node()}" in second_err
     assert len(second_err.strip().splitlines()) == 1, "one line, no traceback"

@@ -108,7 +108,7 @@ def test_two_views_triangulate_without_distances_and_say_how_sure():
         scene.add_bearing("sofa", pixel_of(truth, CAMERA), frame=0, K=K)
     rng = np.random.default_rng(0)
     errors, sigmas = [], []
-    for trial in range(20):
+    for _trial in range(20):
         s = Scene()
         s.add_camera(0, CAMERA)
         s.add_camera(7, SIDE_CAMERA)

@@ -99,7 +99,7 @@ def test_motion_too_fast_to_follow_is_reported_lost_not_as_a_wrong_position():
 
 
 def test_several_objects_give_one_track_each():
-    frames, mask, truth = moving_square_video(6, (2.0, 2.0))
+    frames, _mask, truth = moving_square_video(6, (2.0, 2.0))
     results = track(frames, boxes=[(20, 30, 50, 60), (100, 10, 150, 50)], method="flow")
     assert isinstance(results, list) and len(results) == 2
     assert np.abs(results[0].centroids - truth).max() < 1.0
@@ -187,7 +187,7 @@ def test_requested_sam2_without_weights_names_the_hub_id(tmp_path, monkeypatch):
     monkeypatch.delenv("SPATIALCLAW_TRACK_MODEL", raising=False)
     clear()
     frames, mask, _ = moving_square_video(3, (1.0, 0.0))
-    with pytest.raises(MissingWeightsError, match="facebook/sam2.1-hiera-tiny"):
+    with pytest.raises(MissingWeightsError, match=r"facebook/sam2\.1-hiera-tiny"):
         track(frames, masks=mask, method="sam2")
 
 

@@ -105,16 +105,16 @@ def test_client_and_server_over_http_in_one_process():
 def test_wrong_token_model_failure_and_missing_configuration_are_clear_errors():
     with VLMServer() as server:
         config = server.open_channel(FakeCall())
-        with pytest.raises(VLMError, match="HTTP 401.*wrong, missing or expired token"):
+        with pytest.raises(VLMError, match=r"HTTP 401.*wrong, missing or expired token"):
             VLMClient({**config, "token": "guess"}).ask(np.zeros((4, 4)), "x")
         assert VLMClient(config).ask(np.zeros((4, 4)), "x") == "ok"
         server.close_channel(config)
         with pytest.raises(VLMError, match="HTTP 401"):
             VLMClient(config).ask(np.zeros((4, 4)), "x")  # a finished episode's token no longer works
         failing = server.open_channel(FakeCall(fail=True))
-        with pytest.raises(VLMError, match="HTTP 502.*the provider is down"):
+        with pytest.raises(VLMError, match=r"HTTP 502.*the provider is down"):
             VLMClient(failing).ask(np.zeros((4, 4)), "x")
-        with pytest.raises(VLMError, match="HTTP 400.*non-empty 'question'"):
+        with pytest.raises(VLMError, match=r"HTTP 400.*non-empty 'question'"):
             VLMClient(failing).ask(np.zeros((4, 4)), " ")
     with pytest.raises(VLMError, match="not configured"):
         VLMClient(None).ask(np.zeros((4, 4)), "x")
@@ -143,7 +143,7 @@ def test_locate_replies_are_parsed_into_pixel_locations(text, expected):
 
 
 def test_a_reply_without_coordinates_is_an_error_that_quotes_it():
-    with pytest.raises(VLMError, match="could not read any coordinates.*I see no cup"):
+    with pytest.raises(VLMError, match=r"could not read any coordinates.*I see no cup"):
         parse_locations("I see no cup here.", 100, 100)
     with pytest.raises(VLMError, match="no box"):
         parse_locations(json.dumps([{"label": "cup"}]), 100, 100)

@@ -54,7 +54,7 @@ def turning_sequence(
     zooms = zooms or [1.0] * len(orientations)
     height_full, width_full = rgb.shape[:2]
     frames = []
-    for R, zoom in zip(orientations, zooms):
+    for R, zoom in zip(orientations, zooms, strict=True):
         H = K @ np.diag([zoom, zoom, 1.0]) @ R.T @ np.linalg.inv(K)
         warped = cv2.warpPerspective(
             rgb, H, (width_full, height_full), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT
@@ -81,7 +81,7 @@ def translating_sequence(
     colours = rgb[valid]
     orientations = orientations or [np.eye(3)] * len(centres)
     frames = []
-    for centre, R in zip(centres, orientations):
+    for centre, R in zip(centres, orientations, strict=True):
         camera = (points - np.asarray(centre, float)) @ R  # R^T (X - c) as rows
         ahead = camera[:, 2] > 0.05
         cam, col = camera[ahead], colours[ahead]

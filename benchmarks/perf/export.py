@@ -33,7 +33,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from spatialclaw.export import FORMATS, export_episodes
 from spatialclaw.trajectories.episode_log import iter_episode_dirs
@@ -96,7 +98,10 @@ def default_tokenizer(directory: Path) -> str:
     return str(build_tiny_vlm(directory))
 
 
-def timed(function, *args) -> tuple[float, object]:
+R = TypeVar("R")
+
+
+def timed(function: Callable[..., R], *args: Any) -> tuple[float, R]:
     started = time.perf_counter()
     value = function(*args)
     return time.perf_counter() - started, value
@@ -144,7 +149,7 @@ def main() -> None:
         f"{'baseline':<10} {sum(baseline_s) / len(baseline_s):>8.2f} {baseline_eps:>11.1f} {1.0:>12.2f}"
         f"   (runs: {', '.join(f'{s:.2f}' for s in baseline_s)} s)"
     )
-    figures: dict[str, float | int] = {
+    figures: dict[str, float | int | str] = {
         "episodes": args.episodes,
         "steps": args.steps,
         "baseline_eps": round(baseline_eps, 1),

@@ -19,11 +19,13 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import av
 import numpy as np
 
+from spatialclaw.primitives.frames.frame import Frame
 from spatialclaw.primitives.frames.load import load_video
 from spatialclaw.primitives.frames.sources import clear_decoded_cache
 
@@ -64,11 +66,11 @@ def baseline(path: Path, wanted: set[int]) -> dict[int, int]:
     return used
 
 
-def ours(frames) -> dict[int, int]:
+def ours(frames: Iterable[Frame]) -> dict[int, int]:
     return {frame.index: use(frame.array) for frame in frames}
 
 
-def timed(run) -> float:
+def timed(run: Callable[[], object]) -> float:
     times = []
     for _ in range(REPEATS):
         clear_decoded_cache()

@@ -16,6 +16,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the tiny-model builders shared with t
 DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", REPO.parent / "shared" / "data"))
 
 
-def best_of(repeats: int, run) -> float:
+def best_of(repeats: int, run: Callable[[], object]) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -91,7 +93,11 @@ def bench_flow_track(frames: list[np.ndarray]) -> dict[str, float]:
     grays = [cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) for frame in frames]
     farneback = best_of(
         3,
-        lambda: [cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 4, 21, 3, 5, 1.1, 0) for a, b in zip(grays, grays[1:])],
+        # flow=None is how OpenCV allocates the output; the stubs require an array
+        lambda: [
+            cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 4, 21, 3, 5, 1.1, 0)  # type: ignore[call-overload]
+            for a, b in pairwise(grays)
+        ],
     )
     pairs = len(frames) - 1
     return {

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from jupyter_client import KernelManager
+from jupyter_client.manager import KernelManager
 
 from spatialclaw import Kernel, KernelPool
 from spatialclaw.kernel.environment import kernel_environment

@@ -44,7 +44,7 @@ def build_tokenizer(folder: Path) -> object:
     )
     tokenizer.train_from_iterator(texts, trainer)
     folder.mkdir(parents=True, exist_ok=True)
-    PreTrainedTokenizerFast(tokenizer_object=tokenizer).save_pretrained(folder)
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer).save_pretrained(folder)  # type: ignore[no-untyped-call]
     return PreTrainedTokenizerFast.from_pretrained(folder)
 
 
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, help="a folder with a transformers tokenizer to count with")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    tokenizer: object
     if args.tokenizer:
         from transformers import AutoTokenizer
 

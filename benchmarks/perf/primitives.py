@@ -26,7 +26,11 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny-model builders shared with the tests
 
 
-def best_of(repeats: int, function) -> float:
+def best_of(repeats: int, function: Callable[[], object]) -> float:
     """Fastest wall time of ``repeats`` runs, seconds."""
     times = []
     for _ in range(repeats):
@@ -55,7 +59,7 @@ def naive_backproject(depth: np.ndarray, K: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-def bench_backproject() -> dict:
+def bench_backproject() -> dict[str, Any]:
     from spatialclaw.primitives.geometry import geom
 
     rng = np.random.default_rng(0)
@@ -75,7 +79,7 @@ def bench_backproject() -> dict:
     }
 
 
-def bench_cache() -> dict:
+def bench_cache() -> dict[str, Any]:
     from tiny_depth_models import save_tiny_depth_anything
 
     from spatialclaw.primitives.perception import cache
@@ -90,8 +94,8 @@ def bench_cache() -> dict:
         for _ in range(5):
             image = rng.integers(0, 256, (480, 640, 3), dtype=np.uint8)
             before = dict(cache.stats)
-            misses.append(best_of(1, lambda: depth(image, model=folder)))
-            hits.append(best_of(1, lambda: depth(image, model=folder)))
+            misses.append(best_of(1, partial(depth, image, model=folder)))
+            hits.append(best_of(1, partial(depth, image, model=folder)))
             assert cache.stats["misses"] == before["misses"] + 1 and cache.stats["hits"] == before["hits"] + 1
     miss, hit = float(np.median(misses)), float(np.median(hits))
     return {"depth_cache_miss_s": miss, "depth_cache_hit_s": hit, "depth_cache_speedup": miss / hit}
@@ -101,7 +105,7 @@ def rotation_deg(R: np.ndarray) -> float:
     return float(np.degrees(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1))))
 
 
-def bench_reconstruct() -> dict:
+def bench_reconstruct() -> dict[str, Any]:
     from PIL import Image
 
     from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
@@ -115,7 +119,7 @@ def bench_reconstruct() -> dict:
     rows = [line.split() for line in (root / "trajectory.log").read_text().splitlines() if line.strip()]
     truth = [np.array(rows[5 * i + 1 : 5 * i + 5], dtype=float) for i in range(5)]
     K = np.array([[525.0, 0, 319.5], [0, 525.0, 239.5], [0, 0, 1]])
-    figures = {}
+    figures: dict[str, Any] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, kwargs in (("rgbd", {"depth": depths}), ("sfm_rgb_only", {"depth": None})):
@@ -137,7 +141,7 @@ def bench_reconstruct() -> dict:
     return figures
 
 
-def bench_metrology() -> dict:
+def bench_metrology() -> dict[str, Any]:
     from itertools import combinations
 
     import planar_photos as pp
@@ -149,11 +153,11 @@ def bench_metrology() -> dict:
     texture = root / "rgbd-redwood" / "color" / "00000.jpg"
     canvas = pp.table_canvas(texture)
     colours = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
-    figures: dict = {}
+    figures: dict[str, Any] = {}
     for width in (200, 1600):
         photo = pp.render(texture, width, canvas=canvas)
 
-        def measure() -> tuple:
+        def measure(photo: Any = photo) -> tuple[Any, dict[str, Any]]:
             plane = geom.find_plane_reference(photo.image, size=pp.SHEET, color="white")
             dots = {
                 n: find_color(photo.image, c, expected_size=0.022, rectified=plane, min_area=2)[0]
@@ -177,8 +181,12 @@ def bench_metrology() -> dict:
             u, w = truth[a] - truth[v], truth[b] - truth[v]
             expected = np.degrees(np.arccos(u @ w / np.linalg.norm(u) / np.linalg.norm(w)))
             angle_err = max(angle_err, abs(plane.angle(dots[a], dots[v], dots[b]).value - expected))
+
+        def rectify_given_corners(photo: Any = photo) -> object:
+            return geom.rectify_plane(photo.image, photo.sheet_corners_px(), size=pp.SHEET)
+
         t_full = best_of(3, measure)
-        t_base = best_of(3, lambda: geom.rectify_plane(photo.image, photo.sheet_corners_px(), size=pp.SHEET))
+        t_base = best_of(3, rectify_given_corners)
         figures[f"metrology_{width}px_s"] = t_full
         figures[f"metrology_{width}px_over_rectify_given_corners"] = t_full / t_base
         figures[f"metrology_{width}px_worst_ratio_err_pct"] = 100 * ratio_err
@@ -211,16 +219,17 @@ def bench_metrology() -> dict:
     return figures
 
 
-def bench_perspective() -> dict:
+def bench_perspective() -> dict[str, Any]:
     from spatialclaw.primitives.geometry import geom
     from spatialclaw.primitives.scene.memory import Scene
+    from spatialclaw.primitives.scene.perspective import Perspective
 
     K = np.array([[160.0, 0, 99.5], [0, 160.0, 74.5], [0, 0, 1]])
     pose = np.eye(4)
     pose[:3, :3] = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
     layout = {"sofa": (-1.0, 4.0, 0.4), "tv": (1.5, 5.0, 0.8), "lamp": (-2.0, 2.5, 1.2), "plant": (0.6, 3.0, 0.5)}
 
-    def with_bearings():
+    def with_bearings() -> Perspective:
         scene = Scene()
         scene.add_camera(0, pose)
         for name, p in layout.items():
@@ -233,7 +242,7 @@ def bench_perspective() -> dict:
     return {"perspective_4_bearings_s": t, "perspective_over_direction": t / t_base}
 
 
-def bench_small_frames() -> dict:
+def bench_small_frames() -> dict[str, Any]:
     """motion() on 8 frames of an exact virtual pan of a real Redwood photo at 200 px, against a bare OpenCV
     step (SIFT + homography RANSAC on the same pairs); reconstruct() on 6 temple views at 200 px against
     the same 6 views at full size (640 px). Rotation errors against the truth."""
@@ -252,21 +261,21 @@ def bench_small_frames() -> dict:
     frames = turning_sequence(rgb, K, [rotation_ypr(5.0 * i) for i in range(8)], width=200)
     K_small = scaled_K(K, 200 / 640)
 
-    def bare_opencv():
-        sift = cv2.SIFT_create()
-        for a, b in zip(frames, frames[1:]):
+    def bare_opencv() -> None:
+        sift = cv2.SIFT.create()
+        for a, b in pairwise(frames):
             ka, da = sift.detectAndCompute(cv2.cvtColor(a, cv2.COLOR_RGB2GRAY), None)
             kb, db = sift.detectAndCompute(cv2.cvtColor(b, cv2.COLOR_RGB2GRAY), None)
             pairs = [m for m, n in cv2.BFMatcher().knnMatch(da, db, k=2) if m.distance < 0.8 * n.distance]
             if len(pairs) >= 4:
                 cv2.findHomography(
-                    np.float32([ka[m.queryIdx].pt for m in pairs]),
-                    np.float32([kb[m.trainIdx].pt for m in pairs]),
+                    np.array([ka[m.queryIdx].pt for m in pairs], dtype=np.float32),
+                    np.array([kb[m.trainIdx].pt for m in pairs], dtype=np.float32),
                     cv2.RANSAC,
                     1.5,
                 )
 
-    figures = {}
+    figures: dict[str, Any] = {}
     motion(frames[:2], intrinsics=K_small)  # imports (scipy.optimize) and OpenCV start-up, outside the timing
     start = time.perf_counter()
     result = motion(frames, intrinsics=K_small)
@@ -306,7 +315,7 @@ def bench_small_frames() -> dict:
 
 
 def main() -> None:
-    results = {}
+    results: dict[str, Any] = {}
     results.update(bench_backproject())
     results.update(bench_cache())
     results.update(bench_reconstruct())

@@ -33,6 +33,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
@@ -40,13 +41,14 @@ from spatialclaw.agent.loop import Agent
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.models import load_model
 from spatialclaw.runner import RunConfig, run_benchmark
+from spatialclaw.task import Task
 from spatialclaw.testing import ScriptedProvider
 
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
-AGENT = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}
+AGENT: dict[str, Any] = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}
 
 
-def baseline(tasks: list, url: str, root: Path) -> tuple[float, float]:
+def baseline(tasks: list[Task], url: str, root: Path) -> tuple[float, float]:
     """Wall time of the bare loop, and the time inside the episodes (seconds)."""
     model = load_model(f"openai-compat:scripted@{url}", api_key="perf")
     agent = Agent(model, AgentConfig(**AGENT))
@@ -107,7 +109,7 @@ def main() -> None:
     print(f"{'setting':<24}{'wall s':>9}{'episodes/s':>12}{'idle ms/ep':>12}")
     for name, (wall, inside) in (("baseline, before", before), ("baseline, after", after)):
         print(f"{name:<24}{wall:>9.2f}{n / wall:>12.2f}{1000 * (wall - inside) / n:>12.1f}")
-    figures: dict[str, object] = {
+    figures: dict[str, Any] = {
         "episodes": n,
         "cpu_cores": os.cpu_count(),
         "baseline_episodes_per_s": round(n / base_wall, 3),

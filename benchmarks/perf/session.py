@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 CELLS = {
@@ -37,12 +39,12 @@ CELLS = {
 }
 
 
-def make_frames(folder: Path) -> list[Path]:
+def make_frames(folder: Path) -> list[str | Path]:
     import numpy as np
     from PIL import Image
 
     rng = np.random.default_rng(0)
-    paths = []
+    paths: list[str | Path] = []
     for index in range(2):
         path = folder / f"frame{index}.png"
         Image.fromarray(rng.integers(0, 255, (480, 640, 3), dtype=np.uint8)).save(path)
@@ -50,7 +52,7 @@ def make_frames(folder: Path) -> list[Path]:
     return paths
 
 
-def timed(call) -> float:
+def timed(call: Callable[[], object]) -> float:
     started = time.perf_counter()
     call()
     return (time.perf_counter() - started) * 1000.0
@@ -63,6 +65,7 @@ def main() -> None:
 
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import TextContent
 
     from spatialclaw.interactive.session import start_session
     from spatialclaw.kernel.kernel import Kernel
@@ -83,26 +86,29 @@ def main() -> None:
             args=["-m", "spatialclaw.cli", "mcp", "--keep-sessions"],
             env={"SPATIALCLAW_SESSIONS": os.environ["SPATIALCLAW_SESSIONS"]},
         )
-        async with stdio_client(server, errlog=open(os.devnull, "w")) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                for round_index in range(args.steps + 1):  # round 0 warms every path up and is not counted
-                    for name, code in CELLS.items():
-                        samples = {
-                            "baseline": timed(lambda: kernel.execute(code)),
-                            "python": timed(lambda: session.execute(code)),
-                            "cli": timed(
-                                lambda: subprocess.run(cli, input=code, text=True, capture_output=True, check=True)
-                            ),
-                        }
-                        started = time.perf_counter()
-                        result = await client.call_tool("session_exec", {"session": session.id, "code": code})
-                        samples["mcp"] = (time.perf_counter() - started) * 1000.0
-                        if result.is_error:
-                            raise RuntimeError(result.content[0].text)
-                        if round_index:
-                            for path, value in samples.items():
-                                times[path][name].append(value)
+        async with (
+            stdio_client(server, errlog=open(os.devnull, "w")) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            for round_index in range(args.steps + 1):  # round 0 warms every path up and is not counted
+                for name, code in CELLS.items():
+                    samples = {
+                        "baseline": timed(partial(kernel.execute, code)),
+                        "python": timed(partial(session.execute, code)),
+                        "cli": timed(
+                            partial(subprocess.run, cli, input=code, text=True, capture_output=True, check=True)
+                        ),
+                    }
+                    started = time.perf_counter()
+                    result = await client.call_tool("session_exec", {"session": session.id, "code": code})
+                    samples["mcp"] = (time.perf_counter() - started) * 1000.0
+                    if result.is_error:
+                        first = result.content[0]
+                        raise RuntimeError(first.text if isinstance(first, TextContent) else str(first))
+                    if round_index:
+                        for path, value in samples.items():
+                            times[path][name].append(value)
 
     try:
         anyio.run(run_all)

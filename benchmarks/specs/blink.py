@@ -11,6 +11,7 @@ and zeyofu/BLINK_Benchmark ``eval/evaluate.py`` (overall = mean over subtasks).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, iter_nonempty
@@ -27,7 +28,7 @@ SPATIAL_SUBTASKS = (
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     images = iter_nonempty(record.get(f"image_{i}") for i in range(1, 5))
-    paths = [ctx.image(image, "image_N") for image in images]
+    paths: list[str | Path] = [ctx.image(image, "image_N") for image in images]
     return Task(
         question=record["question"],
         inputs=[FrameSpec.images(paths)],

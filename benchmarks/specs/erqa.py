@@ -11,6 +11,7 @@ Scoring: lmms-eval ``lmms_eval/tasks/erqa/utils.py`` with ``lmms_eval/tasks/_tas
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
@@ -18,7 +19,7 @@ from spatialclaw.task import FrameSpec, Task
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    paths = [ctx.image(image, "images") for image in record["images"]]
+    paths: list[str | Path] = [ctx.image(image, "images") for image in record["images"]]
     parsed = parse_inline_options(record["question"])
     if parsed is None:
         raise ValueError("question has no inline options 'A. ...'")

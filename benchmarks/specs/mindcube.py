@@ -12,6 +12,7 @@ Scoring: mll-lab-nu/MindCube ``src/evaluation/core/extractors.py`` and lmms-eval
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
@@ -21,7 +22,7 @@ SETTINGS = ("rotation", "around", "among")
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    paths = [ctx.image(path, "images") for path in record["images"]]
+    paths: list[str | Path] = [ctx.image(path, "images") for path in record["images"]]
     parsed = parse_inline_options(record["question"])
     if parsed is None:
         raise ValueError(f"question {record['id']} has no inline options 'A. ...'")

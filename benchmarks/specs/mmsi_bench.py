@@ -9,6 +9,7 @@ Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/mmsi_bench/utils.py`` (met
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
@@ -16,7 +17,7 @@ from spatialclaw.task import FrameSpec, Task
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    paths = [ctx.image(image, "images") for image in record["images"]]
+    paths: list[str | Path] = [ctx.image(image, "images") for image in record["images"]]
     parsed = parse_inline_options(record["question"], marker="Options:") or parse_inline_options(record["question"])
     if parsed is None:
         raise ValueError(f"question {record['id']} has no inline options ('Options: A: ..., B: ...')")

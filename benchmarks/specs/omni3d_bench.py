@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
-from spatialclaw.task import FrameSpec, Task
+from spatialclaw.task import AnswerType, FrameSpec, Task
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
@@ -25,6 +25,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     if kind not in ("int", "float", "str"):
         raise ValueError(f"unknown answer_type {kind!r} (int, float or str)")
     answer = str(record["answer"]).strip()
+    answer_type: AnswerType
     if kind == "str":
         category = "yes/no" if answer in ("yes", "no") else "multiple choice"
         answer_type = "yes_no" if answer in ("yes", "no") else "text"

@@ -41,7 +41,7 @@ def _options(raw: Any) -> list[str]:
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     category = str(record["category"])
-    common = dict(
+    common: dict[str, Any] = dict(
         question=str(record["question"]),
         inputs=[FrameSpec.video(ctx.media(str(record["video"])))],
         task_id=f"osi-bench/{record['index']}",

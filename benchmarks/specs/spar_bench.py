@@ -14,6 +14,7 @@ Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/sparbench/utils.py`` (metr
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
@@ -35,9 +36,9 @@ VIEW_CHANGE = "view_change_infer"
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     images = record["image"] if isinstance(record["image"], list) else [record["image"]]
-    paths = [ctx.image(image, "image") for image in images]
+    paths: list[str | Path] = [ctx.image(image, "image") for image in images]
     task = str(record["task"])
-    common = dict(
+    common: dict[str, Any] = dict(
         inputs=[FrameSpec.images(paths)],
         task_id=f"spar-bench/{record['id']}",
         benchmark="spar-bench",

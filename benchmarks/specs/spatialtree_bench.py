@@ -46,7 +46,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task | None:
         inputs = [FrameSpec.video(ctx.media(str(videos[0])), count=min(32, len(frames)) if frames else 16)]
     else:
         inputs = [FrameSpec.images([ctx.media(str(p)) for p in record.get("image") or []])]
-    common = dict(
+    common: dict[str, Any] = dict(
         question=str(record["question"]),
         inputs=inputs,
         task_id=f"spatialtree-bench/{record.get('session_id', ctx.index)}",

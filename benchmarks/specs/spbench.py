@@ -27,7 +27,7 @@ from spatialclaw.task import FrameSpec, Task
 def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Task]:
     def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         images = record["images"] if isinstance(record["images"], list) else [record["images"]]
-        common = dict(
+        common: dict[str, Any] = dict(
             inputs=[FrameSpec.images([ctx.image(image, "images") for image in images])],
             task_id=f"{benchmark}/{record['id']}",
             benchmark=benchmark,

@@ -13,6 +13,7 @@ Scoring: ZJU-REAL/ViewSpatial-Bench ``evaluate.py`` (metric ``viewspatial_choice
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
@@ -21,7 +22,9 @@ from spatialclaw.task import FrameSpec, Task
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     raw_paths = record["image_path"] if isinstance(record["image_path"], list) else [record["image_path"]]
-    paths = [ctx.image(str(path).removeprefix("ViewSpatial-Bench/"), "image_path") for path in raw_paths]
+    paths: list[str | Path] = [
+        ctx.image(str(path).removeprefix("ViewSpatial-Bench/"), "image_path") for path in raw_paths
+    ]
     choices = record["choices"]
     if isinstance(choices, str):
         parsed = parse_inline_options(choices)

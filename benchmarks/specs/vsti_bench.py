@@ -24,7 +24,7 @@ NUMERIC_TYPES = ("camera_obj_abs_dist", "camera_displacement", "camera_obj_dist_
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     qtype = str(record["question_type"])
-    common = dict(
+    common: dict[str, Any] = dict(
         question=str(record["question"]),
         inputs=[FrameSpec.video(ctx.media(str(record["video_path"])))],
         task_id=f"vsti-bench/{record.get('id', ctx.index)}",

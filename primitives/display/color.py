@@ -65,7 +65,7 @@ class Blob:
         )
 
 
-class ColorBlobs(list):
+class ColorBlobs(list[Blob]):
     """Blobs of one colour, best match first (a list of ``Blob``), with the colour mask that produced them.
 
     Without an expected size or a shape the order is by area (largest first); ``.thresholds`` records the adaptive
@@ -210,6 +210,7 @@ def find_color(
             score += abs(float(np.log(max(size, 1e-9) / float(expected_size)))) / np.log(1.5)
         compact = _disc_overlap(local)
         score += shape_weight * (1.0 - compact)
+        red, green, blue = (float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0))
         found.append(
             (
                 i,
@@ -220,7 +221,7 @@ def find_color(
                 float(np.exp(-score)),
                 plane_xy,
                 plane_size,
-                tuple(float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0)),
+                (red, green, blue),
                 compact,
             )
         )

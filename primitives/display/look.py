@@ -73,7 +73,12 @@ class Zoom:
         )
 
 
-_RESAMPLING = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "lanczos": Image.LANCZOS}
+_RESAMPLING = {
+    "nearest": Image.Resampling.NEAREST,
+    "bilinear": Image.Resampling.BILINEAR,
+    "bicubic": Image.Resampling.BICUBIC,
+    "lanczos": Image.Resampling.LANCZOS,
+}
 
 
 def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: float = 99.0) -> np.ndarray:
@@ -96,7 +101,7 @@ def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: floa
     if 0.0 < median < 1.0:
         gamma = float(np.clip(np.log(0.5) / np.log(median), 1 / 3, 3.0))
         stretched = stretched**gamma
-    return np.round(stretched * 255).astype(np.uint8)
+    return np.asarray(np.round(stretched * 255).astype(np.uint8))
 
 
 def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:

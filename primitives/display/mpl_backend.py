@@ -7,6 +7,7 @@ Selected with ``MPLBACKEND=module://spatialclaw.primitives.display.mpl_backend``
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from matplotlib._pylab_helpers import Gcf
 from matplotlib.backend_bases import _Backend
@@ -15,8 +16,11 @@ from matplotlib.backends.backend_agg import _BackendAgg
 from spatialclaw.primitives.display.show import publish_png
 from spatialclaw.primitives.imaging import png_size
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-def figure_png(figure) -> tuple[bytes, int, int]:
+
+def figure_png(figure: Figure) -> tuple[bytes, int, int]:
     """Render a figure to PNG at its own DPI; returns (bytes, width px, height px)."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight", pil_kwargs={"compress_level": 1})
@@ -43,5 +47,5 @@ def flush_figures(origin: str) -> int:
 @_Backend.export
 class _BackendSpatialclaw(_BackendAgg):
     @staticmethod
-    def show(block=None) -> None:
+    def show(block: bool | None = None) -> None:
         flush_figures("plt.show")

@@ -27,7 +27,7 @@ PALETTE = [
 ]
 
 
-def label_font(size: int) -> ImageFont.ImageFont:
+def label_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
@@ -131,13 +131,11 @@ def draw(
         items = groups[given[0]]
         if len(labels) != len(items):
             raise ValueError(f"got {len(labels)} labels for {len(items)} {given[0]}")
-        groups[given[0]] = [(geometry, str(label)) for (geometry, _), label in zip(items, labels)]
-    colour_index = 0
-    for mask, _ in groups["masks"]:
+        groups[given[0]] = [(geometry, str(label)) for (geometry, _), label in zip(items, labels, strict=True)]
+    for colour_index, (mask, _) in enumerate(groups["masks"]):
         if mask.shape != (base.height, base.width):
             raise ValueError(f"mask shape {mask.shape} does not match the {base.width}x{base.height} image (H, W)")
         colour = PALETTE[colour_index % len(PALETTE)]
-        colour_index += 1
         tint = Image.new("RGB", base.size, colour)
         alpha = Image.fromarray((mask.astype(bool) * 110).astype(np.uint8))
         base.paste(tint, (0, 0), alpha)
@@ -203,10 +201,14 @@ def contact_sheet(
     for i, crop in enumerate(crops):
         image = as_pil(getattr(crop, "image", crop) if isinstance(getattr(crop, "image", None), Image.Image) else crop)
         image = image.copy()
-        image.thumbnail((cell_px, cell_px), Image.LANCZOS if max(image.size) > cell_px else Image.NEAREST)
+        image.thumbnail(
+            (cell_px, cell_px), Image.Resampling.LANCZOS if max(image.size) > cell_px else Image.Resampling.NEAREST
+        )
         if max(image.size) < cell_px:
             factor = cell_px / max(image.size)
-            image = image.resize((max(1, int(image.width * factor)), max(1, int(image.height * factor))), Image.NEAREST)
+            image = image.resize(
+                (max(1, int(image.width * factor)), max(1, int(image.height * factor))), Image.Resampling.NEAREST
+            )
         col, row = i % columns, i // columns
         x = pad + col * (cell_px + pad)
         y = pad + row * (cell_px + caption + pad)

@@ -22,7 +22,7 @@ def publish_png(png: bytes, width: int, height: int, label: str | None, origin: 
     from IPython.display import publish_display_data
 
     text = f"<image{': ' + label if label else ''} {width}x{height}>"
-    publish_display_data(
+    publish_display_data(  # type: ignore[no-untyped-call]
         data={"image/png": base64.b64encode(png).decode("ascii"), "text/plain": text},
         metadata={
             "image/png": {"width": width, "height": height},
@@ -98,19 +98,20 @@ def show(
     flat = _flatten(images)
     if not flat:
         raise ValueError("show() needs at least one image, e.g. show(frames[0])")
+    labels: list[str | None]
     if isinstance(label, (list, tuple)):
         if len(label) != len(flat):
             raise ValueError(
                 f"show() got {len(flat)} images but {len(label)} labels; give one label per image or a single label"
             )
-        labels = [str(l) for l in label]
+        labels = [str(item) for item in label]
     elif sheet:
         labels = [None] * len(flat)
     else:
         labels = (
             [label] * len(flat) if label is None or len(flat) == 1 else [f"{label} [{i}]" for i in range(len(flat))]
         )
-    captions = [_caption(image, caption) for image, caption in zip(flat, labels)]
+    captions = [_caption(image, caption) for image, caption in zip(flat, labels, strict=True)]
     if sheet:
         from spatialclaw.primitives.display.overlay import contact_sheet
         from spatialclaw.primitives.imaging import as_pil
@@ -125,7 +126,7 @@ def show(
         )
         _close_figures(flat)
         return
-    for image, caption in zip(flat, captions):
+    for image, caption in zip(flat, captions, strict=True):
         if not hasattr(image, "savefig"):
             viewed, done = _for_viewing(image, contrast, min_side)
             if done:
@@ -170,7 +171,7 @@ class Answerer:
 
         normalised = self.normalise(value)
         self.value, self.submitted = normalised, True
-        publish_display_data(
+        publish_display_data(  # type: ignore[no-untyped-call]
             data={
                 ANSWER_MIME: {"value": normalised, "raw": repr(value)[:500]},
                 "text/plain": f"answer: {normalised!r}",

@@ -20,7 +20,7 @@ from typing import Any, overload
 import numpy as np
 from PIL import Image
 
-from spatialclaw.primitives.frames.sources import ArraySource
+from spatialclaw.primitives.frames.sources import ArraySource, ImageFileSource
 from spatialclaw.primitives.frames.video import VideoSource
 from spatialclaw.primitives.imaging import as_rgb_array, png_bytes
 
@@ -43,7 +43,7 @@ class Frame:
     ``frame.resize((w, h))``, ``frame.save(path)`` (they return PIL images, not Frames).
     """
 
-    def __init__(self, source: Any, index: int) -> None:
+    def __init__(self, source: ImageFileSource | ArraySource | VideoSource, index: int) -> None:
         self._source = source
         self._index = int(index)
 
@@ -246,12 +246,12 @@ class Frames(Sequence[Frame]):
 
     def at_time(self, seconds: float) -> Frame:
         """The frame whose time is nearest to ``seconds`` (seconds from the first video frame)."""
-        timed = [frame for frame in self._frames if frame.time is not None]
+        timed = [(time, frame) for frame in self._frames if (time := frame.time) is not None]
         if not timed:
             raise ValueError(
                 "these frames have no timestamps (they are image files); use frames.at(index) or frames[i]"
             )
-        return min(timed, key=lambda frame: abs(frame.time - seconds))
+        return min(timed, key=lambda pair: abs(pair[0] - seconds))[1]
 
     def sample(self, count: int) -> Frames:
         """``count`` frames spread evenly from the first to the last (all of them if there are fewer)."""

@@ -56,7 +56,9 @@ def load_images(
     if times is not None and len(times) != len(paths):
         raise FrameLoadError(f"got {len(times)} times for {len(paths)} images; give one time (seconds) per image")
     stamps = list(times) if times is not None else [None] * len(paths)
-    return Frames(Frame(ImageFileSource(path, time), index) for path, index, time in zip(paths, indices, stamps))
+    return Frames(
+        Frame(ImageFileSource(path, time), index) for path, index, time in zip(paths, indices, stamps, strict=True)
+    )
 
 
 def load_video(

@@ -70,11 +70,11 @@ class _DecodedCache:
 
     def __init__(self, budget_bytes: int) -> None:
         self.budget_bytes = budget_bytes
-        self._items: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._items: OrderedDict[tuple[str | int, ...], np.ndarray] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple) -> np.ndarray | None:
+    def get(self, key: tuple[str | int, ...]) -> np.ndarray | None:
         with self._lock:
             value = self._items.get(key)
             if value is not None:
@@ -86,7 +86,7 @@ class _DecodedCache:
             self._items.clear()
             self._bytes = 0
 
-    def put(self, key: tuple, value: np.ndarray) -> None:
+    def put(self, key: tuple[str | int, ...], value: np.ndarray) -> None:
         value.setflags(write=False)
         with self._lock:
             if key in self._items:
@@ -106,7 +106,7 @@ def clear_decoded_cache() -> None:
     decoded_cache.clear()
 
 
-def file_key(path: Path) -> tuple:
+def file_key(path: Path) -> tuple[str, int, int]:
     """The decoded cache's key of a file: (path, size in bytes, modification time in ns)."""
     stat = path.stat()
     return (str(path), stat.st_size, stat.st_mtime_ns)

@@ -97,11 +97,12 @@ class VideoSource:
     @property
     def duration(self) -> float:
         """Seconds from the first frame to the end of the last one."""
-        return self.times()[-1] + 1.0 / self._index.fps
+        return float(self.times()[-1] + 1.0 / self._index.fps)
 
     def times(self) -> np.ndarray:
         """(N,) float64 seconds of each frame from the first frame."""
-        return (self._index.pts - self._index.pts[0]).astype(np.float64) * self._index.time_base
+        seconds: np.ndarray = (self._index.pts - self._index.pts[0]).astype(np.float64) * self._index.time_base
+        return seconds
 
     def time(self, index: int) -> float:
         return float((int(self._index.pts[index]) - int(self._index.pts[0])) * self._index.time_base)
@@ -128,7 +129,7 @@ class VideoSource:
                 ) from exc
 
     @property
-    def _file_key(self) -> tuple:
+    def _file_key(self) -> tuple[str, int, int]:
         return file_key(Path(self.path))
 
     def _decode_until(self, target: int) -> np.ndarray:
@@ -157,6 +158,7 @@ class VideoSource:
         """Decode on from the current position up to ``target``, converting and caching the selected
         frames met on the way; ``None`` if the decoder passes or never reaches ``target``."""
         file_key = self._file_key
+        assert self._frames is not None  # the callers start the decoder (``_start_at``) first
         for frame in self._frames:
             if frame.pts is None or int(frame.pts) not in self._pts_to_frame:
                 raise FrameLoadError(
@@ -265,6 +267,8 @@ def _probe(path: Path) -> _VideoIndex:
         keyframes = np.searchsorted(pts, np.array(sorted(set(key_stamps)) or [int(pts[0])], dtype=np.int64))
         if keyframes[0] != 0:
             keyframes = np.concatenate([[0], keyframes])
+        if stream.time_base is None:
+            raise fail("its video stream has no time base")
         time_base = float(stream.time_base)
         rate = stream.average_rate or stream.guessed_rate
         if rate:

@@ -55,7 +55,8 @@ class OrientedBox:
     def corners(self) -> np.ndarray:
         """(8, 3) corners: bottom face (-z) first in the order (-,-), (+,-), (+,+), (-,+) of the box's
         first two axes, then the top face in the same order."""
-        return self.center + (_CORNER_SIGNS * (self.size / 2.0)) @ self.rotation.T
+        corners: np.ndarray = self.center + (_CORNER_SIGNS * (self.size / 2.0)) @ self.rotation.T
+        return corners
 
     @property
     def volume(self) -> float:
@@ -70,7 +71,8 @@ class OrientedBox:
     def contains(self, points: Any, margin: float = 0.0) -> np.ndarray:
         """(N,) bool: which (N, 3) points lie inside the box grown by ``margin`` metres."""
         local = (as_points(points) - self.center) @ self.rotation
-        return (np.abs(local) <= self.size / 2.0 + margin + 1e-12).all(axis=1)
+        inside: np.ndarray = (np.abs(local) <= self.size / 2.0 + margin + 1e-12).all(axis=1)
+        return inside
 
     def __repr__(self) -> str:
         c = ", ".join(f"{v:.3f}" for v in self.center)
@@ -97,7 +99,7 @@ def _min_area_rectangle(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         if len(unique) >= 2:
             _, _, vt = np.linalg.svd(centred, full_matrices=False)
             candidates = [float(np.arctan2(vt[0, 1], vt[0, 0]))]
-    best = None
+    best: tuple[float, float, np.ndarray, np.ndarray, np.ndarray] | None = None
     for theta in candidates:
         c, s = np.cos(theta), np.sin(theta)
         axes = np.array([[c, s], [-s, c]])
@@ -106,6 +108,7 @@ def _min_area_rectangle(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         area = float(np.prod(hi - lo))
         if best is None or area < best[0] - 1e-15:
             best = (area, theta, lo, hi, axes)
+    assert best is not None  # candidates is never empty (a single 0.0 or the PCA axis at least)
     _, theta, lo, hi, axes = best
     centre = ((lo + hi) / 2.0) @ axes
     extents = hi - lo

@@ -146,8 +146,8 @@ def transform(points: Any, T: Any) -> np.ndarray:
     single = array.shape == (3,)
     pts = as_points(array, name="points")
     T = as_pose(T, name="T")
-    out = pts @ T[:3, :3].T + T[:3, 3]
-    return out[0] if single else out
+    out: np.ndarray = pts @ T[:3, :3].T + T[:3, 3]
+    return np.asarray(out[0]) if single else out
 
 
 def invert_pose(pose: Any) -> np.ndarray:

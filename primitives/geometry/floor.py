@@ -27,16 +27,15 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
+from spatialclaw.primitives.geometry.floor_camera import FloorCamera
 from spatialclaw.primitives.geometry.tilt import (
     DEFAULT_HFOV_DEG,
     camera_tilt,
     horizon_row,
-    rot_x,
-    rot_z,
     tilted_camera_pose,
 )
 
-__all__ = ["DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG", "FloorCamera", "FloorPoint", "floor_point", "floor_samples"]
+__all__ = ["DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG", "FloorPoint", "floor_point", "floor_samples"]
 
 DEFAULT_CAMERA_HEIGHT_M = 1.5
 """Assumed camera height above the floor, metres (a hand-held camera or a standing person's eyes)."""
@@ -47,76 +46,6 @@ DEFAULT_PITCH_SIGMA_DEG = 8.0
 DEFAULT_ROLL_SIGMA_DEG = 3.0
 DEFAULT_HFOV_SIGMA_DEG = 10.0
 SAMPLES = 2000
-
-
-@dataclass(frozen=True, eq=False)
-class FloorCamera:
-    """The assumed camera of a ``floor_point`` call and its uncertainty (what ``floor_samples`` draws).
-
-    Attributes: K (fixed intrinsics) or width / height_px / hfov_deg / hfov_sigma_deg (pixels, degrees);
-    pose (4, 4) camera-to-world; camera_height_m / height_sigma_m (metres); pitch_sigma_deg /
-    roll_sigma_deg (degrees, about the pose); pixel_sigma_px (pixels)."""
-
-    K: np.ndarray | None
-    width: int
-    height_px: int
-    hfov_deg: float
-    hfov_sigma_deg: float
-    pose: np.ndarray
-    camera_height_m: float
-    height_sigma_m: float
-    pitch_sigma_deg: float
-    roll_sigma_deg: float
-    pixel_sigma_px: float
-
-    def _intrinsics(self, hfov: np.ndarray) -> np.ndarray:
-        if self.K is not None:
-            return np.repeat(self.K[None], len(hfov), axis=0)
-        f = (self.width / 2.0) / np.tan(np.radians(np.clip(hfov, 5.0, 170.0)) / 2.0)
-        out = np.zeros((len(hfov), 3, 3))
-        out[:, 0, 0] = out[:, 1, 1] = f
-        out[:, 0, 2], out[:, 1, 2], out[:, 2, 2] = (self.width - 1) / 2.0, (self.height_px - 1) / 2.0, 1.0
-        return out
-
-    @property
-    def nominal_K(self) -> np.ndarray:
-        return self._intrinsics(np.array([self.hfov_deg]))[0]
-
-    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(n, 3, 3) intrinsics, (n, 3, 3) camera-to-world rotations, (n,) heights, drawn from the ranges."""
-        heights = np.clip(self.camera_height_m + self.height_sigma_m * rng.standard_normal(n), 0.05, None)
-        pitch = self.pitch_sigma_deg * rng.standard_normal(n)
-        roll = self.roll_sigma_deg * rng.standard_normal(n)
-        R0 = self.pose[:3, :3]
-        rotations = np.stack([R0 @ rot_x(-dp) @ rot_z(dr) for dp, dr in zip(pitch, roll)])
-        fovs = self.hfov_deg + self.hfov_sigma_deg * rng.standard_normal(n)
-        return self._intrinsics(fovs), rotations, heights
-
-    def same_as(self, other: FloorCamera) -> bool:
-        """The same camera and the same assumptions (so its errors are shared)."""
-        if (self.K is None) != (other.K is None) or (self.K is not None and not np.allclose(self.K, other.K)):
-            return False
-        mine = (
-            self.width,
-            self.height_px,
-            self.hfov_deg,
-            self.hfov_sigma_deg,
-            self.camera_height_m,
-            self.height_sigma_m,
-            self.pitch_sigma_deg,
-            self.roll_sigma_deg,
-        )
-        theirs = (
-            other.width,
-            other.height_px,
-            other.hfov_deg,
-            other.hfov_sigma_deg,
-            other.camera_height_m,
-            other.height_sigma_m,
-            other.pitch_sigma_deg,
-            other.roll_sigma_deg,
-        )
-        return bool(np.allclose(mine, theirs) and np.allclose(self.pose, other.pose))
 
 
 @dataclass(frozen=True)
@@ -155,7 +84,7 @@ class FloorPoint:
     @property
     def sigma_m(self) -> np.ndarray:
         """(3,) standard deviations of x, y, z, metres."""
-        return np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+        return np.asarray(np.sqrt(np.clip(np.diag(self.covariance), 0.0, None)))
 
     @property
     def text(self) -> str:
@@ -277,12 +206,12 @@ def floor_point(
             assumed.append(f"{DEFAULT_HFOV_DEG:g} ± {hfov_sigma_deg:g} deg horizontal field of view")
         if not 1.0 < float(hfov_deg) < 179.0:
             raise ValueError(f"hfov_deg must be a horizontal field of view in degrees (1..179), got {hfov_deg}")
-        fov_sigma = float(hfov_sigma_deg or 0.0)
+        fov, fov_sigma = float(hfov_deg), float(hfov_sigma_deg or 0.0)
     else:
         if hfov_deg is not None:
             raise ValueError("pass either K= or hfov_deg=, not both")
         K = as_intrinsics(K)
-        fov_sigma = 0.0
+        fov, fov_sigma = 0.0, 0.0
     if camera_height_m is None:
         camera_height_m = DEFAULT_CAMERA_HEIGHT_M
         height_sigma_m = DEFAULT_CAMERA_HEIGHT_SIGMA_M if height_sigma_m is None else height_sigma_m
@@ -335,7 +264,7 @@ def floor_point(
         K=K,
         width=0 if K is not None else width,
         height_px=0 if K is not None else height_px,
-        hfov_deg=float(hfov_deg) if K is None else 0.0,
+        hfov_deg=fov,
         hfov_sigma_deg=fov_sigma,
         pose=pose,
         camera_height_m=camera_height_m,

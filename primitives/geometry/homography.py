@@ -17,7 +17,7 @@ def homography_from_points(src: Any, dst: Any) -> np.ndarray:
     """(3, 3) homography mapping four (4, 2) points ``src`` exactly onto ``dst`` (float64 DLT)."""
     src, dst = np.asarray(src, dtype=np.float64), np.asarray(dst, dtype=np.float64)
     rows, rhs = [], []
-    for (x, y), (u, v) in zip(src, dst):
+    for (x, y), (u, v) in zip(src, dst, strict=True):
         rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
         rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
         rhs.extend([u, v])

@@ -137,7 +137,7 @@ def _detect(
                 continue
     fits = [fit for fit in fits if is_convex(fit[0])]
     areas = [_polygon_area(fit[0]) for fit in fits]
-    for fit, area in zip(fits, areas):
+    for fit, area in zip(fits, areas, strict=True):
         corners, _, residuals = fit
         # sides on strong edges, the known aspect (within 3% is as good as exact), tight side fits, and
         # among equals the largest quad (one side following an occluder's edge cuts the sheet short; areas

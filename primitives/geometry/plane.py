@@ -47,7 +47,8 @@ class Plane:
 
     def signed_distance(self, points: Any) -> np.ndarray:
         """(N,) signed distances in metres of (N, 3) points; positive on the side the normal points to."""
-        return as_points(points) @ self.normal + self.offset
+        distances: np.ndarray = as_points(points) @ self.normal + self.offset
+        return distances
 
     def project(self, points: Any) -> np.ndarray:
         """(N, 3) orthogonal projections of (N, 3) points onto the plane, metres."""
@@ -167,9 +168,8 @@ def _mean_up(poses: np.ndarray) -> np.ndarray:
     ups = -poses[:, :3, 1]
     mean = ups.mean(axis=0)
     norm = np.linalg.norm(mean)
-    if norm < 1e-6:
-        return ups[0] / np.linalg.norm(ups[0])
-    return mean / norm
+    up: np.ndarray = ups[0] / np.linalg.norm(ups[0]) if norm < 1e-6 else mean / norm
+    return up
 
 
 def find_floor(
@@ -241,7 +241,9 @@ def _depth_to_world_points(depths: Sequence[Any], poses: np.ndarray, intrinsics:
         )
     if len(depths) != len(poses):
         raise ValueError(f"got {len(depths)} depth maps but {len(poses)} camera poses; pass one pose per depth map")
-    clouds = [backproject(d, as_intrinsics(K), pose=p, stride=stride) for d, K, p in zip(depths, Ks, poses)]
+    clouds = [
+        backproject(d, as_intrinsics(K), pose=p, stride=stride) for d, K, p in zip(depths, Ks, poses, strict=True)
+    ]
     return np.concatenate(clouds, axis=0)
 
 

@@ -44,7 +44,8 @@ def smoothed(array: np.ndarray, sigma: float = 1.0) -> np.ndarray:
 def colour_distance_strength(array: np.ndarray, colour: np.ndarray) -> np.ndarray:
     """(H, W) minus the RGB distance to ``colour``: highest on the reference, lower off it whether the
     surface is darker or brighter."""
-    return -np.linalg.norm(array.astype(np.float64) - colour[None, None], axis=2)
+    strength: np.ndarray = -np.linalg.norm(array.astype(np.float64) - colour[None, None], axis=2)
+    return strength
 
 
 def order_corners(corners: np.ndarray) -> np.ndarray:
@@ -161,7 +162,7 @@ def find_candidates(
         return []
     # the reference colours: the most common colours among the pixels of the requested colour
     bins = np.round(seeds / 8.0).astype(np.int64)
-    keys, inverse, counts = np.unique(bins, axis=0, return_inverse=True, return_counts=True)
+    _keys, inverse, counts = np.unique(bins, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.ravel()
     colours = [seeds[inverse == k].mean(axis=0) for k in np.argsort(counts)[::-1][:4]]
     regions: list[tuple[np.ndarray, np.ndarray]] = []
@@ -179,7 +180,7 @@ def find_candidates(
             for cut in (None, 3.0, 5.0, 8.0):
                 inside = distance < tolerance if cut is None else (distance < tolerance) & (gradient < cut)
                 mask = cv2.morphologyEx(inside.astype(np.uint8), cv2.MORPH_OPEN, kernel)
-                count, components, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+                _count, components, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
                 for label in 1 + np.argsort(stats[1:, cv2.CC_STAT_AREA])[::-1][:3]:
                     if stats[label, cv2.CC_STAT_AREA] >= min_area:
                         region = components == label

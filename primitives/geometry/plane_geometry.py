@@ -71,7 +71,7 @@ def quad_geometry(quad: np.ndarray, image_size: tuple[int, int]) -> QuadGeometry
         if f2 > 0:
             focal = float(np.sqrt(f2))
     fov = _fov(focal, width) if focal is not None else None
-    if focal is None or not (FOV_RANGE_DEG[0] <= fov <= FOV_RANGE_DEG[1]):
+    if focal is None or fov is None or not (FOV_RANGE_DEG[0] <= fov <= FOV_RANGE_DEG[1]):
         return QuadGeometry(None, fov, image_aspect, image_aspect)
     r1, r2 = _plane_axes(quad, centre, focal)
     return QuadGeometry(focal, fov, float(np.linalg.norm(r1) / np.linalg.norm(r2)), image_aspect)

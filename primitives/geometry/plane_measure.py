@@ -93,7 +93,8 @@ def plane_homographies(rect: Any) -> np.ndarray:
 def _map(H: np.ndarray, pixels: np.ndarray) -> np.ndarray:
     """(S, 3, 3) homographies and (S, N, 2) pixels -> (S, N, 2) plane points."""
     homogeneous = np.concatenate([pixels, np.ones(pixels.shape[:2] + (1,))], axis=2) @ np.transpose(H, (0, 2, 1))
-    return homogeneous[..., :2] / homogeneous[..., 2:3]
+    points: np.ndarray = homogeneous[..., :2] / homogeneous[..., 2:3]
+    return points
 
 
 def sample_plane_points(rect: Any, pixels: Any, point_sigma_px: float, seed: int = 0) -> np.ndarray:
@@ -117,4 +118,5 @@ def angle_deg(a: np.ndarray, vertex: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Angles in degrees, 0..180, at ``vertex`` between the rays to ``a`` and ``b`` ((..., 2) arrays)."""
     u, v = a - vertex, b - vertex
     cos = np.sum(u * v, axis=-1) / (np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1))
-    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    angles: np.ndarray = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    return angles

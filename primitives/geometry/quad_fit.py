@@ -60,7 +60,8 @@ def _edge_points(
     curvature = left - 2 * mid + right
     shift = np.where(np.abs(curvature) > 1e-12, 0.5 * (left - right) / curvature, 0.0)
     position = offsets[peak[rows]] + np.clip(shift, -0.5, 0.5) * step
-    return centres[rows] + position[:, None] * normal[None]
+    edge_points: np.ndarray = centres[rows] + position[:, None] * normal[None]
+    return edge_points
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ def _fit_line(points: np.ndarray, seed: int, threshold: float = 1.0) -> _Line:
             f"blurred); pass quad= with four rough corners, or a larger view"
         )
     rng = np.random.default_rng(seed)
-    best, best_count = None, -1
+    best: tuple[np.ndarray, np.ndarray] | None = None
+    best_count = -1
     for _ in range(200):
         i, j = rng.choice(len(points), 2, replace=False)
         d = points[j] - points[i]
@@ -90,6 +92,11 @@ def _fit_line(points: np.ndarray, seed: int, threshold: float = 1.0) -> _Line:
         count = int((np.abs((points - points[i]) @ n) <= threshold).sum())
         if count > best_count:
             best, best_count = (points[i], n), count
+    if best is None:
+        raise ValueError(
+            "the edge points on one side of the reference all coincide (no line to fit); pass quad= with four "
+            "rough corners, or a larger view"
+        )
     point, normal = best
     weights = (np.abs((points - point) @ normal) <= 3 * threshold).astype(np.float64)
     for _ in range(10):
@@ -116,7 +123,8 @@ def _intersect(a_point: np.ndarray, a_dir: np.ndarray, b_point: np.ndarray, b_di
     cross = a_dir[..., 0] * b_dir[..., 1] - a_dir[..., 1] * b_dir[..., 0]
     delta = b_point - a_point
     t = (delta[..., 0] * b_dir[..., 1] - delta[..., 1] * b_dir[..., 0]) / cross
-    return a_point + t[..., None] * a_dir
+    crossing: np.ndarray = a_point + t[..., None] * a_dir
+    return crossing
 
 
 def _corner_samples(lines: Sequence[_Line], samples: int, seed: int) -> np.ndarray:

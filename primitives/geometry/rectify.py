@@ -34,8 +34,8 @@ def _apply_homography(H: np.ndarray, points: Any, name: str) -> np.ndarray:
     if pts.ndim != 2 or pts.shape[1] != 2:
         raise ValueError(f"{name} must be (N, 2) or (2,), got shape {np.shape(points)}")
     homogeneous = np.hstack([pts, np.ones((len(pts), 1))]) @ H.T
-    out = homogeneous[:, :2] / homogeneous[:, 2:3]
-    return out[0] if single else out
+    out: np.ndarray = homogeneous[:, :2] / homogeneous[:, 2:3]
+    return np.asarray(out[0]) if single else out
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ def format_metres(value: float) -> str:
 
 
 def _centroid(points: Any, name: str) -> np.ndarray:
-    return as_points(points, name=name).mean(axis=0)
+    centroid: np.ndarray = as_points(points, name=name).mean(axis=0)
+    return centroid
 
 
 def closest_points(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray, float]:

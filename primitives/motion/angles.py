@@ -36,7 +36,7 @@ def direction_words(vector: np.ndarray, threshold: float = 0.35) -> str:
 
 
 def turn_words(yaw: float | None, pitch: float | None, roll: float | None, minimum: float = 0.5) -> str:
-    if yaw is None:
+    if yaw is None or pitch is None or roll is None:
         return ""
     parts = []
     if abs(yaw) >= minimum:

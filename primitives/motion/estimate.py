@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -63,7 +63,8 @@ def _frames(frames: Any) -> tuple[list[np.ndarray], list[int], list[Any]]:
     arrays = [frame_array(item) for item in items]
     if len({a.shape for a in arrays}) != 1:
         raise ValueError(f"all frames must have the same size; got {sorted({a.shape[:2] for a in arrays})} (H, W)")
-    return arrays, [frame_index(item, i) for i, item in enumerate(items)], items
+    # frame_index returns its default (the position, an int) for items without an absolute index
+    return arrays, cast(list[int], [frame_index(item, i) for i, item in enumerate(items)]), items
 
 
 def _pairs(pairs: Any, count: int, reference: str) -> list[tuple[int, int]]:
@@ -184,7 +185,9 @@ def motion(
         turning = [
             g
             for g in first.values()
-            if g.kind == "rotation" and np.degrees(np.arccos(np.clip((np.trace(g.R_ab) - 1) / 2, -1, 1))) > 3.0
+            if g.kind == "rotation"
+            and g.R_ab is not None
+            and np.degrees(np.arccos(np.clip((np.trace(g.R_ab) - 1) / 2, -1, 1))) > 3.0
         ]
         focal = _self_calibrate(turning, K) if turning else None
         if focal is not None:

@@ -42,7 +42,7 @@ def sift_features(
         gray = cv2.resize(
             gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)), interpolation=cv2.INTER_CUBIC
         )
-    keypoints, descriptors = cv2.SIFT_create(nfeatures=max_features).detectAndCompute(gray, None)
+    keypoints, descriptors = cv2.SIFT.create(nfeatures=max_features).detectAndCompute(gray, None)
     xy = np.array([kp.pt for kp in keypoints], dtype=np.float64).reshape(-1, 2)
     if scale != 1.0:
         xy = (xy + 0.5) / scale - 0.5

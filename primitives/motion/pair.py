@@ -86,12 +86,12 @@ class PairGeometry:
 
 def rotation_homography(K_a: np.ndarray, K_b: np.ndarray, R_m: np.ndarray, zoom: float = 1.0) -> np.ndarray:
     """Pixels of a -> pixels of b for a camera that turns by ``R_m`` (rays of a -> rays of b) and zooms."""
-    return K_b @ np.diag([zoom, zoom, 1.0]) @ R_m @ np.linalg.inv(K_a)
+    return np.asarray(K_b @ np.diag([zoom, zoom, 1.0]) @ R_m @ np.linalg.inv(K_a))
 
 
 def _apply(H: np.ndarray, points: np.ndarray) -> np.ndarray:
     moved = np.column_stack([points, np.ones(len(points))]) @ H.T
-    return moved[:, :2] / moved[:, 2:3]
+    return np.asarray(moved[:, :2] / moved[:, 2:3])
 
 
 def _nearest_scaled_rotation(M: np.ndarray) -> tuple[np.ndarray, float]:
@@ -129,7 +129,10 @@ def fit_rotation(
 
     def errors_of(params: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         H = rotation_homography(K_a, K_b, cv2.Rodrigues(params[:3])[0], float(np.exp(params[3])))
-        return _apply(H, a) - b
+        return np.asarray(_apply(H, a) - b)
+
+    def residuals(params: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return errors_of(params, a, b).ravel()
 
     for gate in (4 * INLIER_PX, 2 * INLIER_PX):  # refit on the matches near the current model, twice
         near = np.linalg.norm(errors_of(params, points_a, points_b), axis=1) <= gate
@@ -137,7 +140,7 @@ def fit_rotation(
             break
         a, b = points_a[near], points_b[near]
         params = least_squares(
-            lambda p: errors_of(p, a, b).ravel(), params, loss="huber", f_scale=INLIER_PX, method="trf", max_nfev=100
+            residuals, params, args=(a, b), loss="huber", f_scale=INLIER_PX, method="trf", max_nfev=100
         ).x
     R = cv2.Rodrigues(params[:3])[0]
     zoom = float(np.exp(params[3]))
@@ -145,7 +148,14 @@ def fit_rotation(
     return R, zoom, errors
 
 
-def _essential(points_a, points_b, K_a, K_b, seed: int, R_turn: np.ndarray | None = None):
+def _essential(
+    points_a: np.ndarray,
+    points_b: np.ndarray,
+    K_a: np.ndarray,
+    K_b: np.ndarray,
+    seed: int,
+    R_turn: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(R, t, inlier mask, Sampson errors in pixels) for x_b = R x_a + t, or None. ``R_turn`` (the rotation
     model's answer) is a second starting point for the refinement; the lower-cost solution is kept (with
     little parallax the 5-point answer can trade a few degrees of rotation for translation)."""
@@ -166,9 +176,10 @@ def _essential(points_a, points_b, K_a, K_b, seed: int, R_turn: np.ndarray | Non
         rows = np.cross(ha[inliers] @ R_turn.T, hb[inliers])  # x_b . (t x R x_a) = 0 is linear in t
         t_turn = np.linalg.svd(rows)[2][-1]
         R_alt, t_alt = refine_essential(R_turn, t_turn, ha[inliers], hb[inliers])
-        cost = lambda R_, t_: float(
-            np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2)
-        )
+
+        def cost(R_: np.ndarray, t_: np.ndarray) -> float:
+            return float(np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2))
+
         if cost(R_alt, t_alt) < cost(R, t):
             R, t = R_alt, t_alt
     sampson = _sampson(_skew(t) @ R, ha, hb)
@@ -182,7 +193,9 @@ def _skew(v: np.ndarray) -> np.ndarray:
 def _sampson(E: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
     Ex, Etx = ha @ E.T, hb @ E
     numerator = np.sum(hb * Ex, axis=1) ** 2
-    return np.sqrt(numerator / np.maximum(Ex[:, 0] ** 2 + Ex[:, 1] ** 2 + Etx[:, 0] ** 2 + Etx[:, 1] ** 2, 1e-30))
+    return np.asarray(
+        np.sqrt(numerator / np.maximum(Ex[:, 0] ** 2 + Ex[:, 1] ** 2 + Etx[:, 0] ** 2 + Etx[:, 1] ** 2, 1e-30))
+    )
 
 
 def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -212,7 +225,7 @@ def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarra
     return unpack(fit.x)
 
 
-def _empty(kind_reason: str, points_a, points_b, scale) -> PairGeometry:
+def _empty(kind_reason: str, points_a: np.ndarray, points_b: np.ndarray, scale: float) -> PairGeometry:
     return PairGeometry(
         "unknown",
         None,
@@ -380,7 +393,7 @@ def _signed_direction(
     rays_b = np.column_stack([points_b, np.ones(len(points_b))]) @ np.linalg.inv(K_b).T
     derotated = rays_b @ R  # camera b's rays in camera a's orientation (x_b = R x_a + t)
     flow = derotated[:, :2] / derotated[:, 2:3] - rays_a[:, :2] / rays_a[:, 2:3]
-    c = direction / np.linalg.norm(direction)
+    c: np.ndarray = direction / np.linalg.norm(direction)
     expected = -(c[:2][None, :] - rays_a[:, :2] / rays_a[:, 2:3] * c[2])  # flow of a unit move c, times 1/Z
     agreement = float(np.sum(np.sum(flow * expected, axis=1)))
     return c if agreement >= 0 else -c

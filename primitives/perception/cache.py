@@ -13,7 +13,7 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def cached(namespace: str, key: str, compute: Callable[[], T]) -> T:
     if path.exists():
         try:
             with open(path, "rb") as handle:
-                value = pickle.load(handle)
+                value = cast(T, pickle.load(handle))
             stats["hits"] += 1
             return value
         except Exception:

@@ -26,7 +26,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.imaging import as_rgb_array
 from spatialclaw.primitives.perception import cache, models, remote
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "DEFAULT_HFOV_DEG",
@@ -87,7 +90,7 @@ class DepthResult:
     @property
     def shape(self) -> tuple[int, int]:
         """(H, W) in pixels."""
-        return tuple(self.depth.shape)  # type: ignore[return-value]
+        return tuple(self.depth.shape)
 
     def at(self, x: float, y: float) -> float:
         """Depth in metres at pixel (x, y) (nearest pixel); NaN where there is none."""
@@ -100,7 +103,9 @@ class DepthResult:
     def points(self, mask: Any = None, pose: Any = None, stride: int = 1) -> np.ndarray:
         """(N, 3) points in metres: camera frame, or world frame when ``pose`` (4, 4 camera-to-world) is
         given; ``mask`` (H, W) bool restricts to those pixels. Pixels without depth are skipped."""
-        return geom.backproject(self.depth, self.intrinsics, pose=pose, mask=mask, stride=stride)
+        points = geom.backproject(self.depth, self.intrinsics, pose=pose, mask=mask, stride=stride)
+        assert isinstance(points, np.ndarray)  # no pixels asked for: points only
+        return points
 
     def __repr__(self) -> str:
         valid = np.isfinite(self.depth)
@@ -152,14 +157,14 @@ def _load_rgb(frame: Any) -> np.ndarray:
     return as_rgb_array(frame)
 
 
-def _model_id(model: str | os.PathLike | None) -> str:
+def _model_id(model: str | os.PathLike[str] | None) -> str:
     chosen = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_DEPTH_MODEL") or DEFAULT_MODEL
     return MODEL_ALIASES.get(chosen, chosen)
 
 
 def depth(
     frame: Any,
-    model: str | os.PathLike | None = None,
+    model: str | os.PathLike[str] | None = None,
     *,
     intrinsics: Any = None,
     fov_deg: float | None = None,
@@ -291,7 +296,7 @@ def _run_depth_pro(loaded: models.LoadedModel, rgb: np.ndarray) -> tuple[np.ndar
     return depth_m.cpu().numpy(), focal
 
 
-def _depth_pro_pixel_values(loaded: models.LoadedModel, rgb: np.ndarray):
+def _depth_pro_pixel_values(loaded: models.LoadedModel, rgb: np.ndarray) -> torch.Tensor:
     """Depth Pro preprocessing without torchvision, from the checkpoint's processor config: rescale and
     normalise first, then resize bilinearly to the configured size (as DepthProImageProcessor does)."""
     import torch

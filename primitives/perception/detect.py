@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,14 +42,14 @@ DETECT_ALIASES = {
 _DEFAULT_THRESHOLD = {"grounding-dino": 0.3, "owlv2": 0.1}
 
 
-def detector_id(model: str | os.PathLike | None = None) -> str:
+def detector_id(model: str | os.PathLike[str] | None = None) -> str:
     """The hub id or folder ``detect`` uses: ``model``, else ``$SPATIALCLAW_DETECT_MODEL``, else Grounding
     DINO tiny; aliases ("owlv2", "grounding-dino", ...) are expanded."""
     name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_DETECT_MODEL") or DEFAULT_DETECT_MODEL
     return DETECT_ALIASES.get(name.lower(), name)
 
 
-def load_detector(model: str | os.PathLike | None = None, device: str | None = None) -> LoadedModel:
+def load_detector(model: str | os.PathLike[str] | None = None, device: str | None = None) -> LoadedModel:
     """Load (once per process) the detector named by ``model`` (see ``detector_id``)."""
     loaded = load_model("zero-shot-object-detection", detector_id(model), device=device)
     detector_family(loaded)  # fail early on a model that is not a supported detector
@@ -59,7 +59,7 @@ def load_detector(model: str | os.PathLike | None = None, device: str | None = N
 def detect(
     frame: Any,
     text: str | Sequence[str],
-    model: str | os.PathLike | None = None,
+    model: str | os.PathLike[str] | None = None,
     threshold: float | None = None,
     text_threshold: float = 0.25,
     nms_iou: float = 0.5,
@@ -94,23 +94,23 @@ def detect(
     key = cache_key(
         model_id, version, "detect", family, labels, threshold, text_threshold, nms_iou, max_instances, array
     )
-    if service is not None:
-        compute = lambda: hosted.run(
-            array=array,
-            labels=labels,
-            threshold=threshold,
-            text_threshold=text_threshold,
-            nms_iou=nms_iou,
-            max_instances=max_instances,
-        )
-    else:
+
+    def compute() -> list[Instance]:
+        if service is not None:
+            return cast(
+                list[Instance],
+                hosted.run(
+                    array=array,
+                    labels=labels,
+                    threshold=threshold,
+                    text_threshold=text_threshold,
+                    nms_iou=nms_iou,
+                    max_instances=max_instances,
+                ),
+            )
         run = _run_grounding_dino if family == "grounding-dino" else _run_owlv2
-        compute = (
-            lambda: _non_max_suppression(
-                run(loaded, array, labels, threshold, text_threshold),
-                nms_iou,
-            )[:max_instances]
-        )
+        return _non_max_suppression(run(loaded, array, labels, threshold, text_threshold), nms_iou)[:max_instances]
+
     found = cached("detect", key, compute)
     index = frame_index(frame)
     return Detections([replace(item, frame_index=index) for item in found], frame, backend=model_name(model_id))
@@ -143,7 +143,7 @@ def _inputs_to(inputs: Any, model: Any) -> dict[str, Any]:
 
 
 def _pixel_boxes(boxes: Any, width: int, height: int) -> np.ndarray:
-    array = boxes.detach().float().cpu().numpy().reshape(-1, 4).astype(np.float64)
+    array: np.ndarray = boxes.detach().float().cpu().numpy().reshape(-1, 4).astype(np.float64)
     array[:, [0, 2]] = array[:, [0, 2]].clip(0, width)
     array[:, [1, 3]] = array[:, [1, 3]].clip(0, height)
     return array
@@ -172,7 +172,10 @@ def _run_grounding_dino(
     boxes = _pixel_boxes(result["boxes"], width, height)
     scores = result["scores"].detach().float().cpu().numpy()
     phrases = result["text_labels"] if "text_labels" in result else result["labels"]
-    matched = [(_match_label(str(phrase), labels), box, score) for box, score, phrase in zip(boxes, scores, phrases)]
+    matched = [
+        (_match_label(str(phrase), labels), box, score)
+        for box, score, phrase in zip(boxes, scores, phrases, strict=True)
+    ]
     return [Instance(label, float(score), tuple(box)) for label, box, score in matched if label is not None]
 
 
@@ -213,7 +216,7 @@ def _run_owlv2(
     label_ids = result["labels"].detach().cpu().numpy()
     return [
         Instance(labels[int(label_id)], float(score), tuple(box))
-        for box, score, label_id in zip(boxes, scores, label_ids)
+        for box, score, label_id in zip(boxes, scores, label_ids, strict=True)
         if box[2] > box[0] and box[3] > box[1]
     ]
 

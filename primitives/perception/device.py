@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["default_dtype", "select_device"]
 
@@ -25,7 +29,7 @@ def select_device(preferred: str | None = None) -> str:
     return "cpu"
 
 
-def default_dtype(device: str):
+def default_dtype(device: str) -> torch.dtype:
     """bfloat16 on CUDA devices that support it, float16 on MPS, float32 on CPU."""
     import torch
 

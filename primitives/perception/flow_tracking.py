@@ -27,7 +27,9 @@ MIN_FLOW_AGREEMENT = 0.25  # fraction of features that must agree on one motion,
 MIN_APPEARANCE = 0.3  # correlation with the start frame's object below which it counts as occluded or gone
 
 
-def track_flow(arrays: list[np.ndarray], indices: list[int], prompt: np.ndarray | tuple, start: int) -> list[Instance]:
+def track_flow(
+    arrays: list[np.ndarray], indices: list[int], prompt: np.ndarray | tuple[float, float, float, float], start: int
+) -> list[Instance]:
     """Propagate one mask ((H, W) bool) or box ((x0, y0, x1, y1) pixels) from position ``start`` to every
     frame in ``arrays`` (forwards, then backwards); returns one ``Instance`` per frame in input order.
 
@@ -42,12 +44,13 @@ def track_flow(arrays: list[np.ndarray], indices: list[int], prompt: np.ndarray 
     height, width = grays[0].shape
     is_mask = isinstance(prompt, np.ndarray) and prompt.ndim == 2
     results: list[Instance | None] = [None] * len(arrays)
-    results[start] = _placed(prompt, is_mask, np.eye(3), 1.0, indices[start], width, height)
+    first = _placed(prompt, is_mask, np.eye(3), 1.0, indices[start], width, height)
+    results[start] = first
     for order in (range(start + 1, len(arrays)), range(start - 1, -1, -1)):
-        transform, score, previous = np.eye(3), 1.0, start
+        transform, score, previous, last = np.eye(3), 1.0, start, first
         for position in order:
             if score > 0:
-                region = _region(results[previous], width, height)
+                region = _region(last, width, height)
                 step = _step(grays[previous], grays[position], region)
                 if step is None:
                     score = 0.0
@@ -60,7 +63,7 @@ def track_flow(arrays: list[np.ndarray], indices: list[int], prompt: np.ndarray 
             if placed.score == 0.0:
                 score = 0.0
             results[position] = placed
-            previous = position
+            previous, last = position, placed
     return results  # type: ignore[return-value]
 
 
@@ -140,9 +143,11 @@ def _step(previous: np.ndarray, current: np.ndarray, region: np.ndarray) -> tupl
     )
     if corners is None or len(corners) < 3:
         return None
-    params = dict(winSize=(21, 21), maxLevel=4, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 0.01))
-    ahead, ok, _ = cv2.calcOpticalFlowPyrLK(previous, current, corners, None, **params)
-    back, ok_back, _ = cv2.calcOpticalFlowPyrLK(current, previous, ahead, None, **params)
+    params: dict[str, Any] = dict(
+        winSize=(21, 21), maxLevel=4, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 0.01)
+    )
+    ahead, ok = _lucas_kanade(previous, current, corners, params)
+    back, ok_back = _lucas_kanade(current, previous, ahead, params)
     error = np.linalg.norm((back - corners).reshape(-1, 2), axis=1)
     good = (ok.ravel() == 1) & (ok_back.ravel() == 1) & (error < 1.0)
     if good.sum() < 3:
@@ -164,7 +169,7 @@ def _own_motion(
     previous: np.ndarray,
     current: np.ndarray,
     region: np.ndarray,
-    params: dict,
+    params: dict[str, Any],
     source: np.ndarray,
     target: np.ndarray,
     dominant: np.ndarray | None,
@@ -197,21 +202,21 @@ def _own_motion(
 
 
 def _background_motion(
-    previous: np.ndarray, current: np.ndarray, region: np.ndarray, params: dict
+    previous: np.ndarray, current: np.ndarray, region: np.ndarray, params: dict[str, Any]
 ) -> np.ndarray | None:
     """The 3x3 similarity of the background (features in a band around ``region``, outside it), i.e. the
     camera's motion near the object; None when the band has too few features or no consistent motion."""
     import cv2
 
-    size = int(max(8, np.sqrt(max(np.count_nonzero(region), 1))))
+    size = int(max(8, np.sqrt(max(int(np.count_nonzero(region)), 1))))
     band = cv2.dilate(region, np.ones((size, size), np.uint8)) & ~region
     corners = cv2.goodFeaturesToTrack(
         previous, maxCorners=200, qualityLevel=0.005, minDistance=4, mask=band, blockSize=5
     )
     if corners is None or len(corners) < 8:
         return None
-    ahead, ok, _ = cv2.calcOpticalFlowPyrLK(previous, current, corners, None, **params)
-    back, ok_back, _ = cv2.calcOpticalFlowPyrLK(current, previous, ahead, None, **params)
+    ahead, ok = _lucas_kanade(previous, current, corners, params)
+    back, ok_back = _lucas_kanade(current, previous, ahead, params)
     good = (ok.ravel() == 1) & (ok_back.ravel() == 1) & (np.linalg.norm((back - corners).reshape(-1, 2), axis=1) < 1.0)
     if good.sum() < 8:
         return None
@@ -221,3 +226,15 @@ def _background_motion(
     if matrix is None or inliers.sum() < 0.5 * good.sum():
         return None
     return np.vstack([matrix, [0.0, 0.0, 1.0]])
+
+
+def _lucas_kanade(
+    previous: np.ndarray, current: np.ndarray, points: np.ndarray, params: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pyramidal Lucas-Kanade flow of ``points`` (N, 1, 2) from ``previous`` to ``current``: their new
+    positions and per-point found flags (1 = tracked)."""
+    import cv2
+
+    # nextPts=None lets OpenCV allocate the output (its stubs wrongly require an array)
+    ahead, found, _ = cv2.calcOpticalFlowPyrLK(previous, current, points, None, **params)  # type: ignore[call-overload]
+    return ahead, found

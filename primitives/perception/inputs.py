@@ -30,8 +30,7 @@ __all__ = [
 def frame_array(frame: Any) -> np.ndarray:
     """(H, W, 3) uint8 RGB pixels of a ``Frame``, PIL image or array; a clear error for anything else."""
     if (
-        (isinstance(frame, (Sequence, set))
-        and not isinstance(frame, (str, bytes)))
+        (isinstance(frame, (Sequence, set)) and not isinstance(frame, (str, bytes)))
         or hasattr(frame, "indices")
         or hasattr(frame, "frame_indices")
     ):

@@ -168,7 +168,7 @@ class Detections(Sequence[Instance]):
     @overload
     def __getitem__(self, index: slice) -> Detections: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice) -> Instance | Detections:
         """``dets[i]`` is one ``Instance``; ``dets[a:b]`` is again ``Detections``."""
         if isinstance(index, slice):
             return Detections(self._items[index], self._frame, self.backend)
@@ -218,11 +218,13 @@ class Detections(Sequence[Instance]):
         """(N, H, W) bool, or None when any instance has no mask."""
         if not self._items or any(item.mask is None for item in self._items):
             return None
-        return np.stack([item.mask for item in self._items])
+        return np.stack([item.mask for item in self._items if item.mask is not None])
 
     def filter(self, min_score: float | None = None, label: str | Sequence[str] | None = None) -> Detections:
         """Instances with ``score >= min_score`` and (when given) one of the labels (case-insensitive)."""
-        wanted = None if label is None else {label.lower()} if isinstance(label, str) else {l.lower() for l in label}
+        wanted = (
+            None if label is None else {label.lower()} if isinstance(label, str) else {name.lower() for name in label}
+        )
         kept = [
             item
             for item in self._items
@@ -279,8 +281,8 @@ def draw_instances(frame: Any, instances: Iterable[Instance], alpha: float = 0.4
     items = list(instances)
     for i, item in enumerate(items):
         if item.mask is not None and item.mask.shape == canvas.shape[:2]:
-            colour = np.array(_PALETTE[i % len(_PALETTE)], dtype=np.float32)
-            canvas[item.mask] = (1 - alpha) * canvas[item.mask] + alpha * colour
+            tint = np.array(_PALETTE[i % len(_PALETTE)], dtype=np.float32)
+            canvas[item.mask] = (1 - alpha) * canvas[item.mask] + alpha * tint
     image = Image.fromarray(np.clip(canvas, 0, 255).astype(np.uint8))
     pen = ImageDraw.Draw(image)
     width = max(1, round(max(image.size) / 320))

@@ -25,6 +25,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ class LoadedModel:
     dtype: Any
     version: str
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Unpack as ``model, processor = load_model(...)``."""
         return iter((self.model, self.processor))
 
@@ -128,7 +129,7 @@ def _hub_reachable() -> bool:
         return False
 
 
-def resolve(model_id: str | os.PathLike) -> str:
+def resolve(model_id: str | os.PathLike[str]) -> str:
     """Return a local folder for ``model_id`` when one exists (the path itself, or under $SPATIALCLAW_MODELS),
     else the hub id unchanged."""
     text = os.fspath(model_id)
@@ -144,7 +145,7 @@ def resolve(model_id: str | os.PathLike) -> str:
     return text
 
 
-def model_version(model_id: str | os.PathLike, model: Any = None) -> str:
+def model_version(model_id: str | os.PathLike[str], model: Any = None) -> str:
     """A string that changes when the weights change, for cache keys; cheap (no model load): the hub commit
     hash (from the loaded model, or the Hugging Face cache's snapshot), else for a local folder a hash of its
     file names, sizes and modification times; "unknown" when the weights are not available yet."""
@@ -207,7 +208,7 @@ def _load_processor(processor_cls: Any, source: str, local_only: bool) -> Any:
 
 def load_model(
     kind: str,
-    model_id: str | os.PathLike,
+    model_id: str | os.PathLike[str],
     *,
     device: str | None = None,
     dtype: Any = None,
@@ -249,9 +250,10 @@ def _quiet_transformers() -> None:
     """Progress bars of weight loading would land in the cell's stdout, which the model reads."""
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
-        from huggingface_hub.utils import disable_progress_bars
+        # re-exported by huggingface_hub.utils without an explicit marker, so its typing hides it
+        from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
         disable_progress_bars()
     except ImportError:

@@ -36,7 +36,7 @@ import socket
 import struct
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from spatialclaw.primitives.perception import models
 
@@ -142,7 +142,7 @@ class PerceptionClient:
         """Each actor's counters: calls per ``method:kind``, models loaded (kind, classes:source, device),
         process id and node. A sandboxed kernel asks the host's relay for them."""
         if self.socket_path is not None:
-            return self.call("stats")
+            return cast(list[dict[str, Any]], self.call("stats"))
         import ray
 
         return ray.get([handle.stats.remote() for handle in self._actors()])
@@ -278,7 +278,7 @@ def _relay_call(path: str, service_url: str, method: str, args: tuple[Any, ...])
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.connect(path)
             write_frame(sock, encode_request(service_url, method, args))
-            return pickle.loads(read_frame(sock))
+            return cast(dict[str, Any], pickle.loads(read_frame(sock)))
     except OSError as error:
         raise PerceptionServiceError(
             f"the host's perception relay at {path} does not answer ({error}); the "

@@ -22,7 +22,7 @@ _TORCHVISION_HINT = (
 )
 
 
-def load_sam2_video(model: str | os.PathLike | None = None, device: str | None = None) -> LoadedModel:
+def load_sam2_video(model: str | os.PathLike[str] | None = None, device: str | None = None) -> LoadedModel:
     """Load (once per process) SAM 2 video: ``model``, ``$SPATIALCLAW_TRACK_MODEL`` or SAM 2.1 Hiera tiny."""
     name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_TRACK_MODEL") or DEFAULT_TRACK_MODEL
     try:
@@ -73,15 +73,15 @@ def sam2_track(
                 per_frame[output.frame_idx] = (masks[:, 0].numpy().astype(bool), scores.numpy())
     results: list[list[Instance]] = [[] for _ in prompts]
     for position, index in enumerate(indices):
-        masks, scores = per_frame[position]
+        frame_masks, frame_scores = per_frame[position]
         for obj in range(len(prompts)):
-            mask = masks[obj]
+            mask = frame_masks[obj]
             box = mask_to_box(mask)
             visible = box is not None
             results[obj].append(
                 Instance(
                     "object",
-                    float(scores[obj]) if visible else 0.0,
+                    float(frame_scores[obj]) if visible else 0.0,
                     box or (0.0, 0.0, 0.0, 0.0),
                     mask=mask,
                     frame_index=index,

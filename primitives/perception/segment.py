@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from spatialclaw.primitives.perception.inputs import (
     text_labels,
     unavailable_reason,
 )
-from spatialclaw.primitives.perception.instances import Detections, Instance
+from spatialclaw.primitives.perception.instances import Box, Detections, Instance
 from spatialclaw.primitives.perception.models import LoadedModel, MissingWeightsError, load_model
 
 __all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "sam_id", "segment", "text_segmenter_id"]
@@ -50,13 +50,13 @@ _TORCHVISION_HINT = (
 )
 
 
-def sam_id(model: str | os.PathLike | None = None) -> str:
+def sam_id(model: str | os.PathLike[str] | None = None) -> str:
     """The SAM hub id or folder for point/box prompts: ``model``, ``$SPATIALCLAW_SEGMENT_MODEL`` or SAM ViT-B."""
     name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_SEGMENT_MODEL") or DEFAULT_SAM_MODEL
     return SAM_ALIASES.get(name.lower(), name)
 
 
-def text_segmenter_id(text_model: str | os.PathLike | None = None) -> str:
+def text_segmenter_id(text_model: str | os.PathLike[str] | None = None) -> str:
     """``"detect"`` (detector boxes -> SAM) or a SAM 3 hub id / folder, from ``text_model``,
     ``$SPATIALCLAW_SEGMENT_TEXT_MODEL``, else SAM 3 when transformers has it, else ``"detect"``."""
     name = os.fspath(text_model) if text_model is not None else os.environ.get("SPATIALCLAW_SEGMENT_TEXT_MODEL")
@@ -74,9 +74,9 @@ def segment(
     box: Any = None,
     point_labels: Sequence[int] | None = None,
     label: str | None = None,
-    model: str | os.PathLike | None = None,
-    text_model: str | os.PathLike | None = None,
-    detector: str | os.PathLike | None = None,
+    model: str | os.PathLike[str] | None = None,
+    text_model: str | os.PathLike[str] | None = None,
+    detector: str | os.PathLike[str] | None = None,
     threshold: float | None = None,
     mask_threshold: float = 0.0,
     device: str | None = None,
@@ -147,7 +147,7 @@ def _segment_prompts(
     return Detections(instances, frame, backend=model_name(loaded.model_id))
 
 
-def _sam_model(model: str | os.PathLike | None, device: str | None) -> LoadedModel | remote.RemoteModel:
+def _sam_model(model: str | os.PathLike[str] | None, device: str | None) -> LoadedModel | remote.RemoteModel:
     """SAM loaded here, or hosted by the perception service named by ``$SPATIALCLAW_PERCEPTION``."""
     service = remote.service()
     return service.model("sam", sam_id(model)) if service is not None else load_sam(model, device)
@@ -156,7 +156,7 @@ def _sam_model(model: str | os.PathLike | None, device: str | None) -> LoadedMod
 def _prompt_instances(
     loaded: LoadedModel | remote.RemoteModel,
     array: np.ndarray,
-    boxes: list | None,
+    boxes: list[Box] | None,
     coords: np.ndarray | None,
     flags: list[int] | None,
     names: list[str],
@@ -165,24 +165,25 @@ def _prompt_instances(
     """SAM instances in prompt order (one per box, or one for the point set); cached."""
     points = None if coords is None else coords.tolist()
     key = cache_key(loaded.model_id, loaded.version, "segment", boxes, points, flags, mask_threshold, array)
-    if isinstance(loaded, remote.RemoteModel):
-        compute = lambda: loaded.run(
-            array=array,
-            boxes=boxes,
-            points=points,
-            point_labels=flags,
-            mask_threshold=mask_threshold,
-        )
-    else:
-        compute = lambda: sam_masks(loaded, array, boxes, coords, flags, mask_threshold)  # noqa: E731
+
+    def compute() -> tuple[list[np.ndarray], list[float]]:
+        if isinstance(loaded, remote.RemoteModel):
+            return cast(
+                tuple[list[np.ndarray], list[float]],
+                loaded.run(array=array, boxes=boxes, points=points, point_labels=flags, mask_threshold=mask_threshold),
+            )
+        return sam_masks(loaded, array, boxes, coords, flags, mask_threshold)
+
     masks, scores = cached("segment", key, compute)
+    fallbacks: list[Box]
     if boxes is not None:
         fallbacks = boxes  # an empty mask keeps its prompt box
     else:
+        assert coords is not None  # without boxes, the prompt is the point set
         fallbacks = [(coords[:, 0].min(), coords[:, 1].min(), coords[:, 0].max(), coords[:, 1].max())]
     return [
         Instance(name, score, fallback).with_mask(mask)
-        for name, mask, score, fallback in zip(names, masks, scores, fallbacks)
+        for name, mask, score, fallback in zip(names, masks, scores, fallbacks, strict=True)
     ]
 
 
@@ -196,7 +197,7 @@ def _labels_of(box: Any) -> list[str] | None:
     return None
 
 
-def load_sam(model: str | os.PathLike | None = None, device: str | None = None) -> LoadedModel:
+def load_sam(model: str | os.PathLike[str] | None = None, device: str | None = None) -> LoadedModel:
     """Load (once per process) the SAM model for point/box prompts (see ``sam_id``)."""
     loaded = load_model("mask-generation", sam_id(model), device=device)
     model_type = getattr(loaded.model.config, "model_type", "")
@@ -211,7 +212,7 @@ def load_sam(model: str | os.PathLike | None = None, device: str | None = None) 
 def sam_masks(
     loaded: LoadedModel,
     array: np.ndarray,
-    boxes: list | None,
+    boxes: list[Box] | None,
     points: np.ndarray | None,
     point_labels: list[int] | None,
     mask_threshold: float = 0.0,
@@ -226,6 +227,7 @@ def sam_masks(
         kwargs["input_boxes"] = [[list(b) for b in boxes]]
     if points is not None:
         kwargs["input_points"] = [[points.tolist()]]
+        assert point_labels is not None  # one label per point, from segment()
         kwargs["input_labels"] = [[list(point_labels)]]
     inputs = loaded.processor(images=Image.fromarray(array), return_tensors="pt", **kwargs)
     model_inputs = {
@@ -281,11 +283,13 @@ def _segment_text(
     if not boxes:
         return Detections([], frame, backend=route)
     masked = _prompt_instances(loaded, array, [item.box for item in boxes], None, None, boxes.labels, mask_threshold)
-    instances = [replace(item, score=source.score) for item, source in zip(masked, boxes)]  # detector confidence
+    instances = [
+        replace(item, score=source.score) for item, source in zip(masked, boxes, strict=True)
+    ]  # detector confidence
     return Detections(instances, frame, backend=route)
 
 
-def load_sam3(model: str | os.PathLike = DEFAULT_SAM3_MODEL, device: str | None = None) -> LoadedModel:
+def load_sam3(model: str | os.PathLike[str] = DEFAULT_SAM3_MODEL, device: str | None = None) -> LoadedModel:
     """Load (once per process) SAM 3 for text prompts. Its processor in transformers needs torchvision."""
     try:
         return load_model("sam3", model, device=device, model_class="Sam3Model", processor_class="Sam3Processor")
@@ -332,7 +336,8 @@ def _sam3_instances(loaded: LoadedModel, array: np.ndarray, labels: list[str], t
             result = loaded.processor.post_process_instance_segmentation(
                 outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)]
             )[0]
-            for mask, score, box in zip(result["masks"], result["scores"], result["boxes"]):
-                fallback_box = tuple(float(v) for v in box.tolist())
+            for mask, score, box in zip(result["masks"], result["scores"], result["boxes"], strict=True):
+                x0, y0, x1, y1 = (float(v) for v in box.tolist())
+                fallback_box = (x0, y0, x1, y1)
                 instances.append(Instance(label, float(score), fallback_box).with_mask(mask.numpy().astype(bool)))
     return instances

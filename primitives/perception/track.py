@@ -27,7 +27,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def track(
     start_index: int | None = None,
     label: str | None = None,
     method: str = "auto",
-    model: str | os.PathLike | None = None,
+    model: str | os.PathLike[str] | None = None,
     device: str | None = None,
 ) -> Track | list[Track]:
     """Follow objects from a start frame through ``frames`` (both directions); one ``Track`` per object.
@@ -86,6 +87,7 @@ def track(
     items, many = _prompt_items(masks if masks is not None else boxes, kind)
     names = [label] * len(items) if label is not None else [getattr(item, "label", "object") for item in items]
     start = _start_index(start_index, items, indices)
+    prompts: list[np.ndarray] | list[tuple[float, float, float, float]]
     if kind == "mask":
         prompts = [as_mask(item, height, width) for item in items]
     else:
@@ -93,7 +95,7 @@ def track(
     tracks = _run(arrays, indices, prompts, kind, indices.index(start), method, model, device)
     out = [
         Track(name, [_named(item, name) for item in instances], route, start, frames)
-        for name, (instances, route) in zip(names, tracks)
+        for name, (instances, route) in zip(names, tracks, strict=True)
     ]
     return out if many else out[0]
 
@@ -132,7 +134,8 @@ def _video(frames: Sequence[Any]) -> tuple[list[np.ndarray], list[int]]:
             f"e.g. frames[::{step}], or track a range such as frames[a:a+{MAX_TRACK_FRAMES}]"
         )
     arrays = [frame_array(frame) for frame in frames]
-    indices = [frame_index(frame, position) for position, frame in enumerate(frames)]
+    # frame_index returns its default (the position, an int) for frames without an absolute index
+    indices = cast(list[int], [frame_index(frame, position) for position, frame in enumerate(frames)])
     shapes = {array.shape for array in arrays}
     if len(shapes) != 1:
         raise ValueError(f"all frames must have the same size to track; got {sorted(shapes)}")
@@ -143,7 +146,7 @@ def _video(frames: Sequence[Any]) -> tuple[list[np.ndarray], list[int]]:
 
 def _start_index(start_index: int | None, items: list[Any], indices: list[int]) -> int:
     if start_index is None:
-        known = {getattr(item, "frame_index", None) for item in items} - {None}
+        known = {index for item in items if (index := getattr(item, "frame_index", None)) is not None}
         if len(known) > 1:
             raise ValueError(f"the prompt instances come from different frames {sorted(known)}; track them separately")
         start_index = known.pop() if known else indices[0]
@@ -180,6 +183,6 @@ def _run(
     out = []
     for prompt in prompts:
         key = cache_key("optical-flow", FLOW_VERSION, "track", kind, prompt, start, indices, arrays)
-        instances = cached("track", key, lambda: track_flow(arrays, indices, prompt, start))
+        instances = cached("track", key, partial(track_flow, arrays, indices, prompt, start))
         out.append((instances, f"optical flow (Lucas-Kanade + similarity){note}"))
     return out

@@ -69,7 +69,7 @@ class Track:
         """(T, H, W) bool masks, or None for a box track."""
         if any(item.mask is None for item in self.instances):
             return None
-        return np.stack([item.mask for item in self.instances])
+        return np.stack([item.mask for item in self.instances if item.mask is not None])
 
     @property
     def visible(self) -> np.ndarray:
@@ -93,7 +93,7 @@ class Track:
         position = int(np.flatnonzero(self.frame_indices == self.start_index)[0])
         image = draw_instances(self.frames[position], [self.instances[position]])
         pen = ImageDraw.Draw(image)
-        path = [tuple(c) for c, seen in zip(self.centroids.tolist(), self.visible) if seen]
+        path = [tuple(c) for c, seen in zip(self.centroids.tolist(), self.visible, strict=True) if seen]
         if len(path) > 1:
             pen.line(path, fill=(255, 255, 0), width=max(1, round(max(image.size) / 320)))
         return image

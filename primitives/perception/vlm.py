@@ -17,7 +17,7 @@ import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from spatialclaw.primitives.imaging import png_bytes
 
@@ -139,7 +139,7 @@ class VLMClient:
         if not self._config:
             raise VLMError("the vlm side channel is not configured in this kernel: the host started it without a model")
         if self._config.get("socket"):
-            return self._post_unix(route, payload)
+            return self._post_unix(self._config, route, payload)
         request = urllib.request.Request(
             self._config["url"].rstrip("/") + route,
             data=json.dumps(payload).encode(),
@@ -148,7 +148,7 @@ class VLMClient:
         )
         try:
             with urllib.request.urlopen(request, timeout=float(self._config.get("timeout_s", 300))) as response:
-                return json.loads(response.read())
+                return cast(dict[str, Any], json.loads(response.read()))
         except urllib.error.HTTPError as error:
             try:
                 message = json.loads(error.read()).get("error", "")
@@ -160,16 +160,16 @@ class VLMClient:
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise VLMError(f"vlm{route.replace('/', '.')} could not reach the host: {error}") from None
 
-    def _post_unix(self, route: str, payload: dict[str, Any]) -> dict[str, Any]:
-        timeout = float(self._config.get("timeout_s", 300))
-        connection = _UnixHTTPConnection(str(self._config["socket"]), timeout)
+    def _post_unix(self, config: dict[str, Any], route: str, payload: dict[str, Any]) -> dict[str, Any]:
+        timeout = float(config.get("timeout_s", 300))
+        connection = _UnixHTTPConnection(str(config["socket"]), timeout)
         name = f"vlm{route.replace('/', '.')}"
         try:
             connection.request(
                 "POST",
                 route,
                 body=json.dumps(payload).encode(),
-                headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._config['token']}"},
+                headers={"Content-Type": "application/json", "Authorization": f"Bearer {config['token']}"},
             )
             response = connection.getresponse()
             body = response.read()
@@ -177,6 +177,7 @@ class VLMClient:
             raise VLMError(f"{name} could not reach the host: {error}") from None
         finally:
             connection.close()
+        data: dict[str, Any]
         try:
             data = json.loads(body)
         except ValueError:

@@ -4,6 +4,7 @@ model)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def given_depths(
             f"or (H, W) arrays in metres)"
         )
     maps, intrinsics, confidences = [], [], []
-    for i, (item, rgb) in enumerate(zip(items, arrays)):
+    for i, (item, rgb) in enumerate(zip(items, arrays, strict=True)):
         if isinstance(item, DepthResult):
             values, K, confidence = (
                 item.depth,
@@ -90,7 +91,10 @@ def given_depths(
     return maps, intrinsics, confidences
 
 
-def model_depths(arrays: list[np.ndarray], depth_model: str | None, notes: list[str]):
+def model_depths(
+    arrays: list[np.ndarray], depth_model: str | os.PathLike[str] | None, notes: list[str]
+) -> list[DepthResult] | None:
+    """Depth of every frame from the learned model, or None (with a note) when its weights are missing."""
     from spatialclaw.primitives.perception import models
     from spatialclaw.primitives.perception.depth import _model_id
     from spatialclaw.primitives.perception.depth import depth as estimate_depth

@@ -4,17 +4,22 @@ the design world frame (+Z up, origin at the first registered camera)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.perception.depth import edge_confidence
+
+if TYPE_CHECKING:
+    from spatialclaw.primitives.reconstruction.sfm import SfmResult
 
 __all__ = ["MAX_POINTS", "gravity_align", "metric_scale", "world_points"]
 
 MAX_POINTS = 300_000
 
 
-def metric_scale(sfm, depth_maps: list[np.ndarray], registered: np.ndarray) -> float | None:
+def metric_scale(sfm: SfmResult, depth_maps: list[np.ndarray], registered: np.ndarray) -> float | None:
     """Median ratio of depth-map depth to SfM depth over the SfM points observed in each registered frame."""
     ratios = []
     for i in np.flatnonzero(registered):
@@ -36,13 +41,24 @@ def metric_scale(sfm, depth_maps: list[np.ndarray], registered: np.ndarray) -> f
     return float(np.median(values))
 
 
-def world_points(arrays, indices, poses, K_out, registered, depth_maps, depth_confidences, sparse):
+def world_points(
+    arrays: list[np.ndarray],
+    indices: list[int],
+    poses: np.ndarray,
+    K_out: np.ndarray,
+    registered: np.ndarray,
+    depth_maps: list[np.ndarray] | None,
+    depth_confidences: list[np.ndarray] | None,
+    sparse: SfmResult | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """World points with colours, confidences and source frames (-1: triangulated): dense from the depth
+    maps of the registered frames when given, else the sparse SfM points."""
     if depth_maps is None:
         if sparse is None or len(sparse.points) == 0:
             return np.zeros((0, 3)), np.zeros((0, 3), np.uint8), np.zeros(0), np.zeros(0, int)
         confidence = np.exp(-sparse.errors) * np.minimum(1.0, sparse.track_lengths / 3.0)
         return sparse.points, sparse.colors, confidence, np.full(len(sparse.points), -1)
-    total_pixels = sum(d.size for d, ok in zip(depth_maps, registered) if ok)
+    total_pixels = sum(d.size for d, ok in zip(depth_maps, registered, strict=True) if ok)
     stride = max(1, int(np.ceil(np.sqrt(total_pixels / MAX_POINTS))))
     parts, colors, confidences, origins = [], [], [], []
     for i in np.flatnonzero(registered):
@@ -61,7 +77,10 @@ def world_points(arrays, indices, poses, K_out, registered, depth_maps, depth_co
     )
 
 
-def gravity_align(poses, points, registered, metric):
+def gravity_align(
+    poses: np.ndarray, points: np.ndarray, registered: np.ndarray, metric: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Poses and points moved into the design world frame (+Z up; unregistered poses stay NaN)."""
     usable = poses[registered]
     if len(points):
         scale = 1.0 if metric else max(float(np.median(np.linalg.norm(points - usable[0, :3, 3], axis=1))), 1e-9)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from spatialclaw.primitives.reconstruction.points import gravity_align, metric_s
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
 from spatialclaw.primitives.reconstruction.rotation_only import rotation_chain, turning_pair
 
+if TYPE_CHECKING:
+    from spatialclaw.primitives.reconstruction.sfm import SfmResult
+
 __all__ = ["reconstruct"]
 
 
@@ -50,7 +53,7 @@ def reconstruct(
     depth: Any = "auto",
     *,
     intrinsics: Any = None,
-    depth_model: str | os.PathLike | None = None,
+    depth_model: str | os.PathLike[str] | None = None,
     fov_deg: float | None = None,
     max_image_size: int = 1600,
 ) -> Reconstruction:
@@ -105,23 +108,26 @@ def reconstruct(
         depth_maps, depth_K, depth_confidences = given_depths(depth, arrays)
         sensor_depth = True
         scale_source = "given depth maps"
-    prior_K = None  # focal lengths estimated by a depth model: a starting point that SfM refines
+    prior_K: list[np.ndarray] | None = None  # focal lengths estimated by a depth model: SfM refines them
     if known_K is None and all(K is not None for K in depth_K):
         if sensor_depth:
-            known_K = list(depth_K)  # type: ignore[arg-type]
+            known_K = [K for K in depth_K if K is not None]
         else:
-            prior_K = list(depth_K)
+            prior_K = [K for K in depth_K if K is not None]
 
-    rgbd_inliers = None
+    rgbd_inliers: np.ndarray | None = None
+    sparse: SfmResult | None
+    chain = None  # the rotation chain, once computed
     if count == 1:
         poses, K_out, registered, sparse = _single_frame(arrays[0], known_K if known_K is not None else prior_K)
         method = "single-frame"
-    elif sensor_depth and known_K is not None:
+    elif sensor_depth and known_K is not None and depth_maps is not None:
         poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, known_K)
         sparse, method = None, "rgbd"
         scale_source = "given depth maps (RGB-D)"
     elif count == 2 and turning_pair(arrays, items, indices, known_K, prior_K, fov_deg):
-        poses, registered, K_out, sparse, method = None, None, None, None, "rotation"
+        chain = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
+        poses, registered, K_out, sparse, method = chain[0], chain[1], chain[2], None, "rotation"
     elif count == 2:
         from spatialclaw.primitives.reconstruction.twoview import two_view
 
@@ -149,7 +155,8 @@ def reconstruct(
     rotation_steps = None
     # a camera that only turns leaves SfM with few or no frames; a few unregistered frames are just unmatched
     if method == "rotation" or (method in ("sfm", "two-view") and registered.sum() <= max(1, count / 2)):
-        chain = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
+        if chain is None:
+            chain = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
         rotation_steps = chain[3]
         if method == "rotation" or chain[1].sum() > max(int(registered.sum()), 1):
             if method != "rotation":
@@ -172,6 +179,7 @@ def reconstruct(
     if rotation_steps is None and count >= 2 and registered.sum() < 2:
         rotation_steps = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)[3]
     if registered.sum() < min(2, count):
+        assert rotation_steps is not None  # computed just above whenever fewer than two frames are registered
         raise ReconstructionError(
             f"only {int(registered.sum())} of {count} frames could be registered (frames {indices}): "
             + "; ".join(f"frames {s.frame_a}->{s.frame_b}: {s.kind} ({s.reason})" for s in rotation_steps[:4])
@@ -187,7 +195,7 @@ def reconstruct(
         warnings.warn(message, stacklevel=2)
 
     metric = depth_maps is not None
-    if method in ("sfm", "two-view") and depth_maps is not None:
+    if method in ("sfm", "two-view") and depth_maps is not None and sparse is not None:
         scale = metric_scale(sparse, depth_maps, registered)
         if scale is None:
             notes.append("depth maps and SfM points did not overlap enough to fix the scale; units are arbitrary")
@@ -220,23 +228,29 @@ def reconstruct(
     )
 
 
-def _rgbd(arrays, depth_maps, intrinsics):
+def _rgbd(
+    arrays: list[np.ndarray], depth_maps: list[np.ndarray], intrinsics: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from spatialclaw.primitives.reconstruction.rgbd_poses import rgbd_poses
 
     found = rgbd_poses(arrays, depth_maps, intrinsics)
     return found.poses, found.registered, np.stack(intrinsics), found.inliers
 
 
-def _fallback_intrinsics(arrays, items, known_K, fov_deg=None):
+def _fallback_intrinsics(
+    arrays: list[np.ndarray], items: list[Any], known_K: list[np.ndarray] | None, fov_deg: float | None = None
+) -> tuple[list[np.ndarray], str]:
     from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
 
     if known_K is not None:
         return known_K, "the given"
-    guesses = [prior_intrinsics(item, rgb.shape[1], rgb.shape[0], fov_deg) for item, rgb in zip(items, arrays)]
+    guesses = [
+        prior_intrinsics(item, rgb.shape[1], rgb.shape[0], fov_deg) for item, rgb in zip(items, arrays, strict=True)
+    ]
     return [K for K, _ in guesses], guesses[0][1] + "; pass intrinsics= for accuracy"
 
 
-def _single_frame(rgb, known_K):
+def _single_frame(rgb: np.ndarray, known_K: list[np.ndarray] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
     from spatialclaw.primitives.perception.depth import DEFAULT_HFOV_DEG, intrinsics_from_fov
 
     height, width = rgb.shape[:2]

@@ -10,8 +10,15 @@ Poses are camera-to-world (4, 4), OpenCV camera axes (x right, y down, z forward
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from spatialclaw.primitives.motion.result import CameraStep
+    from spatialclaw.primitives.reconstruction.sfm import SfmResult
 
 __all__ = ["FrameStatus", "Reconstruction", "ReconstructionError"]
 
@@ -94,7 +101,7 @@ class Reconstruction:
 
     def pose(self, frame_index: int) -> np.ndarray:
         """(4, 4) camera-to-world pose of the frame with this ABSOLUTE index."""
-        return self.poses[self._position(frame_index)]
+        return cast(np.ndarray, self.poses[self._position(frame_index)])
 
     def camera_center(self, frame_index: int) -> np.ndarray:
         """(3,) world position of the camera of the frame with this absolute index (metres when metric)."""
@@ -103,7 +110,7 @@ class Reconstruction:
     @property
     def unregistered(self) -> list[int]:
         """Absolute indices of the frames without a pose."""
-        return self.frame_indices[~self.registered].tolist()
+        return cast(list[int], self.frame_indices[~self.registered].tolist())
 
     def __repr__(self) -> str:
         unit = "m" if self.metric else "units"
@@ -118,7 +125,7 @@ class Reconstruction:
         lines = [text + ")"] + [f"  {status}" for status in self.frame_status] + [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
-    def bev(self, size: int = 640, max_points: int = 50_000, z_range: tuple[float, float] | None = None):
+    def bev(self, size: int = 640, max_points: int = 50_000, z_range: tuple[float, float] | None = None) -> Image.Image:
         """Bird's-eye view (PIL image): points seen from above (world X right, Y up on the page), coloured by
         their RGB, and each registered camera as a dot with an arrow along its forward direction, labelled
         with its absolute frame index. ``z_range`` (min, max) keeps only points in that height band (e.g.
@@ -145,7 +152,7 @@ class Reconstruction:
         forwards = self.poses[self.registered][:, :3, 2]
         extent = np.ptp(np.vstack([points[:, :2], centres[:, :2]]), axis=0).max() if len(points) else 1.0
         arrow = 0.08 * max(float(extent), 1e-6)
-        for centre, forward, index in zip(centres, forwards, self.frame_indices[self.registered]):
+        for centre, forward, index in zip(centres, forwards, self.frame_indices[self.registered], strict=True):
             direction = forward[:2] / max(np.linalg.norm(forward[:2]), 1e-9)
             ax.plot(centre[0], centre[1], "o", color="red", markersize=4)
             ax.annotate(
@@ -168,7 +175,7 @@ class Reconstruction:
 # ---- readouts ---------------------------------------------------------------------------------------------
 
 
-def advice(steps, arrays) -> str:
+def advice(steps: list[CameraStep], arrays: list[np.ndarray]) -> str:
     small = max(arrays[0].shape[:2]) < 320
     reasons = " ".join(s.reason for s in steps)
     if "feature matches" in reasons:
@@ -187,7 +194,14 @@ def advice(steps, arrays) -> str:
     return "Try frames closer together in time, or give depth maps and intrinsics for an RGB-D reconstruction"
 
 
-def frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_steps) -> list[FrameStatus]:
+def frame_status(
+    method: str,
+    indices: list[int],
+    registered: np.ndarray,
+    sparse: SfmResult | None,
+    rgbd_inliers: np.ndarray | None,
+    rotation_steps: list[CameraStep] | None,
+) -> list[FrameStatus]:
     out = []
     step_into = {s.frame_b: s for s in (rotation_steps or [])}
     for i, index in enumerate(indices):
@@ -202,6 +216,7 @@ def frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_ste
             )
             out.append(FrameStatus(index, "unregistered", 0, 0.0, reason))
         elif method == "rotation":
+            assert step is not None  # every frame after the first that the chain registered has a step into it
             out.append(
                 FrameStatus(
                     index,

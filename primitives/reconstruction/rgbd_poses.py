@@ -58,7 +58,7 @@ def rgbd_poses(
     count = len(images)
     features = [sift_features(rgb, max_features, feature_scale(rgb.shape)) for rgb in images]  # small: upsampled
     camera_points = []
-    for (xy, _), depth, K in zip(features, depths, intrinsics):
+    for (xy, _), depth, K in zip(features, depths, intrinsics, strict=True):
         z = _depth_at(depth, xy)
         camera_points.append(_lift(xy, z, K))
     poses = np.full((count, 4, 4), np.nan)

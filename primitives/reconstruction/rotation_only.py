@@ -6,25 +6,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from spatialclaw.primitives.motion.result import CameraStep
 
 __all__ = ["rotation_chain", "turning_pair"]
 
 
-def turning_pair(arrays, items, indices, known_K, prior_K, fov_deg) -> bool:
+def turning_pair(
+    arrays: list[np.ndarray],
+    items: list[Any],
+    indices: list[int],
+    known_K: list[np.ndarray] | None,
+    prior_K: list[np.ndarray] | None,
+    fov_deg: float | None,
+) -> bool:
     """True when two frames show a camera that only turns (the parallax test of ``motion``)."""
     from spatialclaw.primitives.motion.estimate import motion
 
     if arrays[0].shape != arrays[1].shape:
         return False
-    K = (known_K or prior_K or [None])[0]
+    given = known_K or prior_K
+    K = given[0] if given else None
     result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
     return result.steps[0].kind in ("rotation", "static")
 
 
-def rotation_chain(arrays, items, indices, K_list, fov_deg):
+def rotation_chain(
+    arrays: list[np.ndarray],
+    items: list[Any],
+    indices: list[int],
+    K_list: list[np.ndarray] | None,
+    fov_deg: float | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[CameraStep], str]:
     """Poses of a camera that only turns, chaining consecutive rotation steps of ``motion``: (poses, registered,
     intrinsics (N, 3, 3), steps, focal source). A frame after a step that is not a rotation is unregistered."""
     from spatialclaw.primitives.motion.estimate import motion
@@ -41,6 +58,8 @@ def rotation_chain(arrays, items, indices, K_list, fov_deg):
     for i, step in enumerate(result.steps, start=1):
         if step.kind not in ("rotation", "static") or not registered[i - 1]:
             continue
+        # a rotation or static step always carries its geometry with the rotation R_ab
+        assert step.geometry is not None and step.geometry.R_ab is not None
         orientation = poses[i - 1][:3, :3] @ step.geometry.R_ab
         poses[i] = np.eye(4)
         poses[i][:3, :3] = orientation
@@ -60,5 +79,5 @@ class _Sourced:
 def _sourced(arrays: list[np.ndarray], items: list[Any], indices: list[int]) -> list[_Sourced]:
     return [
         _Sourced(array, item if isinstance(item, (str, Path)) else getattr(item, "source", None), index)
-        for array, item, index in zip(arrays, items, indices)
+        for array, item, index in zip(arrays, items, indices, strict=True)
     ]

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pycolmap
 
 __all__ = ["SfmResult", "run_sfm"]
 
@@ -40,18 +45,18 @@ class SfmResult:
 
 
 @contextlib.contextmanager
-def _quiet_glog():
+def _quiet_glog() -> Iterator[None]:
     """Silence COLMAP's glog progress output (it goes straight to the process's stderr)."""
     import pycolmap
 
     logging = getattr(pycolmap, "logging", None)
     previous = getattr(logging, "minloglevel", None)
     try:
-        if previous is not None:
+        if logging is not None and previous is not None:
             logging.minloglevel = 3  # glog levels: 0 info, 1 warning, 2 error, 3 fatal; we report failures ourselves
         yield
     finally:
-        if previous is not None:
+        if logging is not None and previous is not None:
             logging.minloglevel = previous
 
 
@@ -113,7 +118,7 @@ def _run_sfm(
         image_dir = root / "images"
         image_dir.mkdir()
         names = [f"{i:04d}.png" for i in range(count)]
-        for name, rgb in zip(names, images):
+        for name, rgb in zip(names, images, strict=True):
             Image.fromarray(rgb).save(image_dir / name, compress_level=1)
         database = root / "database.db"
         reader = pycolmap.ImageReaderOptions()
@@ -152,7 +157,7 @@ def _run_sfm(
         return _collect(models, names, images)
 
 
-def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool):
+def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool) -> pycolmap.IncrementalPipelineOptions:
     """Incremental mapping options, relaxed from COLMAP's defaults so that weakly textured objects (few
     features per view) still register: fewer inliers needed per image and for the initial pair."""
     import pycolmap
@@ -176,7 +181,7 @@ def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool):
     return options
 
 
-def _largest(models: dict) -> int:
+def _largest(models: dict[int, pycolmap.Reconstruction]) -> int:
     return max((rec.num_reg_images() for rec in models.values()), default=0)
 
 
@@ -189,8 +194,10 @@ def _write_known_cameras(database: Path, names: list[str], intrinsics: list[np.n
 
     db = pycolmap.Database.open(database)
     try:
-        for name, K in zip(names, intrinsics):
+        for name, K in zip(names, intrinsics, strict=True):
             image = db.read_image_with_name(name)
+            if image is None:
+                raise RuntimeError(f"COLMAP's database lost the image {name}")
             camera = db.read_camera(image.camera_id)
             camera.params = _colmap_params(K)
             camera.has_prior_focal_length = True
@@ -199,7 +206,7 @@ def _write_known_cameras(database: Path, names: list[str], intrinsics: list[np.n
         db.close()
 
 
-def _collect(models: dict, names: list[str], images: list[np.ndarray]) -> SfmResult:
+def _collect(models: dict[int, pycolmap.Reconstruction], names: list[str], images: list[np.ndarray]) -> SfmResult:
     count = len(names)
     poses = np.full((count, 4, 4), np.nan)
     intrinsics = np.full((count, 3, 3), np.nan)

@@ -32,7 +32,7 @@ def disparity_sgbm(
     a 2 px disagreement)."""
     import cv2
 
-    matcher = cv2.StereoSGBM_create(
+    matcher = cv2.StereoSGBM.create(
         minDisparity=min_disparity,
         numDisparities=num_disparities,
         blockSize=block_size,
@@ -54,7 +54,7 @@ def disparity_sgbm(
         / 16.0
     )
     matched = left_disp >= min_disparity
-    height, width = left_disp.shape
+    _height, width = left_disp.shape
     target = np.clip(np.arange(width)[None, :] - np.round(np.where(matched, left_disp, 0)).astype(int), 0, width - 1)
     back = np.take_along_axis(right_disp, target, axis=1)
     disagreement = np.abs(left_disp - back)

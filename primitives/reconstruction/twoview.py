@@ -7,6 +7,8 @@ integer coordinates at pixel centres. The result has the same form as ``sfm.SfmR
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from spatialclaw.primitives.motion.features import feature_scale, matched_points
@@ -123,4 +125,4 @@ def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: flo
 
 def _project(points: np.ndarray, K: np.ndarray) -> np.ndarray:
     uv = points @ K.T
-    return uv[:, :2] / uv[:, 2:3]
+    return cast(np.ndarray, uv[:, :2] / uv[:, 2:3])

@@ -56,7 +56,7 @@ def describe_value(name: str, value: Any) -> dict[str, Any]:
         "name": name,
         "type": kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__name__}",
     }
-    shape = getattr(value, "shape", None)
+    shape: Any = getattr(value, "shape", None)
     if isinstance(shape, tuple) or type(shape).__name__ == "Size":
         info["shape"] = [int(s) for s in shape]
         dtype = getattr(value, "dtype", None)
@@ -202,8 +202,7 @@ class KernelRuntime:
 
     def reset(self, spec: dict[str, Any] | str) -> None:
         """Forget everything of the previous episode (variables, history, figures, snapshot), then load ``spec``."""
-        if isinstance(spec, str):
-            spec = json.loads(spec)
+        episode: dict[str, Any] = json.loads(spec) if isinstance(spec, str) else spec
         if "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")
         if self.snapshot is not None:
@@ -211,7 +210,7 @@ class KernelRuntime:
         end_other_processes()
         self.shell.reset(new_session=True, aggressive=False)
         gc.collect()
-        self.load(spec)
+        self.load(episode)
 
     def restore(self) -> dict[str, Any]:
         """Load the last successful cell's variables from the snapshot; returns restored and failed names."""
@@ -223,7 +222,7 @@ class KernelRuntime:
     def _apply_memory_limit(self, limit_mb: int | None) -> None:
         if not limit_mb:
             return
-        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         limit = int(limit_mb) * 2**20
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
@@ -246,7 +245,7 @@ class KernelRuntime:
             state = self._cell_state(result)
         except Exception as exc:  # never let reporting break the user's cell
             state = {"variables": [], "names": [], "error": None, "runtime_error": f"{type(exc).__name__}: {exc}"}
-        publish_display_data(data={STATE_MIME: state}, metadata={})
+        publish_display_data(data={STATE_MIME: state}, metadata={})  # type: ignore[no-untyped-call]
 
     def _cell_state(self, result: Any) -> dict[str, Any]:
         if "matplotlib.pyplot" in sys.modules:
@@ -315,13 +314,13 @@ def describe_error(
     the frame that raised, with ``keep_last``). ``where`` names the omitted frames (``kernel``, ``notebook``).
     """
     if isinstance(error, SyntaxError):
-        source = (error.text or "").rstrip("\n") or None
+        text = (error.text or "").rstrip("\n") or None
         return {
             "type": type(error).__name__,
             "message": error.msg,
             "traceback": "",
             "line": error.lineno,
-            "source": source,
+            "source": text,
         }
     line: int | None = None
     source: str | None = None
@@ -358,10 +357,9 @@ def _figure_png(figure: Any) -> bytes:
 
 def install(shell: Any, spec: dict[str, Any] | str) -> KernelRuntime:
     """Install the runtime into ``shell`` (once per kernel process) and load the episode in ``spec``."""
-    if isinstance(spec, str):
-        spec = json.loads(spec)
+    episode: dict[str, Any] = json.loads(spec) if isinstance(spec, str) else spec
     runtime = shell.user_ns.get(RUNTIME_NAME)
     if not isinstance(runtime, KernelRuntime):
-        runtime = KernelRuntime(shell, spec)
-    runtime.load(spec)
+        runtime = KernelRuntime(shell, episode)
+    runtime.load(episode)
     return runtime

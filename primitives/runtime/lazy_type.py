@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["LazyType"]
 
@@ -25,7 +25,7 @@ class LazyType:
             module = importlib.import_module(object.__getattribute__(self, "_lazy_module"))
             cls = getattr(module, object.__getattribute__(self, "_lazy_attribute"))
             object.__setattr__(self, "_lazy_class", cls)
-        return cls
+        return cast(type, cls)
 
     def __getattr__(self, attribute: str) -> Any:
         return getattr(self._load(), attribute)

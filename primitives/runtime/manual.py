@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["manual"]
 
@@ -149,7 +149,7 @@ def _namespace() -> dict[str, Any]:
     except ImportError:
         shell = None
     if shell is not None:
-        return shell.user_ns
+        return cast(dict[str, Any], shell.user_ns)
     from spatialclaw.primitives.runtime.namespace import build_namespace
 
     return build_namespace(check_tools=False)

@@ -18,7 +18,7 @@ __all__ = ["NAMESPACE_NAMES", "Meta", "build_namespace"]
 
 _P = "spatialclaw.primitives"
 
-NAMESPACE_NAMES = (
+NAMESPACE_NAMES: tuple[str, ...] = (
     "frames",
     "videos",
     "meta",
@@ -67,7 +67,7 @@ RESULT_TYPES: dict[str, str] = {
     "KnownScale": "geometry.scale",
     "FloorPoint": "geometry.floor",
     "CameraTilt": "geometry.tilt",
-    "FloorCamera": "geometry.floor",
+    "FloorCamera": "geometry.floor_camera",
     "SceneObject": "scene.objects",
     "Relation": "scene.readouts",
     "Readout": "scene.readouts",
@@ -84,7 +84,7 @@ RESULT_TYPES: dict[str, str] = {
 NAMESPACE_NAMES = NAMESPACE_NAMES + tuple(RESULT_TYPES)
 
 
-class Meta(dict):
+class Meta(dict[str, Any]):
     """Task metadata with attribute access: ``meta.question``, ``meta.choices``, ``meta.answer_type``,
     ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths),
     ``meta.tools`` (which learned tools can run here, and why not)."""

@@ -86,7 +86,8 @@ class Bearing:
         x, y = self.pixel
         cam = np.linalg.solve(self.K, np.array([x, y, 1.0]))
         world = self.pose[:3, :3] @ cam
-        return world / np.linalg.norm(world)
+        ray: np.ndarray = world / np.linalg.norm(world)
+        return ray
 
     @property
     def angular_sigma_rad(self) -> float:
@@ -156,7 +157,7 @@ def _residuals(x: np.ndarray, bearings: Sequence[Bearing]) -> np.ndarray:
         r = np.linalg.norm(offset)
         u = offset / max(r, 1e-9)
         out.extend(_tangent_basis(b.ray) @ (u - b.ray) / b.angular_sigma_rad)
-        if b.distance_m is not None:
+        if b.distance_m is not None and b.distance_sigma_m is not None:  # make_bearing sets both or neither
             out.append((r - b.distance_m) / b.distance_sigma_m)
     return np.asarray(out)
 
@@ -164,7 +165,8 @@ def _residuals(x: np.ndarray, bearings: Sequence[Bearing]) -> np.ndarray:
 def _initial_guess(bearings: Sequence[Bearing]) -> np.ndarray:
     ranged = [b.origin + b.distance_m * b.ray for b in bearings if b.distance_m is not None]
     if ranged:
-        return np.mean(ranged, axis=0)
+        mean: np.ndarray = np.mean(ranged, axis=0)
+        return mean
     A, rhs = np.zeros((3, 3)), np.zeros(3)  # midpoint of the rays (least squares)
     for b in bearings:
         P = np.eye(3) - np.outer(b.ray, b.ray)

@@ -40,7 +40,7 @@ def draw_bev(
     colours = [object_colour(name, i) for i, name in enumerate(instances)]
     rng = np.random.default_rng(0)
     spans = []
-    for colour, instance in zip(colours, instances.values()):
+    for colour, instance in zip(colours, instances.values(), strict=True):
         if instance.covariance is not None:
             spans.append(_draw_bearing_object(ax, instance, colour))
             continue
@@ -128,7 +128,8 @@ def figure_colour(i: int) -> tuple[float, float, float]:
     """The i-th colour of matplotlib's tab10 cycle as an RGB tuple in [0, 1]."""
     from matplotlib import colormaps
 
-    return tuple(colormaps["tab10"](i % 10)[:3])
+    red, green, blue = colormaps["tab10"](i % 10)[:3]
+    return float(red), float(green), float(blue)
 
 
 def object_colour(name: str, i: int) -> tuple[float, float, float]:

@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 from spatialclaw.primitives.geometry.camera import as_points, as_pose
 from spatialclaw.primitives.scene.bearings import Bearing, locate
 from spatialclaw.primitives.scene.bev import draw_bev
-from spatialclaw.primitives.scene.objects import SceneObject, frame_index, get_instance
+from spatialclaw.primitives.scene.objects import SceneObject, frame_index, get_instance, registered_cameras
 from spatialclaw.primitives.scene.observations import bearing_from_pixel, points_from_mask
-from spatialclaw.primitives.scene.perspective import Perspective, perspective_from_positions
-from spatialclaw.primitives.scene.places import joint_floor_samples, place
+from spatialclaw.primitives.scene.perspective import Perspective
+from spatialclaw.primitives.scene.places import perspective_of
 from spatialclaw.primitives.scene.readouts import Readout, Relation, describe_scene, observer_pose, relation_between
 
 __all__ = ["Scene"]
@@ -93,17 +93,7 @@ class Scene:
         Poses with NaN entries (frames a reconstruction could not register) are not registered; their
         frame indices are listed in ``scene.unposed`` and in ``describe()``.
         """
-        if frame_indices is None:
-            frame_indices = getattr(poses, "frame_indices", None)
-        poses = np.asarray(getattr(poses, "poses", poses), dtype=np.float64)
-        if poses.ndim != 3 or poses.shape[1:] != (4, 4):
-            raise ValueError(f"poses must be (N, 4, 4) camera-to-world matrices, got shape {poses.shape}")
-        indices = list(range(len(poses))) if frame_indices is None else [frame_index(i) for i in frame_indices]
-        if len(indices) != len(poses):
-            raise ValueError(f"got {len(poses)} poses but {len(indices)} frame indices")
-        finite = np.isfinite(poses).all(axis=(1, 2))
-        self.unposed = [i for i, ok in zip(indices, finite) if not ok]
-        self.cameras = {i: as_pose(p, name=f"pose of frame {i}") for i, p, ok in zip(indices, poses, finite) if ok}
+        self.cameras, self.unposed = registered_cameras(poses, frame_indices)
 
     def add_camera(self, frame: Any, pose: Any) -> None:
         """Register (or replace) the (4, 4) camera-to-world pose of one absolute frame index."""
@@ -319,25 +309,7 @@ class Scene:
             ``.compass``, ``.side``, ``.depth``, ``.distance_m``, ``.distance_sigma_m``, ``.p_right``,
             ``.p_front``, ``.p_clock``, ``.p_direction`` and ``.text``.
         """
-        where = place(self.instances, self.cameras, standing_at, "standing_at")
-        what = place(self.instances, self.cameras, target, "target")
-        if facing is None:
-            if where[3] is None:
-                raise ValueError(
-                    "say what the viewer faces: facing=<object name, camera index or point>; only a "
-                    "camera (standing_at=<frame index>) has a facing of its own"
-                )
-            return perspective_from_positions(
-                what[:3], where[:3], ("its viewing direction", None, None), forward=where[3], seed=seed
-            )
-        toward = place(self.instances, self.cameras, facing, "facing")
-        return perspective_from_positions(
-            what[:3],
-            where[:3],
-            toward[:3],
-            seed=seed,
-            joint=joint_floor_samples(self.instances, (target, standing_at, facing), seed),
-        )
+        return perspective_of(self.instances, self.cameras, target, standing_at, facing, seed)
 
     def remove(self, name: str) -> None:
         """Forget an instance."""

@@ -1,4 +1,5 @@
-"""One named thing of the scene memory (``SceneObject``) and how frames are named (absolute indices).
+"""One named thing of the scene memory (``SceneObject``), how frames are named (absolute indices) and how
+their camera poses are registered (``Scene.set_cameras``).
 
 Coordinates are metres in the episode's world frame (right-handed, +Z up). An instance's position is,
 by default, the centre of its upright box (``SceneObject.center``): it does not move when one side is
@@ -8,6 +9,7 @@ the points (``SceneObject.centroid``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,10 +18,11 @@ import numpy as np
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.box import OrientedBox
+from spatialclaw.primitives.geometry.camera import as_pose
 from spatialclaw.primitives.geometry.relate import format_metres
 from spatialclaw.primitives.scene.bearings import Bearing
 
-__all__ = ["SceneObject", "frame_index", "get_instance"]
+__all__ = ["SceneObject", "frame_index", "get_instance", "registered_cameras"]
 
 
 def frame_index(frame: Any) -> int:
@@ -27,6 +30,23 @@ def frame_index(frame: Any) -> int:
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
         raise ValueError(f"a frame must be an absolute frame index (int) or a Frame with .index, got {frame!r}")
     return int(index)
+
+
+def registered_cameras(poses: Any, frame_indices: Sequence[Any] | None) -> tuple[dict[int, np.ndarray], list[int]]:
+    """(absolute frame index -> (4, 4) camera-to-world pose, frame indices whose pose has NaN entries) from
+    (N, 4, 4) ``poses`` or a ``Reconstruction`` (``.poses``, ``.frame_indices``); see ``Scene.set_cameras``."""
+    if frame_indices is None:
+        frame_indices = getattr(poses, "frame_indices", None)
+    poses = np.asarray(getattr(poses, "poses", poses), dtype=np.float64)
+    if poses.ndim != 3 or poses.shape[1:] != (4, 4):
+        raise ValueError(f"poses must be (N, 4, 4) camera-to-world matrices, got shape {poses.shape}")
+    indices = list(range(len(poses))) if frame_indices is None else [frame_index(i) for i in frame_indices]
+    if len(indices) != len(poses):
+        raise ValueError(f"got {len(poses)} poses but {len(indices)} frame indices")
+    finite = np.isfinite(poses).all(axis=(1, 2))
+    unposed = [i for i, ok in zip(indices, finite, strict=True) if not ok]
+    cameras = {i: as_pose(p, name=f"pose of frame {i}") for i, p, ok in zip(indices, poses, finite, strict=True) if ok}
+    return cameras, unposed
 
 
 @dataclass
@@ -60,7 +80,8 @@ class SceneObject:
     @property
     def centroid(self) -> np.ndarray:
         """(3,) mean of the points, metres."""
-        return self.points.mean(axis=0)
+        centroid: np.ndarray = self.points.mean(axis=0)
+        return centroid
 
     @property
     def center(self) -> np.ndarray:

@@ -8,7 +8,7 @@ frame's pose, and (for a mask with a given pose) extended with that frame's came
 from __future__ import annotations
 
 from dataclasses import replace as replace_fields
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -84,7 +84,8 @@ def points_from_mask(
         median = np.median(z)
         spread = max(0.1, 4.0 * 1.4826 * np.median(np.abs(z - median)))
         valid &= np.abs(depth_map - median) <= spread
-    points = geom.backproject(depth_map, K, pose=pose, mask=valid, stride=stride)
+    # without return_pixels, backproject returns the (N, 3) points alone
+    points = cast(np.ndarray, geom.backproject(depth_map, K, pose=pose, mask=valid, stride=stride))
     return points, index
 
 

@@ -25,12 +25,12 @@ COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 SAMPLES = 4000
 
 
-def _clock(angle_deg: np.ndarray) -> np.ndarray:
+def _clock(angle_deg: np.ndarray | float) -> np.ndarray:
     hour = np.round(np.asarray(angle_deg) / 30.0).astype(int) % 12
     return np.where(hour == 0, 12, hour)
 
 
-def _sector(angle_deg: np.ndarray) -> np.ndarray:
+def _sector(angle_deg: np.ndarray | float) -> np.ndarray:
     return np.round(np.asarray(angle_deg) / 45.0).astype(int) % 8
 
 
@@ -118,7 +118,7 @@ def perspective_from_positions(
     facing: tuple[str, np.ndarray | None, np.ndarray | None],
     forward: np.ndarray | None = None,
     seed: int = 0,
-    joint: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    joint: tuple[np.ndarray, ...] | None = None,
 ) -> Perspective:
     """The perspective readout from (name, (3,) position, (3, 3) covariance) triples.
 
@@ -138,11 +138,13 @@ def perspective_from_positions(
 
     if joint is not None:
         nominal = [np.asarray(place[1], dtype=np.float64)[:2][None] for place in (target, standing_at, facing)]
-        target_xy, viewer, facing_xy = (np.vstack([n, np.asarray(s)[:, :2]]) for n, s in zip(nominal, joint))
+        target_xy, viewer, facing_xy = (
+            np.vstack([n, np.asarray(s)[:, :2]]) for n, s in zip(nominal, joint, strict=True)
+        )
         return _reading(target, standing_at, facing, viewer, facing_xy - viewer, target_xy)
     viewer = samples(standing_at[1], standing_at[2])
     target_xy = samples(target[1], target[2])
-    if facing[1] is not None:
+    if facing[1] is not None and facing[2] is not None:  # a position comes with its covariance
         ahead = samples(facing[1], facing[2]) - viewer
     else:
         f = np.asarray(forward, dtype=np.float64)[:2]
@@ -153,7 +155,12 @@ def perspective_from_positions(
 
 
 def _reading(
-    target: tuple, standing_at: tuple, facing: tuple, viewer: np.ndarray, ahead: np.ndarray, target_xy: np.ndarray
+    target: tuple[str, np.ndarray, np.ndarray],
+    standing_at: tuple[str, np.ndarray, np.ndarray],
+    facing: tuple[str, np.ndarray | None, np.ndarray | None],
+    viewer: np.ndarray,
+    ahead: np.ndarray,
+    target_xy: np.ndarray,
 ) -> Perspective:
     """The Perspective from (S + 1, 2) viewer, ahead and target samples (row 0 nominal)."""
     if np.linalg.norm(ahead[0]) < 1e-9:

@@ -1,4 +1,5 @@
-"""Where the references of perspective taking are: an object name, a camera's frame index or a world point.
+"""Perspective taking from references: where each one is (an object name, a camera's frame index or a world
+point) and the ``Perspective`` readout from them (``Scene.perspective``).
 
 Positions are (3,) world points in metres (+Z up), covariances (3, 3) in m^2 (zeros for objects measured
 in 3D, for cameras and for given points); a camera also has its forward direction on the ground.
@@ -12,9 +13,10 @@ import numpy as np
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.scene.objects import SceneObject, get_instance
+from spatialclaw.primitives.scene.perspective import Perspective, perspective_from_positions
 from spatialclaw.primitives.scene.readouts import observer_pose
 
-__all__ = ["joint_floor_samples", "place"]
+__all__ = ["joint_floor_samples", "perspective_of", "place"]
 
 
 def place(
@@ -60,3 +62,34 @@ def joint_floor_samples(
     if len(drawn) < 100:
         return None
     return tuple(drawn[:, k, :2] for k in range(len(names)))
+
+
+def perspective_of(
+    instances: dict[str, SceneObject],
+    cameras: dict[int, np.ndarray],
+    target: Any,
+    standing_at: Any,
+    facing: Any,
+    seed: int,
+) -> Perspective:
+    """``Scene.perspective``: the ``Perspective`` of ``target`` for a viewer at ``standing_at`` facing ``facing``
+    (names, camera frame indices or world points; ``facing=None``: a camera's own viewing direction)."""
+    where = place(instances, cameras, standing_at, "standing_at")
+    what = place(instances, cameras, target, "target")
+    if facing is None:
+        if where[3] is None:
+            raise ValueError(
+                "say what the viewer faces: facing=<object name, camera index or point>; only a "
+                "camera (standing_at=<frame index>) has a facing of its own"
+            )
+        return perspective_from_positions(
+            what[:3], where[:3], ("its viewing direction", None, None), forward=where[3], seed=seed
+        )
+    toward = place(instances, cameras, facing, "facing")
+    return perspective_from_positions(
+        what[:3],
+        where[:3],
+        toward[:3],
+        seed=seed,
+        joint=joint_floor_samples(instances, (target, standing_at, facing), seed),
+    )

@@ -115,7 +115,8 @@ def relation_between(
     sigma = (0.0, 0.0, 0.0)
     if isinstance(covariance, np.ndarray):
         axes = geom.observer_axes(pose)
-        sigma = tuple(float(v) for v in np.sqrt(np.clip(np.diag(axes @ covariance @ axes.T), 0, None)))
+        sx, sy, sz = np.sqrt(np.clip(np.diag(axes @ covariance @ axes.T), 0, None))
+        sigma = (float(sx), float(sy), float(sz))
     return Relation(
         a=a,
         b=b,

@@ -107,7 +107,7 @@ def extract_cell(reply: str) -> Extraction:
     tagged = [b for b in blocks if b[0] in _PYTHON_TAGS]
     candidates = tagged or [b for b in blocks if not b[0] and (_parses(b[1]) or not b[2])]
     if candidates:
-        tag, body, closed = candidates[0]
+        _tag, body, closed = candidates[0]
         ignored = len(candidates) - 1
         return Extraction(code=body.strip("\n") or None, visible=visible, ignored_blocks=ignored, truncated=not closed)
     if not blocks and _looks_like_code(visible):

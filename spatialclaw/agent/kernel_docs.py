@@ -118,7 +118,7 @@ def _collect_returns(function: Any, referenced: dict[str, type]) -> None:
     """Remember primitives classes named in ``function``'s return annotation, to document them too."""
     annotation = getattr(function, "__annotations__", {}).get("return")
     if not isinstance(annotation, str):
-        annotation = getattr(annotation, "__name__", "")
+        annotation = str(getattr(annotation, "__name__", ""))
     namespace = getattr(function, "__globals__", {})
     for token in _identifiers(annotation):
         value = namespace.get(token)

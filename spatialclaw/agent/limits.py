@@ -117,10 +117,10 @@ class LimitClock:
 
     def time_hit(self) -> LimitHit | None:
         """The time limit's record when it is spent, else None."""
-        remaining = self.remaining_s()
-        if remaining is None or remaining > 0:
+        time_s, remaining = self.limits.time_s, self.remaining_s()
+        if time_s is None or remaining is None or remaining > 0:
             return None
-        return LimitHit("time", float(self.limits.time_s), round(self.elapsed_s(), 3))
+        return LimitHit("time", float(time_s), round(self.elapsed_s(), 3))
 
     def spend_hit(self, usage: Usage, cost_usd: float | None) -> LimitHit | None:
         """The token or cost limit's record when ``usage``/``cost_usd`` reached it, else None."""

@@ -107,7 +107,10 @@ class Agent:
                 from spatialclaw.agent.vlm_server import VLMServer
 
                 self._vlm_server = VLMServer().start()
-        return self._vlm_server.open_channel(lambda messages, purpose: self._call(episode, messages, purpose))
+        channel: dict[str, Any] = self._vlm_server.open_channel(
+            lambda messages, purpose: self._call(episode, messages, purpose)
+        )
+        return channel
 
     # -- one episode ---------------------------------------------------------------------------------
     def run(
@@ -342,7 +345,7 @@ class Agent:
         params = dict(self.config.model_params)
         if timeout is not None:  # a timeout_s in model_params still applies when it is shorter
             params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
-        logged = {
+        logged: dict[str, Any] = {  # the model_call event's fields
             "step": episode.step,
             "purpose": purpose,
             "model": self.model.spec,
@@ -375,7 +378,8 @@ def _tool_report(kernel: Any) -> dict[str, Any] | None:
     """Which learned tools can run where the cells run: the kernel's report, or (a notebook's own shell,
     which runs in this process) the report made when its namespace was built."""
     if hasattr(kernel, "tool_status"):
-        return kernel.tool_status()
+        report: dict[str, Any] | None = kernel.tool_status()
+        return report
     from spatialclaw.primitives.perception.availability import last_report
 
     return last_report()

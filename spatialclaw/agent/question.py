@@ -174,18 +174,16 @@ def infer_answer_type(question: str, choices: list[str] | None = None) -> tuple[
         match = pattern.search(question)
         if match:
             return "number", f"the question asks '{phrase.format(match.group(1).lower())}'"
-    if _YES_NO_START.match(question) and not re.search(r"\bor\b", question, re.I):
-        return (
-            "yes_no",
-            f"the question opens with '{_YES_NO_START.match(question).group(1)}' and offers no alternatives",
-        )  # type: ignore[union-attr]
+    opening = _YES_NO_START.match(question)
+    if opening and not re.search(r"\bor\b", question, re.I):
+        return "yes_no", f"the question opens with '{opening.group(1)}' and offers no alternatives"
     return "text", "no options, no counting or measuring phrasing, not a yes/no question"
 
 
 def _strip_letter_prefixes(choices: list[str]) -> list[str] | None:
     """``["left", "right"]`` from ``["A. left", "B. right"]`` when every choice carries its own letter."""
     stripped = []
-    for letter, choice in zip(option_letters(len(choices)), choices):
+    for letter, choice in zip(option_letters(len(choices)), choices, strict=True):
         match = _PREFIXED_CHOICE.match(str(choice))
         if not match or match.group(1) != letter:
             return None
@@ -245,7 +243,7 @@ def parse_question(
     duplicates: list[list[str]] = []
     if given:
         by_key: dict[str, list[str]] = {}
-        for letter, option in zip(option_letters(len(given)), given):
+        for letter, option in zip(option_letters(len(given)), given, strict=True):
             by_key.setdefault(option_key(option), []).append(letter)
         duplicates = [letters for letters in by_key.values() if len(letters) > 1]
         for letters in duplicates:

@@ -65,7 +65,7 @@ answer(round(motorcycle_m, 2))
 ]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from spatialclaw.commands.run import add_agent_options
 
     parser = subparsers.add_parser(
@@ -90,9 +90,9 @@ def write_example(directory: Path) -> list[Path]:
     from PIL import Image
 
     directory.mkdir(parents=True, exist_ok=True)
-    left, right, _ = skimage.data.stereo_motorcycle()
+    left, right, _ = skimage.data.stereo_motorcycle()  # type: ignore[no-untyped-call]
     paths = [directory / "motorcycle_left.png", directory / "motorcycle_right.png"]
-    for array, path in zip((left, right), paths):
+    for array, path in zip((left, right), paths, strict=True):
         Image.fromarray(array).save(path)
     return paths
 

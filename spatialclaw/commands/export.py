@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "export",
         help="export episodes as OpenAI JSONL, a TRL dataset, ShareGPT, verl parquet or notebooks",

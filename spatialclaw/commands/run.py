@@ -26,7 +26,7 @@ from typing import Any, TextIO
 RULE = "─" * 72
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
         help="answer one spatial question about images or a video",
@@ -208,7 +208,7 @@ def print_step(event: Any, max_steps: int, stream: TextIO) -> None:
     print(f"  code:\n{_indent(event.code or '')}", file=stream)
     summary = result.to_text(1200)
     print(f"  output ({result.status}, {result.duration_s:.2f} s):\n{_indent(summary)}", file=stream)
-    for path, image in zip(event.image_paths, result.images):
+    for path, image in zip(event.image_paths, result.images, strict=True):
         print(f"  image: {path}  ({image.label or image.origin}, {image.width}x{image.height})", file=stream)
     stream.flush()
 

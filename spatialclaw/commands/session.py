@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "session",
         help="drive a persistent spatial kernel step by step (for coding agents and other harnesses)",
@@ -31,7 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = parser.add_subparsers(dest="session_command", metavar="ACTION")
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+
+    def show_help(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(handler=show_help)
 
     def add(name: str, help_text: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text, description=help_text)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "view",
         help="write HTML pages (images inlined) for an episode or a run, and print the path to open",

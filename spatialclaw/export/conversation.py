@@ -119,7 +119,8 @@ def episode_conversation(episode: Episode, mask_failed: bool = True) -> Conversa
     # because an agent that trims old history keeps the most recent turns.
     assistant_positions = [i for i, m in enumerate(messages) if m.role == "assistant"]
     call_of_position: dict[int, dict[str, Any]] = {}
-    for position, call in zip(reversed(assistant_positions), reversed(calls)):
+    # Not strict: trimmed history can hold fewer assistant turns than there were calls.
+    for position, call in zip(reversed(assistant_positions), reversed(calls), strict=False):
         call_of_position[position] = call
 
     turns: list[Turn] = []

@@ -75,7 +75,8 @@ def _task_markdown(cells: _Cells, conversation: Conversation) -> None:
     if task.get("benchmark"):
         lines += [f"Benchmark: {task['benchmark']}" + (f" / {task['category']}" if task.get("category") else ""), ""]
     lines += ["**Question:** " + task.get("question", ""), ""]
-    for letter, choice in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", task.get("choices") or []):
+    # Not strict: the letters are a fixed alphabet longer than any list of choices.
+    for letter, choice in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", task.get("choices") or [], strict=False):
         lines.append(f"- {letter}. {choice}")
     attachments = {}
     prompt_images = [image for turn in conversation.turns if turn.kind in ("system", "prompt") for image in turn.images]
@@ -180,7 +181,7 @@ def episode_notebook(conversation: Conversation) -> Any:
             )
     _summary_markdown(cells, conversation)
     header = conversation.episode.header
-    return nbformat.from_dict(
+    return nbformat.from_dict(  # type: ignore[no-untyped-call]  # nbformat leaves it unannotated
         {
             "nbformat": 4,
             "nbformat_minor": 5,

@@ -56,7 +56,7 @@ class TokenCounter:
 
         self.name = name_or_path
         try:
-            self.processor: Any = AutoProcessor.from_pretrained(name_or_path)
+            self.processor: Any = AutoProcessor.from_pretrained(name_or_path)  # type: ignore[no-untyped-call]
         except Exception:
             try:
                 self.processor = AutoTokenizer.from_pretrained(name_or_path)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, Turn
@@ -48,19 +49,16 @@ def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
     any conversation nothing is written."""
     stats = ExportStats(paths=[out])
     tmp = out.with_name(out.name + ".partial")
-    file = None
-    try:
+    file: TextIO | None = None
+    with ExitStack() as stack:  # the file is opened at the first conversation, closed on leaving
         for conversation in conversations:
             if file is None:
                 out.parent.mkdir(parents=True, exist_ok=True)
-                file = open(tmp, "w", encoding="utf-8")
+                file = stack.enter_context(open(tmp, "w", encoding="utf-8"))
             file.write(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n")
             stats.records += 1
             stats.turns += len(conversation.turns)
             stats.images += len(conversation.images)
-    finally:
-        if file is not None:
-            file.close()
     if file is not None:
         tmp.replace(out)
     return stats

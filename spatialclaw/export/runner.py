@@ -116,10 +116,12 @@ def _conversations(
             continue
         fitted = fit_to_budget(conversation, counter, lengths.max_tokens) if counter is not None else None
         lengths.add(row_chars(conversation), fitted)
-        if fitted is not None and fitted.conversation is None:
+        if fitted is None:
+            yield conversation
+        elif fitted.conversation is None:
             excluded[f"longer than {lengths.max_tokens} tokens"] += 1
-            continue
-        yield fitted.conversation if fitted is not None else conversation
+        else:
+            yield fitted.conversation
 
 
 def export_episodes(

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, merge_consecutive
@@ -76,8 +77,8 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
     data_path = out / f"{name}.json"
     stats = ExportStats(paths=[data_path, out / "dataset_info.json", image_dir])
     tmp = data_path.with_name(data_path.name + ".partial")
-    file = None
-    try:
+    file: TextIO | None = None
+    with ExitStack() as stack:  # the file is opened at the first kept conversation, closed on leaving
         for conversation in conversations:
             try:
                 record = conversation_record(conversation, image_dir)
@@ -86,16 +87,13 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
                 continue
             if file is None:
                 out.mkdir(parents=True, exist_ok=True)
-                file = open(tmp, "w", encoding="utf-8")
+                file = stack.enter_context(open(tmp, "w", encoding="utf-8"))
             file.write(("[\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
             stats.records += 1
             stats.turns += len(record["conversations"])
             stats.images += len(record["images"])
         if file is not None:
             file.write("\n]\n")
-    finally:
-        if file is not None:
-            file.close()
     if file is None:
         return stats
     os.replace(tmp, data_path)

@@ -121,7 +121,7 @@ def write(conversations: Iterable[Conversation], out: Path, split: str = "train"
     import pyarrow.parquet as pq
 
     stats = ExportStats(paths=[out])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for conversation in conversations:
         try:
             row = conversation_row(conversation, index=len(rows), split=split)

@@ -19,11 +19,14 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spatialclaw.interactive.daemon_model import SessionVLM
 from spatialclaw.interactive.daemon_records import rewrite_prompt, write_daemon_file, write_header
 from spatialclaw.interactive.daemon_requests import RequestError, RequestListener, request_reasoning
+
+if TYPE_CHECKING:
+    from spatialclaw.interactive.session_client import StepOutcome
 
 __all__ = ["SessionDaemon"]
 
@@ -193,7 +196,7 @@ class SessionDaemon:
             return self.status()
         raise RequestError(f"unknown operation {op!r}; use exec, answer, status or close")
 
-    def _execute(self, code: str, timeout: Any, reasoning: str | None = None) -> Any:
+    def _execute(self, code: str, timeout: Any, reasoning: str | None = None) -> StepOutcome:
         from spatialclaw.interactive.session_client import StepOutcome
         from spatialclaw.kernel.cell import CellError, CellResult
 

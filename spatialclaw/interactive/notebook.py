@@ -28,8 +28,9 @@ import shlex
 import sys
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 from spatialclaw.agent.question import make_task
 from spatialclaw.input_paths import frame_spec
@@ -41,6 +42,21 @@ MODEL_ENV = "SPATIALCLAW_MODEL"
 
 _loaded: weakref.WeakKeyDictionary[Any, list[FrameSpec]] = weakref.WeakKeyDictionary()
 _vlm_servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+class _Decorator(Protocol):
+    """What IPython's magic decorators do, which its annotations leave untyped or loose: return the method."""
+
+    def __call__(self, method: _Method, /) -> _Method: ...
+
+
+def _ipython_display() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """IPython's ``display``, ``Markdown`` and ``Code`` (unannotated in IPython), as typed callables."""
+    from IPython.display import Code, Markdown, display
+
+    return display, Markdown, Code
 
 
 def _shell(shell: Any = None) -> Any:
@@ -130,8 +146,7 @@ class NotebookRenderer:
         self._headings: dict[int, Any] = {}
 
     def cell_start(self, step: int, code: str) -> None:
-        from IPython.display import Code, Markdown, display
-
+        display, Markdown, Code = _ipython_display()
         self._headings[step] = display(Markdown(f"**Step {step}**"), display_id=True)
         display(Code(code, language="python"))
 
@@ -153,10 +168,9 @@ class NotebookRenderer:
             sys.stderr.flush()
 
     def step(self, event: Any) -> None:
-        from IPython.display import Markdown, display
-
         from spatialclaw.agent.extraction import extract_cell
 
+        display, Markdown, _ = _ipython_display()
         visible = extract_cell(event.reply).visible or ""
         thought = re.sub(r"```.*?(?:```|$)", "", visible, flags=re.DOTALL).strip()  # the code is shown on its own
         if event.kind == "cell":
@@ -174,8 +188,7 @@ class NotebookRenderer:
             display(Markdown(f"**Limit reached: direct answer**\n\n{event.reply}\n\n> {event.message}"))
 
     def summary(self, result: Any) -> None:
-        from IPython.display import Markdown, display
-
+        display, Markdown, _ = _ipython_display()
         if result.status == "answered":
             head = f"**Answer: {result.answer!r}** after {result.steps} step(s)"
         elif result.limit is not None:
@@ -190,8 +203,13 @@ class NotebookRenderer:
 
 
 def _magics_class() -> type:
-    from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-    from IPython.core.magic_arguments import argument, magic_arguments
+    from IPython.core import magic as markers
+    from IPython.core import magic_arguments as arguments
+    from IPython.core.magic import Magics, magics_class
+
+    magic_arguments = cast(Callable[[], _Decorator], arguments.magic_arguments)
+    argument = cast(Callable[..., _Decorator], arguments.argument)
+    line_magic, cell_magic = cast(_Decorator, markers.line_magic), cast(_Decorator, markers.cell_magic)
 
     def parse(magic: Any, line: str) -> Any:
         """Shell-style quoting (``--question 'How far?'``), unlike IPython's default splitter."""

@@ -18,7 +18,7 @@ import socket
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from spatialclaw.interactive.session_dir import (
     DAEMON_FILE,
@@ -37,13 +37,13 @@ __all__ = ["Session", "StepOutcome", "positive_number"]
 def positive_number(name: str, value: object, *, integer: bool = False) -> float:
     """``value`` as a positive, finite number (a whole one with ``integer``), else a one-line
     :class:`SessionError` naming ``name``."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    if ok and integer and float(value) != int(value):
-        ok = False
-    if not ok:
-        kind = "a whole number of at least 1" if integer else "a positive, finite number"
-        raise SessionError(f"{name} must be {kind}, got {value!r}")
-    return int(value) if integer else float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        if not integer:
+            return float(value)
+        if float(value) == int(value):
+            return int(value)
+    kind = "a whole number of at least 1" if integer else "a positive, finite number"
+    raise SessionError(f"{name} must be {kind}, got {value!r}")
 
 
 @dataclass
@@ -80,7 +80,7 @@ def _pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:  # gone, or a reused pid we may not inspect
         return False
 
@@ -162,7 +162,7 @@ class Session:
         reply = json.loads(raw)
         if not reply.get("ok"):
             raise SessionError(reply.get("error") or "the session daemon reported an unknown error")
-        return reply["result"]
+        return cast(dict[str, Any], reply["result"])
 
     def execute(self, code: str, timeout: float | None = None, reasoning: str | None = None) -> StepOutcome:
         """Run one cell in the session's kernel. ``timeout`` in seconds (default: the session's limit).

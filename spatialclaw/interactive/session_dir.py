@@ -23,7 +23,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "DAEMON_FILE",
@@ -121,9 +121,10 @@ def new_session_id() -> str:
 
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    return cast(dict[str, Any], data)
 
 
 def resolve_root(root: str | Path | None) -> Path:

@@ -182,7 +182,7 @@ class ShellExecutor:
         if "image/png" in data:
             from IPython.display import publish_display_data
 
-            publish_display_data(
+            publish_display_data(  # type: ignore[no-untyped-call]  # IPython leaves it unannotated
                 data=data, metadata={**metadata, IMAGE_METADATA_KEY: {"label": None, "origin": "result"}}
             )
         else:

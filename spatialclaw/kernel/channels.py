@@ -21,6 +21,7 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["PerceptionRelay", "UnixForwarder"]
 
@@ -135,6 +136,7 @@ class PerceptionRelay:
         )
         from spatialclaw.services.perception import KINDS
 
+        reply: dict[str, Any]
         try:
             service_url, method, args = decode_request(read_frame(connection))
             if service_url != self.client.spec.url:  # a cell may name any service; this host relays its own only

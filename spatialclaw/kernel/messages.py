@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 import time
-from typing import Any
+from typing import Any, cast
 
 from spatialclaw.kernel.collector import strip_ansi
 from spatialclaw.kernel.errors import KernelDied
@@ -44,7 +44,7 @@ def await_reply(process: KernelProcess, msg_id: str, timeout: float = 10.0) -> i
         except Exception as error:  # a reply that does not decode or verify
             raise ProtocolBroken(f"{type(error).__name__}: {error}") from None
         if reply.get("parent_header", {}).get("msg_id") == msg_id:
-            return reply["content"].get("execution_count")
+            return cast(int | None, reply["content"].get("execution_count"))
     return None
 
 
@@ -74,7 +74,7 @@ def run_internal(
     content = reply["content"]
     if content.get("status") != "ok":
         raise RuntimeError(f"{content.get('ename', 'Error')}: {strip_ansi(content.get('evalue', ''))}")
-    return content.get("user_expressions", {})
+    return cast(dict[str, Any], content.get("user_expressions", {}))
 
 
 def drain_iopub(process: KernelProcess, msg_id: str, timeout: float = 5.0) -> None:

@@ -14,8 +14,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from jupyter_client import BlockingKernelClient, KernelManager
+from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import KernelManager
 
 from spatialclaw.kernel.sandbox import ProcessCap, SandboxPolicy, launch_argv
 
@@ -76,7 +77,7 @@ class KernelProcess:
             text = self.log_file.read_text(errors="replace")
         except FileNotFoundError:
             return ""
-        fatal = [l for l in text.splitlines() if "Fatal" in l or "Error" in l or "Killed" in l]
+        fatal = [line for line in text.splitlines() if "Fatal" in line or "Error" in line or "Killed" in line]
         return " | ".join(fatal[-lines:])
 
     @property

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,21 +341,20 @@ class ProcessCap:
 
     def remove(self) -> None:
         """Remove the cgroup once its processes are gone (kill them first)."""
-        if self.directory is None:
+        directory = self.directory
+        if directory is None:
             return
         try:
-            for pid in (self.directory / "cgroup.procs").read_text().split():
+            for pid in (directory / "cgroup.procs").read_text().split():
                 try:
                     os.kill(int(pid), 9)
                 except (ProcessLookupError, ValueError):
                     pass
         except OSError:
             pass
-        import time
-
         for _ in range(50):
             try:
-                self.directory.rmdir()
+                directory.rmdir()
                 self.directory = None
                 return
             except OSError:
@@ -364,8 +364,6 @@ class ProcessCap:
 def _sweep(parent: Path, min_age_s: float = 120.0) -> None:
     """Remove empty kernel cgroups left by processes that ended before they could (killed hosts, slow exits);
     young ones are spared, since a kernel being started has not joined its cgroup yet."""
-    import time
-
     try:
         entries = [entry for entry in parent.iterdir() if entry.name.startswith("kernel-") and entry.is_dir()]
     except OSError:

@@ -152,7 +152,7 @@ class Model(ABC):
     @abstractmethod
     def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: a model holding nothing to release keeps this no-op
         """Release clients or weights; the model is unusable afterwards."""
 
     def __enter__(self) -> Model:

@@ -63,7 +63,7 @@ class EpisodeContext:
         timeout = self.clock.cap(None)
         if timeout is not None:
             params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
-        logged = {
+        logged: dict[str, Any] = {  # the model_call event's fields
             "step": self.step,
             "purpose": purpose,
             "model": self.model.spec,
@@ -93,7 +93,7 @@ class EpisodeContext:
         ``cell`` event (``fields`` are added to it, e.g. the tool call it came from)."""
         self._check_time()
         started = time.perf_counter()
-        result = self.kernel.execute(code, timeout=self.clock.cap(self.config.cell_timeout_s))
+        result: CellResult = self.kernel.execute(code, timeout=self.clock.cap(self.config.cell_timeout_s))
         self.cell_s += time.perf_counter() - started
         self.writer.write("cell", step=self.step, code=code, result=self.writer.cell_result(result), **fields)
         return result

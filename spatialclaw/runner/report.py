@@ -250,7 +250,7 @@ def _interfaces_table(benchmark: str, group: list[RunReport], categories: list[s
         return []
     lines: list[str] = []
     for model in dict.fromkeys(r.model for r in group):
-        runs = {}
+        runs: dict[str, RunReport] = {}
         for r in group:
             if r.model == model:
                 runs.setdefault(r.interface, r)
@@ -295,12 +295,8 @@ def _chart(reports: list[RunReport], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) * max(1, len(reports)) / 1.5), 4.5))
     x = np.arange(len(categories))
     for i, r in enumerate(reports):
-        values = [
-            100 * (r.overall if c == "overall" else r.categories.get(c, np.nan))
-            if (c != "overall" or r.overall is not None)
-            else np.nan
-            for c in categories
-        ]
+        scores = {**r.categories, "overall": np.nan if r.overall is None else r.overall}
+        values = [100 * scores.get(c, np.nan) for c in categories]
         ax.bar(x + (i - (len(reports) - 1) / 2) * width, values, width, label=r.label)
     ax.set_xticks(x, categories, rotation=30, ha="right")
     ax.set_ylabel("score (%)")

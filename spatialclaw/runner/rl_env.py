@@ -38,7 +38,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.kernel.cell import CellResult
@@ -257,6 +257,7 @@ class SpatialEnv:
         from spatialclaw.benchmarks.scoring import score_answer
 
         task = self._task
+        assert task is not None  # scoring follows a reset
         return score_answer(
             answer,
             task.ground_truth,
@@ -299,7 +300,7 @@ class TRLSpatialEnvironment:
     Call :meth:`close_all` after training to stop the kernels.
     """
 
-    _instances: weakref.WeakSet[TRLSpatialEnvironment] = weakref.WeakSet()
+    _instances: ClassVar[weakref.WeakSet[TRLSpatialEnvironment]] = weakref.WeakSet()
 
     def __init__(self, tool_images: bool = False, **env_kwargs: Any) -> None:
         self.env = SpatialEnv(**env_kwargs)

@@ -220,7 +220,7 @@ def start_perception_service(
     if not ray.is_initialized():
         raise RuntimeError("start_perception_service needs a Ray connection: call ray.init(...) first")
     if fail_fast:
-        total = ray.cluster_resources()
+        total = ray.cluster_resources()  # type: ignore[no-untyped-call]  # unannotated in Ray
         for resource, each in (("GPU", num_gpus), ("CPU", num_cpus)):
             if each * actors > total.get(resource, 0.0):
                 raise RuntimeError(
@@ -230,7 +230,8 @@ def start_perception_service(
                 )
     namespace = namespace or f"spatialclaw-perception-{uuid.uuid4().hex[:8]}"
     names = [f"{name}-{index}" for index in range(actors)]
-    actor_class = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(PerceptionActor)
+    # Ray's annotations give the decorated class as a union with the plain class; actor handles are dynamic.
+    actor_class: Any = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(PerceptionActor)
     handles = [actor_class.options(name=actor_name, namespace=namespace).remote(device) for actor_name in names]
     ready, waiting = ray.wait(
         [handle.stats.remote() for handle in handles], num_returns=len(handles), timeout=startup_timeout_s
@@ -238,9 +239,10 @@ def start_perception_service(
     if waiting:
         for handle in handles:
             ray.kill(handle, no_restart=True)
+        resources = ray.cluster_resources()  # type: ignore[no-untyped-call]  # unannotated in Ray
         raise RuntimeError(
             f"{len(waiting)} of {actors} perception actors could not be started within {startup_timeout_s:.0f} s: each "
-            f"needs {num_gpus} GPU(s) and {num_cpus} CPU(s); the cluster has {ray.cluster_resources()}. To fix: "
+            f"needs {num_gpus} GPU(s) and {num_cpus} CPU(s); the cluster has {resources}. To fix: "
             f"lower --perception-gpus (0 runs the models on CPUs) or --perception-actors, or add GPU nodes"
         )
     ray.get(ready)  # an actor whose constructor failed raises here

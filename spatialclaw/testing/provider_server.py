@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Union
+from typing import Any
 
 from spatialclaw.services.local_http import LocalHTTPServer
 
@@ -100,8 +100,8 @@ class Fault:
     body: str = ""
 
 
-Entry = Union[str, Reply, Fault]
-Script = Union[Sequence[Entry], Callable[[dict, int], Entry]]
+Entry = str | Reply | Fault
+Script = Sequence[Entry] | Callable[[dict[str, Any], int], Entry]
 
 
 def rate_limited(retry_after: float | None = 1, message: str = "rate limit reached (scripted)") -> Fault:

@@ -71,8 +71,10 @@ class TrajectoryWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / IMAGE_DIR).mkdir(exist_ok=True)
         self._fsync = fsync
-        self._file = open(self.directory / EPISODE_FILE, "a", encoding="utf-8")
-        self._seq = sum(1 for _ in open(self.directory / EPISODE_FILE, encoding="utf-8"))
+        # Held open for the writer's lifetime; closed by close() / __exit__.
+        self._file = open(self.directory / EPISODE_FILE, "a", encoding="utf-8")  # noqa: SIM115
+        with open(self.directory / EPISODE_FILE, encoding="utf-8") as existing:
+            self._seq = sum(1 for _ in existing)
         self._stored: set[str] = set()
         self._lock = threading.RLock()
 
@@ -175,8 +177,8 @@ class TrajectoryWriter:
                 if isinstance(part, ImagePart):
                     self.store_image(part.png)
         serialised = [m.to_dict() for m in messages]
-        for message in serialised:
-            for part in message["content"]:
+        for record in serialised:
+            for part in record["content"]:
                 if part["type"] == "text" and len(part["text"]) >= LONG_TEXT_CHARS:
                     part["text_ref"] = self.store_text(part.pop("text"))
         return serialised
@@ -292,7 +294,7 @@ def load_episode(directory: str | Path) -> Episode:
                 continue
             raise ValueError(f"{path}:{number + 1} is not valid JSON; the file is corrupt") from None
     header = next((e for e in events if e["type"] == "header"), {})
-    task = next((e.get("task", {}) for e in events if e["type"] == "task"), {})
+    task: dict[str, Any] = next((e.get("task", {}) for e in events if e["type"] == "task"), {})
     complete = any(e["type"] == "end" for e in events)
     return Episode(directory=directory, events=events, complete=complete, torn_tail=torn, header=header, task=task)
 

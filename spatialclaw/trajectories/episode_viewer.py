@@ -94,7 +94,7 @@ def _frames(episode: Episode) -> list[tuple[bytes, str]]:
     calls = main_model_calls(episode)
     if not calls:
         return []
-    frames = []
+    frames: list[tuple[bytes, str]] = []
     for message in episode.messages(calls[0]):
         if message.role == "assistant":
             break

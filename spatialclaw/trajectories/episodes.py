@@ -143,7 +143,7 @@ def episode_is_correct(episode: Episode) -> bool | None:
         return None
     details = scores[-1].get("details") or {}
     if isinstance(details, dict) and isinstance(details.get("correct"), bool):
-        return details["correct"]
+        return bool(details["correct"])
     return float(scores[-1]["score"]) >= 1.0
 
 

@@ -10,7 +10,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from spatialclaw import __version__
 from spatialclaw.task import Task
@@ -70,7 +70,7 @@ class RunDir:
             raise FileNotFoundError(
                 f"{self.path} is not a run directory (no {MANIFEST}); run `spatialclaw bench` first"
             )
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        return cast(dict[str, Any], json.loads(self.manifest_path.read_text(encoding="utf-8")))
 
     def create(
         self,

@@ -111,7 +111,7 @@ def _episode_data(episode: Episode, images: dict[str, str]) -> dict[str, Any]:
         elif kind in ("format_error", "answer", "score", "end"):
             events.append({k: v for k, v in event.items() if k not in ("seq", "time")})
     end = episode.end or {}
-    status = _STATUS_OF_END.get(end.get("reason"), "error") if episode.complete else "incomplete"
+    status = _STATUS_OF_END.get(end.get("reason", ""), "error") if episode.complete else "incomplete"
     return {
         "status": status,
         "answer": episode.answer,

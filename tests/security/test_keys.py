@@ -129,9 +129,11 @@ def test_a_named_key_must_exist_and_be_named_like_a_secret(
 
 
 def test_a_refused_compat_request_says_how_to_name_a_key(canary_env: dict[str, str]) -> None:
-    with ScriptedProvider([unauthorized("missing bearer token")]) as server:
-        with pytest.raises(ModelAuthError, match="api_key_env=NAME.*SPATIALCLAW_COMPAT_API_KEY.*never OPENAI_API_KEY"):
-            ask(f"openai-compat:local@{server.url}")
+    with (
+        ScriptedProvider([unauthorized("missing bearer token")]) as server,
+        pytest.raises(ModelAuthError, match=r"api_key_env=NAME.*SPATIALCLAW_COMPAT_API_KEY.*never OPENAI_API_KEY"),
+    ):
+        ask(f"openai-compat:local@{server.url}")
     assert leaked(server.headers[0]) == []
 
 

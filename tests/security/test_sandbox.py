@@ -29,7 +29,7 @@ def _probe(kernel: Kernel, code: str, timeout: float = 60.0) -> dict:
     """Run ``code`` (which prints one ``PROBE <json>`` line) and return the JSON."""
     result = kernel.execute(code, timeout=timeout)
     assert result.status == "ok", (result.status, result.error, result.stdout)
-    line = next(l for l in result.stdout.splitlines() if l.startswith("PROBE "))
+    line = next(text for text in result.stdout.splitlines() if text.startswith("PROBE "))
     return json.loads(line[len("PROBE ") :])
 
 

@@ -36,7 +36,7 @@ def test_an_unknown_mode_is_refused_with_the_choices() -> None:
 
 
 def test_required_refuses_to_start_and_names_what_is_missing(no_bwrap) -> None:
-    with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed.*--sandbox auto"):
+    with pytest.raises(SandboxUnavailable, match=r"bubblewrap is not installed.*--sandbox auto"):
         Kernel(sandbox="required")
     assert sandbox.describe("required") == {
         "mode": "required",

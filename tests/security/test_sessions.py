@@ -247,7 +247,7 @@ def test_socket_directories_of_another_user_or_open_to_others_are_refused(
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o777)
-    with pytest.raises(SessionError, match="may be written by group or others .mode 777.*chmod 700"):
+    with pytest.raises(SessionError, match=r"may be written by group or others \(mode 777\).*chmod 700"):
         check_private_directory(shared)
     link = tmp_path / "link"
     link.symlink_to(tmp_path)
@@ -380,7 +380,7 @@ def http_exchange(port: int, head: str, body: bytes = b"", read_timeout: float =
 
 
 def test_the_vlm_token_is_checked_before_any_body_is_read(channel: tuple[VLMServer, dict]) -> None:
-    server, config = channel
+    server, _config = channel
     # 4 GiB announced, none sent: the refusal arrives at once, so not a byte of the body was awaited
     for authorization in ("", "Authorization: Bearer wrong-token\r\n"):
         started = time.monotonic()
@@ -458,14 +458,17 @@ def test_a_connection_flood_on_the_vlm_channel_is_refused_and_it_recovers(channe
 def test_session_start_passes_the_sandbox_mode_to_the_kernel(root: Path, task: Task) -> None:
     frame = task.inputs[0].paths[0]
     env = dict(os.environ, SPATIALCLAW_KERNEL_MEMORY_MB="0")
-    run = lambda *args: subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", "session", *args, "--root", str(root), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=env,
-        timeout=120,
-    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "spatialclaw.cli", "session", *args, "--root", str(root), "--json"],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            env=env,
+            timeout=120,
+        )
+
     started = run("start", "--frames", frame, "--question", "q?", "--id", "unboxed", "--sandbox", "off")
     assert started.returncode == 0, started.stderr
     try:
