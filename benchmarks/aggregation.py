@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spatialclaw.benchmarks.aggregation_paper_p2 import micro_scored
+from spatialclaw.benchmarks.aggregation_paper_p3 import spar_levels, spatialtree_scored, videommev2_groups
 from spatialclaw.benchmarks.official import literal
 
 __all__ = [
@@ -209,6 +211,10 @@ AGGREGATORS: dict[str, Callable[[Sequence[ScoredRow]], Aggregate]] = {
     "circular": aggregate_circular,
     "videomme_v2": aggregate_video_mme_v2,
     "spatialtree": aggregate_spatialtree,
+    "micro_paper_scored": lambda rows: Aggregate(**micro_scored(rows), n=len(rows), rule="micro_paper_scored"),
+    "spar_levels": lambda rows: Aggregate(**spar_levels(rows), n=len(rows), rule="spar_levels"),
+    "spatialtree_scored": lambda rows: Aggregate(**spatialtree_scored(rows), n=len(rows), rule="spatialtree_scored"),
+    "videommev2_groups": lambda rows: Aggregate(**videommev2_groups(rows), n=len(rows), rule="videommev2_groups"),
 }
 
 

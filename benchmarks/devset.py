@@ -32,12 +32,12 @@ The output is the local task format (``benchmarks/local.py``): ``generate(out_di
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.devset_camera import camera_translate, camera_turn, orbit_angle
 from spatialclaw.benchmarks.devset_data import data_root
 from spatialclaw.benchmarks.devset_layout import perspective, planar
@@ -67,10 +67,7 @@ def generate(out_dir: str | Path, classes: tuple[str, ...] = CLASSES, seed: int 
             raise ValueError(f"unknown class {name!r}; known: {', '.join(CLASSES)}")
         records += _BUILDERS[name](root, out, np.random.default_rng([seed, CLASSES.index(name)]))
     path = out / "tasks.jsonl"
-    with path.open("w") as stream:
-        for record in records:
-            record["benchmark"] = "devset"
-            stream.write(json.dumps(record) + "\n")
+    jsonl.write_atomic(path, ({**record, "benchmark": "devset"} for record in records))
     return path
 
 

@@ -29,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.local import load_local_tasks
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.task import Task
@@ -95,10 +96,11 @@ def score(tasks_path: Path, eval_dir: Path, looking: Path | None) -> dict[str, A
     tasks = {t.task_id: t for t in load_local_tasks(tasks_path)}
     looked: dict[str, Any] = {}
     if looking is not None:
-        for line in looking.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                looked[str(row["task_id"])] = row.get("answer")
+        found = jsonl.read(looking, {"task_id": (str, int)})
+        if found.bad:
+            raise ValueError("; ".join(found.problems()))
+        for row in found.records:
+            looked[str(row["task_id"])] = row.get("answer")
     per_class: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for task_id, task in tasks.items():
         bucket = per_class[task.category or "other"]

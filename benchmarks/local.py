@@ -21,10 +21,10 @@ Relative paths resolve against the JSONL file's folder. The :class:`~spatialclaw
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.agent.question import parse_question
 from spatialclaw.task import FrameSpec, Task
 
@@ -119,15 +119,17 @@ def load_local_tasks(path: str | Path, limit: int | None = None) -> list[Task]:
         raise FileNotFoundError(f"task file {path} does not exist")
     tasks: list[Task] = []
     seen: set[str] = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    found = jsonl.read(path)
+    lines: list[tuple[int, dict[str, Any] | None, str]] = [
+        (number, record, "") for number, record in zip(found.numbers, found.records, strict=True)
+    ]
+    lines += [(bad.number, None, bad.reason) for bad in found.bad]
+    for number, record, reason in sorted(lines, key=lambda line: line[0]):
         if limit is not None and len(tasks) >= limit:
             break
         try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise ValueError("each line must be a JSON object")
+            if record is None:
+                raise ValueError(f"each line must be a JSON object ({reason})")
             task = task_from_record(record, path.parent, number)
         except (ValueError, FileNotFoundError, TypeError) as exc:
             raise ValueError(f"{path}:{number}: {exc}") from None
@@ -135,6 +137,8 @@ def load_local_tasks(path: str | Path, limit: int | None = None) -> list[Task]:
             raise ValueError(f"{path}:{number}: duplicate task_id {task.task_id!r}")
         seen.add(task.task_id)
         tasks.append(task)
+    if found.torn and (limit is None or len(tasks) < limit):
+        raise ValueError(f"{path}: the last line is not complete JSON")
     if not tasks:
         raise ValueError(f"{path} holds no tasks")
     return tasks
@@ -142,9 +146,4 @@ def load_local_tasks(path: str | Path, limit: int | None = None) -> list[Task]:
 
 def write_local_tasks(tasks: list[Task], path: str | Path) -> None:
     """Write tasks in their dict form (absolute paths), readable by :func:`load_local_tasks`."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for task in tasks:
-            f.write(json.dumps(task.to_dict(), ensure_ascii=False, default=str) + "\n")
-    tmp.replace(path)
+    jsonl.write_atomic(path, (task.to_dict() for task in tasks), default=str)

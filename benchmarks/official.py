@@ -48,6 +48,8 @@ from spatialclaw.benchmarks.official_mcq_parsers import (
     vlmeval_choice,
 )
 from spatialclaw.benchmarks.official_numeric import omni3d_score, osi_na, spar_na, spar_vci, spatialtree_mra, vsi_na
+from spatialclaw.benchmarks.official_paper_p2_more import PAPER_METRICS_P2
+from spatialclaw.benchmarks.official_paper_p3_metrics import P3_METRICS
 
 __all__ = [
     "OFFICIAL_METRICS",
@@ -133,6 +135,8 @@ OFFICIAL_METRICS: dict[str, tuple[Scorer, str]] = {
     "spar_vci": (spar_vci, "{}"),
     "osi_na": (osi_na, "{}"),
     "vlmeval_choice": (vlmeval_choice, "{}"),
+    **PAPER_METRICS_P2,
+    **P3_METRICS,
 }
 
 

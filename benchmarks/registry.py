@@ -2,15 +2,18 @@
 
 ``load_benchmark("synthetic", limit=20, seed=3)``, ``load_benchmark("cv-bench")`` (from the hub),
 ``load_benchmark("cv-bench", source="~/data/CV-Bench")`` (a local copy), ``load_benchmark("local",
-source="tasks.jsonl")`` or simply ``load_benchmark("tasks.jsonl")``.
+source="tasks.jsonl")`` or simply ``load_benchmark("tasks.jsonl")``. The paper's short names
+(``load_benchmark("vsibench_unbiased", source=DIR)``) resolve too, through ``names.ALIASES`` or a spec's
+``paper_name``. Dataset tasks carry their spec's frame policy and instruction
+(:func:`~spatialclaw.benchmarks.paper_setting.apply_setting`); ``frames={"key_frames": 16}`` changes the policy.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spatialclaw.benchmarks.names import canonical_benchmark_name
 from spatialclaw.task import Task
@@ -18,7 +21,7 @@ from spatialclaw.task import Task
 if TYPE_CHECKING:
     from spatialclaw.benchmarks.spec import BenchmarkSpec
 
-__all__ = ["LoadedBenchmark", "benchmark_names", "benchmark_table", "load_benchmark"]
+__all__ = ["LoadedBenchmark", "benchmark_names", "benchmark_table", "find_spec", "load_benchmark"]
 
 
 @dataclass
@@ -48,7 +51,7 @@ def benchmark_table() -> str:
         ("synthetic", "generated (--seed)", "-", "accuracy and MRA on rendered scenes with exact geometry"),
         ("local", "a .jsonl task file (--source)", "-", "per task: choice, mra, exact, number_exact, yes_no"),
     ]
-    rows += [(s.name, _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
+    rows += [(_listed(s), _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
@@ -56,6 +59,22 @@ def benchmark_table() -> str:
     ]
     lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 6)
     return "\n".join(lines) + f"\n{len(rows) - 1} benchmarks; names match in any spelling (VSI-Bench = vsi_bench)."
+
+
+def _listed(spec: BenchmarkSpec) -> str:
+    return spec.name + (f" ({spec.paper_name})" if spec.paper_name and spec.paper_name != spec.name else "")
+
+
+def find_spec(name: str) -> BenchmarkSpec | None:
+    """The spec ``name`` names: its registry name in any spelling, an alias, or a spec's ``paper_name``."""
+    from spatialclaw.benchmarks.names import normalise_benchmark_name
+    from spatialclaw.benchmarks.specs import SPECS
+
+    canonical = canonical_benchmark_name(name, SPECS)
+    if canonical is not None:
+        return SPECS[canonical]
+    wanted = {normalise_benchmark_name(name), name.strip().lower()}
+    return next((s for s in SPECS.values() if s.paper_name and s.paper_name.lower() in wanted), None)
 
 
 def _source(spec: BenchmarkSpec) -> str:
@@ -74,12 +93,17 @@ def load_benchmark(
     seed: int = 0,
     split: str | None = None,
     synthetic_size: int = 60,
+    frames: dict[str, Any] | None = None,
 ) -> LoadedBenchmark:
     """Load a benchmark's tasks.
 
     ``limit``: keep N tasks. For ``synthetic`` the seed generates the scenes and ``limit`` (default
     ``synthetic_size``) is the number generated; for datasets, a ``seed`` other than 0 shuffles the records
-    with that seed before taking the first ``limit`` (seed 0 keeps the dataset's order).
+    with that seed before taking the first ``limit`` (seed 0 keeps the dataset's order):
+    ``random.Random(seed).shuffle`` is the permutation ``random.seed(seed); random.shuffle(...)`` gives, the
+    paper's ``--subsample N`` (seed 42), so specs with ``paper_order`` draw the paper's subsample. ``frames``:
+    ``fps``, ``key_frames``, ``long_side`` replacing the spec's frame policy (for ``local`` and ``synthetic``
+    tasks they set the shown frames per input and their size).
     """
     if name.endswith(".jsonl") and source is None:
         name, source = "local", name
@@ -87,23 +111,45 @@ def load_benchmark(
     if name == "synthetic":
         from spatialclaw.benchmarks.synthetic import generate
 
-        return LoadedBenchmark("synthetic", generate(limit or synthetic_size, seed=seed, out_dir=source), "micro")
+        tasks = generate(limit or synthetic_size, seed=seed, out_dir=source)
+        return LoadedBenchmark("synthetic", _policy_only(tasks, frames), "micro")
     if name == "local":
         if source is None:
             raise ValueError("the local benchmark needs --source TASKS.jsonl (see docs/benchmarks.md for the format)")
         from spatialclaw.benchmarks.local import load_local_tasks
 
         tasks = load_local_tasks(source)
-        return LoadedBenchmark(Path(source).stem, _take(tasks, limit, seed), "micro")
+        return LoadedBenchmark(Path(source).stem, _policy_only(_take(tasks, limit, seed), frames), "micro")
+    from spatialclaw.benchmarks.paper_setting import apply_setting, frame_policy
     from spatialclaw.benchmarks.spec import load_tasks
-    from spatialclaw.benchmarks.specs import SPECS
 
-    canonical = canonical_benchmark_name(name, SPECS)
-    spec = SPECS.get(canonical) if canonical else None
+    spec = find_spec(name)
     if spec is None:
         raise ValueError(f"unknown benchmark {name!r}; choose one of: {', '.join(benchmark_names())}, or a .jsonl file")
+    policy = frame_policy(spec, **(frames or {}))
     tasks = load_tasks(spec, source=source, media_root=media_root, split=split, limit=None if seed else limit)
-    return LoadedBenchmark(spec.name, _take(tasks, limit, seed), spec.aggregation)
+    return LoadedBenchmark(spec.name, apply_setting(spec, _take(tasks, limit, seed), policy), spec.aggregation)
+
+
+def _policy_only(tasks: list[Task], frames: dict[str, Any] | None) -> list[Task]:
+    """Local and synthetic tasks: the given frame settings only (none given: the agent's defaults)."""
+    if not frames:
+        return tasks
+    unknown = set(frames) - {"fps", "key_frames", "long_side"}
+    if unknown:
+        raise ValueError(f"unknown frame setting(s) {sorted(unknown)}; use fps, key_frames, long_side")
+    for task in tasks:
+        if frames.get("key_frames") is not None:
+            task.meta["key_frames"] = int(frames["key_frames"])
+        if frames.get("long_side") is not None:
+            task.meta["frame_long_side"] = int(frames["long_side"])
+        if frames.get("fps") is not None:
+            task.meta["frame_fps"] = float(frames["fps"])
+            task.inputs = [
+                replace(f, fps=float(frames["fps"])) if f.kind == "video" and not (f.count or f.indices) else f
+                for f in task.inputs
+            ]
+    return tasks
 
 
 def _take(tasks: list[Task], limit: int | None, seed: int) -> list[Task]:

@@ -7,13 +7,16 @@ how scores are aggregated (a rule name from :data:`spatialclaw.benchmarks.aggreg
 Sources (``load_tasks(spec, source=...)``):
 
 - ``None``: the hub id, the real path for users (needs network or a warm ``HF_HOME`` cache);
-- a directory: a local copy of the hub repository (e.g. from ``huggingface-cli download --repo-type
-  dataset``), loaded with ``datasets.load_dataset(directory, config, split=...)``;
+- a directory: a local copy of the hub repository (``hf download --repo-type dataset REPO --local-dir DIR``
+  with its archives extracted in place, as ``spatialclaw data download`` leaves it), read by the spec's own
+  ``read_source(DIR)`` (the published files, read as published), else ``datasets.load_dataset(DIR, config)``;
 - a ``.jsonl`` / ``.json`` / ``.parquet`` / ``.csv`` / ``.tsv`` file: the records themselves.
 
 Images stored inside records (``datasets`` ``Image`` features, PNG/JPEG bytes, base64 strings) are written
 once to a content-addressed folder (``media_cache``) so the kernel can open them by path. Images and videos
-that a benchmark ships separately (zip archives on the hub) are looked up under ``media_root``.
+that a benchmark ships separately (zip archives on the hub) are looked up under ``media_root``, else under the
+source directory. ``frames`` (a :class:`FramePolicy`) says how videos are sampled and how many frames the agent
+shows with the question; ``instruction`` names the benchmark's answer-format instruction in ``prompts/benchmarks/``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from spatialclaw.task import Task
 __all__ = [
     "BenchmarkSpec",
     "DatasetUnavailable",
+    "FramePolicy",
     "RecordContext",
     "load_records",
     "load_tasks",
@@ -56,6 +60,7 @@ class RecordContext:
     media_root: Path | None
     config: str | None = None
     index: int = 0
+    source_dir: Path | None = None
 
     def image(self, value: Any, name_hint: str = "image") -> str:
         """A path to the image in ``value``: a PIL image, ``{"bytes": ..., "path": ...}``, raw bytes, a
@@ -87,30 +92,48 @@ class RecordContext:
         raise TypeError(f"{self.spec.name}: cannot read an image from {type(value).__name__} in {name_hint!r}")
 
     def media(self, relative: str) -> str:
-        """The absolute path of a media file the benchmark ships separately, checked to exist."""
+        """The absolute path of a media file the benchmark ships separately, checked to exist: relative paths
+        resolve under ``media_root`` if given, else under ``source_dir`` (then the folders its archives
+        extract to, named after each archive, e.g. ``CVBench/`` for ``CVBench.zip``)."""
         path = Path(relative)
         if not path.is_absolute():
-            if self.media_root is None:
+            roots = self._roots()
+            if not roots:
                 raise DatasetUnavailable(
                     f"{self.spec.name} needs its media files ({relative!r} and others), which are not inside the "
-                    f"records. {self.spec.media_help or 'Download them'} and pass --media-root DIR "
-                    f"(media_root=DIR in Python)."
+                    f"records. {self.spec.media_help or 'Download them'} and pass --source DIR or --media-root DIR "
+                    f"(source=DIR / media_root=DIR in Python)."
                 )
-            path = self.media_root / path
+            path = next((root / relative for root in roots if (root / relative).exists()), roots[0] / relative)
         if not path.exists():
+            where = f"--media-root {self.media_root}" if self.media_root else f"--source {self.source_dir}"
             raise DatasetUnavailable(
-                f"{self.spec.name}: media file {path} does not exist. {self.spec.media_help or ''} "
-                f"Check --media-root (currently {self.media_root})."
+                f"{self.spec.name}: media file {path} does not exist. {self.spec.media_help or ''}".rstrip()
+                + f" Check {where}"
+                + (
+                    " (were its archives extracted? `spatialclaw data download` does that)."
+                    if self.spec.archives
+                    else "."
+                )
             )
         return str(path.resolve())
+
+    def _roots(self) -> list[Path]:
+        if self.media_root is not None:
+            return [self.media_root]
+        if self.source_dir is None:
+            return []
+        stems = {_archive_stem(Path(pattern).name) for pattern in self.spec.archives}
+        nested = [self.source_dir / stem for stem in sorted(stems) if stem and "*" not in stem]
+        return [self.source_dir, *(folder for folder in nested if folder.is_dir())]
 
     def media_any(self, candidates: list[str]) -> str:
         """The first of several possible relative paths that exists under ``media_root`` (for datasets whose
         archives are laid out differently between releases); the error names the first."""
-        if self.media_root is not None:
+        for root in self._roots():
             for candidate in candidates:
-                if (self.media_root / candidate).exists():
-                    return str((self.media_root / candidate).resolve())
+                if (root / candidate).exists():
+                    return str((root / candidate).resolve())
         return self.media(candidates[0])
 
     def _store(self, data: bytes, suffix: str) -> str:
@@ -121,6 +144,13 @@ class RecordContext:
             tmp.write_bytes(data)
             os.replace(tmp, path)
         return str(path.resolve())
+
+
+def _archive_stem(name: str) -> str:
+    for ext in (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".zip", ".tar"):
+        if name.lower().endswith(ext):
+            return name[: -len(ext)]
+    return Path(name).stem
 
 
 def _suffix(path: Any) -> str:
@@ -137,6 +167,15 @@ def _sniff(data: bytes) -> str:
 
 
 @dataclass(frozen=True)
+class FramePolicy:
+    """How a benchmark's videos are sampled and which frames are shown with the question."""
+
+    fps: float | None = None  # sampling rate for videos in frames per second; None = the video's native fps
+    key_frames: int = 32  # key frames shown with the question PER VIDEO (per input); images: all, up to this
+    long_side: int = 768  # shown frames are resized to this long side in pixels
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     """One benchmark, declaratively.
 
@@ -147,6 +186,14 @@ class BenchmarkSpec:
     number. ``media_help``: how to obtain media not embedded in the records. ``splits``: every published
     split (default: ``split`` alone). ``metric``: one line on how the benchmark is scored, for
     ``spatialclaw bench --list``.
+
+    The paper's setting: ``paper_name`` (its short name, e.g. ``blink``); ``read_source(DIR)`` yields the
+    records from a downloaded repository folder exactly as published (raising :class:`DatasetUnavailable`
+    naming the missing file or column and DIR); ``frames``; ``instruction`` (a file under
+    ``prompts/benchmarks/``); ``expected_files`` ((glob under DIR, count) pairs) and ``archives`` (globs
+    extracted in place), both for ``spatialclaw data download``; ``paper_order`` (our task order is the
+    paper loader's, so ``--seed 42 --limit N`` draws its subsample); ``breakdowns`` (task fields or meta keys
+    the report breaks scores down by).
     """
 
     name: str
@@ -161,6 +208,14 @@ class BenchmarkSpec:
     homepage: str | None = None
     splits: tuple[str, ...] = ()
     metric: str = "accuracy"
+    paper_name: str | None = None
+    read_source: Callable[[Path], Iterable[dict[str, Any]]] | None = None
+    frames: FramePolicy = FramePolicy()
+    instruction: str | None = None
+    expected_files: tuple[tuple[str, int], ...] = ()
+    archives: tuple[str, ...] = ()
+    paper_order: bool = False
+    breakdowns: tuple[str, ...] = ("category",)
 
     @property
     def source(self) -> str:
@@ -191,6 +246,10 @@ def load_records(
         path = Path(source)
         if not path.exists():
             raise DatasetUnavailable(f"{spec.name}: source {path} does not exist")
+        if path.is_dir() and spec.read_source is not None:
+            for record in spec.read_source(path):
+                yield None, record
+            return
         if path.is_file():
             builder = _FILE_BUILDERS.get(path.suffix.lower())
             if builder is None:
@@ -239,14 +298,17 @@ def load_tasks(
     if media_cache is None:
         base = Path(os.environ.get("SPATIALCLAW_CACHE", Path.home() / ".cache" / "spatialclaw"))
         media_cache = base / "benchmarks" / spec.name / "media"
-    root = _media_root(source, media_root)
+    root = Path(media_root).resolve() if media_root else None
+    source_dir = Path(source).resolve() if source is not None and Path(source).is_dir() else None
+    if root is None and source is not None and source_dir is None:
+        root = Path(source).resolve().parent  # a records file: media beside it
     tasks: list[Task] = []
     seen: set[str] = set()
     skipped = 0
     for index, (config, record) in enumerate(load_records(spec, source, split)):
         if limit is not None and len(tasks) >= limit:
             break
-        ctx = RecordContext(spec=spec, media_cache=Path(media_cache), media_root=root, config=config, index=index)
+        ctx = RecordContext(spec, Path(media_cache), root, config=config, index=index, source_dir=source_dir)
         try:
             task = spec.to_task(dict(record), ctx)
         except (KeyError, TypeError, ValueError) as exc:
@@ -268,16 +330,6 @@ def load_tasks(
             stacklevel=2,
         )
     return tasks
-
-
-def _media_root(source: str | Path | None, media_root: str | Path | None) -> Path | None:
-    """Where relative media paths resolve: ``media_root``, else the source's folder, else nothing."""
-    if media_root:
-        return Path(media_root).resolve()
-    if source is None:
-        return None
-    source = Path(source).resolve()
-    return source.parent if source.is_file() else source
 
 
 _OPTION_SPLIT = re.compile(r"(?:^|\s|,|;)\(?([A-H])\s*[\.:\)]\s*")

@@ -109,10 +109,7 @@ def _number(value: Any) -> float:
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
-        match = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", value.replace(",", ""))
-        if not match:
-            raise AnswerError(f"this question needs a number; got {value!r}. Pass a float, e.g. answer(1.25)")
-        number = float(match.group())
+        number = _number_in_text(value)
     else:
         raise AnswerError(
             f"this question needs a number; got a {type(value).__name__}. Pass a float, e.g. answer(1.25)"
@@ -120,6 +117,32 @@ def _number(value: Any) -> float:
     if not math.isfinite(number):
         raise AnswerError(f"the answer must be a finite number; got {number}")
     return number
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+# what may stand around the one number: a few words of unit or hedge ("about 3.2 m", "3.2 metres", "~4")
+_AROUND = re.compile(r"^[\sA-Za-z~≈°%²³'\".:()]{0,24}$")
+
+
+def _number_in_text(value: str) -> float:
+    """The one number a short text states ("3.2", "3.2 m", "about 4 metres"); a text that is a JSON
+    object or list, holds several numbers or a sentence is refused rather than read for its first number."""
+    text = value.strip()
+    how = "Pass a float, e.g. answer(1.25)"
+    if text[:1] in "{[":
+        raise AnswerError(f"this question needs one number; got a structure {text[:60]!r}. {how}")
+    text = re.sub(r"([A-Za-z])\^?[23]\b", r"\1", text.replace(",", ""))  # "m^2", "m3": a unit's power
+    found = _NUMBER.findall(text)
+    if not found:
+        raise AnswerError(f"this question needs a number; got {value!r}. {how}")
+    if len(found) > 1:
+        raise AnswerError(
+            f"this question needs ONE number; {value!r} holds {len(found)} ({', '.join(found[:4])}). {how}"
+        )
+    rest = text.replace(found[0], " ", 1)
+    if not _AROUND.match(rest):
+        raise AnswerError(f"this question needs a number (a unit at most); got the text {value[:80]!r}. {how}")
+    return float(found[0])
 
 
 def _yes_no(value: Any) -> str:
@@ -143,6 +166,8 @@ def _text(value: Any) -> Any:
         raise AnswerError("answer() needs a value, e.g. answer('the red chair')")
     if isinstance(value, float) and not math.isfinite(value):
         raise AnswerError(f"the answer must be a finite number or a text; got {value}")
+    if isinstance(value, (dict, list, tuple, set)):
+        raise AnswerError(f"this question needs a short text; got a {type(value).__name__}. Pass a string")
     if not isinstance(value, (str, int, float, bool)):
         value = str(value)
     if isinstance(value, str):

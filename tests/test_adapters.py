@@ -69,7 +69,8 @@ def test_every_public_benchmark_has_a_spec() -> None:
         "mmsi-bench",
         "mindcube",
         "blink",
-        "cv-bench",
+        "cv-bench-2d3d",
+        "cvbench",
         "erqa",
         "spar-bench",
         "viewspatial-bench",
@@ -80,6 +81,7 @@ def test_every_public_benchmark_has_a_spec() -> None:
         "pai-bench",
         "perceptioncomp",
         "spatialtree-bench",
+        "spbench",
         "spbench-si",
         "spbench-mv",
         "video-mme",
@@ -148,7 +150,7 @@ def test_mmsi_bench_parses_inline_options(tmp_path: Path) -> None:
     _check_tasks(tasks, "mmsi-bench")
     first = tasks[0]
     assert first.choices == ["front-left", "behind", "right", "directly ahead"]
-    assert first.question.endswith("relative to the camera?")
+    assert first.question.endswith("D: directly ahead") and first.meta["options_in_question"]  # kept as published
     assert len(first.inputs[0].paths) == 2
 
 
@@ -173,10 +175,10 @@ def test_blink_spatial_subsets(tmp_path: Path) -> None:
 
 
 def test_cv_bench_keeps_the_source_for_its_aggregation(tmp_path: Path) -> None:
-    tasks = load_tasks(SPECS["cv-bench"], source=FIXTURES / "cv-bench" / "test.jsonl", media_cache=tmp_path)
-    _check_tasks(tasks, "cv-bench")
+    tasks = load_tasks(SPECS["cv-bench-2d3d"], source=FIXTURES / "cv-bench" / "test.jsonl", media_cache=tmp_path)
+    _check_tasks(tasks, "cv-bench-2d3d")
     assert [t.meta["source"] for t in tasks] == ["ADE20K", "COCO", "Omni3D"]
-    assert SPECS["cv-bench"].aggregation == "cv_bench"
+    assert SPECS["cv-bench-2d3d"].aggregation == "cv_bench"
 
 
 def test_cv_bench_from_a_local_copy_with_real_image_features(tmp_path: Path) -> None:
@@ -211,8 +213,8 @@ def test_cv_bench_from_a_local_copy_with_real_image_features(tmp_path: Path) -> 
     datasets.Dataset.from_dict(rows, features=features).to_parquet(
         str(tmp_path / "repo" / "data" / "test-00000-of-00001.parquet")
     )
-    tasks = load_tasks(SPECS["cv-bench"], source=tmp_path / "repo", media_cache=tmp_path / "media")
-    assert [t.task_id for t in tasks] == ["cv-bench/0", "cv-bench/1"]
+    tasks = load_tasks(SPECS["cv-bench-2d3d"], source=tmp_path / "repo", media_cache=tmp_path / "media")
+    assert [t.task_id for t in tasks] == ["cv-bench-2d3d/0", "cv-bench-2d3d/1"]
     stored = Image.open(tasks[0].inputs[0].paths[0])
     assert stored.size == (20, 10) and stored.getpixel((5, 5)) == (255, 0, 0)
     # The same picture is stored once (content-addressed).
@@ -226,21 +228,24 @@ def test_erqa(tmp_path: Path) -> None:
     assert tasks[0].task_id == "erqa/erqa_0" and tasks[1].choices == ["first", "second"]
 
 
-def test_spar_bench_scores_by_task_as_the_official_code(tmp_path: Path) -> None:
+def test_spar_bench_scores_by_task_as_the_paper(tmp_path: Path) -> None:
     tasks = load_tasks(SPECS["spar-bench"], source=FIXTURES / "spar-bench" / "test.jsonl", media_cache=tmp_path)
-    _check_tasks(tasks, "spar-bench")
     depth, view_change, relation, distance_mv = tasks
-    assert depth.meta["metric"] == "spar_na:depth_prediction_oc" and depth.answer_type == "number"
-    assert view_change.meta["metric"] == "spar_vci" and view_change.ground_truth == "move_forward:0.8,rotate_left:30"
-    assert relation.choices == ["lamp", "monitor", "plant", "keyboard"] and relation.meta["metric"] == "spar_mca"
+    assert depth.meta["metric"] == "spar_paper_na:depth_prediction_oc" and depth.answer_type == "number"
+    assert (
+        view_change.meta["metric"] == "spar_paper_vci" and view_change.ground_truth == "move_forward:0.8,rotate_left:30"
+    )
+    # the paper shows the question as it is (options inline) and reads a letter before SPAR's lenient match
+    assert relation.choices is None and relation.question.endswith("D. keyboard")
+    assert relation.meta["metric"] == "spar_paper_mca" and score_answer("B", "B", metric="spar_paper_mca").value == 1.0
     # the multi-view distance task reads the reply's last number, the single-view depth its first
     assert (
         score_answer("from 1.0 to 1.6 m", distance_mv.ground_truth, "number", metric=distance_mv.meta["metric"]).value
         == 1.0
     )
     assert score_answer("2.35 m, not 5", depth.ground_truth, "number", metric=depth.meta["metric"]).value == 1.0
-    half = score_answer("move_forward:0.8", view_change.ground_truth, "text", metric="spar_vci")
-    assert half.value == 0.8  # four of five axes exact; rotation predicted 0 against 30 scores 0
+    # the paper's axes are turn_*, so a rotate_* amount is not compared (both sides read 0 on the turn axes)
+    assert score_answer("move_forward:0.8", view_change.ground_truth, "text", metric="spar_paper_vci").value == 1.0
 
 
 def test_viewspatial_bench(tmp_path: Path) -> None:
@@ -249,10 +254,10 @@ def test_viewspatial_bench(tmp_path: Path) -> None:
         source=FIXTURES / "viewspatial-bench" / "ViewSpatial-Bench.json",
         media_cache=tmp_path,
     )
-    _check_tasks(tasks, "viewspatial-bench")
-    assert tasks[0].choices == ["left", "right", "front", "back"]
-    assert normalize_choice_answer(tasks[0].ground_truth, tasks[0].choices) == "B"
-    assert normalize_choice_answer(tasks[1].ground_truth, tasks[1].choices) == "A"
+    # the paper appends the options to the question as published and scores the answer's first letter
+    assert tasks[0].choices is None and tasks[0].question.endswith("\n\nA. left\nB. right\nC. front\nD. back")
+    assert [t.ground_truth for t in tasks] == ["B", "A"] and all(Path(t.inputs[0].paths[0]).is_file() for t in tasks)
+    assert score_answer("B", "B", metric="viewspatial_paper").value == 1.0
 
 
 def test_omnispatial_answer_index(tmp_path: Path) -> None:
@@ -261,7 +266,8 @@ def test_omnispatial_answer_index(tmp_path: Path) -> None:
     assert [t.ground_truth for t in tasks] == ["C", "A", "B"]
     assert tasks[0].inputs[0].paths[0].endswith("Complex_Logic/0.png")  # image named by the id's prefix
     assert tasks[0].inputs[0].paths == tasks[2].inputs[0].paths
-    assert tasks[2].choices == ["A", "B", "C", "D"] and "labelled in the image" in tasks[2].question
+    assert tasks[2].choices == ["A", "B", "C", "D"] and tasks[2].meta["options_in_question"]  # drawn in the image
+    assert tasks[2].question == "Which of the unfolded nets folds into the cube shown?"  # no sentence added
 
 
 def test_3dsrbench_circular_groups(tmp_path: Path) -> None:
@@ -279,14 +285,14 @@ def test_bad_records_name_the_fields_present(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"idx": 0, "question": "?"}\n')
     with pytest.raises(ValueError, match=r"expected layout.*fields present"):
-        load_tasks(SPECS["cv-bench"], source=bad, media_cache=tmp_path)
+        load_tasks(SPECS["cv-bench-2d3d"], source=bad, media_cache=tmp_path)
 
 
 def test_hub_unavailable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(DatasetUnavailable, match=r"nyu-visionx/CV-Bench.*--source"):
-        load_tasks(SPECS["cv-bench"])
+        load_tasks(SPECS["cv-bench-2d3d"])
 
 
 def test_parse_inline_options() -> None:

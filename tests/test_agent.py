@@ -127,8 +127,8 @@ def test_image_budget_replaces_the_oldest_images_by_placeholders(task, kernel, t
     last = server.requests[3]
     assert [im.size for im in openai_images(last)] == [(20, 11), (20, 12)]  # the two newest
     text = openai_text(last)
-    assert "[image omitted (request limit of 2 images / 20 MB): frame 0, 256x256]" in text
-    assert "[image omitted (request limit of 2 images / 20 MB): crop 0, 20x10]" in text
+    assert "[image omitted (request limit of 2 images / 22 MB): frame 0, 256x256]" in text
+    assert "[image omitted (request limit of 2 images / 22 MB): crop 0, 20x10]" in text
 
 
 def test_an_older_failed_step_is_condensed_to_the_failing_line_and_the_error(task, kernel, tmp_path):

@@ -20,7 +20,7 @@ def project_world(points: np.ndarray, K: np.ndarray, pose: np.ndarray) -> np.nda
     return uvw[:, :2] / uvw[:, 2:]
 
 
-@pytest.mark.parametrize("pitch, roll, height", [(15.0, 0.0, 1.5), (32.0, -4.0, 1.1), (3.0, 2.5, 0.45)])
+@pytest.mark.parametrize("pitch, roll, height", [(-15.0, 0.0, 1.5), (-32.0, -4.0, 1.1), (-3.0, 2.5, 0.45)])
 def test_floor_points_projected_through_a_known_camera_are_recovered(pitch, roll, height):
     pose = geom.tilted_camera_pose(pitch, roll)
     floor = np.array([[x, y, -height] for x in (-1.5, -0.2, 0.9, 2.0) for y in (1.2, 2.5, 4.0)])
@@ -35,24 +35,25 @@ def test_floor_points_projected_through_a_known_camera_are_recovered(pitch, roll
 
 
 def test_the_tilted_pose_frame_is_the_design_world():
-    pose = geom.tilted_camera_pose(20.0, 0.0)
+    pose = geom.tilted_camera_pose(-20.0, 0.0)  # pitch < 0: looking down (the signs of motion)
     forward, right = pose[:3, 2], pose[:3, 0]
     assert forward[1] > 0 and forward[2] == pytest.approx(-np.sin(np.radians(20.0)))  # +Y ahead, looking down
+    assert geom.tilted_camera_pose(10.0)[2, 2] == pytest.approx(np.sin(np.radians(10.0)))  # > 0 looks up
     np.testing.assert_allclose(right, [1.0, 0.0, 0.0], atol=1e-12)  # +X right
-    p = geom.floor_point((319.5, 400.0), K=K640, camera_height_m=1.5, pitch_deg=20.0, roll_deg=0.0)
+    p = geom.floor_point((319.5, 400.0), K=K640, camera_height_m=1.5, pitch_deg=-20.0, roll_deg=0.0)
     assert p.point[0] == pytest.approx(0.0, abs=1e-9) and p.point[2] == pytest.approx(-1.5)
-    right_side = geom.floor_point((600.0, 400.0), K=K640, camera_height_m=1.5, pitch_deg=20.0, roll_deg=0.0)
+    right_side = geom.floor_point((600.0, 400.0), K=K640, camera_height_m=1.5, pitch_deg=-20.0, roll_deg=0.0)
     assert right_side.point[0] > 0.3  # a pixel right of centre is on the floor to the +X side
 
 
 def test_a_pose_gives_the_tilt_and_the_floor_sits_below_its_height():
-    pose = geom.tilted_camera_pose(25.0, 3.0)
+    pose = geom.tilted_camera_pose(-25.0, 3.0)
     pose[:3, 3] = [2.0, -1.0, 0.3]
     truth = np.array([2.4, 1.5, 0.3 - 1.2])
     pixel = project_world(truth[None], K640, pose)[0]
     p = geom.floor_point(pixel, K=K640, camera_height_m=1.2, pose=pose, pixel_sigma_px=1e-6)
     np.testing.assert_allclose(p.point, truth, atol=1e-6)
-    assert p.pitch_deg == pytest.approx(25.0) and p.roll_deg == pytest.approx(3.0)
+    assert p.pitch_deg == pytest.approx(-25.0) and p.roll_deg == pytest.approx(3.0)
     with pytest.raises(ValueError, match="not both"):
         geom.floor_point(pixel, K=K640, pose=pose, pitch_deg=10.0)
 
@@ -62,7 +63,7 @@ def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
     for words in (
         "60 ± 10 deg horizontal field of view",
         "1.5 ± 0.25 m above the floor",
-        "15 ± 8 deg down",
+        "pitch -15 ± 8 deg (15 down",
         "pitch not given",
     ):
         assert words in p.assumed and words in p.text
@@ -73,7 +74,7 @@ def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
     assert p.ground_distance_m == pytest.approx(1.5 / np.tan(np.radians(15.0 + below_axis)), rel=1e-3)
     assert 0.1 * p.distance_m < p.distance_sigma_m < p.distance_m
     known = geom.floor_point(
-        (112.0, 140.0), image_size=(224, 168), hfov_deg=60.0, camera_height_m=1.5, pitch_deg=15.0, roll_deg=0.0
+        (112.0, 140.0), image_size=(224, 168), hfov_deg=60.0, camera_height_m=1.5, pitch_deg=-15.0, roll_deg=0.0
     )
     assert known.assumed == "" and known.distance_sigma_m < 0.2 * p.distance_sigma_m
     wider = geom.floor_point((112.0, 140.0), image_size=(224, 168), height_sigma_m=0.5)
@@ -83,7 +84,7 @@ def test_assumptions_are_stated_and_their_ranges_make_the_uncertainty():
 def test_a_pixel_above_the_horizon_is_refused_clearly():
     with pytest.raises(ValueError, match=r"above the horizon .*row 32.*pitch_deg="):
         geom.floor_point((100.0, 10.0), image_size=(224, 168))
-    assert geom.horizon_row(K640, 15.0) == pytest.approx(239.5 - 525.0 * np.tan(np.radians(15.0)))
+    assert geom.horizon_row(K640, -15.0) == pytest.approx(239.5 - 525.0 * np.tan(np.radians(15.0)))
     with pytest.raises(ValueError, match="image size"):
         geom.floor_point((100.0, 100.0))
     with pytest.raises(ValueError, match="pixel must be"):
@@ -105,7 +106,7 @@ def _redwood_floor(test_data) -> tuple[np.ndarray, np.ndarray, np.ndarray, float
     floor = np.zeros(depth.shape, bool)
     floor[valid] = plane.inliers
     up = plane.normal  # camera frame, pointing from the floor to the camera
-    pitch = float(np.degrees(np.arcsin(-up[2])))
+    pitch = float(np.degrees(np.arcsin(up[2])))  # > 0 up
     roll = float(np.degrees(np.arctan2(-up[0], -up[1])))
     colour = np.asarray(Image.open(root / "color" / "00000.jpg").convert("RGB"))
     return points, floor, colour, float(plane.offset), pitch, roll
@@ -172,7 +173,7 @@ def test_add_bearing_on_floor_matches_floor_point_and_refuses_a_distance():
     p = geom.floor_point((150.0, 140.0), image_size=(224, 168), pixel_sigma_px=2.0)
     np.testing.assert_allclose(obj.center, p.point, atol=0.02 * p.distance_m)
     assert obj.bearings[0].distance_sigma_m == pytest.approx(p.distance_sigma_m)
-    assert "camera tilted 15 ± 8 deg down" in obj.bearings[0].assumed
+    assert "camera pitch -15 ± 8 deg (15 down" in obj.bearings[0].assumed
     assert 0 not in scene.cameras  # the assumed camera is not registered as known
     with pytest.raises(ValueError, match="drop distance="):
         scene.add_bearing("x", (150.0, 140.0), image_size=(224, 168), on_floor=True, distance=2.0)
@@ -194,7 +195,7 @@ def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, nam
     v, u = np.mgrid[0 : depth.shape[0], 0 : depth.shape[1]]
     points = np.stack([(u - cx) * depth / fx, (v - cy) * depth / fy, depth], -1)[depth > 0]
     up = geom.find_floor(points, np.eye(4)[None]).normal
-    true_pitch = float(np.degrees(np.arcsin(-up[2])))
+    true_pitch = float(np.degrees(np.arcsin(up[2])))  # > 0 up, as every tool says
     photo = Image.open(test_data / colour_path).convert("RGB")
     small = photo.resize((224, round(photo.height * 224 / photo.width)), Image.LANCZOS)
     tilt = geom.camera_tilt(small)  # 60 deg field of view assumed (truly 62.7)
@@ -202,6 +203,9 @@ def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, nam
     assert tilt.pitch_sigma_deg == 5.0 and tilt.edges >= 6
     p = geom.floor_point((112, 150), small)
     assert "estimated from the image's vertical edges" in p.assumed and p.pitch_deg == tilt.pitch_deg
+    given = geom.floor_point((112, 150), small, tilt=tilt)  # the same tilt handed over as a CameraTilt
+    np.testing.assert_allclose(given.point, p.point, atol=1e-9)
+    assert "camera tilt given" in given.assumed
 
 
 def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one():
@@ -209,7 +213,7 @@ def test_a_featureless_image_gives_no_tilt_and_floor_point_says_it_assumed_one()
     with pytest.raises(ValueError, match=r"too few near-vertical edges.*pitch_deg="):
         geom.camera_tilt(blank)
     p = geom.floor_point((112, 150), blank)
-    assert p.pitch_deg == 15.0 and "15 ± 8 deg down (too few near-vertical edges" in p.assumed
+    assert p.pitch_deg == -15.0 and "pitch -15 ± 8 deg (15 down; too few near-vertical edges" in p.assumed
 
 
 def test_points_of_one_photo_share_its_camera_error_in_perspective_readouts():
@@ -234,3 +238,32 @@ def test_points_of_one_photo_share_its_camera_error_in_perspective_readouts():
     other = geom.floor_point((100.0, 150.0), image_size=(224, 168), camera_height_m=1.2)
     with pytest.raises(ValueError, match="different cameras"):
         geom.floor_samples([scene["a"].bearings[0].floor, other])
+
+
+@pytest.mark.parametrize("pitch, roll", [(-20.0, 0.0), (12.0, 0.0), (-8.0, 5.0)])
+def test_geometry_and_motion_share_one_sign_convention(pitch, roll):
+    """The turn from a level camera to ``tilted_camera_pose(pitch, roll)`` reads back through ``motion``'s
+    yaw/pitch/roll as the same pitch and roll: > 0 up and clockwise in every tool."""
+    from spatialclaw.primitives.motion.angles import yaw_pitch_roll
+
+    level, tilted = geom.tilted_camera_pose(0.0, 0.0), geom.tilted_camera_pose(pitch, roll)
+    yaw, read_pitch, read_roll = yaw_pitch_roll(level[:3, :3].T @ tilted[:3, :3])
+    assert (yaw, read_pitch, read_roll) == pytest.approx((0.0, pitch, roll), abs=1e-9)
+    assert geom.floor_point((319.5, 300.0), K=K640, pitch_deg=-10.0, roll_deg=0.0).distance_m < 10.0
+    with pytest.raises(ValueError, match="above the horizon"):  # looking up, the centre row is sky
+        geom.floor_point((319.5, 260.0), K=K640, pitch_deg=10.0, roll_deg=0.0)
+
+
+def test_floor_point_takes_a_camera_tilt_and_flags_distances_beyond_a_room():
+    tilt = geom.CameraTilt(pitch_deg=-30.0, roll_deg=2.0, pitch_sigma_deg=5.0, edges=9)
+    p = geom.floor_point((319.5, 400.0), K=K640, camera_height_m=1.5, tilt=tilt)
+    q = geom.floor_point((319.5, 400.0), K=K640, camera_height_m=1.5, pitch_deg=-30.0, roll_deg=2.0)
+    np.testing.assert_allclose(p.point, q.point, atol=1e-9)
+    assert p.distance_sigma_m > q.distance_sigma_m  # the tilt's sigma came with it
+    assert "looks down 30.0 deg" in p.text and p.notes == ""
+    with pytest.raises(ValueError, match="not both"):
+        geom.floor_point((319.5, 400.0), K=K640, tilt=tilt, pitch_deg=-10.0)
+    with pytest.raises(ValueError, match="CameraTilt"):
+        geom.floor_point((319.5, 400.0), K=K640, tilt=-30.0)
+    far = geom.floor_point((319.5, 250.0), K=K640, camera_height_m=1.5, pitch_deg=-5.0, roll_deg=0.0)
+    assert far.ground_distance_m > 6.0 and "beyond most rooms" in far.notes and "IMPLAUSIBLE?" in far.text

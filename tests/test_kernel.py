@@ -165,11 +165,11 @@ def test_memory_blow_up_is_a_clear_error(tmp_path):
 def test_kernel_environment_has_no_secrets_and_runs_in_workdir(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-should-not-leak")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "t0ken")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    monkeypatch.setenv("SPATIALCLAW_HARMLESS_SETTING", "visible")
     with Kernel(workdir=tmp_path) as k:
         result = k.execute(
             "import os\nprint(sorted(k for k in os.environ if 'KEY' in k or 'TOKEN' in k))\n"
-            "print(os.environ.get('HARMLESS_SETTING'))\nprint(os.getcwd())"
+            "print(os.environ.get('SPATIALCLAW_HARMLESS_SETTING'))\nprint(os.getcwd())"
         )
         lines = result.stdout.splitlines()
         assert lines[0] == "[]"

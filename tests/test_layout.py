@@ -130,5 +130,5 @@ def test_kernel_side_never_imports_the_host_side():
 
 def test_no_flat_modules_left_where_a_layer_now_lives():
     flat = {path.stem for path in (ROOT / "spatialclaw").glob("*.py")}
-    assert flat <= {"__init__", "cli", "task", "chat", "extras", "input_paths"}
+    assert flat <= {"__init__", "cli", "task", "chat", "extras", "input_paths", "jsonl"}
     assert {path.stem for path in (ROOT / "primitives").glob("*.py")} <= {"__init__", "imaging", "protocol", "answers"}

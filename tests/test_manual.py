@@ -106,10 +106,12 @@ def test_full_documentation_is_one_call_away_in_the_kernel():
         member = kernel.execute("manual('geom.distance')")
         result_type = kernel.execute("manual('Direction')")
         unknown = kernel.execute("manual('teleport')")
+        conventions = kernel.execute("manual('conventions')")
     assert inspect.getdoc(reconstruct).splitlines()[-1] in tool.stdout
     assert "metres" in member.stdout and "geom.distance(" in member.stdout
     assert inspect.getdoc(Direction).splitlines()[0] in result_type.stdout
     assert unknown.error.type == "NameError" and "manual()" in unknown.error.message
+    assert "pitch > 0 tilts UP" in conventions.stdout and conventions.error is None  # the prompt's own text
     # each entry is headed by the name it documents, so several in one cell stay apart
     assert tool.stdout.startswith("== manual('reconstruct') ==") and result_type.stdout.startswith(
         "== manual('Direction') =="

@@ -98,6 +98,14 @@ def test_task_prompt_letters_the_choices_and_describes_the_inputs(tmp_path):
     assert "multiple choice" in text
 
 
+def test_options_already_in_the_question_are_not_listed_again():
+    question = "Which way did the camera turn?\nA. left\nB. right"
+    task = Task(question, choices=["left", "right"], meta={"options_in_question": True})
+    text = prompting.task_prompt(task)
+    assert text.count("A. left") == 1
+    assert "Options:" not in text
+
+
 def test_answer_rules_per_type_and_unknown_type():
     assert 'answer("yes")' in prompting.answer_rules("yes_no")
     assert "metres unless" in prompting.answer_rules("number")
@@ -138,6 +146,23 @@ def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
     from spatialclaw.primitives.perception.availability import tool_status
 
     tools = {name: status.to_dict() for name, status in tool_status().items()}
-    assert system == prompting.system_prompt(AgentConfig().max_steps, "brief", tools)
+    assert system == prompting.system_prompt(AgentConfig().max_steps, "brief", tools, task.answer_type)
     with pytest.raises(ValueError, match="api_detail"):
         AgentConfig(api_detail="tiny")
+
+
+def test_a_session_prompt_shows_only_what_the_episode_can_use(tmp_path):
+    from spatialclaw.interactive.session_prompt import build_session_prompt
+    from spatialclaw.primitives.conventions import CONVENTIONS
+    from spatialclaw.task import Task
+
+    task = Task("How far is the chair from the table, in metres?", answer_type="number")
+    text = build_session_prompt(task, "s1", tmp_path, 30, vlm_available=False)
+    assert len(text) < 16_000
+    assert "`vlm` (VLMClient): UNAVAILABLE here" in text and "vlm.ask(" not in text and "vlm.locate(" not in text
+    rules = text.split("## Answer rules")[1].split("##")[0]
+    assert "plain int or float" in rules and "yes_no" not in rules and "letter" not in rules
+    assert CONVENTIONS in text and "pitch > 0 tilts UP" in text
+    with_vlm = build_session_prompt(task, "s1", tmp_path, 30, vlm_available=True)
+    assert "vlm.ask(" in with_vlm
+    assert prompting.answer_rules(None).count(":") >= 4  # without a known type, all four are shown

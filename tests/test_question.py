@@ -204,3 +204,43 @@ def test_the_agent_guide_example_runs_as_written():
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/agent.md", "exec"), {})
+
+
+@pytest.mark.parametrize(
+    "value", ['{"distance_m": 1.0, "sigma": 0.3}', "[1.0, 2.0]", "between 1.0 and 2.0", "The sofa is 2 m from the door"]
+)
+def test_a_number_answer_refuses_text_that_is_not_one_number(value):
+    with pytest.raises(AnswerError, match="number"):
+        normalise_answer(value, answer_type="number")
+    with pytest.raises(AnswerError, match="short text"):
+        normalise_answer({"distance_m": 1.0}, answer_type="text")
+    assert normalise_answer("about 3.2 m", answer_type="number") == 3.2
+    assert normalise_answer("12 m^2", answer_type="number") == 12.0
+
+
+@pytest.mark.parametrize(
+    "question, stem, choices",
+    [
+        ("Is the lamp to the left of the bed?\nYes.\nNo.", "Is the lamp to the left of the bed?", ["Yes", "No"]),
+        ("Where is the door?\nOptions:\nleft\nright\nbehind", "Where is the door?", ["left", "right", "behind"]),
+        (
+            "Which direction is the door from the bed? Choose from N, NE, E, SE, S, SW, W, NW.",
+            "Which direction is the door from the bed?",
+            ["N", "NE", "E", "SE", "S", "SW", "W", "NW"],
+        ),
+        (
+            "Where is the lamp? Answer with one of: left, right, or behind",
+            "Where is the lamp?",
+            ["left", "right", "behind"],
+        ),
+    ],
+)
+def test_unlettered_option_lines_and_allowed_answer_lists_are_choices(question, stem, choices):
+    parsed = parse_question(question)
+    assert (parsed.text, parsed.choices, parsed.answer_type) == (stem, choices, "multiple_choice")
+    assert normalise_answer("yes" if choices[0] == "Yes" else choices[1], parsed.choices) in ("A", "B")
+
+
+def test_short_lines_that_are_not_options_stay_text():
+    for question in ("Describe the room.\nIt is big.\nReally big.", "How far is the bed?\nGive your answer in metres."):
+        assert parse_question(question).choices is None

@@ -303,9 +303,13 @@ def test_results_store_skips_a_torn_line_and_keeps_the_last_row(tmp_path: Path) 
         f.write('{"task_id": "c", "sta')  # a crash mid-write
     rows = store.load()
     assert list(rows) == ["a", "b"] and rows["a"]["status"] == "ok"
-    (tmp_path / "bad.jsonl").write_text('{"task_id": "a"}\nnot json\n{"task_id": "b"}\n')
-    with pytest.raises(ValueError, match="corrupt"):
-        ResultsStore(tmp_path / "bad.jsonl").load()
+    (tmp_path / "bad.jsonl").write_text(
+        '{"task_id": "a", "status": "ok"}\nnot json\n{"task_id": "b", "status": "ok"}\n'
+    )
+    rows, problems = ResultsStore(tmp_path / "bad.jsonl").read()  # a bad line is named; the others still count
+    assert list(rows) == ["a", "b"] and problems == [
+        f"{tmp_path / 'bad.jsonl'}: line 2 unreadable (not JSON: Expecting value)"
+    ]
 
 
 def test_run_directory_episode_attempts_never_collide(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from tiny_instance_models import build_grounding_dino, build_sam, has_torchvision
+from tiny_instance_models import build_grounding_dino, build_sam
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect
@@ -149,7 +149,6 @@ def tiny_sam3(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(build_sam3(tmp_path_factory.mktemp("sam3") / "sam3"))
 
 
-@pytest.mark.skipif(not has_torchvision(), reason="transformers' Sam3Processor needs torchvision, not installed here")
 def test_text_with_sam3_gives_one_masked_instance_per_object_at_frame_resolution(tiny_sam3, frame):
     found = segment(frame, text=["red chair", "cup"], text_model=tiny_sam3, threshold=0.0)
     assert len(found) == 2 * 10  # every query of the tiny model, for each of the two labels
@@ -160,11 +159,3 @@ def test_text_with_sam3_gives_one_masked_instance_per_object_at_frame_resolution
     hits = cache.stats["hits"]
     segment(frame, text=["red chair", "cup"], text_model=tiny_sam3, threshold=0.0)
     assert cache.stats["hits"] == hits + 1
-
-
-@pytest.mark.skipif(has_torchvision(), reason="checks the message shown when torchvision is missing")
-def test_sam3_without_torchvision_says_what_to_install_and_the_alternative(tiny_sam3, frame):
-    with pytest.raises(ImportError) as error:
-        segment(frame, text="cup", text_model=tiny_sam3)
-    message = str(error.value)
-    assert "torchvision" in message and "text_model='detect'" in message

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from spatialclaw import jsonl
 from spatialclaw.export import FORMATS, export_episodes
 from spatialclaw.trajectories.episode_log import iter_episode_dirs
 from spatialclaw.trajectories.synthetic import write_synthetic_episode
@@ -49,14 +50,12 @@ def baseline_copy(root: Path, out: Path) -> int:
     count = 0
     with open(out, "w", encoding="utf-8") as file:
         for directory in iter_episode_dirs(root):
-            events = [
-                json.loads(line) for line in (directory / "episode.jsonl").read_text(encoding="utf-8").splitlines()
-            ]
+            events = jsonl.read(directory / "episode.jsonl").records
             images = {
                 p.stem: base64.b64encode(p.read_bytes()).decode("ascii")
                 for p in sorted((directory / "images").iterdir())
             }
-            file.write(json.dumps({"events": events, "images": images}) + "\n")
+            file.write(jsonl.dumps_line({"events": events, "images": images}))
             count += 1
     return count
 
@@ -67,13 +66,13 @@ def use_full_manual(directory: Path, max_steps: int) -> None:
 
     full = system_prompt(max_steps, api_detail="full")
     log = directory / "episode.jsonl"
-    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    events = jsonl.read(log).records
     for event in events:
         if event["type"] == "header":
             event["config"]["max_steps"] = max_steps
         if event["type"] == "model_call":
             event["request"]["messages"][0]["content"] = [{"type": "text", "text": full}]
-    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    jsonl.write_atomic(log, events)
 
 
 def row_lengths(

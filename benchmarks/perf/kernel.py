@@ -11,20 +11,34 @@ Sandbox figures (Linux with bubblewrap; absent elsewhere): ``sandbox_cell_ratio`
 unsandboxed round trip, interleaved; target <= 1.1), ``sandbox_start_ratio`` (cold start, sandboxed /
 unsandboxed; target <= 1.5) and ``spare_episode_ms`` (an episode's start from a pre-started spare of a
 ``KernelPool(fresh=True)``: acquire and load; target <= 50 ms).
+
+Limit figures (same run, sandboxed kernels with ``memory_limit_mb=1024``): ``limits_cell_ratio`` and
+``limits_start_ratio`` compare today's sandbox (memory cgroup, size-limited ``/tmp`` and ``/dev/shm``,
+read-only root and ``/dev``, seccomp filter, dataset masks, owner record and sweep, parent-death signal)
+with the same sandbox built without those pieces (:func:`without_new_limits`); as root,
+``uid_start_ratio`` is the start of a sandbox that runs as its own uid (no pids cgroup) against one with
+the cgroup. ``--limits`` runs only these.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import os
 import queue
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from unittest import mock
 
 from jupyter_client.manager import KernelManager
 
 from spatialclaw import Kernel, KernelPool
+from spatialclaw.kernel import process, sandbox, sandbox_dirs, sandbox_limits
 from spatialclaw.kernel.environment import kernel_environment
 from spatialclaw.kernel.sandbox import support
 
@@ -135,7 +149,86 @@ def sandbox_figures() -> dict[str, float]:
     }
 
 
+@contextlib.contextmanager
+def without_new_limits() -> Iterator[None]:
+    """Sandboxes built as before the limits of issue 19: no memory cgroup, seccomp filter, masks, sizes,
+    read-only root and /dev, owner sweep or parent-death signal (for comparison only)."""
+    build_policy, build_argv, create = sandbox_dirs.SandboxDirs.policy, sandbox.bwrap_argv, sandbox_limits._create
+
+    def policy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(build_policy(self, *args, **kwargs), seccomp=None, masked=())
+
+    def argv(*args, **kwargs):  # type: ignore[no-untyped-def]
+        full, kept = build_argv(*args, **kwargs), []
+        skip = 0
+        for index, arg in enumerate(full):
+            if skip:
+                skip -= 1
+            elif (
+                (arg in ("--size", "--perms") and "--" not in full[:index])
+                or (arg == "--remount-ro" and full[index + 1] in ("/", "/dev"))
+                or (arg == "--tmpfs" and full[index + 1] == "/dev/shm")
+            ):
+                skip = 1
+            else:
+                kept.append(arg)
+        return kept
+
+    with (
+        mock.patch.object(sandbox_dirs.SandboxDirs, "policy", policy),
+        mock.patch.object(sandbox, "bwrap_argv", argv),
+        mock.patch.object(sandbox_limits, "_create", lambda c, n, s: create(c, n, s) if c == "pids" else None),
+        mock.patch.object(sandbox_dirs, "sweep_sandbox_dirs", lambda parent=None: []),
+        mock.patch.object(process, "die_with_owner", lambda: None),
+    ):
+        yield
+
+
+def limits_figures() -> dict[str, float]:
+    """Today's limits against the sandbox without them, interleaved in this run (and root's own-uid start)."""
+    starts: dict[str, list[float]] = {"old": [], "new": [], "uid": []}
+    variants: dict[str, Callable[[], contextlib.AbstractContextManager[Any]]] = {
+        "old": without_new_limits,
+        "new": contextlib.nullcontext,
+    }
+    if os.getuid() == 0:
+        variants["uid"] = lambda: mock.patch.object(
+            sandbox_limits, "_V1", {"pids": "/nonexistent", "memory": "/nonexistent"}
+        )
+    for _ in range(5):
+        for name, variant in variants.items():
+            with variant():
+                start = time.perf_counter()
+                Kernel(sandbox="required", memory_limit_mb=1024).shutdown()
+                starts[name].append(time.perf_counter() - start)
+    with without_new_limits():
+        old = Kernel(sandbox="required", memory_limit_mb=1024)
+    with old, Kernel(sandbox="required", memory_limit_mb=1024) as new:
+        old_ms, new_ms = interleaved_pair_ms(old, new, ROUNDS)
+    figures = {
+        "limits_old_cell_ms": statistics.median(old_ms),
+        "limits_new_cell_ms": statistics.median(new_ms),
+        "limits_cell_ratio": statistics.median(new_ms) / statistics.median(old_ms),
+        "limits_old_start_s": statistics.median(starts["old"]),
+        "limits_new_start_s": statistics.median(starts["new"]),
+        "limits_start_ratio": statistics.median(starts["new"]) / statistics.median(starts["old"]),
+    }
+    if starts["uid"]:
+        figures["uid_start_s"] = statistics.median(starts["uid"])
+        figures["uid_start_ratio"] = statistics.median(starts["uid"]) / statistics.median(starts["new"])
+    return figures
+
+
 def main() -> None:
+    if "--limits" in sys.argv:
+        if not support().available:
+            raise SystemExit(f"no kernel sandbox here ({support().missing})")
+        limits = limits_figures()
+        for label, figure in limits.items():
+            print(f"{label:<34}{figure:>12.4f}")
+        sys.stdout.flush()
+        print(json.dumps({k: round(v, 4) for k, v in limits.items()}))
+        return
     start_times = []
     for _ in range(3):
         start = time.perf_counter()
@@ -164,7 +257,7 @@ def main() -> None:
             pooled = pool.acquire(meta={"question": f"episode {episode}"})
             reset_times.append(time.perf_counter() - start)
         pool.release(pooled)
-    sandbox = sandbox_figures() if support().available else {}
+    sandbox = {**sandbox_figures(), **limits_figures()} if support().available else {}
 
     figures = {
         "raw_ms": statistics.median(raw),
@@ -193,6 +286,8 @@ def main() -> None:
             ("cold start sandboxed", f"{figures['sandboxed_start_s']:.2f} s", ""),
             ("cold start ratio (sandboxed / not)", f"{figures['sandbox_start_ratio']:.2f}", "<= 1.5"),
             ("episode start from a spare", f"{figures['spare_episode_ms']:.0f} ms", "<= 50"),
+            ("per-cell ratio (new limits / old)", f"{figures['limits_cell_ratio']:.2f}", "<= 1.1"),
+            ("cold start ratio (new limits / old)", f"{figures['limits_start_ratio']:.2f}", "<= 1.2"),
         ]
     else:
         print(f"no kernel sandbox here ({support().missing}): sandbox figures skipped")

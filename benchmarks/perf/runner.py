@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spatialclaw import Kernel
+from spatialclaw import Kernel, jsonl
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.benchmarks.synthetic import generate
@@ -84,7 +84,7 @@ def runner(episodes: int, workers: int, url: str, root: Path) -> tuple[float, fl
     summary = run_benchmark(config)
     wall = time.perf_counter() - started
     assert summary.statuses == {"ok": episodes}, summary.statuses
-    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    rows = jsonl.read(out / "results.jsonl").records
     return wall, sum(r["duration_s"] for r in rows)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from spatialclaw.benchmarks.spec import BenchmarkSpec
 from spatialclaw.benchmarks.specs import (
     blink,
+    cross_video_bench,
     cv_bench,
     dsi_bench,
     erqa,
@@ -43,6 +44,7 @@ SPECS: dict[str, BenchmarkSpec] = {
         mindcube.SPEC,
         blink.SPEC,
         cv_bench.SPEC,
+        cross_video_bench.SPEC,
         erqa.SPEC,
         spar_bench.SPEC,
         viewspatial_bench.SPEC,
@@ -53,6 +55,7 @@ SPECS: dict[str, BenchmarkSpec] = {
         pai_bench.SPEC,
         perceptioncomp.SPEC,
         spatialtree_bench.SPEC,
+        spbench.SPEC,
         spbench.SPEC_SI,
         spbench.SPEC_MV,
         video_mme.SPEC,

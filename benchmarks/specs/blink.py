@@ -1,55 +1,90 @@
-"""BLINK (Fu et al., 2024), its spatial subsets: relative depth, spatial relation, multi-view reasoning,
-object localization and visual correspondence.
+"""BLINK (Fu et al., 2024) as the paper runs it: the ``val`` split of all 14 subtasks, the mean over subtasks.
 
-Record (``BLINK-Benchmark/BLINK``, one config per subtask, split ``val``; ``test`` answers are hidden):
-``idx``, ``question``, ``sub_task``, ``image_1`` .. ``image_4`` (images or null), ``choices`` (option
-texts), ``answer`` (``"(A)"``), ``prompt``, ``explanation``. Overall = mean over subtasks.
+Published layout (``BLINK-Benchmark/BLINK``): one folder per subtask holding ``val-*.parquet`` (and
+``test-*.parquet``, whose answers are hidden; not read). The paper's loader reads the 14 subtasks in the
+order of :data:`SUBTASKS`, each file's rows in order (so ``paper_order`` holds). Record fields: ``idx`` (the
+sample id), ``question``, ``choices`` (option texts, lettered A, B, ... by the prompt), ``answer``
+(``"(A)"``), ``image_1`` .. ``image_4`` (null ones skipped; all shown), ``prompt``/``explanation`` (unused).
+The category is the subtask folder.
 
-Scoring: lmms-eval ``lmms_eval/tasks/blink/utils.py`` (the leading-letter extraction, metric ``cv_letter``)
-and zeyofu/BLINK_Benchmark ``eval/evaluate.py`` (overall = mean over subtasks).
+Scoring: metric ``blink_paper`` (:func:`spatialclaw.benchmarks.official_paper_p2.blink_extract`): a bare
+letter, ``(X)``, the last ``\\boxed{X}``, the one ``(X)`` in the reply (then in its last paragraph), the last
+``(X)``, an "answer is X" phrase, a leading letter; else ``(Z)``; compared with the answer as ``(X)``.
+Overall = mean over subtasks (``macro``); the micro mean is the report's question-weighted figure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, iter_nonempty
+from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, iter_nonempty
 from spatialclaw.task import FrameSpec, Task
 
-SPATIAL_SUBTASKS = (
-    "Relative_Depth",
-    "Spatial_Relation",
+#: The paper's 14 subtasks, in its loader's order.
+SUBTASKS = (
+    "Art_Style",
+    "Counting",
+    "Forensic_Detection",
+    "Functional_Correspondence",
+    "IQ_Test",
+    "Jigsaw",
     "Multi-view_Reasoning",
     "Object_Localization",
+    "Relative_Depth",
+    "Relative_Reflectance",
+    "Semantic_Correspondence",
+    "Spatial_Relation",
     "Visual_Correspondence",
+    "Visual_Similarity",
 )
+REPO = "BLINK-Benchmark/BLINK"
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """Every subtask's ``val-*.parquet`` rows, subtasks in :data:`SUBTASKS` order, with ``_subtask`` added."""
+    for subtask in SUBTASKS:
+        files = sorted((root / subtask).glob("val-*.parquet"))
+        if not files:
+            raise missing("blink", f"{subtask}/val-*.parquet", root, REPO)
+        for path in files:
+            for row in parquet_rows(path, ("idx", "question", "choices", "answer", "image_1"), "blink"):
+                yield {**row, "_subtask": subtask}
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     images = iter_nonempty(record.get(f"image_{i}") for i in range(1, 5))
     paths: list[str | Path] = [ctx.image(image, "image_N") for image in images]
     return Task(
-        question=record["question"],
+        question=str(record["question"]),
         inputs=[FrameSpec.images(paths)],
-        choices=list(record["choices"]),
+        choices=[str(c) for c in record["choices"]],
         answer_type="multiple_choice",
         ground_truth=str(record["answer"]).strip(),
         task_id=f"blink/{record['idx']}",
         benchmark="blink",
-        category=record.get("sub_task") or ctx.config,
-        meta={"metric": "cv_letter"},
+        category=record.get("_subtask") or record.get("sub_task") or ctx.config,
+        meta={"metric": "blink_paper", "sample_id": str(record["idx"])},
     )
 
 
 SPEC = BenchmarkSpec(
     name="blink",
-    description="BLINK spatial subsets: relative depth, spatial relation, multi-view, localization, correspondence",
+    description="BLINK, all 14 perception subtasks (val): depth, correspondence, counting, jigsaw, IQ test, ...",
     to_task=to_task,
-    hub_id="BLINK-Benchmark/BLINK",
-    configs=SPATIAL_SUBTASKS,
+    hub_id=REPO,
+    configs=SUBTASKS,
     split="val",
     aggregation="macro",
-    metric="accuracy per subtask, overall = mean over subtasks; the reply's leading letter (lmms-eval)",
+    metric="accuracy per subtask, overall = mean over the 14 subtasks; the paper's letter extraction, answer (X)",
     homepage="https://huggingface.co/datasets/BLINK-Benchmark/BLINK",
+    paper_name="blink",
+    read_source=read_source,
+    frames=FramePolicy(),
+    instruction="blink.md",
+    expected_files=tuple((f"{subtask}/val-*.parquet", 1) for subtask in SUBTASKS),
+    paper_order=True,
+    breakdowns=("category",),
 )

@@ -1,5 +1,8 @@
 """CV-Bench (Tong et al., Cambrian-1, 2024): 2D counting and relations, 3D depth order and distance.
 
+Registered as ``cv-bench-2d3d`` (alias ``cambrian_cvbench``, and ``CV-Bench``): the paper's ``cvbench`` is the
+cross-video CVBench (``Dongyh35/CVBench``), a different benchmark.
+
 Record (``nyu-visionx/CV-Bench``, split ``test``): ``idx``, ``type`` (2D/3D), ``task`` (Count, Relation,
 Depth, Distance), ``image``, ``question``, ``choices``, ``answer`` (``"(A)"``), ``prompt``, ``filename``,
 ``source`` (ADE20K, COCO, Omni3D), ``source_dataset``, ``source_filename``, ``target_class``,
@@ -25,15 +28,15 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
         choices=list(record["choices"]),
         answer_type="multiple_choice",
         ground_truth=str(record["answer"]).strip(),
-        task_id=f"cv-bench/{record['idx']}",
-        benchmark="cv-bench",
+        task_id=f"cv-bench-2d3d/{record['idx']}",
+        benchmark="cv-bench-2d3d",
         category=record["task"],
         meta={"metric": "cv_letter", "source": record["source"], "type": record.get("type")},
     )
 
 
 SPEC = BenchmarkSpec(
-    name="cv-bench",
+    name="cv-bench-2d3d",
     description="Vision-centric 2D (count, relation) and 3D (depth order, relative distance) questions",
     to_task=to_task,
     hub_id="nyu-visionx/CV-Bench",

@@ -1,26 +1,39 @@
-"""DSI-Bench (Zhang et al., "DSI-Bench: A Benchmark for Dynamic Spatial Intelligence", 2025): motion of
-objects and of the camera in dynamic videos, four-way multiple choice.
+"""DSI-Bench (Zhang et al., "DSI-Bench: A Benchmark for Dynamic Spatial Intelligence", 2025) as the paper runs it:
+all four video variants pooled, 7,076 four-way questions on object and camera motion.
 
-Record (``Viglong/DSI-Bench``: ``metadatas/<aug>.csv``, one per video variant ``std``, ``hflip``,
-``reverse``, ``reverse_hflip``; layout from the official README's inference and evaluation scripts):
-``relative_path`` (the video under ``videos/<aug>/``), ``question``, ``options`` (one string,
-``"A. ... B. ... C. ... D. ..."``), ``GT`` (a letter), ``cate`` (0-5: object motion with a static or a
-moving camera, camera motion in a static or dynamic scene, object-camera distance, object-camera
-orientation). Pass ``--source metadatas/std.csv --media-root videos/std`` (each variant is its own run;
-the README's "sample-wise" number pools the four runs).
+Published layout (``Viglong/DSI-Bench``): ``metadatas/{std,reverse,hflip,reverse_hflip}.csv`` (1,769 rows
+each; ``metadata_4aug.csv`` is not read) and the videos at ``videos/<aug>/<relative_path>``. The paper reads
+the four CSVs in that order, rows in order (``paper_order`` holds). Fields: ``cate`` (0-5, the category),
+``relative_path``, ``video_type``, ``question``, ``options`` (``"A: x; B: y; C: z; D: w"``, listed as
+``A. x`` ... by the prompt), ``GT`` (a letter, upper-cased), ``others``. The sample id is
+``<aug>__row_<6-digit row>``; ``meta["base_id"]`` (``row_<n>``) names the same question across the four
+variants. A sample whose video is missing stays in, with no frames (as in the paper).
 
-Scoring: the official DSI-Bench README (linked from dsibench.github.io), "Evaluate model performance":
-the letter inside ``<answer>X</answer>`` (else ``"E"``), its first character equal to ``GT``; overall =
-accuracy over questions (metric ``dsi_choice``).
+Frames: every frame at the native rate, 32 key frames shown. Scoring: metric ``dsibench_paper``
+(:func:`spatialclaw.benchmarks.official_paper_p2.dsibench_extract`): ``\\boxed{X}``, the last answer marker,
+the last letter token near the end, a leading A-D; empty is wrong. Overall = accuracy over all samples;
+breakdowns per category and per augmentation (``meta["aug"]``).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.benchmarks.paper_read_p2 import csv_rows, missing
+from spatialclaw.benchmarks.spec import (
+    BenchmarkSpec,
+    DatasetUnavailable,
+    FramePolicy,
+    RecordContext,
+    parse_inline_options,
+)
 from spatialclaw.task import FrameSpec, Task
 
+REPO = "Viglong/DSI-Bench"
+AUGMENTATIONS = ("std", "reverse", "hflip", "reverse_hflip")
 CATEGORIES = (
     "Obj:static cam",
     "Obj:moving cam",
@@ -30,38 +43,75 @@ CATEGORIES = (
     "Obj-Cam orientation",
 )
 
-#: The official prompt's answer format (the reply a structured answer is rendered as before scoring).
-ANSWER_FORMAT = "<answer>[A, B, C, or D]</answer>"
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The rows of the four metadata CSVs, in :data:`AUGMENTATIONS` order, with ``_aug`` and ``_row``."""
+    for aug in AUGMENTATIONS:
+        path = root / "metadatas" / f"{aug}.csv"
+        if not path.is_file():
+            raise missing("dsi-bench", f"metadatas/{aug}.csv", root, REPO)
+        for row_index, row in enumerate(
+            csv_rows(path, ("relative_path", "question", "options", "GT", "cate"), "dsi-bench")
+        ):
+            yield {**row, "_aug": aug, "_row": row_index}
+
+
+def parse_options(text: str) -> list[str]:
+    """``"A: x; B: y; C: z; D: w"`` (the published form; ``"A. x B. y"`` also read) as the option texts."""
+    pairs = re.findall(r"(?:^|;)\s*([A-H])\s*:\s*(.*?)\s*(?=;\s*[A-H]\s*:|$)", text.strip(), flags=re.DOTALL)
+    letters = [letter for letter, _ in pairs]
+    if len(pairs) >= 2 and letters == [chr(ord("A") + i) for i in range(len(pairs))]:
+        return [option for _, option in pairs]
+    parsed = parse_inline_options(text)
+    if parsed is None:
+        raise ValueError(f"cannot read the options {text!r} ('A: x; B: y; ...')")
+    return parsed[1]
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    parsed = parse_inline_options(str(record["options"]))
-    if parsed is None:
-        raise ValueError(f"cannot read the options {record['options']!r} ('A. ... B. ...')")
+    aug = record.get("_aug")
+    row = int(record.get("_row", ctx.index))
+    relative = str(record["relative_path"])
+    sample_id = f"{aug}__row_{row:06d}" if aug else f"row_{row:06d}"
+    meta: dict[str, Any] = {"metric": "dsibench_paper", "sample_id": sample_id, "base_id": f"row_{row}"}
+    if aug:
+        meta["aug"] = aug
+    try:
+        inputs = [FrameSpec.video(ctx.media(f"videos/{aug}/{relative}" if aug else relative))]
+    except DatasetUnavailable as exc:
+        if aug is None:
+            raise
+        inputs, meta["missing_video"] = [], str(exc)
     cate = int(record["cate"])
     return Task(
         question=str(record["question"]).strip(),
-        inputs=[FrameSpec.video(ctx.media(str(record["relative_path"])))],
-        choices=parsed[1],
+        inputs=inputs,
+        choices=parse_options(str(record["options"])),
         answer_type="multiple_choice",
-        ground_truth=str(record["GT"]).strip(),
-        task_id=f"dsi-bench/{ctx.index}-{record['relative_path']}",
+        ground_truth=str(record["GT"]).strip().upper(),
+        task_id=f"dsi-bench/{sample_id}",
         benchmark="dsi-bench",
         category=CATEGORIES[cate] if 0 <= cate < len(CATEGORIES) else f"category {cate}",
-        meta={"metric": "dsi_choice", "answer_format": ANSWER_FORMAT},
+        meta=meta,
     )
 
 
 SPEC = BenchmarkSpec(
     name="dsi-bench",
-    description="Dynamic spatial intelligence: object and camera motion in dynamic videos",
+    description="Dynamic spatial intelligence: object and camera motion in dynamic videos, four variants pooled",
     to_task=to_task,
-    hub_id="Viglong/DSI-Bench",
+    hub_id=REPO,
     split="train",
-    splits=("std", "hflip", "reverse", "reverse_hflip"),
+    splits=AUGMENTATIONS,
     aggregation="micro",
-    media_help="Download Viglong/DSI-Bench (huggingface-cli download --repo-type dataset) and pass "
-    "--source metadatas/std.csv --media-root videos/std",
+    media_help="Download Viglong/DSI-Bench (spatialclaw data download dsibench) and pass --source DIR",
     homepage="https://huggingface.co/datasets/Viglong/DSI-Bench",
-    metric="accuracy; the letter in <answer>X</answer>, else E (official README evaluation)",
+    metric="accuracy over the 4 variants pooled, per category and variant; boxed, last answer marker, last letter",
+    paper_name="dsibench",
+    read_source=read_source,
+    frames=FramePolicy(fps=None, key_frames=32),
+    instruction="dsibench.md",
+    expected_files=tuple((f"metadatas/{aug}.csv", 1) for aug in AUGMENTATIONS),
+    paper_order=True,
+    breakdowns=("category", "aug"),
 )

@@ -1,39 +1,94 @@
-"""ERQA (Gemini Robotics team, 2025): embodied reasoning multiple choice over one or more images.
+"""ERQA (Gemini Robotics team, 2025) as the paper runs it: embodied-reasoning multiple choice over one or more
+images, with the options kept inside the question and ``<image>`` tags where the images belong.
 
-Record (``FlagEval/ERQA``, BAAI's parquet release of the ``erqa.tfrecord`` file, split ``test``):
-``question_id``, ``question`` (the options inline, ``A. ...``), ``question_type``, ``answer`` (a letter),
-``images`` (list of encoded images), ``visual_indices`` (where each image sits in the prompt; absent in
-some copies). A copy without ``question_id`` uses the record index. Overall = accuracy.
+Published layout (``FlagEval/ERQA``): ``data/*.parquet`` (``data/test-00000-of-00001.parquet``, 400 rows),
+all read in name order and concatenated (``paper_order`` holds). The paper falls back to
+``data/erqa.tfrecord`` when no parquet is there; spatialclaw does not read TFRecord and says so. Fields:
+``question_id`` (the sample id; else ``erqa_<4-digit index>``), ``question`` (options inline, kept as they
+are), ``question_type`` (the category), ``answer`` (a letter), ``images`` (``{bytes, path}`` list; all shown),
+``visual_indices``. An ``<image>`` tag is spliced into the question at each ``visual_indices`` character
+position (sorted, at most one per image); when every index is 0 or there are none, the tags go on a line
+before the question. ``choices`` are the options read from the question, only to check ``answer("B")``
+(``meta["options_in_question"]``: the prompt does not list them again).
 
-Scoring: lmms-eval ``lmms_eval/tasks/erqa/utils.py`` with ``lmms_eval/tasks/_task_utils/mcq_extract.py``
-(metric ``erqa_choice``: its main rules, see :func:`spatialclaw.benchmarks.official_mcq_parsers.mcq_extract`).
+Scoring: metric ``erqa_paper``, strict: the reply with every ``.`` removed, stripped and lower-cased must
+equal the answer. Overall = accuracy; breakdowns per question type and single- vs multi-image
+(``meta["images"]``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.benchmarks.answer_parsing import choice_letters
+from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.spec import (
+    BenchmarkSpec,
+    DatasetUnavailable,
+    FramePolicy,
+    RecordContext,
+    parse_inline_options,
+)
 from spatialclaw.task import FrameSpec, Task
+
+REPO = "FlagEval/ERQA"
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """Every ``data/*.parquet`` in name order, rows in order, with ``_position`` (the row's place overall)."""
+    files = sorted((root / "data").glob("*.parquet"))
+    if not files:
+        if (root / "data" / "erqa.tfrecord").is_file():
+            raise DatasetUnavailable(
+                f"erqa: {root}/data holds only erqa.tfrecord; spatialclaw reads the parquet release "
+                f"(data/test-00000-of-00001.parquet of {REPO})"
+            )
+        raise missing("erqa", "data/*.parquet", root, REPO)
+    position = 0
+    for path in files:
+        for row in parquet_rows(path, ("question", "answer", "images"), "erqa"):
+            yield {**row, "_position": position}
+            position += 1
+
+
+def with_image_tags(question: str, visual_indices: list[Any] | None, count: int) -> str:
+    """``<image>`` at each sorted character index (at most ``count``), or on a line before the question when
+    the indices are all 0 or absent."""
+    indices = sorted(int(i) for i in (visual_indices or []))[:count]
+    if not indices or all(i == 0 for i in indices):
+        return "<image>" * count + "\n" + question if count else question
+    for position in reversed(indices):
+        question = question[:position] + "<image>" + question[position:]
+    return question
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    paths: list[str | Path] = [ctx.image(image, "images") for image in record["images"]]
-    parsed = parse_inline_options(record["question"])
-    if parsed is None:
-        raise ValueError("question has no inline options 'A. ...'")
-    stem, options = parsed
+    images = list(record.get("images") or [])
+    paths: list[str | Path] = [ctx.image(image, "images") for image in images]
+    raw = str(record["question"])
+    parsed = parse_inline_options(raw)
+    answer = str(record["answer"]).strip()
+    index = record.get("_position", ctx.index)
+    sample_id = str(record.get("question_id") or f"erqa_{int(index):04d}")
+    choices = parsed[1] if parsed else choice_letters(max(4, ord(answer[:1].upper() or "A") - ord("A") + 1))
     return Task(
-        question=stem,
+        question=with_image_tags(raw, record.get("visual_indices"), len(images)),
         inputs=[FrameSpec.images(paths)],
-        choices=options,
+        choices=choices,
         answer_type="multiple_choice",
-        ground_truth=str(record["answer"]).strip(),
-        task_id=f"erqa/{record.get('question_id', ctx.index)}",
+        ground_truth=answer,
+        task_id=f"erqa/{sample_id}",
         benchmark="erqa",
         category=record.get("question_type") or "uncategorized",
-        meta={"metric": "erqa_choice", "visual_indices": list(record.get("visual_indices") or [])},
+        meta={
+            "metric": "erqa_paper",
+            "sample_id": sample_id,
+            "options_in_question": True,
+            "images": "single-image" if len(images) <= 1 else "multi-image",
+            "visual_indices": list(record.get("visual_indices") or []),
+        },
     )
 
 
@@ -41,9 +96,16 @@ SPEC = BenchmarkSpec(
     name="erqa",
     description="Embodied reasoning QA (spatial, trajectory, state, task reasoning) for robotics",
     to_task=to_task,
-    hub_id="FlagEval/ERQA",
+    hub_id=REPO,
     split="test",
     aggregation="micro",
-    metric="accuracy; the last declared or the bare option letter (lmms-eval extract_mcq_answer rules)",
+    metric="accuracy; the reply without dots, lower-cased, must equal the letter (strict)",
     homepage="https://github.com/embodiedreasoning/ERQA",
+    paper_name="erqa",
+    read_source=read_source,
+    frames=FramePolicy(),
+    instruction="erqa.md",
+    expected_files=(("data/*.parquet", 1),),
+    paper_order=True,
+    breakdowns=("category", "images"),
 )

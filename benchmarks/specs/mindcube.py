@@ -1,54 +1,128 @@
-"""MindCube (Yin et al., 2025): spatial mental models from a few views (rotation, around, among).
+"""MindCube (Yin et al., 2025) as the paper runs it: spatial mental models from a few views (around, rotation,
+among; translation questions are run but not scored).
 
-Record (``MindCube_tinybench.jsonl`` inside ``MLL-Lab/MindCube``'s ``data.zip``): ``id`` (prefixed with
-its setting: ``rotation_...``, ``around_...``, ``among_...``), ``category`` (list of tags), ``type``,
-``meta_info``, ``question`` (options inline as ``A. ...``), ``images`` (paths relative to the unzipped
-``data/`` folder), ``gt_answer`` (a letter). The hub repository holds a zip, not loadable records: unzip it
-and pass ``--source data/raw/MindCube_tinybench.jsonl --media-root data``. Overall = accuracy.
+Published layout (``MLL-Lab/MindCube``, ``data.zip`` extracted in place): the records file is looked for in
+``DIR``, ``DIR/raw`` and ``DIR/data/raw``, in that order, trying ``MindCube.jsonl`` (21,154) before
+``MindCube_tinybench.jsonl`` in each, so the full set wins when present; lines in file order
+(``paper_order`` holds). Images resolve under whichever of ``DIR`` and ``DIR/data`` holds
+``other_all_image/``. Fields: ``id`` (the sample id), ``question`` (options inline, kept as they are),
+``images`` (all shown), ``gt_answer`` (upper-cased), ``category`` (tags), ``type``. The setting (the
+category) is read from the lower-cased id by substring, checked in the order around, rotation,
+translation, among; otherwise ``other``. ``choices`` are read from the question only to check
+``answer("B")`` (``meta["options_in_question"]``).
 
-Scoring: mll-lab-nu/MindCube ``src/evaluation/core/extractors.py`` and lmms-eval
-``lmms_eval/tasks/mindcube/utils.py`` (metric ``mindcube_choice``).
+Scoring: metric ``mindcube_paper`` (:func:`spatialclaw.benchmarks.official_paper_p2.mindcube_paper_extract`).
+``translation`` samples carry ``meta["paper_scored"] = False``: the paper leaves them out of every number.
+Overall = accuracy over the rest (rule ``micro_paper_scored``); per setting.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.benchmarks.answer_parsing import choice_letters
+from spatialclaw.benchmarks.paper_read_p2 import check_keys, missing
+from spatialclaw.benchmarks.spec import (
+    BenchmarkSpec,
+    DatasetUnavailable,
+    FramePolicy,
+    RecordContext,
+    parse_inline_options,
+)
 from spatialclaw.task import FrameSpec, Task
 
-SETTINGS = ("rotation", "around", "among")
+REPO = "MLL-Lab/MindCube"
+SETTINGS = ("around", "rotation", "translation", "among")
+RECORD_FILES = ("MindCube.jsonl", "MindCube_tinybench.jsonl")
+
+
+def records_file(root: Path) -> Path:
+    """The records file the paper picks: the full set before the tiny bench, in DIR, DIR/raw, DIR/data/raw."""
+    for folder in (root, root / "raw", root / "data" / "raw"):
+        for name in RECORD_FILES:
+            if (folder / name).is_file():
+                return folder / name
+    raise missing("mindcube", "MindCube.jsonl or MindCube_tinybench.jsonl (in ., raw/ or data/raw/)", root, REPO)
+
+
+def image_base(root: Path) -> Path:
+    """Whichever of ``root`` and ``root/data`` holds ``other_all_image/``."""
+    for folder in (root, root / "data"):
+        if (folder / "other_all_image").is_dir():
+            return folder
+    raise missing("mindcube", "other_all_image/ (in . or data/)", root, REPO)
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The chosen JSONL's records in order, with ``_image_base``."""
+    path = records_file(root)
+    base = image_base(root)
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetUnavailable(f"mindcube: {path} line {number} is not JSON ({exc})") from exc
+            check_keys(record, ("id", "question", "images", "gt_answer"), path, "mindcube", number)
+            yield {**record, "_image_base": str(base)}
+
+
+def setting(sample_id: Any) -> str:
+    """around, rotation, translation or among, by substring of the lower-cased id in that order; else other."""
+    text = str(sample_id).lower()
+    return next((s for s in SETTINGS if s in text), "other")
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    paths: list[str | Path] = [ctx.image(path, "images") for path in record["images"]]
-    parsed = parse_inline_options(record["question"])
-    if parsed is None:
-        raise ValueError(f"question {record['id']} has no inline options 'A. ...'")
-    stem, options = parsed
-    setting = next((s for s in SETTINGS if str(record["id"]).startswith(s)), record.get("type") or "unknown")
+    base = Path(record.get("_image_base") or ".")
+    paths: list[str | Path] = [ctx.media(str(base / str(p))) for p in record["images"]]
+    question = str(record["question"])
+    answer = str(record["gt_answer"]).strip().upper()
+    parsed = parse_inline_options(question)
+    choices = parsed[1] if parsed else choice_letters(max(4, ord(answer[:1] or "A") - ord("A") + 1))
+    kind = setting(record["id"])
+    meta: dict[str, Any] = {
+        "metric": "mindcube_paper",
+        "sample_id": str(record["id"]),
+        "options_in_question": True,
+        "tags": list(record.get("category") or []),
+    }
+    if kind == "translation":
+        meta["paper_scored"] = False
     return Task(
-        question=stem,
+        question=question,
         inputs=[FrameSpec.images(paths)],
-        choices=options,
+        choices=choices,
         answer_type="multiple_choice",
-        ground_truth=str(record["gt_answer"]).strip(),
+        ground_truth=answer,
         task_id=f"mindcube/{record['id']}",
         benchmark="mindcube",
-        category=setting,
-        meta={"metric": "mindcube_choice", "tags": list(record.get("category") or [])},
+        category=kind,
+        meta=meta,
     )
 
 
 SPEC = BenchmarkSpec(
     name="mindcube",
-    description="Spatial mental modelling from limited views (rotation, around, among)",
+    description="Spatial mental modelling from limited views (around, rotation, among)",
     to_task=to_task,
-    hub_id="MLL-Lab/MindCube",
+    hub_id=REPO,
     split="train",
-    aggregation="micro",
-    metric="accuracy; MindCube's prioritised answer patterns (official extract_answer)",
-    media_help="Download data.zip from MLL-Lab/MindCube, unzip it, and use its data/ folder",
+    aggregation="micro_paper_scored",
+    metric="accuracy without the translation samples; boxed, last 'X.', the answer tag, answer phrases, last letter",
+    media_help="Download MLL-Lab/MindCube and extract data.zip in place (spatialclaw data download mindcube)",
     homepage="https://huggingface.co/datasets/MLL-Lab/MindCube",
+    paper_name="mindcube",
+    read_source=read_source,
+    frames=FramePolicy(),
+    instruction="mindcube.md",
+    expected_files=(("**/MindCube_tinybench.jsonl", 1),),
+    archives=("data.zip",),
+    paper_order=True,
+    breakdowns=("category",),
 )

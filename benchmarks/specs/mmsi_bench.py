@@ -1,37 +1,69 @@
-"""MMSI-Bench (Yang et al., 2025): multi-image spatial intelligence, four-way multiple choice.
+"""MMSI-Bench (Yang et al., 2025) as the paper runs it: multi-image spatial intelligence, four-way multiple choice
+with the options kept inside the question.
 
-Record (``RunsenXu/MMSI-Bench``, split ``test``): ``id``, ``images`` (list of encoded image bytes),
-``question_type``, ``question`` (the options inline after ``"Options:"``), ``answer`` (a letter),
-``thought``. Overall = accuracy over all questions.
+Published layout (``RunsenXu/MMSI-Bench``): ``MMSI_Bench.parquet`` at the repository root, 1,000 rows in
+order (``paper_order`` holds). Fields: ``id`` (the sample id), ``images`` (encoded images; all shown, up to
+32), ``question`` (options inline after ``Options:``, kept as they are), ``question_type`` (the category),
+``answer`` (a letter, upper-cased), ``difficulty``, ``thought`` (not shown). ``choices`` are read from the
+question only to check ``answer("B")`` (``meta["options_in_question"]``).
 
-Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/mmsi_bench/utils.py`` (metric ``mmsi_choice``).
+Scoring: metric ``mmsi_paper`` (:func:`spatialclaw.benchmarks.official_paper_p2.mmsi_paper_extract`).
+Overall = accuracy; breakdowns per question type and per subset (``meta["subset"]``: Positional
+Relationship, Motion, Attribute, MSR; the question type's prefix).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.benchmarks.answer_parsing import choice_letters
+from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, parse_inline_options
 from spatialclaw.task import FrameSpec, Task
+
+REPO = "RunsenXu/MMSI-Bench"
+RECORDS = "MMSI_Bench.parquet"
+SUBSETS = ("Positional Relationship", "Motion", "Attribute", "MSR")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """``MMSI_Bench.parquet``'s rows in order."""
+    path = root / RECORDS
+    if not path.is_file():
+        raise missing("mmsi-bench", RECORDS, root, REPO)
+    yield from parquet_rows(path, ("id", "images", "question", "question_type", "answer"), "mmsi-bench")
+
+
+def subset(question_type: str) -> str:
+    """The subset a question type belongs to, by its prefix (``"Motion (Cam.)"`` -> ``"Motion"``)."""
+    return next((s for s in SUBSETS if question_type.strip().startswith(s)), "Other")
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     paths: list[str | Path] = [ctx.image(image, "images") for image in record["images"]]
-    parsed = parse_inline_options(record["question"], marker="Options:") or parse_inline_options(record["question"])
-    if parsed is None:
-        raise ValueError(f"question {record['id']} has no inline options ('Options: A: ..., B: ...')")
-    stem, options = parsed
+    question = str(record["question"])
+    answer = str(record["answer"]).strip().upper()
+    parsed = parse_inline_options(question, marker="Options:") or parse_inline_options(question)
+    choices = parsed[1] if parsed else choice_letters(max(4, ord(answer[:1] or "A") - ord("A") + 1))
+    kind = str(record["question_type"])
     return Task(
-        question=stem,
+        question=question,
         inputs=[FrameSpec.images(paths)],
-        choices=options,
+        choices=choices,
         answer_type="multiple_choice",
-        ground_truth=str(record["answer"]).strip(),
+        ground_truth=answer,
         task_id=f"mmsi-bench/{record['id']}",
         benchmark="mmsi-bench",
-        category=record["question_type"],
-        meta={"metric": "mmsi_choice"},
+        category=kind,
+        meta={
+            "metric": "mmsi_paper",
+            "sample_id": str(record["id"]),
+            "options_in_question": True,
+            "subset": subset(kind),
+            "difficulty": record.get("difficulty"),
+        },
     )
 
 
@@ -39,9 +71,16 @@ SPEC = BenchmarkSpec(
     name="mmsi-bench",
     description="Multi-image spatial reasoning (camera, object and region relations, motion, multi-step)",
     to_task=to_task,
-    hub_id="RunsenXu/MMSI-Bench",
+    hub_id=REPO,
     split="test",
     aggregation="micro",
-    metric="accuracy; the first standalone A-D not followed by a word (official MMSI-Bench extraction)",
+    metric="accuracy, per question type and subset; backticks, boxed, first X./(X)/X:, a standalone A-D",
     homepage="https://huggingface.co/datasets/RunsenXu/MMSI-Bench",
+    paper_name="mmsi",
+    read_source=read_source,
+    frames=FramePolicy(),
+    instruction="mmsi.md",
+    expected_files=((RECORDS, 1),),
+    paper_order=True,
+    breakdowns=("category", "subset"),
 )

@@ -1,67 +1,104 @@
-"""MMSI-Video-Bench (Lin et al., 2025): video-based spatial intelligence: spatial construction, motion,
-planning, prediction and cross-video reasoning, 1,106 multiple-choice questions.
+"""MMSI-Video-Bench (Lin et al., 2025) as the paper runs it: video spatial intelligence (spatial construction,
+motion, planning, prediction, cross-video), multiple choice over pre-extracted clip frames.
 
-Record (``mmsivideo.json`` in ``rbler/MMSI-Video-Bench``, a JSON list; layout from the official
-``dataset.py``): ``id``, ``video_list`` (``path``, ``start``, ``end``, ``base_fps`` per clip),
-``frames_list`` (per clip, frame paths relative to ``frames/``), ``ref_images`` (relative to
-``ref_images/``; one per ``<image>`` in ``ori_question``), ``system_prompt``, ``task_prompt``,
-``user_prompt`` (the question and its options), ``format_prompt``, ``ground_truth`` (or ``gt``; a letter),
-``question_type`` (or ``type``, the Chinese code the official ``type_map_dict`` translates). Unzip
-``frames.zip`` and ``ref_images.zip`` next to the json and pass ``--source data/mmsivideo.json``.
+Published layout (``rbler/MMSI-Video-Bench``): ``mmsivideo.json`` (a list, read in order: ``paper_order``
+holds), ``frames/`` (pre-extracted; ``frames.zip`` extracted in place), ``videos/``, ``ref_images/``. Fields:
+``id`` (the sample id); ``type`` (the English category, e.g. ``(Spatial Construction) Camera-Scene Spatial
+Relationship``, kept as written, including ``(Cross-Video) Memoery Update``); ``frames_list`` (one list of
+frame paths per clip, under ``frames/``; every frame goes to the kernel); ``video_list`` (``path`` under
+``videos/``, ``start``, ``end``, ``base_fps``: each clip's fps is ``base_fps``, its duration ``end - start``,
+in ``meta["clips"]``); ``options`` (option texts, lettered A, B, ... by the prompt); ``ground_truth`` (a
+letter); ``ori_question`` (the question; when its ``<image>`` tags are as many as ``ref_images``, each becomes
+``[reference image #n]`` in order); ``ref_images`` (under ``ref_images/``); ``hint`` (not shown).
 
-Scoring: InternRobotics/MMSI-Video-Bench ``evaluation.py`` (``extract_answer``: ``boxed{}``, JSON
-``"answer":``, ``answer is``, ``Answer:`` or a bare letter, A-F; metric ``mmsi_video_choice``); overall =
-accuracy over questions.
+Inputs: one image set per clip (64 key frames shown per clip), then the reference images as one more input,
+whose position ``meta["reference_images_input"]`` names (the paper attaches them to the first message).
+Scoring: metric ``mmsivideo_paper``, the paper's base extractor: ``\\boxed{X}``, the first letter before
+``.``, ``:`` or ``)``, a single letter. Overall = accuracy; per type and per main category
+(``meta["main_category"]``: Spatial Construction, Motion Understanding, Cross-Video, Planning = Planning +
+Prediction, else Other).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
+from spatialclaw.benchmarks.paper_read_p2 import check_keys, json_data, missing
+from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
-#: The official ``type_map_dict``: annotation codes to the category names the paper reports.
-TYPE_NAMES = {
-    "CU-跨时间": "(Cross-Video) Memory Update",
-    "CU-跨视角": "(Cross-Video) Multi-View Integration",
-    "HU-规划": "Planning",
-    "HU-预测模拟": "Prediction",
-    "MU-相机运动": "(Motion Understanding) Camera Motion",
-    "MU-物体运动": "(Motion Understanding) Instance Motion",
-    "MU-交互": "(Motion Understanding) Interactive Motion",
-    "SC-物体物体空间关系": "(Spatial Construction) Instance-Instance Spatial Relationship",
-    "SC-物体场景空间关系": "(Spatial Construction) Instance-Scene Spatial Relationship",
-    "SC-场景场景空间关系": "(Spatial Construction) Scene-Scene Spatial Relationship",
-    "SC-物体场景属性": "(Spatial Construction) Instance/Scene Attribute",
-    "SC-物体相机空间关系": "(Spatial Construction) Camera-Instance Spatial Relationship",
-    "SC-场景相机空间关系": "(Spatial Construction) Camera-Scene Spatial Relationship",
-}
+REPO = "rbler/MMSI-Video-Bench"
+RECORDS = "mmsivideo.json"
+MAIN_CATEGORIES = ("Spatial Construction", "Motion Understanding", "Cross-Video")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """``mmsivideo.json``'s records in order, each checked for the fields the paper reads."""
+    path = root / RECORDS
+    if not path.is_file():
+        raise missing("mmsi-video-bench", RECORDS, root, REPO)
+    data = json_data(path, "mmsi-video-bench")
+    if not isinstance(data, list):
+        raise DatasetUnavailable(f"mmsi-video-bench: {path} should hold a JSON list, not {type(data).__name__}")
+    wanted = ("id", "type", "frames_list", "options", "ground_truth", "ori_question")
+    for position, record in enumerate(data):
+        check_keys(record, wanted, path, "mmsi-video-bench", position)
+        yield record
+
+
+def main_category(kind: str) -> str:
+    """Spatial Construction, Motion Understanding, Cross-Video (the type's prefix in brackets), Planning (for
+    Planning and Prediction types), else Other."""
+    text = kind.strip()
+    for name in MAIN_CATEGORIES:
+        if text.startswith(f"({name})") or text.startswith(name):
+            return name
+    return "Planning" if text.startswith(("Planning", "Prediction", "(Planning)", "(Prediction)")) else "Other"
+
+
+def question_text(record: dict[str, Any]) -> str:
+    """``ori_question`` with each ``<image>`` replaced by ``[reference image #n]`` when the counts match."""
+    question = str(record["ori_question"])
+    refs = list(record.get("ref_images") or [])
+    if refs and question.count("<image>") == len(refs):
+        for number in range(1, len(refs) + 1):
+            question = question.replace("<image>", f"[reference image #{number}]", 1)
+    return question
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     inputs = [
-        FrameSpec.images([ctx.media(f"frames/{frame}") for frame in frames])
+        FrameSpec.images([ctx.media_any([f"frames/{frame}", str(frame)]) for frame in frames])
         for frames in record["frames_list"]
         if frames
     ]
-    if record.get("ref_images"):
-        inputs.append(FrameSpec.images([ctx.media(f"ref_images/{image}") for image in record["ref_images"]]))
-    prompt = f"{record.get('task_prompt') or ''}{record['user_prompt']}"
-    parsed = parse_inline_options(prompt)
-    if parsed is None:
-        raise ValueError(f"question {record['id']} has no options 'A. ... B. ...' in its user_prompt")
-    kind = str(record.get("question_type") or record.get("type") or "unknown")
+    meta: dict[str, Any] = {"metric": "mmsivideo_paper", "sample_id": str(record["id"])}
+    refs = list(record.get("ref_images") or [])
+    if refs:
+        meta["reference_images_input"] = len(inputs)
+        inputs.append(FrameSpec.images([ctx.media_any([f"ref_images/{image}", str(image)]) for image in refs]))
+    meta["clips"] = [
+        {
+            "name": clip.get("path"),
+            "fps": clip.get("base_fps"),
+            "duration_s": float(clip["end"]) - float(clip["start"]) if clip.get("end") is not None else None,
+        }
+        for clip in record.get("video_list") or []
+    ]
+    kind = str(record["type"])
+    meta["main_category"] = main_category(kind)
     return Task(
-        question=parsed[0],
+        question=question_text(record),
         inputs=inputs,
-        choices=parsed[1],
+        choices=[str(o) for o in record["options"]],
         answer_type="multiple_choice",
-        ground_truth=str(record.get("ground_truth", record.get("gt"))).strip(),
+        ground_truth=str(record["ground_truth"]).strip().upper(),
         task_id=f"mmsi-video-bench/{record['id']}",
         benchmark="mmsi-video-bench",
-        category=TYPE_NAMES.get(kind, kind),
-        meta={"metric": "mmsi_video_choice", "format_prompt": record.get("format_prompt")},
+        category=kind,
+        meta=meta,
     )
 
 
@@ -69,11 +106,19 @@ SPEC = BenchmarkSpec(
     name="mmsi-video-bench",
     description="Video spatial intelligence: construction, motion, planning, prediction, cross-video reasoning",
     to_task=to_task,
-    hub_id="rbler/MMSI-Video-Bench",
-    data_files="mmsivideo.json",
+    hub_id=REPO,
+    data_files=RECORDS,
     split="train",
     aggregation="micro",
-    media_help="Download rbler/MMSI-Video-Bench, unzip frames.zip and ref_images.zip beside mmsivideo.json",
+    media_help="Download rbler/MMSI-Video-Bench and extract its archives in place (spatialclaw data download mmsivideo)",
     homepage="https://huggingface.co/datasets/rbler/MMSI-Video-Bench",
-    metric="accuracy; boxed / 'answer is' / 'Answer:' / bare letter, A-F (official evaluation.py)",
+    metric="accuracy, per type and main category; boxed, else the first letter before '.', ':' or ')'",
+    paper_name="mmsivideo",
+    read_source=read_source,
+    frames=FramePolicy(key_frames=64),
+    instruction="mmsivideo.md",
+    expected_files=((RECORDS, 1),),
+    archives=("frames.zip", "ref_images.zip"),
+    paper_order=True,
+    breakdowns=("category", "main_category"),
 )

@@ -1,47 +1,74 @@
-"""OmniSpatial (Jia et al., 2025): dynamic reasoning, complex spatial logic, spatial interaction and
-perspective taking.
+"""OmniSpatial (Jia et al., 2025) as the paper runs it: dynamic reasoning, complex spatial logic, spatial
+interaction and perspective taking, four-way multiple choice on one image.
 
-Record (``data.json`` in ``qizekun/OmniSpatial``'s ``OmniSpatial-test.zip``): ``id`` (``"<image>_<n>"``:
-several questions share an image), ``question``, ``options`` (list of option texts; empty for the
-Complex_Logic questions whose options are drawn in the image, labelled A, B, C, D), ``answer`` (0-based index
-of the right option), ``task_type`` (Dynamic_Reasoning, Complex_Logic, Spatial_Interaction,
-Perspective_Taking), ``sub_task_type``. Records carry no image field: the image is
-``<task_type>/<image>.png`` beside ``data.json``. Unzip and pass ``--source OmniSpatial-test/data.json``.
-Overall = accuracy.
+Published layout (``qizekun/OmniSpatial``, ``OmniSpatial-test.zip`` extracted in place):
+``OmniSpatial-test/data.json`` (1,533 records, in order: ``paper_order`` holds); the image of a record is
+``OmniSpatial-test/<task_type>/<id before the first "_">.png``. Fields: ``id``, ``question``, ``options``
+(option texts, lettered A, B, ... by the prompt), ``answer`` (0-based index, the letter from ``ABCD``),
+``task_type`` (4, the category), ``sub_task_type`` (10). Raw ids repeat across groups, so the sample id is
+``<task_type>_<sub_task_type>_<id>``. Records whose options are empty (drawn in the image) keep the question
+as it is; their ``choices`` are the letters A-D only to check ``answer("B")``
+(``meta["options_in_question"]``: the prompt lists no options, as in the paper).
 
-Scoring: lmms-eval ``lmms_eval/tasks/omnispatial/utils.py`` with its ``_default_template_yaml``
-(``eval_type: re``; metric ``omnispatial_choice``).
+Scoring: metric ``omnispatial_paper``: the last "Answer: X" (any case); else the base extractor's single
+A-D; else a leading A-D; else A; case-insensitive. Overall = accuracy; per task type and per sub-task type.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.answer_parsing import choice_letters
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.paper_read_p2 import check_keys, json_data, missing
+from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
+
+REPO = "qizekun/OmniSpatial"
+FOLDER = "OmniSpatial-test"
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """``OmniSpatial-test/data.json``'s records in order, each with ``_folder`` (where its images are)."""
+    path = next((p for p in (root / FOLDER / "data.json", root / "data.json") if p.is_file()), None)
+    if path is None:
+        raise missing("omnispatial", f"{FOLDER}/data.json", root, REPO)
+    data = json_data(path, "omnispatial")
+    if not isinstance(data, list):
+        raise DatasetUnavailable(f"omnispatial: {path} should hold a JSON list, not {type(data).__name__}")
+    for position, record in enumerate(data):
+        check_keys(
+            record, ("id", "question", "options", "answer", "task_type", "sub_task_type"), path, "omnispatial", position
+        )
+        yield {**record, "_folder": str(path.parent)}
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    image = f"{record['task_type']}/{str(record['id']).split('_')[0]}.png"
-    options = list(record["options"] or [])
+    folder = Path(record.get("_folder") or ".")
+    image = folder / str(record["task_type"]) / f"{str(record['id']).split('_')[0]}.png"
+    options = [str(o) for o in (record.get("options") or [])]
     answer = int(record["answer"])
-    question = record["question"]
-    if not options:  # the options are drawn in the image
+    letter = "ABCD"[answer] if 0 <= answer < 4 else chr(ord("A") + answer)
+    sample_id = f"{record['task_type']}_{record.get('sub_task_type')}_{record['id']}"
+    meta: dict[str, Any] = {
+        "metric": "omnispatial_paper",
+        "sample_id": sample_id,
+        "sub_task_type": record.get("sub_task_type"),
+    }
+    if not options:
         options = choice_letters(max(4, answer + 1))
-        question += "\n(The options are labelled in the image.)"
-    if not 0 <= answer < len(options):
-        raise ValueError(f"answer index {answer} is outside the {len(options)} options")
+        meta["options_in_question"] = True
     return Task(
-        question=question,
-        inputs=[FrameSpec.images([ctx.image(image, "image")])],
+        question=str(record["question"]),
+        inputs=[FrameSpec.images([ctx.media(str(image))])],
         choices=options,
         answer_type="multiple_choice",
-        ground_truth=choice_letters(len(options))[answer],
-        task_id=f"omnispatial/{record['id']}",
+        ground_truth=letter,
+        task_id=f"omnispatial/{sample_id}",
         benchmark="omnispatial",
-        category=record["task_type"],
-        meta={"metric": "omnispatial_choice", "sub_task_type": record.get("sub_task_type")},
+        category=str(record["task_type"]),
+        meta=meta,
     )
 
 
@@ -49,10 +76,18 @@ SPEC = BenchmarkSpec(
     name="omnispatial",
     description="Comprehensive spatial reasoning: dynamics, logic, interaction, perspective taking",
     to_task=to_task,
-    hub_id="qizekun/OmniSpatial",
+    hub_id=REPO,
     split="test",
     aggregation="micro",
-    metric="accuracy; the last 'Answer: X', else A (lmms-eval, eval_type re)",
-    media_help="Download OmniSpatial-test.zip from qizekun/OmniSpatial and unzip it",
+    metric="accuracy, per task and sub-task type; the last 'Answer: X', else the base extractor, else A",
+    media_help="Download qizekun/OmniSpatial and extract OmniSpatial-test.zip in place",
     homepage="https://huggingface.co/datasets/qizekun/OmniSpatial",
+    paper_name="omnispatial",
+    read_source=read_source,
+    frames=FramePolicy(),
+    instruction="omnispatial.md",
+    expected_files=((f"{FOLDER}/data.json", 1),),
+    archives=(f"{FOLDER}.zip",),
+    paper_order=True,
+    breakdowns=("category", "sub_task_type"),
 )

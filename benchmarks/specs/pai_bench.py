@@ -1,55 +1,80 @@
-"""PAI-Bench, reason track (Physical AI Bench, SHI Labs, 2025): multiple-choice questions about space and
-time in physical-world videos.
+"""PAI-Bench, understanding track (Physical AI Bench, SHI Labs, 2025): four-way questions about physical-world
+videos (embodied reasoning and common sense), the paper's ``paibench``.
 
-Record (``shi-labs/physical-ai-bench-reason``, split ``test``; layout from the official ``reason/run.py``):
-``question``, ``index2ans`` (option letter -> text, null for unused letters), ``video_path`` (relative to
-the downloaded repository), ``answer`` (a letter), ``category`` (``Space...`` / ``Time...``),
-``subcategory``.
+Record (``shi-labs/physical-ai-bench-understanding``: ``data/test-00000-of-00001.parquet``, 1,214 rows;
+``videos/`` holds 927 mp4 in 7 subfolders): ``question``, ``index2ans`` (letter A-D -> option text, null for
+unused letters), ``answer`` (a letter), ``video_path`` (relative to the repository root), ``category``
+(Embodied Reasoning / Common Sense), ``subcategory`` (16). The sample id is the row index. Frames: every
+native frame of the video, 32 key frames shown.
 
-Scoring: SHI-Labs/physical-ai-bench ``reason/run.py`` and ``reason/models.py`` (``check_answer``): the text
-inside ``<answer>...</answer>`` (else the reply plus ``" N/A"``), lower-cased without dots and spaces,
-equals the answer; overall = accuracy over questions (metric ``pai_choice``).
+Scoring: the paper's setting; the MMSI-style letter chain (backticks, ``\\boxed{X}``, the first ``X.``,
+``(X)`` or ``X:`` in any case, a standalone capital not followed by a word, a single letter; metric
+``pai_paper``); an empty extraction is wrong. Overall = accuracy over questions, broken down by category and
+subcategory.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
+
+REPO = "shi-labs/physical-ai-bench-understanding"
+RECORDS = "data/test-00000-of-00001.parquet"
+COLUMNS = ("question", "index2ans", "answer", "video_path", "category", "subcategory")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The rows of ``data/test-00000-of-00001.parquet`` in file order, each with its row index as ``_row``."""
+    path = require_file(root, RECORDS, "paibench", REPO)
+    for row, record in enumerate(parquet_records(path, COLUMNS, "paibench")):
+        yield {**record, "_row": row}
+
+
+def _options(value: Any) -> dict[str, str]:
+    mapping = json.loads(value) if isinstance(value, str) else dict(value)
+    return {str(k).strip().upper(): str(v) for k, v in mapping.items() if v is not None}
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    options = {str(k): v for k, v in dict(record["index2ans"]).items() if v is not None}
+    options = _options(record["index2ans"])
     letters = sorted(options)
     if letters != [chr(ord("A") + i) for i in range(len(letters))]:
         raise ValueError(f"index2ans keys {letters} are not A, B, C, ...")
-    category = str(record.get("category") or "unknown")
+    row = record.get("_row", ctx.index)
     return Task(
         question=str(record["question"]),
         inputs=[FrameSpec.video(ctx.media(str(record["video_path"])))],
-        choices=[str(options[k]) for k in letters],
+        choices=[options[k] for k in letters],
         answer_type="multiple_choice",
-        ground_truth=str(record["answer"]).strip(),
-        task_id=f"pai-bench/{ctx.index}-{record['video_path']}",
+        ground_truth=str(record["answer"]).strip().upper(),
+        task_id=f"pai-bench/{row}",
         benchmark="pai-bench",
-        category=category,
-        meta={
-            "metric": "pai_choice",
-            "subcategory": record.get("subcategory"),
-            "answer_format": "<answer>answer</answer>",
-        },
+        category=str(record.get("category") or "unknown"),
+        meta={"metric": "pai_paper", "subcategory": record.get("subcategory"), "sample_id": str(row)},
     )
 
 
 SPEC = BenchmarkSpec(
     name="pai-bench",
-    description="Physical AI understanding: space and time questions about robot, driving and everyday videos",
+    description="Physical AI understanding: embodied-reasoning and common-sense questions about videos",
     to_task=to_task,
-    hub_id="shi-labs/physical-ai-bench-reason",
+    hub_id=REPO,
     split="test",
     aggregation="micro",
-    media_help="Download shi-labs/physical-ai-bench-reason (its videos) and pass --media-root to that folder",
+    media_help=f"Download {REPO} (its videos/ folder) and pass --source DIR",
     homepage="https://github.com/SHI-Labs/physical-ai-bench",
-    metric="accuracy; the <answer> text compared without case, dots and spaces (official reason/run.py)",
+    metric="accuracy; MMSI-style letter chain (boxed, X./(X)/X:, standalone letter), by category and subcategory",
+    paper_name="paibench",
+    read_source=read_source,
+    frames=FramePolicy(fps=None, key_frames=32),
+    instruction="paibench.md",
+    expected_files=((RECORDS, 1), ("videos/**/*.mp4", 927)),
+    paper_order=True,
+    breakdowns=("category", "subcategory"),
 )

@@ -1,42 +1,53 @@
 """PerceptionComp (2026): perception-centric video questions, five-way multiple choice, seven video
-categories and three difficulty levels.
+categories and three difficulty levels; the paper's ``perceptioncomp``.
 
-Record (``hrinnnn/PerceptionComp``, split ``test``; layout from lmms-eval's task): ``video_id`` (the video
-is ``data/<video_id>.mp4`` in the repository; ``.MP4``, ``.mkv`` and ``.webm`` also occur), ``question``,
-``answer_choice_0`` .. ``answer_choice_5`` (empty ones unused), ``answer_id`` (0-based), ``category``
-(outdoor tour, shopping, sport, variety show, home tour, game, movie), ``difficulty`` (1-3).
+Record (``hrinnnn/PerceptionComp``: ``questions.json``, a list of 1,114 questions; videos at
+``data/<video_id>.mp4``, 273): ``key`` (the sample id), ``video_id``, ``question``, ``answer_choice_0`` ..
+``answer_choice_4`` (every present one kept, lettered A-E), ``answer_id`` (0-based), ``answer`` (the text),
+``category`` (outdoor tour, shopping, sport, variety show, home tour, game, movie), ``difficulty`` (1-3).
+Frames: the video sampled at 1 fps, 32 key frames shown.
 
-Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/perceptioncomp/utils.py`` (MMMU's
-``parse_multi_choice_response``; metric ``perceptioncomp_choice``); overall = accuracy. Where the official
-parser finds no option it picks one at random; we score that reply as wrong.
+Scoring: the paper's setting, metric ``perceptioncomp_paper``: ``<answer>X</answer>``, ``\\boxed{X}``,
+"answer" then X, the last standalone A-E in any case, a single letter; compared with the answer letter.
+Overall = accuracy over questions, broken down by category and difficulty.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
+from spatialclaw.benchmarks.paper_read_p3 import json_list, require_file
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
+
+REPO = "hrinnnn/PerceptionComp"
+FIELDS = ("key", "video_id", "question", "answer_id", "category", "difficulty")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The records of ``questions.json`` in file order."""
+    yield from json_list(require_file(root, "questions.json", "perceptioncomp", REPO), FIELDS, "perceptioncomp")
 
 
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
-    options = [str(record.get(f"answer_choice_{i}") or "").strip() for i in range(6)]
-    options = [o for o in options if o]
+    options = [str(record[f"answer_choice_{i}"]) for i in range(5) if record.get(f"answer_choice_{i}") is not None]
     answer = int(record["answer_id"])
     if not 0 <= answer < len(options):
         raise ValueError(f"answer_id {answer} is outside the {len(options)} options")
     video_id = str(record["video_id"])
-    video = ctx.media_any([f"data/{video_id}.{ext}" for ext in ("mp4", "MP4", "mkv", "webm")])
+    key = str(record.get("key", record.get("question_id", ctx.index)))
     return Task(
         question=str(record["question"]),
-        inputs=[FrameSpec.video(video)],
+        inputs=[FrameSpec.video(ctx.media_any([f"data/{video_id}.{ext}" for ext in ("mp4", "MP4", "mkv", "webm")]))],
         choices=options,
         answer_type="multiple_choice",
         ground_truth=chr(ord("A") + answer),
-        task_id=f"perceptioncomp/{record.get('question_id', ctx.index)}",
+        task_id=f"perceptioncomp/{key}",
         benchmark="perceptioncomp",
         category=str(record.get("category") or "unknown"),
-        meta={"metric": "perceptioncomp_choice", "difficulty": record.get("difficulty")},
+        meta={"metric": "perceptioncomp_paper", "difficulty": record.get("difficulty"), "sample_id": key},
     )
 
 
@@ -44,10 +55,17 @@ SPEC = BenchmarkSpec(
     name="perceptioncomp",
     description="Perception-centric video understanding: five-way questions over long real-world videos",
     to_task=to_task,
-    hub_id="hrinnnn/PerceptionComp",
+    hub_id=REPO,
     split="test",
     aggregation="micro",
-    media_help="Download hrinnnn/PerceptionComp (its data/ videos) and pass --media-root to that folder",
+    media_help=f"Download {REPO} (questions.json and its data/ videos) and pass --source DIR",
     homepage="https://huggingface.co/datasets/hrinnnn/PerceptionComp",
-    metric="accuracy; MMMU-style option parsing, no random fallback (lmms-eval perceptioncomp)",
+    metric="accuracy; <answer>, boxed, 'answer X', last standalone A-E (paper setting), by category and difficulty",
+    paper_name="perceptioncomp",
+    read_source=read_source,
+    frames=FramePolicy(fps=1.0, key_frames=32),
+    instruction="perceptioncomp.md",
+    expected_files=(("questions.json", 1), ("data/*.mp4", 273)),
+    paper_order=True,
+    breakdowns=("category", "difficulty"),
 )

@@ -1,26 +1,34 @@
-"""SPAR-Bench (Zhang et al., 2025): spatial perception and reasoning from single and multiple views.
+"""SPAR-Bench (Zhang et al., 2025): spatial perception and reasoning from single and multiple views; the
+paper's ``sparbench``.
 
-Record (``jasonzhango/SPAR-Bench``, split ``test``): ``id``, ``img_type`` (single-view / multi-view /
-video), ``format_type`` (``fill`` for numeric answers, ``select`` for multiple choice), ``task`` (e.g.
-``depth_prediction_oc``, ``distance_prediction_oo``, ``view_change_infer``), ``source``, ``image`` (list of
-images), ``question`` (options inline for ``select``), ``answer``. Scoring follows the task name, as the
-official code does: the eight depth/distance tasks by SPAR's MRA on the first number of the reply (the last
-for the four ``_mv`` ones), ``view_change_infer`` by the per-axis MRA of ``action:amount`` lists, the rest
-as multiple choice by SPAR's lenient ``exact_match``; overall = mean over tasks.
+Record (``jasonzhango/SPAR-Bench``: ``data/test-0000{0..3}-of-00004.parquet``, read in that order, 7,207
+questions over 20 tasks): ``id``, ``task`` (e.g. ``depth_prediction_oc``, ``view_change_infer``,
+``obj_spatial_relation_oo``), ``image`` (list of embedded images), ``question`` (shown as it is; multiple
+choice questions carry their options inline, so no options are split out), ``answer``, ``img_type``,
+``format_type``, ``source``. Frames: every image, up to 32.
 
-Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/sparbench/utils.py`` (metrics ``spar_mca``,
-``spar_na``, ``spar_vci``; ``sparbench_aggregate_results``).
+Scoring: the paper's setting; the eight depth/distance tasks by SPAR's MRA on the first number of the reply
+(the last for the four ``_mv`` ones; no number reads 0; metric ``spar_paper_na``); ``view_change_infer`` by
+the per-axis MRA of ``key:value`` lists over move right/left, up/down, forward/backward and turn right/left,
+up/down, prediction against answer, malformed pairs skipped (``spar_paper_vci``); every other task as
+multiple choice: a letter read by boxed / ``(X)`` / ``X.`` / ``X:`` / ``X)`` / a lone letter / the first
+character, then SPAR's lenient match (``spar_paper_mca``). Overall = mean over the tasks; ``level:Low``,
+``level:Middle``, ``level:High`` are the means of the task means in each level (rule ``spar_levels``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, parse_inline_options
-from spatialclaw.task import FrameSpec, Task
+from spatialclaw.benchmarks.paper_read_p3 import parquet_records
+from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
+from spatialclaw.task import AnswerType, FrameSpec, Task
 
-#: lmms-eval sparbench's task families: multiple choice, numbers, and the view-change instruction.
+REPO = "jasonzhango/SPAR-Bench"
+COLUMNS = ("id", "task", "image", "question", "answer")
+#: The tasks answered with a number; ``view_change_infer`` is scored per axis; every other task is multiple choice.
 NUMERIC_TASKS = (
     "depth_prediction_oc",
     "depth_prediction_oo",
@@ -34,45 +42,45 @@ NUMERIC_TASKS = (
 VIEW_CHANGE = "view_change_infer"
 
 
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The rows of ``data/test-*-of-*.parquet``, the shards in name order, each in file order."""
+    shards = sorted(Path(root).glob("data/test-*.parquet"))
+    if not shards:
+        raise DatasetUnavailable(
+            f"sparbench: no data/test-*.parquet in {root} (expected the folder written by "
+            f"`hf download --repo-type dataset {REPO} --local-dir {root}`)"
+        )
+    for shard in shards:
+        yield from parquet_records(shard, COLUMNS, "sparbench")
+
+
 def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     images = record["image"] if isinstance(record["image"], list) else [record["image"]]
     paths: list[str | Path] = [ctx.image(image, "image") for image in images]
     task = str(record["task"])
-    common: dict[str, Any] = dict(
+    answer = str(record["answer"]).strip()
+    answer_type: AnswerType
+    if task == VIEW_CHANGE:
+        answer_type, metric = "text", "spar_paper_vci"
+    elif task in NUMERIC_TASKS:
+        answer_type, metric = "number", f"spar_paper_na:{task}"
+    else:
+        answer_type, metric = "multiple_choice", "spar_paper_mca"
+    return Task(
+        question=str(record["question"]),
         inputs=[FrameSpec.images(paths)],
+        answer_type=answer_type,
+        ground_truth=answer,
         task_id=f"spar-bench/{record['id']}",
         benchmark="spar-bench",
         category=task,
-    )
-    meta = {"img_type": record.get("img_type"), "source": record.get("source")}
-    answer = str(record["answer"]).strip()
-    if task == VIEW_CHANGE:  # "move_right:0.5,rotate_left:30,...", scored per axis by MRA
-        return Task(
-            question=record["question"],
-            answer_type="text",
-            ground_truth=answer,
-            meta={**meta, "metric": "spar_vci"},
-            **common,
-        )
-    if task in NUMERIC_TASKS:
-        return Task(
-            question=record["question"],
-            answer_type="number",
-            ground_truth=answer,
-            meta={**meta, "metric": f"spar_na:{task}"},
-            **common,
-        )
-    parsed = parse_inline_options(record["question"])
-    if parsed is None:
-        raise ValueError(f"multiple-choice question {record['id']} ({task}) has no inline options")
-    stem, options = parsed
-    return Task(
-        question=stem,
-        choices=options,
-        answer_type="multiple_choice",
-        ground_truth=answer,
-        meta={**meta, "metric": "spar_mca"},
-        **common,
+        meta={
+            "metric": metric,
+            "img_type": record.get("img_type"),
+            "format_type": record.get("format_type"),
+            "source": record.get("source"),
+            "sample_id": str(record["id"]),
+        },
     )
 
 
@@ -80,9 +88,16 @@ SPEC = BenchmarkSpec(
     name="spar-bench",
     description="Spatial perception and reasoning: depth, distance, view change, object relations",
     to_task=to_task,
-    hub_id="jasonzhango/SPAR-Bench",
+    hub_id=REPO,
     split="test",
-    aggregation="macro",
+    aggregation="spar_levels",
     homepage="https://huggingface.co/datasets/jasonzhango/SPAR-Bench",
-    metric="mean over the 20 tasks of accuracy, MRA (numbers) and per-axis MRA (view change) (lmms-eval sparbench)",
+    metric="mean over the 20 tasks of letter accuracy, MRA (numbers), per-axis MRA (view change); Low/Middle/High",
+    paper_name="sparbench",
+    read_source=read_source,
+    frames=FramePolicy(fps=None, key_frames=32),
+    instruction="sparbench.md",
+    expected_files=(("data/test-*-of-00004.parquet", 4),),
+    paper_order=True,
+    breakdowns=("category",),
 )

@@ -1,31 +1,46 @@
 """SpatialTree-Bench ("SpatialTree: How Spatial Abilities Branch Out in MLLMs", 2025): a hierarchy of
-spatial abilities, from perception (L1) to agentic competence (L4).
+spatial abilities, from perception (L1) to agentic competence (L4); the paper's ``spatialtree``.
 
-Record (``LongfeiLi/SpatialTree-Bench``, split ``test``; layout from lmms-eval's ``spatialtreebench``
-task): ``question``, ``option`` (list of option strings), ``answer``, ``question_type`` (``open`` for
-numeric answers), ``extra_info`` (JSON text: ``metricfunc``, the ability path ``spatree0``,
-``spatree1``, ..., ``pe_style``), ``hint`` (JSON text), ``image`` (list of relative paths such as
-``images/x.jpg``) or ``video`` (list; ``video_info[0].frame_index`` names the frames to use),
-``session_id``.
+Record (``LongfeiLi/SpatialTree-Bench``: ``annotations_plain.parquet``, 6,300 questions: multiple-choice
+4,248, open 1,852, judge 200; media ``videos/*.mp4`` and ``images/*.jpg`` under the repository root):
+``session_id`` (the sample id), ``question``, ``question_type`` (``multiple-choice`` / ``open`` / ``judge``),
+``option`` (list; nulls dropped), ``answer``, ``extra_info`` (JSON: ``metricfunc``, the ability path
+``spatree0`` level, ``spatree1`` category, ``spatree2`` subcategory), ``hint`` (kept in meta, not shown),
+``video`` (the first entry is used), ``image`` (list). Frames: a video at its native fps with 32 key
+frames shown; images: all of them.
 
-Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/spatialtreebench/utils.py`` and
-``metrics/rule_metrics.py``. Reproduced: ``multichoiceeval`` (metric ``spatialtree_choice``; on an
-``open`` question it becomes ``meanrelativeacc``) and ``meanrelativeacc`` (``spatialtree_mra``). Records
-judged by an LLM (``gpteval``, ``judge``) or by task-specific simulators (``gravityeval``, ``cogmapeval``,
-``affmask``, ``manipulateeval``, ``agenticnaveval``) are skipped with a count. Overall: means up the
-ability tree, children weighted equally (the official ``spatree_hierarchy.json`` weights are not
-reproduced).
+Scoring: the paper's setting, metric ``spatialtree_paper:<kind>``: every record is loaded and run. Those
+whose ``metricfunc`` is an LLM judge or a simulator (gpteval, cogmapeval, affmask, manipulateeval,
+agenticnaveval, gravityeval) are marked ``paper_scored`` False and left out of every number. Multiple
+choice: boxed / first ``X.``, ``(X)``, ``X:`` (A-K) / a first-token letter, equal to the answer; metricfunc
+meanrelativeacc, meanrelativeacc2, angulardifference, l2distance: MRA on the number read (number words
+first), zero answer scores 0; judge: whichever of yes/no comes last; otherwise MRA when both are numbers,
+else case-insensitive equality. Overall = mean over the scored questions (rule ``spatialtree_scored``),
+with breakdowns per level, level/category, level/category/subcategory, question type and metricfunc.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
-from spatialclaw.task import FrameSpec, Task
+from spatialclaw.benchmarks.official_common import to_float
+from spatialclaw.benchmarks.official_paper_p3_numeric import SPATIALTREE_MRA, SPATIALTREE_UNSCORED
+from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
+from spatialclaw.task import AnswerType, FrameSpec, Task
 
-SCORED = ("multichoiceeval", "meanrelativeacc")
+REPO = "LongfeiLi/SpatialTree-Bench"
+COLUMNS = ("session_id", "question", "question_type", "option", "answer", "extra_info")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The rows of ``annotations_plain.parquet`` in file order."""
+    yield from parquet_records(
+        require_file(root, "annotations_plain.parquet", "spatialtree", REPO), COLUMNS, "spatialtree"
+    )
 
 
 def _json(text: Any) -> dict[str, Any]:
@@ -34,36 +49,53 @@ def _json(text: Any) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
 
-def to_task(record: dict[str, Any], ctx: RecordContext) -> Task | None:
+def _kind(question_type: str, metric_func: str | None) -> tuple[str, AnswerType]:
+    """The scoring branch and the answer type of one question."""
+    if metric_func in SPATIALTREE_UNSCORED:
+        return "unscored", "multiple_choice" if question_type == "multiple-choice" else "text"
+    if question_type == "multiple-choice":
+        return "choice", "multiple_choice"
+    if metric_func in SPATIALTREE_MRA:
+        return "mra", "number"
+    if question_type == "judge":
+        return "judge", "yes_no"
+    return "other", "text"
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     info = _json(record.get("extra_info"))
     metric_func = info.get("metricfunc")
-    if metric_func not in SCORED:
-        return None
     path = [str(info[k]) for k in sorted((k for k in info if k.startswith("spatree")), key=lambda k: int(k[7:]))]
-    videos = list(record.get("video") or [])
+    videos = [v for v in (record.get("video") or []) if v]
     if videos:
-        frames = ((record.get("video_info") or [{}])[0] or {}).get("frame_index") or []
-        inputs = [FrameSpec.video(ctx.media(str(videos[0])), count=min(32, len(frames)) if frames else 16)]
+        inputs = [FrameSpec.video(ctx.media(str(videos[0])))]
     else:
-        inputs = [FrameSpec.images([ctx.media(str(p)) for p in record.get("image") or []])]
-    common: dict[str, Any] = dict(
+        inputs = [FrameSpec.images([ctx.media(str(p)) for p in record.get("image") or [] if p])]
+    question_type = str(record.get("question_type") or "")
+    kind, answer_type = _kind(question_type, metric_func)
+    options = [str(o) for o in (record.get("option") or []) if o is not None]
+    if answer_type == "text" and to_float(str(record["answer"]).strip()) is not None:
+        answer_type = "number"
+    session = str(record.get("session_id", ctx.index))
+    return Task(
         question=str(record["question"]),
         inputs=inputs,
-        task_id=f"spatialtree-bench/{record.get('session_id', ctx.index)}",
+        choices=strip_option_labels(options) if question_type == "multiple-choice" and options else None,
+        answer_type=answer_type,
+        ground_truth=str(record["answer"]).strip(),
+        task_id=f"spatialtree-bench/{session}",
         benchmark="spatialtree-bench",
         category=path[-1] if path else "uncategorized",
-    )
-    meta = {"spatree": path, "metricfunc": metric_func}
-    if metric_func == "multichoiceeval" and record.get("question_type") != "open":
-        return Task(
-            **common,
-            choices=strip_option_labels(record["option"]),
-            answer_type="multiple_choice",
-            ground_truth=str(record["answer"]).strip(),
-            meta={**meta, "metric": "spatialtree_choice"},
-        )
-    return Task(
-        **common, answer_type="number", ground_truth=float(record["answer"]), meta={**meta, "metric": "spatialtree_mra"}
+        meta={
+            "metric": f"spatialtree_paper:{kind}",
+            "paper_scored": kind != "unscored",
+            "spatree": path,
+            "spatree_level": path[0] if path else None,
+            "metricfunc": metric_func,
+            "question_type": question_type,
+            "hint": record.get("hint"),
+            "sample_id": session,
+        },
     )
 
 
@@ -71,10 +103,17 @@ SPEC = BenchmarkSpec(
     name="spatialtree-bench",
     description="A tree of spatial abilities: perception, mental mapping, simulation and agentic competence",
     to_task=to_task,
-    hub_id="LongfeiLi/SpatialTree-Bench",
+    hub_id=REPO,
     split="test",
-    aggregation="spatialtree",
-    media_help="Download LongfeiLi/SpatialTree-Bench (its images/ and videos/) and pass --media-root to that folder",
+    aggregation="spatialtree_scored",
+    media_help=f"Download {REPO} (annotations_plain.parquet, images/, videos/) and pass --source DIR",
     homepage="https://huggingface.co/datasets/LongfeiLi/SpatialTree-Bench",
-    metric="choice patterns and MRA, means up the ability tree (lmms-eval spatialtreebench; LLM-judged items skipped)",
+    metric="mean over scored questions (LLM-judged/simulator items run, not scored): letter, MRA, yes/no, equality",
+    paper_name="spatialtree",
+    read_source=read_source,
+    frames=FramePolicy(fps=None, key_frames=32),
+    instruction="spatialtree.md",
+    expected_files=(("annotations_plain.parquet", 1),),
+    paper_order=True,
+    breakdowns=("spatree_level", "question_type", "metricfunc"),
 )

@@ -1,29 +1,87 @@
 """VSI-Bench (debiased) (Brown et al., "Benchmark Designers Should 'Train on the Test Set' to Expose
 Exploitable Non-Visual Shortcuts", 2025): VSI-Bench with the questions a blind model could answer from
-language priors removed or rebalanced.
+language priors removed or rebalanced; the paper's ``vsibench_unbiased``.
 
-Record: config ``debiased`` of ``nyu-visionx/VSI-Bench`` (lmms-eval ``vsibench_debiased.yaml``:
-``dataset_name: debiased``, ``test_split: test``), the same columns as VSI-Bench (``id``, ``dataset``,
-``scene_name``, ``question_type``, ``question``, ``ground_truth``, ``options``) and the same videos.
+Record (``nyu-visionx/VSI-Bench``: ``test_debiased.parquet``, 2,362 questions; videos
+``<dataset>/<scene_name>.mp4`` from ``arkitscenes.zip``, ``scannet.zip`` and ``scannetpp.zip`` extracted in
+place): ``id``, ``dataset``, ``scene_name``, ``question_type``, ``question``, ``ground_truth``, ``options``
+(``"A. text"`` strings, re-lettered, or null for numeric questions). Frames: every native frame, 32 key
+frames shown.
 
-Scoring: identical to VSI-Bench (lmms-eval ``vsibench_debiased.yaml`` includes the VSI-Bench template and
-``lmms_eval/tasks/vsibench/utils.py``).
+Scoring: the paper's setting; multiple choice (object_rel_direction_easy/_medium/_hard,
+object_rel_distance, route_planning, obj_appearance_order) by ``\\boxed{X}``, the first ``X.``, ``(X)`` or
+``X:`` in any case, a first-token letter or an option's text, compared case-insensitively (metric
+``vsi_paper_mca``); numbers by ``float`` of the first token and MRA with ``|g|`` (a zero answer scores 0;
+``vsi_paper_na``). Overall = VSI-Bench's rule: the three direction difficulties averaged into one, then the
+mean over the 8 question types (rule ``vsi_bench``).
 """
 
 from __future__ import annotations
 
-from spatialclaw.benchmarks.spec import BenchmarkSpec
-from spatialclaw.benchmarks.specs.vsi_bench import MEDIA_HELP, make_to_task
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
+from spatialclaw.benchmarks.specs.vsi_bench import MEDIA_HELP, UNITS
+from spatialclaw.task import FrameSpec, Task
+
+REPO = "nyu-visionx/VSI-Bench"
+COLUMNS = ("id", "dataset", "scene_name", "question_type", "question", "ground_truth", "options")
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The rows of ``test_debiased.parquet`` in file order."""
+    path = require_file(root, "test_debiased.parquet", "vsibench_unbiased", REPO)
+    yield from parquet_records(path, COLUMNS, "vsibench_unbiased")
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+    video = ctx.media(f"{record['dataset']}/{record['scene_name']}.mp4")
+    options = strip_option_labels(record.get("options") or [])
+    qtype = str(record["question_type"])
+    common: dict[str, Any] = dict(
+        question=str(record["question"]),
+        inputs=[FrameSpec.video(video)],
+        task_id=f"vsi-bench-debiased/{record['id']}",
+        benchmark="vsi-bench-debiased",
+        category=qtype,
+    )
+    meta = {"scene": record["scene_name"], "dataset": record["dataset"], "sample_id": str(record["id"])}
+    if options:
+        return Task(
+            **common,
+            choices=options,
+            answer_type="multiple_choice",
+            ground_truth=str(record["ground_truth"]).strip(),
+            meta={**meta, "metric": "vsi_paper_mca"},
+        )
+    return Task(
+        **common,
+        answer_type="number",
+        ground_truth=float(record["ground_truth"]),
+        meta={**meta, "metric": "vsi_paper_na", "unit": UNITS.get(qtype)},
+    )
+
 
 SPEC = BenchmarkSpec(
     name="vsi-bench-debiased",
     description="VSI-Bench with blind-solvable questions removed (same videos and question types)",
-    to_task=make_to_task("vsi-bench-debiased"),
-    hub_id="nyu-visionx/VSI-Bench",
+    to_task=to_task,
+    hub_id=REPO,
     configs=("debiased",),
     split="test",
     aggregation="vsi_bench",
-    media_help=MEDIA_HELP,
+    media_help=MEDIA_HELP + ", or pass --source DIR with them extracted in place",
     homepage="https://huggingface.co/datasets/nyu-visionx/VSI-Bench",
-    metric="as VSI-Bench: accuracy (first token) and MRA, mean over question types (lmms-eval vsibench_debiased)",
+    metric="mean over question types (directions merged): boxed/X./first-token/option-text letter, MRA (zero GT 0)",
+    paper_name="vsibench_unbiased",
+    read_source=read_source,
+    frames=FramePolicy(fps=None, key_frames=32),
+    instruction="vsibench_unbiased.md",
+    expected_files=(("test_debiased.parquet", 1),),
+    archives=("arkitscenes.zip", "scannet.zip", "scannetpp.zip"),
+    paper_order=True,
+    breakdowns=("category",),
 )

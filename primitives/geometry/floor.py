@@ -11,12 +11,12 @@ the camera's centre, +Y = the camera's viewing direction projected onto the grou
 floor is the plane z = -camera_height_m. With ``pose=`` (a camera-to-world pose) the result is in that
 pose's world instead and the floor is z = pose_z - camera_height_m.
 
-Pitch and roll (degrees): pitch > 0 = the camera looks DOWN by that angle from level; roll > 0 = the
-camera is turned about its viewing axis so that its right side is lower (the horizon rises towards the
-right of the image). With no tilt given, it is estimated from the image (``camera_tilt``: the vanishing
-point of the near-vertical edges, door frames, wall corners, furniture legs; +- 5 degrees) and, when
-the image has too few such edges, assumed: 15 degrees down +- 8, level in roll +- 3. The readout says
-which.
+Pitch and roll (degrees), the same signs as ``motion``: pitch > 0 = the camera tilts UP by that angle
+from level, so a camera looking down at the floor has a NEGATIVE pitch (-15 = 15 degrees down); roll > 0
+= rolled clockwise as the camera sees it (right side lower, the horizon rises towards the right of the
+image). With no tilt given, it is estimated from the image (``camera_tilt``: vanishing points of its
+straight edges; +- 5 degrees) and, when the image has too few such edges, assumed: pitch -15 +- 8 (15
+down), level in roll +- 3. The readout says which, and flags distances beyond room scale.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ __all__ = ["DEFAULT_CAMERA_HEIGHT_M", "DEFAULT_PITCH_DEG", "FloorPoint", "floor_
 DEFAULT_CAMERA_HEIGHT_M = 1.5
 """Assumed camera height above the floor, metres (a hand-held camera or a standing person's eyes)."""
 DEFAULT_CAMERA_HEIGHT_SIGMA_M = 0.25
-DEFAULT_PITCH_DEG = 15.0
-"""Assumed downward tilt of the camera, degrees, when neither ``pitch_deg`` nor a pose is given."""
+DEFAULT_PITCH_DEG = -15.0
+"""Assumed pitch of the camera, degrees (15 down), when neither ``pitch_deg`` nor a pose is given."""
+ROOM_SCALE_M = 6.0
+"""Floor distances beyond this (metres) get a plausibility note: most indoor rooms are smaller."""
 DEFAULT_PITCH_SIGMA_DEG = 8.0
 DEFAULT_ROLL_SIGMA_DEG = 3.0
 DEFAULT_HFOV_SIGMA_DEG = 10.0
@@ -87,6 +89,21 @@ class FloorPoint:
         return np.asarray(np.sqrt(np.clip(np.diag(self.covariance), 0.0, None)))
 
     @property
+    def notes(self) -> str:
+        """Plausibility notes ("" if none): a floor distance beyond room scale, or one known to worse than
+        half its size."""
+        notes = []
+        if self.ground_distance_m > ROOM_SCALE_M:
+            notes.append(
+                f"{self.ground_distance_m:.1f} m on the ground is beyond most rooms (< {ROOM_SCALE_M:g} m across): "
+                "check that the pixel is where the object touches the floor and the camera's tilt (near the "
+                "horizon 1 deg of pitch moves the point metres)"
+            )
+        if self.distance_sigma_m > 0.5 * self.distance_m:
+            notes.append(f"the distance is poorly known (± {self.distance_sigma_m:.1f} m)")
+        return "; ".join(notes)
+
+    @property
     def text(self) -> str:
         """E.g. "floor point at (0.42, 3.10, -1.50) m ± (0.2, 0.9, 0.25): 3.4 ± 0.9 m from the camera ..." """
         x, y, z = self.point
@@ -98,6 +115,8 @@ class FloorPoint:
         )
         if self.p_on_floor < 0.99:
             out += f"; near the horizon ({100 * (1 - self.p_on_floor):.0f}% of the assumed tilts put it above)"
+        if self.notes:
+            out += f"; IMPLAUSIBLE? {self.notes}"
         return out + (f" (assumed: {self.assumed})" if self.assumed else "")
 
     def __repr__(self) -> str:
@@ -131,6 +150,7 @@ def floor_point(
     camera_height_m: float | None = None,
     pitch_deg: float | None = None,
     roll_deg: float | None = None,
+    tilt: Any = None,
     pose: Any = None,
     height_sigma_m: float | None = None,
     pitch_sigma_deg: float | None = None,
@@ -141,10 +161,10 @@ def floor_point(
     """3D position of a pixel that shows a point ON the floor, from one image and no depth.
 
     Intersects the pixel's ray with the floor plane of a camera at ``camera_height_m`` above the floor,
-    tilted ``pitch_deg`` down and ``roll_deg`` about its axis. Without ``pitch_deg`` the tilt is
-    estimated from the image's vertical edges (``camera_tilt``, ± 5 degrees) when ``frame`` is an image
-    with enough of them. Whatever else is not given is assumed (height 1.5 ± 0.25 m; pitch 15 ± 8 degrees
-    down when it cannot be estimated; roll 0 ± 3; horizontal field of view 60 ± 10 degrees) and listed in
+    pitched ``pitch_deg`` (> 0 up, < 0 down) and rolled ``roll_deg``. Without ``pitch_deg`` (or a
+    ``tilt=`` from ``camera_tilt``) the tilt is estimated from the image's edges (``camera_tilt``, ± 5
+    degrees) when ``frame`` is an image with enough of them. Whatever else is not given is assumed (height
+    1.5 ± 0.25 m; pitch -15 ± 8 degrees (15 down) when it cannot be estimated; roll 0 ± 3; horizontal field of view 60 ± 10 degrees) and listed in
     ``.assumed``; the ranges (and ``pixel_sigma_px``) are propagated into ``.covariance`` and
     ``.distance_sigma_m``. All points of one image share the camera's error, so relative directions
     between them are better known than their independent sigmas suggest (a height error only scales the
@@ -162,16 +182,19 @@ def floor_point(
         K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (default 60, assumed) and the image size.
         camera_height_m: camera height above the floor, metres. height_sigma_m: its std (default 0.25 when
             assumed, else 0).
-        pitch_deg: downward tilt, degrees (> 0 looks down); None: estimated from ``frame`` or assumed.
-            pitch_sigma_deg: its std (default 5 when estimated, 8 when assumed, else 0). roll_deg: roll, degrees (right side lower for > 0; default 0 ± 3 assumed).
-        pose: (4, 4) camera-to-world pose instead of pitch/roll (e.g. ``scene.cameras[k]``).
+        pitch_deg: pitch, degrees (> 0 tilts up, < 0 looks down); None: from ``tilt``, estimated from
+            ``frame`` or assumed. pitch_sigma_deg: its std (default 5 when estimated, 8 when assumed, else
+            0). roll_deg: roll, degrees (clockwise, right side lower, for > 0; default 0 ± 3 assumed).
+        tilt: a ``CameraTilt`` from ``geom.camera_tilt`` (its pitch, roll and sigma), instead of pitch_deg.
+        pose: (4, 4) camera-to-world pose instead of pitch/roll/tilt (e.g. ``scene.cameras[k]``).
         hfov_sigma_deg: std of the field of view (default 10 when assumed, else 0).
         pixel_sigma_px: std of the pixel, pixels (default 1).
         seed: random seed of the uncertainty sampling.
 
     Returns:
         A ``FloorPoint`` (``.point``, ``.covariance``, ``.sigma_m``, ``.distance_m``,
-        ``.distance_sigma_m``, ``.ground_distance_m``, ``.assumed``, ``.text``).
+        ``.distance_sigma_m``, ``.ground_distance_m``, ``.assumed``, ``.notes``, ``.text``); ``.notes``
+        flags a distance beyond room scale (usually a pixel above the true floor contact or a wrong tilt).
 
     Raises:
         ValueError: the pixel is at or above the horizon of that camera (its ray never meets the floor).
@@ -222,13 +245,21 @@ def floor_point(
             f"camera_height_m must be the camera's height above the floor, metres (> 0), got {camera_height_m}"
         )
     roll_sigma = 0.0
+    if tilt is not None:
+        if not all(hasattr(tilt, a) for a in ("pitch_deg", "roll_deg", "pitch_sigma_deg")):
+            raise ValueError(f"tilt= takes a CameraTilt from geom.camera_tilt, got {type(tilt).__name__}")
+        if pitch_deg is not None or roll_deg is not None:
+            raise ValueError("pass either tilt= or pitch_deg=/roll_deg=, not both")
+        pitch_deg, roll_deg, roll_sigma = float(tilt.pitch_deg), float(tilt.roll_deg), DEFAULT_ROLL_SIGMA_DEG
+        pitch_sigma_deg = float(tilt.pitch_sigma_deg) if pitch_sigma_deg is None else pitch_sigma_deg
+        assumed.append(f"camera tilt given: {tilt.text}")
     if pose is not None:
         if pitch_deg is not None or roll_deg is not None:
-            raise ValueError("pass either pose= or pitch_deg=/roll_deg=, not both (the pose fixes the tilt)")
+            raise ValueError("pass either pose= or pitch_deg=/roll_deg=/tilt=, not both (the pose fixes the tilt)")
         pose = as_pose(pose)
         pitch_sigma = float(pitch_sigma_deg or 0.0)
         forward = pose[:3, 2]
-        pitch_deg = float(np.degrees(np.arcsin(np.clip(-forward[2], -1.0, 1.0))))
+        pitch_deg = float(np.degrees(np.arcsin(np.clip(forward[2], -1.0, 1.0))))
         roll_deg = float(np.degrees(np.arcsin(np.clip(-pose[2, 0] / max(np.cos(np.radians(pitch_deg)), 1e-9), -1, 1))))
     else:
         if pitch_deg is None:
@@ -243,20 +274,19 @@ def floor_point(
                 pitch_sigma_deg = tilt.pitch_sigma_deg if pitch_sigma_deg is None else pitch_sigma_deg
                 if roll_deg is None:
                     roll_deg, roll_sigma = tilt.roll_deg, DEFAULT_ROLL_SIGMA_DEG
-                assumed.append(
-                    f"camera tilt estimated from the image's vertical edges: {pitch_deg:.1f} ± "
-                    f"{pitch_sigma_deg:g} deg down, roll {roll_deg:.0f} deg"
-                )
+                assumed.append(f"camera tilt estimated from the image's {tilt.source}: {tilt.text.split(' (from')[0]}")
             else:
                 pitch_deg = DEFAULT_PITCH_DEG
                 pitch_sigma_deg = DEFAULT_PITCH_SIGMA_DEG if pitch_sigma_deg is None else pitch_sigma_deg
-                assumed.append(f"camera tilted {DEFAULT_PITCH_DEG:g} ± {pitch_sigma_deg:g} deg down ({why})")
+                assumed.append(
+                    f"camera pitch {DEFAULT_PITCH_DEG:g} ± {pitch_sigma_deg:g} deg ({-DEFAULT_PITCH_DEG:g} down; {why})"
+                )
         if roll_deg is None:
             roll_deg, roll_sigma = 0.0, DEFAULT_ROLL_SIGMA_DEG
             assumed.append(f"no roll (± {DEFAULT_ROLL_SIGMA_DEG:g} deg)")
         if not -89.0 < float(pitch_deg) < 89.0:
             raise ValueError(
-                f"pitch_deg must be the downward tilt in degrees (-89..89, > 0 looks down), got {pitch_deg}"
+                f"pitch_deg must be the camera's pitch in degrees (-89..89, > 0 up, < 0 looks down), got {pitch_deg}"
             )
         pitch_sigma = float(pitch_sigma_deg or 0.0)
         pose = tilted_camera_pose(float(pitch_deg), float(roll_deg))
@@ -279,8 +309,8 @@ def floor_point(
         row = horizon_row(K_used, pitch_deg)
         raise ValueError(
             f"pixel ({xy[0]:.1f}, {xy[1]:.1f}) is at or above the horizon (about row {row:.0f} for a "
-            f"camera tilted {pitch_deg:.1f} deg down), so its ray never meets the floor: pick the pixel "
-            f"where the object touches the floor, or pass pitch_deg= if the camera looks down more"
+            f"camera pitch {pitch_deg:+.1f} deg), so its ray never meets the floor: pick the pixel where the "
+            f"object touches the floor, or pass a more negative pitch_deg= if the camera looks down more"
         )
     rng = np.random.default_rng(seed)
     Ks, rotations, heights = camera.sample(SAMPLES, rng)

@@ -3,9 +3,10 @@ and the tilt estimated from the image's near-vertical edges (part of ``geom``).
 
 World frame of a tilted camera (the design world of a single camera): metres, right-handed, +Z up,
 origin at the camera's centre, +Y = the camera's viewing direction projected onto the ground, +X = its
-right. Pitch and roll (degrees): pitch > 0 = the camera looks DOWN by that angle from level; roll > 0 =
-the camera is turned about its viewing axis so that its right side is lower (the horizon rises towards
-the right of the image). ``camera_tilt`` estimates them from the vanishing point of the near-vertical
+right. Pitch and roll (degrees), the same signs as ``motion``: pitch > 0 = the camera tilts UP by that
+angle from level (a camera looking down at the floor has a NEGATIVE pitch, e.g. -25); roll > 0 = the
+camera rolls clockwise as it sees it, so that its right side is lower (the horizon rises towards the
+right of the image). ``camera_tilt`` estimates them from the vanishing point of the near-vertical
 edges (door frames, wall corners, furniture legs; +- 5 degrees).
 """
 
@@ -42,18 +43,19 @@ def rot_z(deg: float) -> np.ndarray:
 
 
 def tilted_camera_pose(pitch_deg: float = 0.0, roll_deg: float = 0.0) -> np.ndarray:
-    """(4, 4) camera-to-world pose of a camera at the world origin facing +Y, pitched ``pitch_deg`` DOWN
-    (degrees) and then rolled ``roll_deg`` about its viewing axis (right side lower for > 0)."""
+    """(4, 4) camera-to-world pose of a camera at the world origin facing +Y, pitched ``pitch_deg``
+    (degrees, > 0 tilts UP, < 0 looks down) and then rolled ``roll_deg`` about its viewing axis
+    (clockwise, right side lower, for > 0)."""
     pose = np.eye(4)
-    pose[:3, :3] = _LEVEL @ rot_x(-float(pitch_deg)) @ rot_z(float(roll_deg))
+    pose[:3, :3] = _LEVEL @ rot_x(float(pitch_deg)) @ rot_z(float(roll_deg))
     return pose
 
 
 def horizon_row(K: Any, pitch_deg: float) -> float:
     """Image row (pixels, y down) of the horizon at the principal point's column for a camera pitched
-    ``pitch_deg`` down with no roll: floor points lie below it (larger y)."""
+    ``pitch_deg`` (> 0 up, < 0 down) with no roll: floor points lie below it (larger y)."""
     K = as_intrinsics(K)
-    return float(K[1, 2] - K[1, 1] * np.tan(np.radians(pitch_deg)))
+    return float(K[1, 2] + K[1, 1] * np.tan(np.radians(pitch_deg)))
 
 
 @dataclass(frozen=True)
@@ -61,20 +63,23 @@ class CameraTilt:
     """A camera's tilt estimated from one image.
 
     Attributes:
-        pitch_deg: downward tilt, degrees (> 0 looks down). roll_deg: roll, degrees (right side lower for
-            > 0). pitch_sigma_deg: its uncertainty, degrees. edges: near-vertical edges that agree.
+        pitch_deg: pitch, degrees (> 0 tilts UP, < 0 looks down, as in ``motion``). roll_deg: roll, degrees
+            (clockwise, right side lower, for > 0). pitch_sigma_deg: its uncertainty, degrees. edges: image
+            lines that agree. source: what it was read from ("vertical edges").
     """
 
     pitch_deg: float
     roll_deg: float
     pitch_sigma_deg: float
     edges: int
+    source: str = "vertical edges"
 
     @property
     def text(self) -> str:
+        way = "up" if self.pitch_deg > 0 else "down"
         return (
-            f"camera tilted {self.pitch_deg:.1f} ± {self.pitch_sigma_deg:g} deg down, roll {self.roll_deg:.0f} deg "
-            f"(from {self.edges} near-vertical edges)"
+            f"camera pitch {self.pitch_deg:+.1f} ± {self.pitch_sigma_deg:g} deg (looks {way} "
+            f"{abs(self.pitch_deg):.1f} deg), roll {self.roll_deg:+.0f} deg (from {self.edges} {self.source})"
         )
 
     def __repr__(self) -> str:
@@ -83,21 +88,21 @@ class CameraTilt:
 
 def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> CameraTilt:
     """Estimate a camera's pitch and roll from one image: world-vertical edges (door frames, wall corners,
-    furniture legs) converge to a vanishing point below the image when the camera looks down and above it
-    when it looks up; the pitch and roll whose vertical vanishing direction the most edge length passes
-    through (within about 3 px at 224 px wide) win. Needs a few vertical edges away from the image's
-    centre column.
+    furniture legs) converge to a vanishing point below the image when the camera looks down and above
+    it when it looks up; the pitch and roll whose vertical vanishing direction the most edge length passes
+    through (within about 3 px at 224 px wide) win. Needs a few vertical edges away from the centre column.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
         K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (horizontal field of view, degrees, default 60).
 
     Returns:
-        A ``CameraTilt`` (``.pitch_deg`` > 0 down, ``.roll_deg``, ``.pitch_sigma_deg``, ``.edges``).
+        A ``CameraTilt``: ``.pitch_deg`` (> 0 tilts UP, < 0 looks down), ``.roll_deg`` (> 0 clockwise),
+        ``.pitch_sigma_deg``, ``.edges``, ``.source``.
 
     Raises:
-        ValueError: too few near-vertical edges (or all near the centre column) to tell the tilt; pass
-            ``pitch_deg`` to ``floor_point`` yourself (a judgement: 0 = level, 30 = looking well down).
+        ValueError: too few straight edges of either kind to tell the tilt; pass ``pitch_deg`` to
+            ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
     """
     import cv2
 
@@ -114,28 +119,29 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     segments = np.zeros((0, 4)) if found is None else found.reshape(-1, 4).astype(np.float64)
     dx, dy = segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]
     length = np.hypot(dx, dy)
-    upright = (length >= _MIN_EDGE_PX * width / 224.0) & (
-        np.degrees(np.arctan2(np.abs(dx), np.abs(dy))) < _MAX_EDGE_TILT_DEG
-    )
-    segments, length = segments[upright], length[upright]
+    long_enough = length >= _MIN_EDGE_PX * width / 224.0
+    steep = np.degrees(np.arctan2(np.abs(dx), np.abs(dy))) < _MAX_EDGE_TILT_DEG
     ends = [
         np.linalg.solve(K, np.stack([segments[:, i], segments[:, i + 1], np.ones(len(segments))])).T for i in (0, 2)
     ]
     lines = np.cross(ends[0], ends[1])
     lines /= np.maximum(np.linalg.norm(lines, axis=1, keepdims=True), 1e-12)
-    off_centre = np.abs((segments[:, 0] + segments[:, 2]) / 2.0 - K[0, 2]) > 0.15 * width
-    pitches, rolls = np.arange(-10.0, 50.01, 0.5), np.arange(-10.0, 10.01, 1.0)
-    t, r = np.radians(pitches)[:, None], np.radians(rolls)[None, :]
-    up = np.stack(
-        [-np.sin(r) * np.cos(t), -np.cos(r) * np.cos(t), -np.sin(t) + 0 * r], axis=-1
-    )  # world up, camera frame
-    residual = np.abs(np.einsum("nk,prk->prn", lines, up))
-    support = (length * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(axis=-1)
-    i, j = np.unravel_index(int(np.argmax(support)), support.shape) if len(segments) else (0, 0)
-    agreeing = residual[i, j] < _EDGE_TOLERANCE_RAD if len(segments) else np.zeros(0, bool)
-    if agreeing.sum() < 6 or (agreeing & off_centre).sum() < 3 or i in (0, len(pitches) - 1):
-        raise ValueError(
-            f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} agree, "
-            f"{int((agreeing & off_centre).sum())} away from the centre); pass pitch_deg= (degrees down)"
-        )
-    return CameraTilt(float(pitches[i]), float(rolls[j]), TILT_SIGMA_DEG, int(agreeing.sum()))
+    down = np.arange(-30.0, 75.01, 0.5)  # downward tilt on the grid; the result's pitch is its negative
+    rolls = np.arange(-10.0, 10.01, 1.0)
+    t, r = np.radians(down)[:, None], np.radians(rolls)[None, :]
+    up = np.stack([-np.sin(r) * np.cos(t), -np.cos(r) * np.cos(t), -np.sin(t) + 0 * r], axis=-1)  # camera frame
+    vertical = long_enough & steep
+    v_lines, v_length = lines[vertical], length[vertical]
+    residual = np.abs(np.einsum("nk,prk->prn", v_lines, up))
+    support = (v_length * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(axis=-1)
+    i, j = np.unravel_index(int(np.argmax(support)), support.shape) if len(v_lines) else (0, 0)
+    agreeing = residual[i, j] < _EDGE_TOLERANCE_RAD if len(v_lines) else np.zeros(0, bool)
+    off_centre = np.abs((segments[vertical, 0] + segments[vertical, 2]) / 2.0 - K[0, 2]) > 0.15 * width
+    from_verticals = agreeing.sum() >= 6 and (agreeing & off_centre).sum() >= 3 and i not in (0, len(down) - 1)
+    if from_verticals:
+        return CameraTilt(-float(down[i]), float(rolls[j]), TILT_SIGMA_DEG, int(agreeing.sum()))
+    raise ValueError(
+        f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} near-vertical agree, "
+        f"{int((agreeing & off_centre).sum())} away from the centre); "
+        f"pass pitch_deg= (degrees, < 0 looks down)"
+    )

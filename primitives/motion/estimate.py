@@ -34,8 +34,9 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
+from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask
 from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
-from spatialclaw.primitives.motion.object_motion import moved_region, object_region, object_step
+from spatialclaw.primitives.motion.object_motion import object_regions, object_step
 from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry, estimate_pair, fit_rotation
 from spatialclaw.primitives.motion.result import CameraStep, Motion
 
@@ -140,9 +141,12 @@ def motion(
             "previous"``) or each frame against the first (``reference="first"``).
         intrinsics: (3, 3) pixel intrinsics; else ``fov_deg`` (horizontal field of view in degrees); else
             EXIF; else self-calibrated from rotation pairs; else a 60 degree field of view is assumed.
-        object: an object to follow relative to the background: a box (x0, y0, x1, y1) pixels or a mask in
-            the first frame, an ``Instance``, or a ``Track`` (its per-frame regions are used). Its matches
-            are kept out of the camera estimate.
+        object: the object to measure relative to the background, located in EVERY frame: a ``Track`` (or
+            the one-element list ``track`` returns for a list prompt), a list with one box (x0, y0, x1, y1)
+            pixels / (H, W) mask / ``Instance`` per frame (None where absent), or one box / mask /
+            ``Instance`` in the first frame, which is then followed with ``track(method="flow")``. Its
+            motion comes from its centre and size in each frame; its pixels are kept out of the camera
+            estimate.
         object_heading_deg: the object's heading on the ground, degrees from the camera's forward direction
             (> 0 towards the camera's right; 0 = facing away from the camera, 180 = facing it), to express
             its motion in its own frame (forward / backward / left / right).
@@ -151,7 +155,13 @@ def motion(
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
         (camera k+1 in camera k's frame; yaw > 0 = turns right, pitch > 0 = up, roll > 0 = clockwise),
         kind ("rotation" / "translation" / "static" / "unknown"), translation_words, zoom, parallax_px,
-        inliers, confidence, reason, and ``object`` (an ``ObjectStep``) when an object was given.
+        inliers, confidence, reason, status ("measured" / "unknown"), warnings (where the agreeing
+        matches lie: one region, a still border), and ``object`` (an ``ObjectStep``) when an object was
+        given. A fit that fails a plausibility gate (the frames cannot share that view, a roll over 30
+        deg, confidence < 0.3, < 15 agreeing matches) is "unknown" with the reason and enters no total.
+        ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
+        against the first frame are already cumulative). Black letterbox bars are masked.
+        Sign note: motion's pitch > 0 tilts UP; ``camera_tilt``'s pitch > 0 is DOWN (an absolute tilt).
 
     Example: ``m = motion(frames); print(m); m.yaw_deg`` (degrees per step).
     """
@@ -165,12 +175,23 @@ def motion(
     else:
         K, source = prior_intrinsics(items[0], width, height, fov_deg)
         calibrate = source.startswith("ASSUMED")
-    regions: dict[int, np.ndarray | None] = {}
-    if object is not None:
-        regions[0] = object_region(object, 0, (height, width))
-        if hasattr(object, "instances"):
-            for position in range(len(arrays)):
-                regions[position] = object_region(object, position, (height, width))
+    notes: list[str] = []
+    bars = letterbox_mask(arrays)
+    if bars is not None:
+        notes.append(f"letterbox bars masked ({100 * bars.mean():.0f} % of the frame): their edges do not move")
+    followed = object_regions(object, arrays) if object is not None else None
+    if followed is not None:
+        lost = [indices[p] for p, r in enumerate(followed.regions) if r is None]
+        notes.append(
+            f"{followed.label} located from {followed.source}" + (f"; not found in frames {lost}" if lost else "")
+        )
+
+    def ignored(position: int) -> np.ndarray | None:
+        region = followed.regions[position] if followed is not None else None
+        if bars is None or region is None:
+            return bars if region is None else region
+        return np.asarray(bars | region, dtype=bool)
+
     scale = feature_scale(arrays[0].shape)
     used = sorted({position for pair in chosen for position in pair})
     features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
@@ -178,7 +199,7 @@ def motion(
     if calibrate:
         first = {
             pair: estimate_pair(
-                arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=regions.get(pair[0]), matches=matches[pair]
+                arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=ignored(pair[0]), matches=matches[pair]
             )
             for pair in chosen
         }
@@ -196,52 +217,51 @@ def motion(
             hfov = math.degrees(2 * math.atan(0.5 * width / focal))
             source = f"self-calibrated from the camera's rotation ({hfov:.0f} degree field of view)"
     steps = []
-    for a, b in chosen:  # in order: a box given in the first frame is carried along by the measured motion
-        region = regions.get(a)
-        geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=region, matches=matches[(a, b)])
-        step = _camera_step(geometry, indices[a], indices[b])
-        if object is not None and region is not None:
-            step.object = object_step(
-                geometry,
-                *matches[(a, b)][:2],
-                region,
-                K,
-                indices[a],
-                indices[b],
-                object_heading_deg,
-                shift_px=max(1.0, 0.01 * width),
-            )
-            label = getattr(object, "label", None)
-            if step.object is not None and isinstance(label, str) and label != "object":
-                step.object.label = f"the {label}"
-            if not hasattr(object, "instances") and b not in regions and step.object is not None:
-                regions[b] = moved_region(region, geometry, step.object)
+    for a, b in chosen:
+        geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=ignored(a), matches=matches[(a, b)])
+        step = _camera_step(geometry, indices[a], indices[b], width, height)
+        if followed is not None and step.kind != "unknown":
+            region_a, region_b = followed.regions[a], followed.regions[b]
+            if region_a is not None and region_b is not None:
+                step.object = object_step(
+                    geometry, region_a, region_b, K, indices[a], indices[b], object_heading_deg, max(1.0, 0.01 * width)
+                )
+                if step.object is not None:
+                    step.object.label = followed.label
         steps.append(step)
-    return Motion(steps, K, source)
+    return Motion(steps, K, source, notes)
 
 
-def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int) -> CameraStep:
+def _unknown(geometry: PairGeometry, frame_a: int, frame_b: int, reason: str) -> CameraStep:
+    return CameraStep(
+        frame_a,
+        frame_b,
+        "unknown",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        1.0,
+        geometry.parallax_px,
+        geometry.matches,
+        geometry.inliers,
+        geometry.residual_px,
+        0.0,
+        reason,
+        geometry=geometry,
+    )
+
+
+def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int, width: int, height: int) -> CameraStep:
+    """The step as read out: unknown when the fit is missing or fails a plausibility gate (``checks``)."""
     if geometry.R_ab is None:
-        return CameraStep(
-            frame_a,
-            frame_b,
-            "unknown",
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            1.0,
-            geometry.parallax_px,
-            geometry.matches,
-            geometry.inliers,
-            geometry.residual_px,
-            0.0,
-            geometry.reason,
-            geometry=geometry,
-        )
+        return _unknown(geometry, frame_a, frame_b, geometry.reason)
     yaw, pitch, roll = yaw_pitch_roll(geometry.R_ab)
+    problem = implausible(geometry, roll, width, height)
+    if problem is not None:
+        return _unknown(geometry, frame_a, frame_b, problem)
     angle = math.degrees(math.acos(float(np.clip((np.trace(geometry.R_ab) - 1) / 2, -1, 1))))
     words = direction_words(geometry.direction) if geometry.direction is not None else None
     return CameraStep(
@@ -262,4 +282,5 @@ def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int) -> CameraSt
         geometry.confidence,
         geometry.reason,
         geometry=geometry,
+        warnings=evidence_warnings(geometry, width, height),
     )

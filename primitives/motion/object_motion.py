@@ -1,6 +1,7 @@
-"""Object motion for ``motion(frames, object=...)``: the object's region per frame (a box, mask, ``Instance``
-or ``Track``), its motion relative to the background (the camera's homography, corrected by the nearby
-background's parallax) as an ``ObjectStep``, and its region carried into the next frame.
+"""Object motion for ``motion(frames, object=...)``: the object's region in EVERY frame (a box or mask per
+frame, a ``Track``, what ``track`` returns, or one box / mask / ``Instance`` that is followed by itself with
+``track(method="flow")``), and its motion between two frames relative to the background, measured from
+the change of its position and size (never from a region carried over from another frame).
 
 Pixels: x right, y down; motion in units of the object's distance from the earlier camera (see
 ``ObjectStep``)."""
@@ -13,90 +14,146 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.motion.angles import direction_words
-from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry
+from spatialclaw.primitives.motion.pair import PairGeometry
 from spatialclaw.primitives.motion.result import ObjectStep
 
-__all__ = ["moved_region", "object_region", "object_step"]
+__all__ = ["ObjectRegions", "object_regions", "object_step"]
+
+SIZE_MOVE = 0.05  # |log size ratio| above which the object counts as approaching / receding
 
 
-def object_region(obj: Any, position: int, shape: tuple[int, int]) -> np.ndarray | None:
-    """(H, W) bool region of the object in the frame at ``position``: a Track's box/mask there, or the
-    given box/mask/Instance (for the first frame; later frames get it moved by the measured motion)."""
+class ObjectRegions:
+    """The object's (H, W) bool region per frame position (None where it is lost), how they were obtained
+    (``source``) and its label (``label``: "the runner" for a Track labelled "runner")."""
+
+    def __init__(self, regions: list[np.ndarray | None], source: str, label: str) -> None:
+        self.regions, self.source, self.label = regions, source, label
+
+
+def _region(item: Any, shape: tuple[int, int]) -> np.ndarray | None:
     from spatialclaw.primitives.perception.inputs import as_box, as_mask
 
     height, width = shape
-    if hasattr(obj, "instances"):  # a Track
-        item = obj.instances[position]
-        if item.score <= 0:
-            return None
-        obj = item
-    mask = getattr(obj, "mask", None)
-    if mask is not None or (isinstance(obj, np.ndarray) and obj.ndim == 2):
-        return as_mask(mask if mask is not None else obj, height, width)
-    x0, y0, x1, y1 = as_box(getattr(obj, "box", obj), width, height)
+    if item is None or (getattr(item, "score", 1.0) is not None and getattr(item, "score", 1.0) <= 0):
+        return None
+    mask = getattr(item, "mask", None)
+    if mask is not None or (isinstance(item, np.ndarray) and item.ndim == 2):
+        out = as_mask(mask if mask is not None else item, height, width)
+        return out if out.any() else None
+    x0, y0, x1, y1 = as_box(getattr(item, "box", item), width, height)
     region = np.zeros(shape, bool)
     region[max(int(round(y0)), 0) : max(int(round(y1)), 0), max(int(round(x0)), 0) : max(int(round(x1)), 0)] = True
-    return region
+    return region if region.any() else None
+
+
+def _is_single(obj: Any) -> bool:
+    """One box (4 numbers), one mask ((H, W) array) or one Instance, as opposed to one entry per frame."""
+    if hasattr(obj, "box") and not isinstance(obj, np.ndarray):
+        return True
+    if isinstance(obj, np.ndarray):
+        return obj.ndim == 2 or obj.shape == (4,)
+    items = list(obj)
+    return len(items) == 4 and all(np.ndim(v) == 0 for v in items)
+
+
+def _label(obj: Any) -> str:
+    label = getattr(obj, "label", None)
+    return f"the {label}" if isinstance(label, str) and label not in ("", "object") else "the object"
+
+
+def object_regions(obj: Any, arrays: list[np.ndarray]) -> ObjectRegions:
+    """Where the object is in each frame. ``obj``: a ``Track`` (or a one-element list of them, as ``track``
+    returns for a list prompt); a list with one box / mask / Instance per frame (None where absent); or one
+    box (x0, y0, x1, y1) pixels, (H, W) mask or ``Instance`` in the FIRST frame, which is then followed
+    through the frames with ``track(..., method="flow")`` (frames where it is lost get no region)."""
+    shape = arrays[0].shape[:2]
+    count = len(arrays)
+    if isinstance(obj, list | tuple) and obj and all(hasattr(item, "instances") for item in obj):
+        if len(obj) != 1:
+            raise ValueError(f"object= takes one object; got {len(obj)} Tracks: pass one of them, e.g. tracks[0]")
+        obj = obj[0]
+    if hasattr(obj, "instances"):  # a Track
+        if len(obj.instances) != count:
+            raise ValueError(f"the Track has {len(obj.instances)} frames but motion got {count}: track the same frames")
+        regions = [_region(item, shape) for item in obj.instances]
+        return ObjectRegions(regions, f"its Track ({obj.method})", _label(obj))
+    if _is_single(obj):
+        from spatialclaw.primitives.perception.track import track
+
+        kind = (
+            "masks"
+            if isinstance(getattr(obj, "mask", obj), np.ndarray) and np.ndim(getattr(obj, "mask", obj)) == 2
+            else "boxes"
+        )
+        followed = track(arrays, method="flow", **{kind: obj})
+        assert not isinstance(followed, list)
+        regions = [_region(item, shape) for item in followed.instances]
+        regions[0] = _region(obj, shape)
+        return ObjectRegions(regions, "the first frame's region followed by track(method='flow')", _label(obj))
+    items = list(obj)
+    if len(items) != count:
+        raise ValueError(
+            f"object= got {len(items)} regions for {count} frames: give one box / mask / Instance per frame "
+            f"(None where absent), a Track, or one box in the first frame"
+        )
+    labels = {_label(item) for item in items if item is not None}
+    return ObjectRegions(
+        [_region(item, shape) for item in items],
+        "one region per frame",
+        labels.pop() if len(labels) == 1 else "the object",
+    )
+
+
+def _centre_size(region: np.ndarray) -> tuple[np.ndarray, float]:
+    ys, xs = np.nonzero(region)
+    return np.array([xs.mean(), ys.mean()]), math.sqrt(float(region.sum()))
 
 
 def object_step(
     geometry: PairGeometry,
-    points_a: np.ndarray,
-    points_b: np.ndarray,
-    region: np.ndarray,
+    region_a: np.ndarray,
+    region_b: np.ndarray,
     K: np.ndarray,
     frame_a: int,
     frame_b: int,
     heading_deg: float | None,
     shift_px: float,
 ) -> ObjectStep | None:
-    """Object motion from the matches (all of them, original pixels) inside ``region`` against the
-    background's prediction there (the camera's homography, corrected by the nearby background's parallax)."""
-    if geometry.homography is None or len(points_a) == 0:
+    """The object's motion between two frames relative to the background: its centre in frame b against
+    where the background at its centre in frame a went (the camera's homography, corrected by the
+    parallax of the background matches nearest to it), and its size ratio (square root of the region
+    areas) beyond the camera's zoom. None when the camera motion is unknown."""
+    if geometry.homography is None or geometry.kind == "unknown":
         return None
-    cols = np.clip(np.round(points_a[:, 0]).astype(int), 0, region.shape[1] - 1)
-    rows = np.clip(np.round(points_a[:, 1]).astype(int), 0, region.shape[0] - 1)
-    inside = region[rows, cols]
-    if inside.sum() < 3:
-        return None
-    moved = np.column_stack([points_a, np.ones(len(points_a))]) @ geometry.homography.T
-    predicted = moved[:, :2] / moved[:, 2:3]
-    background = ~inside
-    # what the rotation model misses near the object (parallax of a translating camera) is background too
-    if background.sum() >= 5:
-        centre = points_a[inside].mean(axis=0)
-        nearest = np.argsort(np.linalg.norm(points_a[background] - centre, axis=1))[:15]
-        predicted = predicted + np.median((points_b - predicted)[background][nearest], axis=0)
-    a, observed, expected = points_a[inside], points_b[inside], predicted[inside]
-    shift = np.median(observed - expected, axis=0)
-    consistent = np.linalg.norm(observed - expected - shift, axis=1) <= max(
-        3 * INLIER_PX, 0.1 * np.ptp(a, axis=0).max()
-    )
-    a, observed, expected = a[consistent], observed[consistent], expected[consistent]
-    scale = 1.0
-    if len(a) >= 3:
-        first, second = np.triu_indices(len(a), 1)
-        spread_expected = np.linalg.norm(expected[first] - expected[second], axis=1)
-        ok = spread_expected > 3.0
-        if ok.sum() >= 3:
-            spread_observed = np.linalg.norm(observed[first] - observed[second], axis=1)
-            scale = float(np.median(spread_observed[ok] / spread_expected[ok]))
+    (centre_a, size_a), (centre_b, size_b) = _centre_size(region_a), _centre_size(region_b)
+    moved = geometry.homography @ np.r_[centre_a, 1.0]
+    predicted = moved[:2] / moved[2]
+    background_a, background_b = geometry.points_a, geometry.points_b  # the object's matches were left out
+    if len(background_a) >= 5:
+        carried = np.column_stack([background_a, np.ones(len(background_a))]) @ geometry.homography.T
+        residual = background_b - carried[:, :2] / carried[:, 2:3]
+        nearest = np.argsort(np.linalg.norm(background_a - centre_a, axis=1))[:15]
+        predicted = predicted + np.median(residual[nearest], axis=0)
+    shift = centre_b - predicted
+    scale = size_b / size_a / geometry.zoom
     focal = float(K[0, 0])
     lateral, vertical, depth_change = shift[0] / focal, shift[1] / focal, 1.0 / scale - 1.0
-    vector = np.array([lateral, vertical, depth_change])
-    moving = bool(np.hypot(*shift) > shift_px or abs(np.log(scale)) > 0.02)
-    words = direction_words(vector).replace("forward", "away from the camera").replace("back", "towards the camera")
+    moving = bool(np.hypot(*shift) > max(shift_px, 0.1 * size_a) or abs(math.log(scale)) > SIZE_MOVE)
+    words = direction_words(np.array([lateral, vertical, depth_change]))
+    words = words.replace("forward", "away from the camera").replace("back", "towards the camera")
     step = ObjectStep(
         frame_a,
         frame_b,
         (float(shift[0]), float(shift[1])),
-        scale,
+        float(scale),
         float(lateral),
         float(vertical),
         float(depth_change),
         words if moving else "nowhere",
         moving,
-        int(len(a)),
+        int(region_a.sum()),
+        size_px=(size_a, size_b),
+        image_move_px=(float(centre_b[0] - centre_a[0]), float(centre_b[1] - centre_a[1])),
     )
     if heading_deg is not None:
         h = math.radians(float(heading_deg))
@@ -106,15 +163,3 @@ def object_step(
         own = np.array([right, 0.0, forward])
         step.own_direction = direction_words(own).replace("back", "backward") if moving else "not moving"
     return step
-
-
-def moved_region(region: np.ndarray, geometry: PairGeometry, obj: ObjectStep) -> np.ndarray:
-    """The object's region carried into frame b: the background homography plus its own shift and scale."""
-    import cv2
-
-    ys, xs = np.nonzero(region)
-    centre = np.array([xs.mean(), ys.mean(), 1.0])
-    moved = geometry.homography @ centre
-    target = moved[:2] / moved[2] + np.array(obj.image_shift_px)
-    A = np.array([[obj.scale, 0, target[0] - obj.scale * centre[0]], [0, obj.scale, target[1] - obj.scale * centre[1]]])
-    return cv2.warpAffine(region.astype(np.uint8), A, (region.shape[1], region.shape[0]), flags=cv2.INTER_NEAREST) > 0

@@ -14,9 +14,8 @@ near points more than far ones, and the rotation model cannot follow. Above ``PA
 "translation" (direction from the essential matrix; its length is unobservable without depth), else
 "rotation" (or "static" when the rotation and zoom are negligible).
 
-Conventions: pixels (x, y) with integer coordinates at pixel centres; OpenCV camera axes (x right, y
-down, z forward); ``R_ab`` is the orientation of camera b expressed in camera a's frame (its columns are
-b's axes in a's coordinates), ``direction`` the unit vector from camera a's centre to camera b's, in a's frame.
+Conventions: pixels (x, y) at pixel centres; OpenCV camera axes (x right, y down, z forward); ``R_ab``: camera
+b's orientation in a's frame (columns: b's axes in a's coordinates); ``direction``: unit vector a -> b in a's frame.
 """
 
 from __future__ import annotations
@@ -291,10 +290,13 @@ def estimate_pair(
     margin = float(np.clip(abs(np.log(max(parallax, 1e-6) / parallax_px)) / np.log(4.0), 0.0, 1.0))
     H = rotation_homography(K_a, K_b, R_m, zoom)
     moving_box = None
-    if parallax > parallax_px and e_inliers is not None:
+    if parallax > parallax_px and e_inliers is not None:  # a compact group breaking the model: a moving object?
         moving_box = _compact_group(points_a[e_inliers & (rotation_errors > INLIER_PX)], width, height)
-        if moving_box is not None:  # the "parallax" sits on one compact group: an object moving on its own
-            parallax = float(np.percentile(rotation_errors[e_inliers & ~_inside(points_a, moving_box)], 75))
+        rest = e_inliers & ~_inside(points_a, moving_box) if moving_box is not None else e_inliers
+        if moving_box is not None and rest.sum() >= MIN_MATCHES:  # the "parallax" sits on one compact group:
+            parallax = float(np.percentile(rotation_errors[rest], 75))  # an object moving on its own
+        else:  # no group, or nothing left outside it: it cannot be told from the background
+            moving_box = None
     if parallax > parallax_px and e_inliers is not None:
         inliers = e_inliers
         support = int(inliers.sum())
@@ -365,9 +367,8 @@ def _inside(points: np.ndarray, box: tuple[float, float, float, float]) -> np.nd
 
 
 def _compact_group(points: np.ndarray, width: int, height: int) -> tuple[float, float, float, float] | None:
-    """The box (x0, y0, x1, y1) holding the points that break the rotation model, when they are one compact
-    group (>= 8 points; their 5-95 % box covers under 12 % of the image), else None: parallax from camera
-    translation spreads over the image, an independently moving object does not."""
+    """The box (x0, y0, x1, y1) of the points breaking the rotation model when they are one compact group (>= 8
+    points, 5-95 % box under 12 % of the image; camera parallax spreads over the image), else None."""
     if len(points) < 8:
         return None
     low, high = np.percentile(points, 5, axis=0), np.percentile(points, 95, axis=0)

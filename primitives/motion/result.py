@@ -14,11 +14,12 @@ and ``ObjectStep`` (an object's motion relative to the background).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from spatialclaw.primitives.motion.angles import turn_words
+from spatialclaw.primitives.motion.angles import turn_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.pair import PairGeometry
 
 __all__ = ["CameraStep", "Motion", "ObjectStep"]
@@ -36,7 +37,9 @@ class ObjectStep:
     heading_deg: the object's heading given by the caller (its forward direction on the ground, degrees
         from the camera's forward, > 0 towards the camera's right; 180 = facing the camera), or None.
     own_forward / own_right: the motion in the object's own frame (units of its distance) when the heading
-        is known; own_direction: words ("forward", "backward and left", ...). points: matches on the object.
+        is known; own_direction: words ("forward", "backward and left", ...). points: the object's area in frame a
+        (pixels). size_px: its size (square root of its area, pixels) in frames a and b; image_move_px:
+        (dx, dy) pixels its centre moved in the image (the camera's motion included).
     label: how the readout names it ("the car" for a Track or Instance labelled "car").
     """
 
@@ -55,18 +58,21 @@ class ObjectStep:
     own_right: float | None = None
     own_direction: str | None = None
     label: str = "the object"
+    size_px: tuple[float, float] = (float("nan"), float("nan"))
+    image_move_px: tuple[float, float] = (0.0, 0.0)
 
     def readout(self) -> str:
         name = self.label
-        if not self.moving:
-            return (
-                f"{name} does not move relative to the background (shift {self.image_shift_px[0]:+.1f}, "
-                f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})"
-            )
-        text = (
-            f"{name} moves {self.direction} relative to the background (image shift {self.image_shift_px[0]:+.1f}, "
-            f"{self.image_shift_px[1]:+.1f} px, size x{self.scale:.3f})"
+        evidence = (
+            f"shift {self.image_shift_px[0]:+.1f}, {self.image_shift_px[1]:+.1f} px beyond the background's, "
+            f"size {self.size_px[0]:.0f} -> {self.size_px[1]:.0f} px, x{self.scale:.2f} beyond the camera's zoom"
         )
+        if not self.moving:
+            return f"{name} does not move relative to the background ({evidence})"
+        text = f"{name} moves {self.direction} relative to the background ({evidence})"
+        own = math.hypot(*self.image_move_px)
+        if own < 0.5 * math.hypot(*self.image_shift_px):
+            text += f"; it stays near its place in the image (moves {own:.1f} px) because the camera follows it"
         if self.own_direction is not None:
             text += f", i.e. {self.own_direction} in its own heading ({self.heading_deg:g} deg)"
         return text
@@ -101,6 +107,12 @@ class CameraStep:
     reason: str
     object: ObjectStep | None = None
     geometry: PairGeometry | None = field(default=None, repr=False)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """ "measured" (the numbers passed every plausibility gate) or "unknown" (``reason`` says why)."""
+        return "unknown" if self.kind == "unknown" else "measured"
 
     def readout(self) -> str:
         head = f"frames {self.frame_a}->{self.frame_b}: "
@@ -129,6 +141,8 @@ class CameraStep:
             f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; "
             f"confidence {self.confidence:.2f} ({self.inliers}/{self.matches} matches agree)"
         )
+        for warning in self.warnings:
+            text += f"; WARNING: {warning}"
         if self.object is not None:
             text += "; " + self.object.readout()
         return head + text
@@ -140,13 +154,17 @@ class Motion:
 
     steps: one ``CameraStep`` per pair. intrinsics: (3, 3) pixels used; focal_source: where the focal
     length came from. ``readout`` summarises (e.g. "the camera pans right about 12 deg per step and does
-    not translate"). ``yaw_deg`` etc.: (P,) arrays over the steps (NaN where unknown); ``orientations()``
-    chains rotation steps into each frame's orientation in the first frame's camera frame.
+    not translate") with totals that count measured steps only: for consecutive pairs the sum of the
+    steps and the net first-to-last rotation (unknown when a step is), for pairs against the first frame
+    the last pair itself (they are already cumulative). ``yaw_deg`` etc.: (P,) arrays over the steps (NaN
+    where unknown); ``net()`` the first-to-last rotation; ``orientations()`` chains consecutive steps.
+    notes: sentences about the whole call (letterbox bars masked, how the object was followed).
     """
 
     steps: list[CameraStep]
     intrinsics: np.ndarray
     focal_source: str
+    notes: list[str] = field(default_factory=list)
 
     @property
     def yaw_deg(self) -> np.ndarray:
@@ -165,35 +183,85 @@ class Motion:
         return [s.kind for s in self.steps]
 
     @property
+    def layout(self) -> str:
+        """ "chain" (each pair starts where the last ended: consecutive frames), "star" (every pair starts at
+        the same frame: ``reference="first"``) or "pairs" (anything else)."""
+        if len(self.steps) > 1 and all(s.frame_a == self.steps[0].frame_a for s in self.steps):
+            return "star"
+        if all(s.frame_a == p.frame_b for p, s in zip(self.steps, self.steps[1:], strict=False)):
+            return "chain"
+        return "pairs"
+
+    def net(self) -> tuple[float, float, float] | None:
+        """(yaw, pitch, roll) degrees of the last frame's camera in the first frame's camera frame (same
+        signs as the steps), or None when it is not measured: a chain with an unknown step, a star whose
+        last pair is unknown, or unrelated pairs."""
+        if self.layout == "star":
+            last = self.steps[-1]
+            return None if last.yaw_deg is None else (last.yaw_deg, last.pitch_deg or 0.0, last.roll_deg or 0.0)
+        if self.layout != "chain":
+            return None
+        final = self.orientations()[-1]
+        return yaw_pitch_roll(final) if np.isfinite(final).all() else None
+
+    def _totals(self, known: list[CameraStep]) -> str:
+        missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
+        first, last = self.steps[0].frame_a, self.steps[-1].frame_b
+        net = self.net()
+        net_text = (
+            f"net {first}->{last}: yaw {net[0]:+.1f}, pitch {net[1]:+.1f}, roll {net[2]:+.1f} deg"
+            if net is not None
+            else f"net {first}->{last} unknown"
+        )
+        if self.layout == "star":
+            return net_text + " (each pair is measured against the first frame, so nothing is summed)"
+        if self.layout != "chain":
+            return "the pairs do not form a chain, so there is no total"
+        yaws = sum(s.yaw_deg or 0.0 for s in known)
+        pitches = sum(s.pitch_deg or 0.0 for s in known)
+        if missing:
+            return (
+                f"the {len(known)} measured steps sum to yaw {yaws:+.1f}, pitch {pitches:+.1f} deg, a partial "
+                f"total: {net_text} because steps {', '.join(missing)} are unknown"
+            )
+        return f"total yaw {yaws:+.1f} deg, pitch {pitches:+.1f} deg over {len(known)} steps; {net_text}"
+
+    @property
     def readout(self) -> str:
         known = [s for s in self.steps if s.kind != "unknown"]
         if not known:
-            return "the camera motion could not be measured: " + "; ".join(s.reason for s in self.steps[:3])
+            reasons = "; ".join(dict.fromkeys(s.reason for s in self.steps[:3]))
+            return "the camera motion could not be measured: " + reasons
         kinds = {s.kind for s in known}
-        yaws = np.array([s.yaw_deg for s in known])
-        pitches = np.array([s.pitch_deg for s in known])
         parts = []
+        star = self.layout == "star"
         if kinds <= {"rotation", "static"}:
             turn = turn_words(
-                float(np.median(yaws)), float(np.median(pitches)), float(np.median([s.roll_deg for s in known]))
+                float(np.median([s.yaw_deg for s in known])),
+                float(np.median([s.pitch_deg for s in known])),
+                float(np.median([s.roll_deg for s in known])),
             )
-            parts.append(
-                f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
-                f"and does not translate"
-            )
-        elif kinds == {"translation"} or kinds <= {"translation", "static"}:
+            if star:
+                parts.append("the camera turns and does not translate")
+            else:
+                parts.append(
+                    f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
+                    f"and does not translate"
+                )
+        elif kinds <= {"translation", "static"}:
             words = sorted({s.translation_words for s in known if s.translation_words})
             parts.append(f"the camera translates ({', '.join(words)})")
         else:
             moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
             parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
-        parts.append(
-            f"total yaw {np.nansum(yaws):+.1f} deg, pitch {np.nansum(pitches):+.1f} deg over {len(known)} "
-            f"measured steps"
-        )
+        parts.append(self._totals(known))
         missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
         if missing:
-            parts.append(f"unknown for steps {', '.join(missing)}")
+            parts.append(f"unknown (left out of every total) for steps {', '.join(missing)}")
+        warned = [f"{s.frame_a}->{s.frame_b}" for s in known if s.warnings]
+        if warned:
+            parts.append(f"WARNINGS for steps {', '.join(warned)} (see each step)")
+        parts += self.notes
         parts.append(f"focal: {self.focal_source}")
         return "; ".join(parts)
 
@@ -202,7 +270,7 @@ class Motion:
         the steps (valid for consecutive pairs); NaN from the first unknown step on."""
         out = [np.eye(3)]
         for step in self.steps:
-            R = step.geometry.R_ab if step.geometry is not None and step.geometry.R_ab is not None else None
+            R = step.geometry.R_ab if step.kind != "unknown" and step.geometry is not None else None
             out.append(out[-1] @ R if R is not None and np.isfinite(out[-1]).all() else np.full((3, 3), np.nan))
         return np.stack(out)
 

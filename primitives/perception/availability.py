@@ -22,6 +22,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.primitives.perception.backends import (
+    BACKEND_NOTES,
+    backend_family,
+    sam3_id,
+    sam3_problem,
+    weights_status,
+)
 from spatialclaw.primitives.runtime.lazy import LazyCallable
 
 __all__ = ["ToolStatus", "ToolUnavailableError", "UnavailableTool", "last_report", "tool_status", "weights_status"]
@@ -36,12 +43,14 @@ class ToolUnavailableError(RuntimeError):
 @dataclass(frozen=True)
 class ToolStatus:
     """Whether a tool can run here. ``available`` False: calling it fails at once with ``reason``.
-    ``note``: what works although a learned part is missing (e.g. track's optical-flow method)."""
+    ``note``: what works although a learned part is missing (e.g. track's optical-flow method), and which
+    backend answers and what it is good for. ``backend``: the model that answers by default."""
 
     name: str
     available: bool
     reason: str = ""
     note: str = ""
+    backend: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,29 +58,6 @@ class ToolStatus:
 
 def _missing_packages(*names: str) -> list[str]:
     return [name for name in names if importlib.util.find_spec(name) is None]
-
-
-def weights_status(model_id: str) -> str | None:
-    """None when the weights of ``model_id`` (a hub id or a folder) are on this machine, else the reason."""
-    path = Path(os.path.expanduser(model_id))
-    if path.is_dir():
-        return None if (path / "config.json").is_file() else f"the folder {path} holds no config.json"
-    if model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
-        return f"the local folder {path} does not exist"
-    root = os.environ.get("SPATIALCLAW_MODELS")
-    if root and (Path(root).expanduser() / model_id).is_dir():
-        return None
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return "huggingface_hub is not installed"
-    try:
-        cached = try_to_load_from_cache(model_id, "config.json")
-    except Exception as error:  # an id the hub library rejects
-        return f"{model_id!r} is not a valid hub id ({error})"
-    if isinstance(cached, str):
-        return None
-    return f"the weights of {model_id} are not on this machine (`hf download {model_id}`, or model= a local folder)"
 
 
 def _device_problem() -> str | None:
@@ -120,6 +106,13 @@ def _track_id() -> str:
     return os.environ.get("SPATIALCLAW_TRACK_MODEL") or DEFAULT_TRACK_MODEL
 
 
+def _safe(model_id: Callable[[], str]) -> str:
+    try:
+        return model_id()
+    except Exception:  # a broken setting is reported by _learned
+        return ""
+
+
 def tool_status() -> dict[str, ToolStatus]:
     """The status of every learned tool of the namespace (``depth``, ``detect``, ``segment``, ``track``,
     ``reconstruct``), keyed by name. Classical tools are always available and not listed."""
@@ -132,10 +125,27 @@ def tool_status() -> dict[str, ToolStatus]:
     detect = _learned("detect", _detect_id)
     sam = _learned("segment", _sam_id)
     track = _learned("track", _track_id)
+    detector, sam3 = _safe(_detect_id), sam3_problem()
+    family = backend_family(detector) if detector else "grounding-dino"
+    detect_note = f"answered by {detector}: {BACKEND_NOTES[family]}" + (
+        f"; SAM 3 would answer where its weights are ({sam3})" if sam3 and family != "sam3" else ""
+    )
+    text_note = (
+        f"text prompts: {BACKEND_NOTES['sam3']} ({sam3_id()})"
+        if sam3 is None
+        else f"text prompts: {BACKEND_NOTES['detect+sam']} (SAM 3 is not here: {sam3})"
+    )
+    segment_note = text_note + (f"; point/box prompts unavailable (SAM: {sam})" if sam else "")
     status = {
         "depth": ToolStatus("depth", depth is None, depth or ""),
-        "detect": ToolStatus("detect", detect is None, detect or ""),
-        "segment": ToolStatus("segment", sam is None, f"SAM: {sam}" if sam else ""),
+        "detect": ToolStatus("detect", detect is None, detect or "", detect_note if detect is None else "", family),
+        "segment": ToolStatus(
+            "segment",
+            sam is None or sam3 is None,
+            f"SAM: {sam}" if sam and sam3 is not None else "",
+            segment_note if sam is None or sam3 is None else "",
+            "sam3" if sam3 is None else "detect+sam",
+        ),
         "track": ToolStatus(
             "track",
             True,

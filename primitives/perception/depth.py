@@ -45,6 +45,7 @@ __all__ = [
     "DepthResult",
     "depth",
     "edge_confidence",
+    "estimated_intrinsics",
     "intrinsics_from_fov",
     "load_depth_model",
 ]
@@ -61,6 +62,7 @@ MODEL_ALIASES: dict[str, str] = {
 }
 DEFAULT_HFOV_DEG = 60.0  # horizontal field of view assumed when neither the model nor the user gives one
 _CACHE_FORMAT = "1"
+_ESTIMATED: dict[int, tuple[int, int, np.ndarray, str]] = {}  # frame index -> (W, H, K, model) from depth()
 
 
 @dataclass
@@ -86,6 +88,17 @@ class DepthResult:
     model: str
     intrinsics_source: str
     extras: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def focal_px(self) -> float:
+        """Focal length fx in pixels of ``intrinsics`` (the model's estimate when ``intrinsics_source`` is "model")."""
+        return float(self.intrinsics[0, 0])
+
+    @property
+    def fov_deg(self) -> float:
+        """Horizontal field of view in degrees of ``intrinsics``: 2 atan(W / (2 fx)). Estimated by the model
+        (Depth Pro) when ``intrinsics_source`` is "model", the caller's when "user", a guess when "default-fov"."""
+        return float(np.degrees(2.0 * np.arctan(self.depth.shape[1] / (2.0 * self.intrinsics[0, 0]))))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -207,7 +220,7 @@ def depth(
         compute = lambda: _estimate(load_depth_model(model_id, device), rgb, user_K)  # noqa: E731
     key = cache.cache_key(model_id, version, "depth", _CACHE_FORMAT, user_K, rgb)
     values = cache.cached("depth", key, compute)
-    return DepthResult(
+    result = DepthResult(
         depth=values["depth"],
         intrinsics=values["intrinsics"],
         confidence=values["confidence"],
@@ -215,6 +228,20 @@ def depth(
         model=model_id,
         intrinsics_source=values["intrinsics_source"],
     )
+    if result.intrinsics_source == "model" and isinstance(result.frame_index, int):
+        _ESTIMATED[result.frame_index] = (width, height, result.intrinsics.copy(), model_id)
+    return result
+
+
+def estimated_intrinsics(frame_index: int, image_size: tuple[int, int] | None = None) -> tuple[np.ndarray, str] | None:
+    """The (3, 3) pixel intrinsics a camera-estimating depth model (Depth Pro) gave for the frame with this
+    absolute index in this process, with the model id; None when ``depth`` has not estimated them (or for
+    another ``image_size`` (width, height) in pixels). ``scene.add_bearing`` uses it instead of a guessed
+    field of view."""
+    found = _ESTIMATED.get(int(frame_index))
+    if found is None or (image_size is not None and tuple(image_size) != found[:2]):
+        return None
+    return found[2].copy(), found[3]
 
 
 def load_depth_model(model_id: str, device: str | None = None) -> models.LoadedModel:

@@ -2,13 +2,16 @@
 
 Backends (through ``transformers``, weights from the Hugging Face hub or a local folder):
 
+- SAM 3 (alias ``"sam3"`` = ``$SPATIALCLAW_SAM3_MODEL`` or ``facebook/sam3``): the default wherever its
+  weights are on this machine (chosen in ``backends``). One text (concept) prompt gives every matching
+  instance with box, score AND mask; default threshold 0.5.
 - Grounding DINO (default ``IDEA-Research/grounding-dino-tiny``; alias ``"grounding-dino"``,
   ``"grounding-dino-base"``): strong on phrases ("the red mug on the left"); scores are calibrated
   enough that 0.3 is a sensible threshold.
 - OWLv2 (alias ``"owlv2"`` = ``google/owlv2-base-patch16-ensemble``, ``"owlv2-large"``): one score per
   label; scores are lower, its default threshold is 0.1.
 
-Choose with ``model=`` (an alias, a hub id or a local folder written by ``save_pretrained``) or the
+Without SAM 3 weights the default is Grounding DINO tiny. Choose with ``model=`` (an alias, a hub id or a local folder written by ``save_pretrained``) or the
 environment variable ``SPATIALCLAW_DETECT_MODEL``. Results are cached on disk by model, version,
 arguments and frame pixels.
 """
@@ -24,10 +27,12 @@ from typing import Any, cast
 import numpy as np
 
 from spatialclaw.primitives.perception import remote
+from spatialclaw.primitives.perception.backends import sam3_id, text_backend
 from spatialclaw.primitives.perception.cache import cache_key, cached
 from spatialclaw.primitives.perception.inputs import frame_array, frame_index, model_name, text_labels
 from spatialclaw.primitives.perception.instances import Detections, Instance, box_iou
 from spatialclaw.primitives.perception.models import LoadedModel, load_model
+from spatialclaw.primitives.perception.sam3 import SAM3_DEFAULT_THRESHOLD, is_sam3, load_sam3, sam3_instances
 
 __all__ = ["DEFAULT_DETECT_MODEL", "DETECT_ALIASES", "detect", "detector_family", "detector_id", "load_detector"]
 
@@ -39,18 +44,24 @@ DETECT_ALIASES = {
     "owlv2": "google/owlv2-base-patch16-ensemble",
     "owlv2-large": "google/owlv2-large-patch14-ensemble",
 }
-_DEFAULT_THRESHOLD = {"grounding-dino": 0.3, "owlv2": 0.1}
+_DEFAULT_THRESHOLD = {"grounding-dino": 0.3, "owlv2": 0.1, "sam3": SAM3_DEFAULT_THRESHOLD}
 
 
 def detector_id(model: str | os.PathLike[str] | None = None) -> str:
-    """The hub id or folder ``detect`` uses: ``model``, else ``$SPATIALCLAW_DETECT_MODEL``, else Grounding
-    DINO tiny; aliases ("owlv2", "grounding-dino", ...) are expanded."""
-    name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_DETECT_MODEL") or DEFAULT_DETECT_MODEL
-    return DETECT_ALIASES.get(name.lower(), name)
+    """The hub id or folder ``detect`` uses: ``model``, else ``$SPATIALCLAW_DETECT_MODEL``, else SAM 3 when it
+    can answer here (``backends.text_backend``), else Grounding DINO tiny; aliases ("sam3", "owlv2",
+    "grounding-dino", ...) are expanded."""
+    name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_DETECT_MODEL") or ""
+    if not name:
+        chosen = text_backend()
+        return chosen if chosen != "fallback" else DEFAULT_DETECT_MODEL
+    return sam3_id(name) if name.lower() == "sam3" else DETECT_ALIASES.get(name.lower(), name)
 
 
 def load_detector(model: str | os.PathLike[str] | None = None, device: str | None = None) -> LoadedModel:
     """Load (once per process) the detector named by ``model`` (see ``detector_id``)."""
+    if is_sam3(detector_id(model)):
+        return load_sam3(detector_id(model), device)
     loaded = load_model("zero-shot-object-detection", detector_id(model), device=device)
     detector_family(loaded)  # fail early on a model that is not a supported detector
     return loaded
@@ -68,16 +79,18 @@ def detect(
 ) -> Detections:
     """Find objects described by ``text`` in one frame; returns ``Detections`` (most confident first).
 
-        ``frame``: a ``Frame`` (e.g. ``frames[3]``), PIL image or (H, W, 3) uint8 array. ``text``: one label
-        ("chair") or a list (["chair", "table"]); each instance's ``label`` is the query label it matched.
-        ``threshold``: minimum confidence in [0, 1] (default 0.3 for Grounding DINO, 0.1 for OWLv2);
-        ``text_threshold``: Grounding DINO's per-token threshold for naming the phrase (a box whose phrase
-        shares no word with any label is dropped). Overlapping boxes of the
-        same label with IoU > ``nms_iou`` are merged (the best is kept); at most ``max_instances`` are returned.
-        Boxes are (x0, y0, x1, y1) in pixels of the original frame, origin top-left; ``mask`` is None (use
-        ``segment`` for masks); ``frame_index`` is the frame's absolute index. ``model``: "grounding-dino"
-    (default), "owlv2", a hub id or a local folder.
-        Example: ``chairs = detect(frames[0], "chair"); print(chairs); show(chairs)``.
+    ``frame``: a ``Frame`` (e.g. ``frames[3]``), PIL image or (H, W, 3) uint8 array. ``text``: one label
+    ("chair") or a list (["chair", "table"]); each instance's ``label`` is the query label it matched.
+    ``threshold``: minimum confidence in [0, 1] (default 0.5 for SAM 3, 0.3 for Grounding DINO, 0.1 for OWLv2);
+    ``text_threshold``: Grounding DINO's per-token threshold for naming the phrase (a box whose phrase
+    shares no word with any label is dropped). Overlapping boxes of the
+    same label with IoU > ``nms_iou`` are merged (the best is kept); at most ``max_instances`` are returned.
+    Boxes are (x0, y0, x1, y1) in pixels of the original frame, origin top-left; ``mask`` is the (H, W)
+    bool mask with SAM 3, None with the box-only detectors (use ``segment`` for masks); ``frame_index``
+    is the frame's absolute index. ``model``: "sam3" (default where its weights are here),
+    "grounding-dino" (default otherwise), "owlv2", a hub id or a local folder; ``print(dets)`` and
+    ``dets.backend`` name the model that answered.
+    Example: ``chairs = detect(frames[0], "chair"); print(chairs); show(chairs)``.
     """
     array = frame_array(frame)
     labels = text_labels(text)
@@ -108,6 +121,9 @@ def detect(
                     max_instances=max_instances,
                 ),
             )
+        if family == "sam3":
+            found = sam3_instances(loaded, array, labels, threshold)
+            return _non_max_suppression(found, nms_iou)[:max_instances]
         run = _run_grounding_dino if family == "grounding-dino" else _run_owlv2
         return _non_max_suppression(run(loaded, array, labels, threshold, text_threshold), nms_iou)[:max_instances]
 
@@ -117,14 +133,16 @@ def detect(
 
 
 def detector_family(loaded: LoadedModel) -> str:
-    """ "grounding-dino" or "owlv2" for a loaded detector; ``ValueError`` for any other model."""
+    """ "sam3", "grounding-dino" or "owlv2" for a loaded detector; ``ValueError`` for any other model."""
     model_type = getattr(loaded.model.config, "model_type", "")
+    if str(model_type).startswith("sam3"):
+        return "sam3"
     if model_type in ("grounding-dino", "grounding_dino", "mm-grounding-dino", "mm_grounding_dino"):
         return "grounding-dino"
     if model_type in ("owlv2", "owlvit"):
         return "owlv2"
     raise ValueError(
-        f"{loaded.model_id!r} is a {model_type!r} model; detect supports Grounding DINO and OWLv2 "
+        f"{loaded.model_id!r} is a {model_type!r} model; detect supports SAM 3, Grounding DINO and OWLv2 "
         f"(aliases: {sorted(DETECT_ALIASES)})"
     )
 

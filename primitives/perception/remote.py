@@ -59,6 +59,8 @@ ENV_VAR = "SPATIALCLAW_PERCEPTION"
 SOCKET_ENV_VAR = "SPATIALCLAW_PERCEPTION_SOCKET"
 #: Largest request or reply on the relay socket, bytes (a few 4K frames with their arrays fit easily).
 MAX_FRAME_BYTES = 1 << 30
+MAX_REQUEST_BYTES = 256 << 20
+"""The largest request the host's relay reads from a kernel: a few full-resolution frames, JSON-encoded."""
 _ARRAY_KINDS = set("biufc")  # bool, integers, floats, complex: never object arrays
 SCHEME = "ray://"
 _PROBE_TIMEOUT_S = 5.0

@@ -4,10 +4,11 @@ Backends (through ``transformers``; hub ids are defaults, a local ``save_pretrai
 
 - points / boxes: SAM (``facebook/sam-vit-base``; ``model=`` or ``$SPATIALCLAW_SEGMENT_MODEL``; aliases
   ``"sam-vit-base"``, ``"sam-vit-large"``, ``"sam-vit-huge"``).
-- text: SAM 3 (``facebook/sam3``, gated on the hub: accept its licence first) when the installed
-  ``transformers`` has it; otherwise, or when its weights are missing, text -> ``detect`` boxes (Grounding
-  DINO / OWLv2) -> SAM masks. Choose with ``text_model=`` or ``$SPATIALCLAW_SEGMENT_TEXT_MODEL``:
-  ``"sam3"`` (or a SAM 3 hub id / folder) or ``"detect"``. The route taken is printed with the result.
+- text: SAM 3 (``$SPATIALCLAW_SAM3_MODEL`` or ``facebook/sam3``, gated on the hub: accept its licence
+  first) wherever its weights are on this machine (chosen in ``backends``; no torchvision needed);
+  otherwise text -> ``detect`` boxes (Grounding DINO / OWLv2) -> SAM masks. Choose with ``text_model=`` or
+  ``$SPATIALCLAW_SEGMENT_TEXT_MODEL``: ``"sam3"`` (or a SAM 3 hub id / folder) or ``"detect"``. The route
+  taken is printed with the result.
 
 Masks are (H, W) bool at the frame's full resolution; boxes (x0, y0, x1, y1) pixels, origin top-left.
 Results are cached on disk by model, version, arguments and frame pixels.
@@ -23,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from spatialclaw.primitives.perception import remote
+from spatialclaw.primitives.perception.backends import DEFAULT_SAM3_MODEL, sam3_id, sam3_problem, text_backend
 from spatialclaw.primitives.perception.cache import cache_key, cached
 from spatialclaw.primitives.perception.detect import detect
 from spatialclaw.primitives.perception.inputs import (
@@ -36,18 +38,14 @@ from spatialclaw.primitives.perception.inputs import (
 )
 from spatialclaw.primitives.perception.instances import Box, Detections, Instance
 from spatialclaw.primitives.perception.models import LoadedModel, MissingWeightsError, load_model
+from spatialclaw.primitives.perception.sam3 import SAM3_DEFAULT_THRESHOLD, load_sam3, sam3_instances
 
-__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "sam_id", "segment", "text_segmenter_id"]
+__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "load_sam3", "sam_id", "segment", "text_segmenter_id"]
 
 DEFAULT_SAM_MODEL = "facebook/sam-vit-base"
-DEFAULT_SAM3_MODEL = "facebook/sam3"
 SAM_ALIASES = {f"sam-vit-{size}": f"facebook/sam-vit-{size}" for size in ("base", "large", "huge")}
 SAM_ALIASES["sam"] = DEFAULT_SAM_MODEL
 _SAM_TYPES = ("sam", "sam_hq")
-_TORCHVISION_HINT = (
-    "install torchvision built for your torch (`pip install torchvision`; for a CPU-only torch "
-    "use the matching +cpu wheel from the PyTorch CPU package index)"
-)
 
 
 def sam_id(model: str | os.PathLike[str] | None = None) -> str:
@@ -58,13 +56,13 @@ def sam_id(model: str | os.PathLike[str] | None = None) -> str:
 
 def text_segmenter_id(text_model: str | os.PathLike[str] | None = None) -> str:
     """``"detect"`` (detector boxes -> SAM) or a SAM 3 hub id / folder, from ``text_model``,
-    ``$SPATIALCLAW_SEGMENT_TEXT_MODEL``, else SAM 3 when transformers has it, else ``"detect"``."""
+    ``$SPATIALCLAW_SEGMENT_TEXT_MODEL``, else SAM 3 when it can answer here (``backends.text_backend``),
+    else ``"detect"``."""
     name = os.fspath(text_model) if text_model is not None else os.environ.get("SPATIALCLAW_SEGMENT_TEXT_MODEL")
     if name is None:
-        import transformers
-
-        return DEFAULT_SAM3_MODEL if hasattr(transformers, "Sam3Model") else "detect"
-    return DEFAULT_SAM3_MODEL if name.lower() == "sam3" else name
+        chosen = text_backend()
+        return "detect" if chosen == "fallback" else chosen
+    return "detect" if name.lower() == "detect" else sam3_id(name)
 
 
 def segment(
@@ -264,10 +262,13 @@ def _segment_text(
     mask_threshold: float,
     device: str | None,
 ) -> Detections:
-    choice = text_segmenter_id(text_model)
     explicit = text_model is not None or os.environ.get("SPATIALCLAW_SEGMENT_TEXT_MODEL") is not None
-    fallback_reason = ""
     service = remote.service()
+    # on a perception service the weights are there, not here: try SAM 3 first and fall back on failure
+    choice = sam3_id() if service is not None and not explicit else text_segmenter_id(text_model)
+    fallback_reason = ""
+    if choice == "detect" and not explicit and service is None:
+        fallback_reason = f" (SAM 3 unavailable: {sam3_problem()})"
     if choice != "detect":
         try:
             loaded = service.model("sam3", choice) if service is not None else load_sam3(choice, device)
@@ -276,7 +277,9 @@ def _segment_text(
                 raise
             fallback_reason = f" (SAM 3 unavailable: {unavailable_reason(error)})"
         else:
-            return _segment_with_sam3(frame, array, labels, loaded, 0.5 if threshold is None else threshold)
+            return _segment_with_sam3(
+                frame, array, labels, loaded, SAM3_DEFAULT_THRESHOLD if threshold is None else threshold
+            )
     boxes = detect(frame, labels, model=detector, threshold=threshold, device=device)
     loaded = _sam_model(model, device)
     route = f"{boxes.backend} boxes + {model_name(loaded.model_id)} masks{fallback_reason}"
@@ -289,17 +292,6 @@ def _segment_text(
     return Detections(instances, frame, backend=route)
 
 
-def load_sam3(model: str | os.PathLike[str] = DEFAULT_SAM3_MODEL, device: str | None = None) -> LoadedModel:
-    """Load (once per process) SAM 3 for text prompts. Its processor in transformers needs torchvision."""
-    try:
-        return load_model("sam3", model, device=device, model_class="Sam3Model", processor_class="Sam3Processor")
-    except ImportError as error:
-        raise ImportError(
-            f"SAM 3 cannot run here: {str(error).rstrip('.')}. To fix: {_TORCHVISION_HINT}; or use "
-            "text_model='detect' (detector boxes -> SAM masks)"
-        ) from error
-
-
 def _segment_with_sam3(
     frame: Any, array: np.ndarray, labels: list[str], loaded: LoadedModel | remote.RemoteModel, threshold: float
 ) -> Detections:
@@ -307,37 +299,10 @@ def _segment_with_sam3(
     if isinstance(loaded, remote.RemoteModel):
         compute = lambda: loaded.run(array=array, labels=labels, threshold=threshold)  # noqa: E731
     else:
-        compute = lambda: _sam3_instances(loaded, array, labels, threshold)  # noqa: E731
+        compute = lambda: [  # noqa: E731
+            item.with_mask(item.mask)
+            for item in sam3_instances(loaded, array, labels, threshold)
+            if item.mask is not None
+        ]  # each box: the tight box around its mask
     instances = cached("segment", key, compute)
     return Detections(instances, frame, backend=model_name(loaded.model_id))
-
-
-def _sam3_instances(loaded: LoadedModel, array: np.ndarray, labels: list[str], threshold: float) -> list[Instance]:
-    """SAM 3 takes one noun phrase per forward pass: encode the image once, then decode each label."""
-    import torch
-    from PIL import Image
-
-    height, width = array.shape[:2]
-    model = loaded.model
-    pixels = loaded.processor(images=Image.fromarray(array), return_tensors="pt")["pixel_values"]
-    instances: list[Instance] = []
-    with torch.inference_mode():
-        vision = model.get_vision_features(pixel_values=pixels.to(model.device, model.dtype))
-        for label in labels:
-            tokens = loaded.processor(text=label, return_tensors="pt")
-            outputs = model(
-                vision_embeds=vision,
-                input_ids=tokens["input_ids"].to(model.device),
-                attention_mask=tokens["attention_mask"].to(model.device),
-            )
-            for name in ("pred_logits", "pred_boxes", "pred_masks", "presence_logits"):
-                if getattr(outputs, name, None) is not None:
-                    setattr(outputs, name, getattr(outputs, name).float().cpu())
-            result = loaded.processor.post_process_instance_segmentation(
-                outputs, threshold=threshold, mask_threshold=0.5, target_sizes=[(height, width)]
-            )[0]
-            for mask, score, box in zip(result["masks"], result["scores"], result["boxes"], strict=True):
-                x0, y0, x1, y1 = (float(v) for v in box.tolist())
-                fallback_box = (x0, y0, x1, y1)
-                instances.append(Instance(label, float(score), fallback_box).with_mask(mask.numpy().astype(bool)))
-    return instances

@@ -16,6 +16,9 @@
   self-calibration, as ``rec.notes`` says): method "rotation", camera centres all at the origin.
 - Per frame, ``rec.frame_status`` says what happened (registered / rotation-only / unregistered), with
   the inliers, a confidence and the reason: partial results are returned, not an all-or-nothing error.
+- A learned multi-view model (``backend="da3"`` or ``$SPATIALCLAW_MULTIVIEW_SOCKET``, see
+  ``reconstruction.multiview``): depth, intrinsics and poses of all frames at once (method "learned"); the
+  classical methods above are the fallback and, with ``cross_check=True``, a cross-check.
 - World frame (DESIGN.md): metres, right-handed, gravity-aligned +Z up (floor plane by RANSAC, else the first
   camera's up), origin at the first registered camera, +Y its forward projected on the ground, +X its right.
   Poses are camera-to-world (4, 4), OpenCV camera axes (x right, y down, z forward).
@@ -29,12 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spatialclaw.primitives.reconstruction.da3 import SOCKET_ENV_VAR, Da3Backend, MultiViewServiceError
 from spatialclaw.primitives.reconstruction.inputs import (
     frames_as_arrays,
     given_depths,
     intrinsics_per_frame,
     model_depths,
 )
+from spatialclaw.primitives.reconstruction.multiview import MultiViewBackend, learned_reconstruction
+from spatialclaw.primitives.reconstruction.multiview import cross_check as compare_poses
 from spatialclaw.primitives.reconstruction.points import gravity_align, metric_scale, world_points
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
 from spatialclaw.primitives.reconstruction.rotation_only import rotation_chain, turning_pair
@@ -56,6 +62,8 @@ def reconstruct(
     depth_model: str | os.PathLike[str] | None = None,
     fov_deg: float | None = None,
     max_image_size: int = 1600,
+    backend: str | MultiViewBackend | None = None,
+    cross_check: bool = False,
 ) -> Reconstruction:
     """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene. Small frames (150-250 px)
     are matched upsampled; a camera that only turns is solved as rotations; ``print(rec)`` lists each
@@ -73,6 +81,12 @@ def reconstruct(
             SfM cannot estimate the focal length (two views, a camera that only turns).
         depth_model: the model for ``depth="auto"`` (alias, hub id or folder; see ``depth.MODEL_ALIASES``).
         max_image_size: longest image side in pixels used for feature extraction.
+        backend: "classical" (the methods above), "da3" (Depth Anything 3 through its service at
+            ``$SPATIALCLAW_MULTIVIEW_SOCKET``: depth, intrinsics and poses of all frames at once, method
+            "learned") or a ``MultiViewBackend`` object; default "da3" when that variable is set, else
+            "classical". When the learned backend fails, the classical path runs and ``notes`` says why.
+        cross_check: with a learned backend, also run the classical path on its depth maps and intrinsics and
+            add the per-frame pose disagreement (metres, degrees) to ``notes``.
 
     Returns:
         ``Reconstruction`` (poses (N, 4, 4) camera-to-world in input order, intrinsics, depth, points, colors,
@@ -90,6 +104,21 @@ def reconstruct(
     count = len(arrays)
     notes: list[str] = []
     known_K = intrinsics_per_frame(intrinsics, count)
+    given_maps = depth is not None and not isinstance(depth, str)
+    if given_maps and backend is not None and backend != "classical":
+        raise ValueError("pass depth maps (RGB-D) or a learned backend, not both: use backend='classical'")
+    learned = None if given_maps else _learned_backend(backend)  # RGB-D input: the classical path
+    if learned is not None:
+        try:
+            rec = learned_reconstruction(arrays, indices, learned, known_K)
+        except (MultiViewServiceError, ReconstructionError, ValueError) as error:
+            message = f"the learned backend {learned.name} failed ({error}); the classical path was used instead"
+            notes.append(message)
+            warnings.warn(message, stacklevel=2)
+        else:
+            if cross_check:
+                rec.notes.extend(_cross_check(rec, arrays))
+            return rec
     depth_maps: list[np.ndarray] | None = None
     depth_confidences: list[np.ndarray] | None = None
     depth_K: list[np.ndarray | None] = [None] * count
@@ -226,6 +255,32 @@ def reconstruct(
         notes=notes,
         frame_status=frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_steps),
     )
+
+
+def _learned_backend(backend: str | MultiViewBackend | None) -> MultiViewBackend | None:
+    if backend is None:
+        return Da3Backend() if os.environ.get(SOCKET_ENV_VAR) else None
+    if isinstance(backend, str):
+        if backend == "classical":
+            return None
+        if backend == "da3":
+            return Da3Backend()
+        raise ValueError(f"backend must be 'classical', 'da3' or a MultiViewBackend, got {backend!r}")
+    if not isinstance(backend, MultiViewBackend):
+        raise ValueError(f"backend must be 'classical', 'da3' or a MultiViewBackend, got {type(backend).__name__}")
+    return backend
+
+
+def _cross_check(rec: Reconstruction, arrays: list[np.ndarray]) -> list[str]:
+    depth = [d for d in rec.depth if d is not None] if rec.metric else None
+    try:
+        classical = reconstruct(arrays, depth=depth, intrinsics=rec.intrinsics, backend="classical")
+    except (ReconstructionError, ValueError) as error:
+        return [f"cross-check: the classical path could not run on these frames ({error})"]
+    shift, turn, lines = compare_poses(rec, classical)
+    head = f"cross-check with the classical {classical.method} path: largest rotation difference {turn:.2f} deg"
+    head += f", largest camera-centre difference {shift:.3f} m" if np.isfinite(shift) else ""
+    return [head] + [f"cross-check {line}" for line in lines]
 
 
 def _rgbd(

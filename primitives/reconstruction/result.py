@@ -65,7 +65,7 @@ class Reconstruction:
         scale_source: where the scale came from ("rgbd sensor depth", "given depth maps", "depth model X",
             or "none: arbitrary units ...").
         method: "rgbd", "sfm", "two-view" (essential matrix), "rotation" (a turning camera: homography
-            chain, centres at the origin) or "single-frame".
+            chain, centres at the origin), "single-frame" or "learned" (a multi-view model, e.g. DA3).
         notes: plain-language remarks (unregistered frames, fallbacks, where the focal length came from).
         frame_status: one ``FrameStatus`` per frame (status, inliers, confidence, reason).
     """

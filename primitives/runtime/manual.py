@@ -119,11 +119,17 @@ def _find_type(name: str) -> Any:
 def manual(name: str | None = None) -> None:
     """Print the full documentation of a kernel name: a tool (``manual("depth")``), a module member
     (``manual("geom.distance")``), a method (``manual("scene.add")``) or a result type
-    (``manual("DepthResult")``); ``manual()`` lists every name."""
+    (``manual("DepthResult")``); ``manual()`` lists every name after the conventions every tool follows
+    (signs of angles, frames, indices; also ``manual("conventions")``)."""
+    from spatialclaw.primitives.conventions import CONVENTIONS
+
     shell_ns = _namespace()
+    if name is None or name == "conventions":
+        print(f"Conventions (every tool):\n{CONVENTIONS}")
     if name is None:
         names = sorted(n for n in shell_ns if not n.startswith("_"))
         print("Kernel names (manual('name') for one): " + ", ".join(names))
+    if name is None or name == "conventions":
         return
     head, _, rest = str(name).partition(".")
     if head in shell_ns:

@@ -208,20 +208,21 @@ class Scene:
             frame: the absolute frame index or the ``Frame`` the pixel is in (a Frame, or a PIL image,
                 also gives the image size). Its registered camera pose is used unless ``pose`` is given.
             K: (3, 3) intrinsics, pixels. Without K: ``hfov_deg`` (horizontal field of view, degrees;
-                default 60, stated in the readouts as an assumption) and the image size (from the Frame or
-                ``image_size=(width, height)`` px).
+                default: the intrinsics ``depth(frame)`` estimated for this frame with a camera-estimating
+                model such as Depth Pro, else 60; stated in the readouts as an assumption) and the image
+                size (from the Frame or ``image_size=(width, height)`` px).
             pose: (4, 4) camera-to-world pose. Default: the registered camera of ``frame``; with no
                 camera registered at all, the design world's first camera: at the origin, level, facing +Y
                 (stated as an assumption).
             pixel_sigma_px: uncertainty of ``pixel``, pixels (default 2).
             on_floor: the pixel shows a point ON the floor (where the object touches the ground, a marker
                 dot on the floor): its distance comes from ``geom.floor_point`` (the ray meets the floor of
-                a camera ``camera_height_m`` above it, default 1.5 m assumed, tilted ``pitch_deg`` down,
-                default estimated from the Frame's vertical edges or else 15 deg assumed, or the
+                a camera ``camera_height_m`` above it, default 1.5 m assumed, pitched ``pitch_deg``,
+                default estimated from the Frame's edges or else -15 deg (15 down) assumed, or the
                 registered/given pose's tilt) with the uncertainty of those assumptions; do not pass
                 ``distance``. Use it for every object of a no-depth photo.
             camera_height_m / pitch_deg: with ``on_floor``: the camera's height above the floor (metres)
-                and downward tilt (degrees, > 0 looks down) when you know or can judge them.
+                and pitch (degrees, > 0 tilts up, < 0 looks down) when you know or can judge them.
 
         Returns:
             The located ``SceneObject`` (``.center``, ``.covariance``, ``.sigma_m``, ``.located``); for a

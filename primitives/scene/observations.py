@@ -113,6 +113,19 @@ def _from_reconstruction(rec: Any, frame: Any, K: Any, pose: Any) -> tuple[Any, 
     return rec.depth[i], (rec.intrinsics[i] if K is None else K), (rec_pose if pose is None else pose)
 
 
+def _estimated_camera(index: int, image_size: Any, frame: Any, assumed: list[str]) -> np.ndarray | None:
+    from spatialclaw.primitives.perception.depth import estimated_intrinsics
+
+    size = image_size
+    if size is None and hasattr(frame, "width") and hasattr(frame, "height"):
+        size = (frame.width, frame.height)
+    found = estimated_intrinsics(index, None if size is None else (int(size[0]), int(size[1])))
+    if found is None:
+        return None
+    assumed.append(f"intrinsics estimated by {found[1]} for frame {index} (fx {found[0][0, 0]:.0f} px)")
+    return found[0]
+
+
 def bearing_from_pixel(
     cameras: dict[int, np.ndarray],
     pixel: Any,
@@ -140,6 +153,8 @@ def bearing_from_pixel(
     has_index = frame is not None and (hasattr(frame, "index") or isinstance(frame, (int, np.integer)))
     index = frame_index(frame) if has_index else None
     assumed: list[str] = []
+    if K is None and hfov_deg is None and index is not None:  # a camera a depth model estimated for this frame
+        K = _estimated_camera(index, image_size, frame, assumed)
     if on_floor:
         if distance is not None:
             raise ValueError(

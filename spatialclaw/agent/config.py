@@ -16,10 +16,14 @@ class AgentConfig:
     """How an episode runs. Times in seconds, image sizes in pixels.
 
     ``max_images_per_request`` and ``max_image_mb_per_request`` (PNG megabytes, before base64) default
-    to a budget that OpenAI, Anthropic and common vLLM settings accept; ``max_image_side`` bounds each
-    observation image (larger ones are downscaled for the model;
-    the trajectory keeps the originals in its ``cell`` events). ``preview_images`` frames, evenly spread,
-    go with the question (downscaled to ``preview_max_side``). ``model_params`` go to every model call
+    to a budget that both OpenAI (500 images, 50 MB per request) and Anthropic (100 images, 32 MB per request)
+    accept: 100 images, 22 MB (about 29 MB as base64), room for the paper's 32 key frames of a video at a 768 px
+    long side (about 0.4 to 0.8 MB each as PNG; see docs/benchmarks.md); vLLM servers need
+    ``--limit-mm-per-prompt`` at least as high. ``max_image_side`` bounds each observation image (larger ones
+    are downscaled for the model; the trajectory keeps the originals in its ``cell`` events). The frames that
+    go with the question follow the task's benchmark frame policy (``meta["key_frames"]`` per input at
+    ``meta["frame_long_side"]``, set when a benchmark is loaded); a task without one gets ``preview_images``
+    frames in all, evenly spread, downscaled to ``preview_max_side``. ``model_params`` go to every model call
     (``max_tokens``, ``temperature``, ``reasoning_effort``, ``thinking_budget``, ``extra_body``...).
     ``kernel_options`` go to :class:`~spatialclaw.kernel.kernel.Kernel` when the agent starts its own kernel
     (``memory_limit_mb``, ``startup_timeout_s``, ...). ``fsync`` makes every trajectory event durable
@@ -35,8 +39,8 @@ class AgentConfig:
     max_steps: int = 30
     max_format_errors: int = 3
     cell_timeout_s: float = 120.0
-    max_images_per_request: int = 20
-    max_image_mb_per_request: float = 20.0
+    max_images_per_request: int = 100
+    max_image_mb_per_request: float = 22.0
     max_image_side: int = 1568
     preview_images: int = 8
     preview_max_side: int = 768

@@ -181,7 +181,14 @@ def _core_class(cls: type, shown_name: str) -> list[str]:
     return lines
 
 
-def _core_section(entries: list[tuple[str, Any, str]]) -> str:
+def _down(tools: dict[str, Any] | None) -> set[str]:
+    """Names the kernel reported as unavailable (their members are not listed: they cannot be called)."""
+    return {
+        n for n, v in (tools or {}).items() if not (v if isinstance(v, dict) else v.to_dict()).get("available", True)
+    }
+
+
+def _core_section(entries: list[tuple[str, Any, str]], down: frozenset[str] = frozenset()) -> str:
     """One line per namespace entry (signature + first sentence), members of modules and instances
     indented under them; result types named, their docs one ``manual(...)`` away."""
     lines = [
@@ -195,6 +202,9 @@ def _core_section(entries: list[tuple[str, Any, str]]) -> str:
         if binding == "function":
             _collect_returns(obj, referenced)
             lines.append(f"- `{_signature(obj, name, annotations=False)}`: {_first_sentence(obj)}")
+        elif binding == "instance" and name in down:
+            documented.add(obj.__name__)
+            lines.append(f"- `{name}` ({obj.__name__}): UNAVAILABLE here, do not call (see below)")
         elif binding == "instance":
             documented.add(obj.__name__)
             lines.append(f"- `{name}` ({obj.__name__}): {_first_sentence(obj)}")
@@ -284,7 +294,7 @@ def _api_section(detail: str, tools_key: str | None) -> str:
         resolved.append((name, obj, binding))
     unavailable = _unavailable_text(tools)
     if detail == "core":
-        blocks = [_core_section(resolved), _LIBRARIES]
+        blocks = [_core_section(resolved, frozenset(_down(tools))), _LIBRARIES]
         if unavailable:
             blocks.append(unavailable)
         if missing:
@@ -296,6 +306,9 @@ def _api_section(detail: str, tools_key: str | None) -> str:
         if binding == "function":
             _collect_returns(obj, referenced)
             blocks.append(f"### `{_signature(obj, name)}`\n{_doc(obj, brief)}")
+        elif binding == "instance" and name in _down(tools):
+            documented.add(obj.__name__)
+            blocks.append(f"### `{name}` ({obj.__name__})\nUNAVAILABLE here, do not call (see below).")
         elif binding == "instance":
             documented.add(obj.__name__)
             blocks.append(f"### `{name}` ({obj.__name__})\n{_document_class(obj, name, referenced, brief)}")

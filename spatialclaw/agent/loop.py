@@ -160,7 +160,6 @@ class Agent:
                     raise unreadable
                 if config.vlm_side_channel:
                     vlm = self._vlm_channel(episode)
-                workdir = out_dir / "workdir"
                 setup_started = time.perf_counter()
                 if own_kernel:
                     from spatialclaw.kernel.kernel import Kernel
@@ -168,12 +167,11 @@ class Agent:
                     kernel = Kernel(
                         videos=task.inputs,
                         meta=task.kernel_meta(),
-                        workdir=workdir,
-                        vlm=vlm,
+                        vlm=vlm,  # no workdir: the kernel's own private one, never inside out_dir
                         **{"sandbox": config.sandbox, **config.kernel_options},
                     )
                 else:
-                    kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=workdir, vlm=vlm)
+                    kernel.reset(videos=task.inputs, meta=task.kernel_meta(), vlm=vlm)
                 episode.kernel_setup_s = time.perf_counter() - setup_started
                 status, answer, source = self._loop(task, kernel, episode, on_step)
             except Exception as failure:  # the episode ends with a recorded reason instead of a traceback
@@ -226,7 +224,7 @@ class Agent:
         self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None
     ) -> tuple[str, Any, str | None]:
         config = self.config
-        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel))
+        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel), task.answer_type)
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:
@@ -336,13 +334,12 @@ class Agent:
         the time left as its timeout; a call cut by that timeout raises :class:`LimitReached` too. With
         ``grace_s`` (a fallback after the time limit) the limits are not checked and the call gets
         ``grace_s`` seconds."""
-        clock = episode.clock
+        clock, params = episode.clock, dict(self.config.model_params)
         if grace_s is None:
             _check_limits(episode)
-            timeout = clock.cap(None)
-        else:
-            timeout = grace_s
-        params = dict(self.config.model_params)
+        timeout = clock.cap(None) if grace_s is None else grace_s
+        # tokens and dollars held until the call settles, so calls made at once cannot all pass one check
+        reservation, params = clock.reserve_call(self.model, purpose, messages, params, check=grace_s is None)
         if timeout is not None:  # a timeout_s in model_params still applies when it is shorter
             params["timeout_s"] = min(timeout, params.get("timeout_s") or timeout)
         logged: dict[str, Any] = {  # the model_call event's fields
@@ -352,7 +349,7 @@ class Agent:
             "params": params,
             "messages": messages,
         }
-        started = time.perf_counter()
+        started, reply = time.perf_counter(), None
         try:
             reply = self.model.chat(messages, purpose=purpose, **params)
         except ModelError as failure:
@@ -362,6 +359,8 @@ class Agent:
                 # The call was bounded by the time left: the time limit ends the episode.
                 raise LimitReached(LimitHit("time", clock.limits.time_s, round(clock.elapsed_s(), 3))) from failure
             raise
+        finally:  # release what the call held; count what it spent
+            clock.settle(reservation, reply)
         episode.model_s += time.perf_counter() - started
         episode.account(reply)
         episode.writer.model_call(**logged, reply=reply)

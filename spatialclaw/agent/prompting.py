@@ -4,7 +4,9 @@ generated from the actual signatures and docstrings of the kernel namespace (so 
 
 Templates use :class:`string.Template` placeholders (``$name``; ``$$`` is a literal dollar). The prompt
 set's identity is :func:`prompt_version`: the ``VERSION`` in ``prompts/__init__.py`` plus a hash of the
-templates' text, recorded in every trajectory header.
+templates' text (``prompts/benchmarks/`` included), recorded in every trajectory header. A task whose
+benchmark has an answer-format instruction (``meta["instruction"]``, a file in ``prompts/benchmarks/``) gets it
+after the question (:func:`question_text`), as the paper's setting has it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "answer_rules",
     "fallback_prompt",
     "prompt_version",
+    "question_text",
     "render",
     "system_prompt",
     "task_prompt",
@@ -60,9 +63,13 @@ def prompt_version() -> str:
 
     folder = resources.files("spatialclaw.prompts")
     digest = hashlib.sha256()
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith((".md", ".txt")):
-            digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    entries = [(e.name, e) for e in folder.iterdir()]
+    sub = folder.joinpath("benchmarks")
+    if sub.is_dir():
+        entries += [(f"benchmarks/{e.name}", e) for e in sub.iterdir()]
+    for name, entry in sorted(entries, key=lambda pair: pair[0]):
+        if name.endswith((".md", ".txt")):
+            digest.update(name.encode() + b"\0" + entry.read_bytes())
     return f"{VERSION}+{digest.hexdigest()[:8]}"
 
 
@@ -84,22 +91,29 @@ def answer_rules(answer_type: str | None = None) -> str:
 
 
 # prompts -------------------------------------------------------------------------------------------
-def system_prompt(max_steps: int, api_detail: str = "core", tools: dict[str, Any] | None = None) -> str:
+def system_prompt(
+    max_steps: int, api_detail: str = "core", tools: dict[str, Any] | None = None, answer_type: str | None = None
+) -> str:
     """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"core"``,
     ``"brief"`` or ``"full"``, see :func:`api_section`; ``tools``: the kernel's report of which learned
-    tools can run), answer rules. ``spatialclaw.agent.prompting.system_prompt(30)`` is the prompt the agent
-    sends by default."""
+    tools can run), answer rules (only ``answer_type``'s when the episode's type is known, else all).
+    ``spatialclaw.agent.prompting.system_prompt(30)`` is the prompt the agent sends by default."""
+    from spatialclaw.primitives.conventions import CONVENTIONS
+
     return render(
         "system.md",
         step_format=_template_text("step_format.md").strip(),
+        conventions=CONVENTIONS,
         api=api_section(api_detail, tools),
-        answer_rules=answer_rules(None),
+        answer_rules=answer_rules(answer_type),
         max_steps=max_steps,
     )
 
 
 def choices_text(task: Task) -> str:
-    if not task.choices:
+    """The ``Options:`` block, or nothing when there are no choices or the question already shows them
+    (``meta["options_in_question"]``: benchmarks whose published question carries its options verbatim)."""
+    if not task.choices or task.meta.get("options_in_question"):
         return ""
     return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {choice}" for i, choice in enumerate(task.choices))
 
@@ -142,11 +156,25 @@ def inferred_text(task: Task) -> str:
     return "Read from the question as written: " + "; ".join(task.inferred) + "."
 
 
+def question_text(task: Task) -> str:
+    """The question, then (after a blank line) its benchmark's instruction when the task names one."""
+    name = task.meta.get("instruction")
+    if not name:
+        return task.question
+    try:
+        instruction = _template_text(f"benchmarks/{name}").strip()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"task {task.task_id!r} names the instruction prompts/benchmarks/{name}, which is missing"
+        ) from None
+    return f"{task.question}\n\n{instruction}" if instruction else task.question
+
+
 def task_prompt(task: Task, preview: str = "") -> str:
     """The first user message's text (images, if any, follow it as separate parts)."""
     return render(
         "task.md",
-        question=task.question,
+        question=question_text(task),
         choices=choices_text(task),
         inferred=inferred_text(task),
         answer_type=task.answer_type.replace("_", " "),

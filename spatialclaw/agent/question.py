@@ -135,10 +135,56 @@ def _inline_options(text: str) -> tuple[str, list[str], str] | None:
     return None
 
 
+# "Choose from N, NE, E or SE." / "Answer with one of: left, right, behind" : the allowed answers, listed
+_ALLOWED = re.compile(
+    r"(?:^|(?<=[.?!:\n]))\s*(?:please\s+)?(?:choose|select|pick|answer)\s+(?:with\s+)?(?:only\s+)?"
+    r"(?:(?:one\s+)?(?:from|among)|one\s+of)(?:\s+the\s+following(?:\s+(?:choices|options|answers))?)?\s*[:：]?\s*"
+    r"(?P<items>[^\n]+?)\s*(?:\.\s*$|\.\s+(?=[A-Z])|$|\n)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_SHORT_OPTION = re.compile(r"^[^?\n]{1,40}$")
+
+
+def _allowed_list(text: str) -> tuple[str, list[str], str] | None:
+    """Options named in an instruction ("Choose from N, NE, E, SE."): comma-separated short items, two
+    at least; the instruction leaves the stem."""
+    for match in reversed(list(_ALLOWED.finditer(text))):
+        items = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", match.group("items").strip().rstrip("."))
+        items = [_clean_option(i) for i in items if i.strip()]
+        if len(items) >= 2 and all(_SHORT_OPTION.match(i) and len(i.split()) <= 4 for i in items):
+            return text[: match.start()].strip(), items, text[match.end() :].strip()
+    return None
+
+
+def _short_line(line: str) -> bool:
+    """A line that reads as one short option (a few words, no question, not an ``Options:`` marker)."""
+    return bool(line and _SHORT_OPTION.match(line) and len(line.split()) <= 5 and not _MARKER.search(line))
+
+
+def _unlettered_lines(text: str) -> tuple[str, list[str], str] | None:
+    """Options written one per line without letters ("Yes." / "No.") at the end of the question: after
+    an ``Options:`` line or a line ending in "?", two or more short lines (a few words each)."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    start = len(lines)
+    while start > 0 and _short_line(lines[start - 1]):
+        start -= 1
+    if len(lines) - start < 2 or start == 0:
+        return None
+    head = lines[start - 1]
+    marker = bool(_MARKER.search(head)) and _MARKER.sub("", head).strip() == ""
+    if not (marker or head.endswith("?")):
+        return None
+    options = [_clean_option(line) for line in lines[start:]]
+    stem = lines[: start - 1] if marker else lines[:start]
+    return "\n".join(stem).strip(), options, ""
+
+
 def find_options(text: str) -> tuple[str, list[str], str] | None:
-    """``(stem, options, trailing text)`` when ``text`` lists lettered options (A, B, ... in order, at
-    least two), else None. Line forms are tried before inline forms."""
-    return _line_options(text) or _inline_options(text)
+    """``(stem, options, trailing text)`` when ``text`` lists options, else None: lettered options (A, B,
+    ... in order, at least two; line forms before inline forms), then options one per line without
+    letters after an ``Options:`` line or the question ("Yes." / "No."), then allowed answers named in
+    an instruction ("Choose from N, NE, E, SE.")."""
+    return _line_options(text) or _inline_options(text) or _unlettered_lines(text) or _allowed_list(text)
 
 
 _NUMBER_PHRASES = [

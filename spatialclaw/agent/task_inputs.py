@@ -39,14 +39,23 @@ def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
 
 
 def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePart], str]:
-    """Up to ``count`` frames in all, shared among the inputs and evenly spread within each, with lines
-    saying which they are (absolute frame indices, as the kernel's ``frames``/``videos`` hold them)."""
-    if count <= 0 or not task.inputs:
+    """The key frames that go with the question, with lines saying which they are (absolute frame indices, as
+    the kernel's ``frames``/``videos`` hold them).
+
+    A task that carries its benchmark's frame policy (``meta["key_frames"]``, ``meta["frame_long_side"]``,
+    set when a benchmark is loaded) shows that many frames **per input** (a video's sampled frames, an image
+    set's images: all of them when there are fewer), at positions round(i*(n-1)/(k-1)) over the input's frame
+    list, resized to that long side. Otherwise ``count`` frames in all are shared among the inputs, evenly
+    spread within each, no larger than ``max_side``."""
+    per_input = _policy_int(task, "key_frames")
+    max_side = _policy_int(task, "frame_long_side") or max_side
+    if (per_input is None and count <= 0) or not task.inputs:
         return [], ""
     from spatialclaw.primitives.frames.load import load_frames
 
     several = len(task.inputs) > 1
-    per_input = max(1, count // len(task.inputs))
+    if per_input is None:
+        per_input = max(1, count // len(task.inputs))
     images: list[ImagePart] = []
     lines: list[str] = []
     for number, spec in enumerate(task.inputs):
@@ -74,3 +83,12 @@ def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePar
             f"attached below: frame(s) {shown}{', downscaled' if downscaled else ''}."
         )
     return images, "\n".join(lines)
+
+
+def _policy_int(task: Task, key: str) -> int | None:
+    value = task.meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+        raise ValueError(f"task {task.task_id!r}: meta[{key!r}] must be a positive number, got {value!r}")
+    return int(value)

@@ -1,10 +1,15 @@
 """Host side of the kernel's ``vlm`` side channel.
 
-A cell that calls ``vlm.ask(...)`` or ``vlm.locate(...)`` posts JSON to this server on ``127.0.0.1``;
-the server asks the episode's model and answers. One server serves many episodes: each episode opens a
-channel (:meth:`VLMServer.open_channel`) with its own random token, and the token routes a request to
-that episode's model. The kernel receives only the URL and the token (``Kernel(vlm=config)``), never an
-API key: credentials stay in the host process.
+A cell that calls ``vlm.ask(...)`` or ``vlm.locate(...)`` posts JSON to this server; the server asks the
+episode's model and answers. One server serves many episodes: each episode opens a channel
+(:meth:`VLMServer.open_channel`) with its own random token, and the token routes a request to that episode's
+model. The kernel receives only the server's address and the token (``Kernel(vlm=config)``), never an API
+key: credentials stay in the host process.
+
+The server listens on a Unix socket in a private 0700 directory (``config["socket"]``), which no other local
+user can reach; a sandboxed kernel reaches it through its own capped forwarder
+(:class:`~spatialclaw.kernel.channels.UnixForwarder`). A loopback TCP listener (:attr:`VLMServer.url`) is
+opened only when something asks for it: every local user can connect to that one.
 
 Protocol (JSON over HTTP POST, header ``Authorization: Bearer <token>``):
 
@@ -74,7 +79,7 @@ def locate_messages(image: ImagePart, description: str) -> list[Message]:
 
 
 class VLMServer(LocalHTTPServer):
-    """Serve ``ask``/``locate`` on ``127.0.0.1`` for any number of episodes; a context manager.
+    """Serve ``ask``/``locate`` on a private Unix socket for any number of episodes; a context manager.
 
     ``timeout_s`` is how long (seconds) the kernel side waits for an answer.
     """
@@ -83,15 +88,16 @@ class VLMServer(LocalHTTPServer):
         self.timeout_s = timeout_s
         self._channels: dict[str, ModelCall] = {}
         self._lock = threading.Lock()
+        self._loopback: LocalHTTPServer | None = None
         super().__init__("VLM server")
 
     def open_channel(self, call_model: ModelCall) -> dict[str, Any]:
         """Route requests carrying a new random token to ``call_model``; returns the kernel's ``vlm``
-        configuration: ``{"url", "token", "timeout_s"}`` (no credentials)."""
+        configuration: ``{"socket", "token", "timeout_s"}`` (no credentials)."""
         token = secrets.token_urlsafe(24)
         with self._lock:
             self._channels[token] = call_model
-        return {"url": self.url, "token": token, "timeout_s": self.timeout_s}
+        return {"socket": self.socket_path, "token": token, "timeout_s": self.timeout_s}
 
     def close_channel(self, config: dict[str, Any]) -> None:
         """Stop answering the channel of ``config`` (its token becomes invalid)."""
@@ -105,14 +111,32 @@ class VLMServer(LocalHTTPServer):
             return next((call for known, call in self._channels.items() if secrets.compare_digest(known, token)), None)
 
     def start(self) -> VLMServer:
-        self._serve(_handler(self), poll_interval_s=0.1, max_connections=MAX_CONNECTIONS)
+        self._serve_unix(_handler(self), poll_interval_s=0.1, max_connections=MAX_CONNECTIONS)
         return self
 
     def __enter__(self) -> VLMServer:
         return self.start()
 
+    def stop(self) -> None:
+        with self._lock:
+            loopback, self._loopback = self._loopback, None
+        if loopback is not None:
+            loopback.stop()
+        super().stop()
+
+    @property
+    def port(self) -> int:
+        """The loopback listener's port, opened on first use (reachable by every local user: prefer the socket)."""
+        with self._lock:
+            if self._loopback is None:
+                self.socket_path  # noqa: B018 - raises when this server is not running
+                self._loopback = LocalHTTPServer("VLM server (loopback)")
+                self._loopback._serve(_handler(self), poll_interval_s=0.1, max_connections=MAX_CONNECTIONS)
+            return self._loopback.port
+
     @property
     def url(self) -> str:
+        """``http://127.0.0.1:<port>`` of the loopback listener (see :attr:`port`)."""
         return f"http://127.0.0.1:{self.port}"
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""``spatialclaw bench``: run a benchmark with a model into a run directory (parallel, resumable)."""
+"""``spatialclaw bench``: run a benchmark (or the paper's suite of 20) with a model into run directories (parallel, resumable)."""
 
 from __future__ import annotations
 
@@ -14,25 +14,47 @@ def register(subparsers: Any) -> None:
         help="run a benchmark (parallel, resumable) and write RUN/results.jsonl",
         description="Run a benchmark: one episode per task, results in RUN/results.jsonl, trajectories in RUN/episodes/. "
         "Benchmarks: see --list (each with its source, splits and metric), local (with --source FILE.jsonl) or a "
-        "path to a .jsonl task file.",
+        "path to a .jsonl task file. --suite paper runs the paper's 20 benchmarks, each into OUT/<name>, reading "
+        "ROOT/<Folder> (--source-root ROOT, as `spatialclaw data download paper --root ROOT` leaves it), and "
+        "prints the paper's table.",
     )
     parser.add_argument(
         "--list", action=_ListBenchmarks, help="print every benchmark with its source, splits and metric, and exit"
     )
-    parser.add_argument("--benchmark", required=True, help="benchmark name or a .jsonl task file")
+    parser.add_argument("--benchmark", default=None, help="benchmark name (ours or the paper's) or a .jsonl task file")
+    parser.add_argument("--suite", choices=["paper"], default=None, help="run the paper's 20 benchmarks")
+    parser.add_argument(
+        "--source-root", default=None, metavar="ROOT", help="--suite: the data root holding each benchmark's folder"
+    )
     parser.add_argument(
         "--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1"
     )
     parser.add_argument("--out", required=True, help="run directory")
-    parser.add_argument("--limit", type=int, default=None, help="run the first N tasks (synthetic: generate N)")
     parser.add_argument(
-        "--seed", type=int, default=0, help="synthetic: scene seed; datasets: shuffle seed (0 keeps dataset order)"
+        "--limit", type=_positive, default=None, help="run the first N tasks, N >= 1 (synthetic: generate N)"
     )
     parser.add_argument(
-        "--source", default=None, help="local copy of the dataset (directory or records file) instead of the hub"
+        "--seed",
+        type=int,
+        default=0,
+        help="synthetic: scene seed; datasets: shuffle with this seed, then take --limit "
+        "(--seed 42 --limit N is the paper's --subsample N; 0 keeps dataset order)",
     )
     parser.add_argument(
-        "--media-root", default=None, help="folder with the benchmark's videos/images when they ship separately"
+        "--source",
+        default=None,
+        help="local copy of the dataset instead of the hub: the folder `hf download --repo-type dataset REPO "
+        "--local-dir DIR` (or `spatialclaw data download`) wrote, media included, or a records file",
+    )
+    parser.add_argument(
+        "--media-root", default=None, help="folder with the benchmark's videos/images when they are not under --source"
+    )
+    parser.add_argument("--fps", type=float, default=None, help="sample videos at F fps (default: the benchmark's)")
+    parser.add_argument(
+        "--key-frames", type=int, default=None, help="frames shown with the question per video/image set (default 32)"
+    )
+    parser.add_argument(
+        "--long-side", type=int, default=None, metavar="PX", help="long side of the shown frames (default 768)"
     )
     parser.add_argument("--split", default=None, help="dataset split (default: the benchmark's evaluation split)")
     parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
@@ -126,6 +148,17 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _positive(text: str) -> int:
+    """``--limit``'s value: a whole number of tasks, at least 1 (0 would silently mean all of them)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--limit takes a whole number of tasks, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--limit must be at least 1 (leave it out to run every task), got {value}")
+    return value
+
+
 def _check_setup(args: argparse.Namespace) -> None:
     """Fail before any episode when ``--resume`` names no run, or the model spec is malformed or names an API
     model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
@@ -147,42 +180,93 @@ def _check_setup(args: argparse.Namespace) -> None:
         load_model(args.model).close()
 
 
-def handle(args: argparse.Namespace) -> int:
-    from spatialclaw.benchmarks.spec import DatasetUnavailable
-    from spatialclaw.models import ModelError
-    from spatialclaw.runner import RunConfig, run_benchmark
-    from spatialclaw.runner.lock import RunLockedError
+def _frames(args: argparse.Namespace) -> dict[str, Any]:
+    given = {"fps": args.fps, "key_frames": args.key_frames, "long_side": args.long_side}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: str | None) -> Any:
+    from spatialclaw.runner import RunConfig
 
     model_options = {"max_attempts": args.model_retries} if args.model_retries is not None else {}
+    return RunConfig(
+        benchmark=benchmark,
+        model=args.model,
+        out=Path(out),
+        limit=args.limit,
+        seed=args.seed,
+        source=source,
+        media_root=args.media_root,
+        split=args.split,
+        workers=args.workers,
+        baseline=args.baseline,
+        interface=args.interface or ("no-tools" if args.baseline else "code"),
+        executor=args.executor,
+        ray_address=args.ray_address,
+        resume=args.resume,
+        agent=_agent_options(args),
+        model_options=model_options,
+        episode_timeout_s=args.episode_timeout,
+        ray_gpus_per_worker=args.ray_gpus_per_worker,
+        perception_actors=args.perception_actors,
+        perception_gpus=args.perception_gpus,
+        progress=not args.no_progress,
+        frames=_frames(args),
+    )
+
+
+def _failures() -> tuple[type[BaseException], ...]:
+    from spatialclaw.benchmarks.spec import DatasetUnavailable
+    from spatialclaw.models import ModelError
+    from spatialclaw.runner.lock import RunLockedError
+
+    return (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError, RunLockedError)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from spatialclaw.runner import run_benchmark
+
+    if (args.suite is None) == (args.benchmark is None):
+        print("spatialclaw bench: give --benchmark NAME or --suite paper", file=sys.stderr)
+        return 2
+    if args.suite:
+        return _run_suite(args)
     try:
         _check_setup(args)
-        config = RunConfig(
-            benchmark=args.benchmark,
-            model=args.model,
-            out=args.out,
-            limit=args.limit,
-            seed=args.seed,
-            source=args.source,
-            media_root=args.media_root,
-            split=args.split,
-            workers=args.workers,
-            baseline=args.baseline,
-            interface=args.interface or ("no-tools" if args.baseline else "code"),
-            executor=args.executor,
-            ray_address=args.ray_address,
-            resume=args.resume,
-            agent=_agent_options(args),
-            model_options=model_options,
-            episode_timeout_s=args.episode_timeout,
-            ray_gpus_per_worker=args.ray_gpus_per_worker,
-            perception_actors=args.perception_actors,
-            perception_gpus=args.perception_gpus,
-            progress=not args.no_progress,
-        )
-        summary = run_benchmark(config)
-    except (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError, RunLockedError) as failure:
+        summary = run_benchmark(_config(args, args.benchmark, args.out, args.source))
+    except _failures() as failure:
         print(f"spatialclaw bench: {failure}", file=sys.stderr)
         return 2
+    return _print_summary(summary)
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    """Each paper benchmark into OUT/<paper name>, from ROOT/<Folder>; then the paper's table."""
+    from spatialclaw.benchmarks.paper_setting import PAPER_FOLDERS, paper_specs
+    from spatialclaw.runner import run_benchmark
+    from spatialclaw.runner.paper_report import paper_table
+
+    if args.source or args.media_root:
+        print("spatialclaw bench: --suite reads ROOT/<Folder> per benchmark; give --source-root ROOT", file=sys.stderr)
+        return 2
+    worst = 0
+    for spec in paper_specs():
+        name = spec.paper_name or spec.name
+        source = str(Path(args.source_root) / PAPER_FOLDERS.get(name, spec.name)) if args.source_root else None
+        one = argparse.Namespace(**{**vars(args), "benchmark": spec.name, "out": str(Path(args.out) / name)})
+        try:
+            _check_setup(one)
+            worst = max(worst, _print_summary(run_benchmark(_config(one, spec.name, one.out, source))))
+        except _failures() as failure:
+            print(f"spatialclaw bench: {name}: {failure}", file=sys.stderr)
+            worst = 2
+    print(paper_table([args.out]))
+    return worst
+
+
+def _print_summary(summary: Any) -> int:
+    for problem in summary.unreadable:
+        print(f"spatialclaw bench: {problem}", file=sys.stderr)
     agg = summary.aggregate
     overall = "n/a" if agg.overall is None else f"{100 * agg.overall:.1f}%"
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))

@@ -82,9 +82,11 @@ def run(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
             **options,
         )
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, OSError) as error:  # OSError: FileNotFoundError, or an output that is a link
         print(f"spatialclaw export: {error}", file=sys.stderr)
         return 2
+    for problem in report.problems:
+        print(f"spatialclaw export: {problem}", file=sys.stderr)
     if report.exported == 0:
         print(f"spatialclaw export: {report.why_empty()}", file=sys.stderr)
         return 1

@@ -30,11 +30,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="auto",
         help="kernel isolation of every session this server starts (clients cannot change it)",
     )
+    parser.add_argument(
+        "--replay-root",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder whose trajectories (vlm_model replay:DIR) and model folders (hf:DIR) clients may name, "
+        "besides this server's own sessions (repeatable; default: none)",
+    )
+    parser.add_argument(
+        "--input-root",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="clients' frames and videos must lie inside this folder (repeatable; default: any image or video file)",
+    )
     parser.set_defaults(handler=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from spatialclaw.interactive.mcp_server import serve_stdio
 
-    serve_stdio(root=args.root, keep_sessions=args.keep_sessions, sandbox=args.sandbox)
+    serve_stdio(
+        root=args.root,
+        keep_sessions=args.keep_sessions,
+        sandbox=args.sandbox,
+        replay_roots=args.replay_root,
+        input_roots=args.input_root,
+    )
     return 0

@@ -23,12 +23,15 @@ def handle(args: argparse.Namespace) -> int:
 
     status = 0
     for run in args.runs:
+        problems: list[str] = []
         try:
-            aggregate, changed = rescore_run(run)
+            aggregate, changed = rescore_run(run, problems)
         except (FileNotFoundError, ValueError) as failure:
             print(f"spatialclaw rescore: {failure}", file=sys.stderr)
             status = 2
             continue
+        for problem in problems:  # every other row was rescored
+            print(f"spatialclaw rescore: {problem}", file=sys.stderr)
         overall = "n/a" if aggregate.overall is None else f"{100 * aggregate.overall:.1f}%"
         print(f"{run}: overall {overall} ({aggregate.rule}, n={aggregate.n}); {changed} score(s) changed")
     return status

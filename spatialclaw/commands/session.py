@@ -9,7 +9,7 @@
 
 With ``--json`` every command prints exactly one JSON object on stdout (errors too: ``{"error": ...}``).
 Exit codes: 0 the operation succeeded (a cell that raised is still a successful ``exec``: the error is
-the observation); 1 an ``answer`` the kernel rejected; 2 the operation failed (no such session, the
+the observation); 1 an ``answer`` that does not fit the question; 2 the operation failed (no such session, the
 daemon is gone, bad arguments).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -135,12 +136,24 @@ def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namesp
         if args.json:
             print(json.dumps({"error": str(exc)}))
         else:
-            print(f"error: {exc}", file=sys.stderr)
+            print(_terminal_safe(f"error: {exc}"), file=sys.stderr)
         return 2
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _terminal_safe(text: str) -> str:
+    """``text`` with every control character but newline and tab shown as an escape (``\\x1b``): what a
+    cell printed reaches the terminal as text, never as escape sequences (titles, clipboard, cursor moves)."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
+    )
+
+
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
-    print(json.dumps(data, default=str) if args.json else text)
+    """One JSON object (``--json``; control characters are escaped by JSON), else ``text`` made terminal-safe."""
+    print(json.dumps(data, default=str) if args.json else _terminal_safe(text))
 
 
 def _start(args: argparse.Namespace) -> int:

@@ -23,14 +23,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from spatialclaw.trajectories.episode_viewer import write_views
     from spatialclaw.trajectories.run_viewer import is_run_dir, write_run_page
+    from spatialclaw.trajectories.safe_files import UnsafeTarget
 
     try:
         if is_run_dir(args.path):
             print(write_run_page(args.path, args.out))
             return 0
         result = write_views(args.path, args.out)
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, UnsafeTarget) as error:
         print(f"spatialclaw view: {error}", file=sys.stderr)
         return 2
+    for problem in result.problems:
+        print(f"spatialclaw view: {problem}", file=sys.stderr)
     print(result.main)
     return 0

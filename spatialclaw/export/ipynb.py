@@ -13,6 +13,7 @@ kernel namespace (``frames``, ``show``, ``answer``, ...), so re-running it needs
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from collections.abc import Iterable
@@ -24,6 +25,7 @@ from spatialclaw.export.conversation import Conversation
 from spatialclaw.export.runner import ExportStats
 from spatialclaw.kernel.cell import CellResult
 from spatialclaw.trajectories.episodes import Step, episode_steps
+from spatialclaw.trajectories.safe_files import write_file
 
 __all__ = ["episode_notebook", "write"]
 
@@ -35,8 +37,23 @@ def _b64(png: bytes) -> str:
     return base64.b64encode(png).decode("ascii")
 
 
+def _md(value: Any) -> str:
+    """Recorded text (model prose, cell output, task fields) for a markdown cell: ``<``, ``>`` and ``&`` as
+    entities, so it reads the same but no raw HTML from an episode reaches the rendered notebook."""
+    return html.escape(str(value), quote=False)
+
+
+def _code_span(value: Any) -> str:
+    """``value`` as an inline code span, fenced with more backticks than it holds (nothing in it can
+    close the span early; HTML inside a span stays literal)."""
+    text = str(value).replace("\n", " ")
+    run = max((len(ticks) for ticks in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    return f"{fence} {text} {fence}" if run else f"{fence}{text}{fence}"
+
+
 def _quote(text: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
+    return "\n".join("> " + _md(line) if line else ">" for line in text.strip().splitlines())
 
 
 class _Cells:
@@ -71,19 +88,21 @@ class _Cells:
 
 def _task_markdown(cells: _Cells, conversation: Conversation) -> None:
     task = conversation.task
-    lines = [f"# {task.get('task_id', conversation.episode_id)}", ""]
+    lines = [f"# {_md(task.get('task_id', conversation.episode_id))}", ""]
     if task.get("benchmark"):
-        lines += [f"Benchmark: {task['benchmark']}" + (f" / {task['category']}" if task.get("category") else ""), ""]
-    lines += ["**Question:** " + task.get("question", ""), ""]
+        category = f" / {_md(task['category'])}" if task.get("category") else ""
+        lines += [f"Benchmark: {_md(task['benchmark'])}" + category, ""]
+    lines += ["**Question:** " + _md(task.get("question", "")), ""]
     # Not strict: the letters are a fixed alphabet longer than any list of choices.
     for letter, choice in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", task.get("choices") or [], strict=False):
-        lines.append(f"- {letter}. {choice}")
+        lines.append(f"- {letter}. {_md(choice)}")
     attachments = {}
     prompt_images = [image for turn in conversation.turns if turn.kind in ("system", "prompt") for image in turn.images]
     for i, image in enumerate(prompt_images):
         name = f"frame-{i}.png"
         attachments[name] = {"image/png": _b64(image.png)}
-        lines += ["", f"![{image.label or name}](attachment:{name})"]
+        label = _md(image.label or name).replace("[", "\\[").replace("]", "\\]")
+        lines += ["", f"![{label}](attachment:{name})"]
     cells.markdown("\n".join(lines).rstrip() + "\n", attachments)
 
 
@@ -94,7 +113,7 @@ def _reasoning_markdown(cells: _Cells, step: Step) -> None:
     lines += ["\n" + _quote(thought) for thought in thoughts if thought.strip()]
     prose = CODE_BLOCK.sub("", strip_reasoning(step.response_text)).strip()
     if prose:
-        lines += ["", prose]
+        lines += ["", _md(prose)]
     cells.markdown("\n".join(lines))
 
 
@@ -140,16 +159,17 @@ def _summary_markdown(cells: _Cells, conversation: Conversation) -> None:
     episode = conversation.episode
     end = episode.end
     lines = ["## Result", ""]
-    lines.append(f"- Answer: `{episode.answer!r}`" if episode.of_type("answer") else "- Answer: none")
-    lines.append(f"- Ground truth: `{conversation.task.get('ground_truth')!r}`")
+    lines.append(f"- Answer: {_code_span(repr(episode.answer))}" if episode.of_type("answer") else "- Answer: none")
+    lines.append(f"- Ground truth: {_code_span(repr(conversation.task.get('ground_truth')))}")
     lines.append(
-        f"- Score: {conversation.score}"
-        + ("" if conversation.correct is None else f" (correct: {conversation.correct})")
+        f"- Score: {_md(conversation.score)}"
+        + ("" if conversation.correct is None else f" (correct: {_md(conversation.correct)})")
     )
     if end:
-        lines.append(f"- Ended: {end.get('reason')} after {end.get('steps')} step(s), {end.get('duration_s')} s")
-        if end.get("usage"):
-            lines.append("- Usage: " + ", ".join(f"{k} {v}" for k, v in end["usage"].items()))
+        ended = f"{_md(end.get('reason'))} after {_md(end.get('steps'))} step(s), {_md(end.get('duration_s'))} s"
+        lines.append(f"- Ended: {ended}")
+        if isinstance(end.get("usage"), dict):
+            lines.append("- Usage: " + ", ".join(f"{_md(k)} {_md(v)}" for k, v in end["usage"].items()))
         if end.get("cost_usd") is not None:
             lines.append(f"- Cost: ${end['cost_usd']:.4f}")
     else:
@@ -217,7 +237,7 @@ def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
         nb = episode_notebook(conversation)
         nbformat.validate(nb)
         path = out / f"{stem}.ipynb"
-        path.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        write_file(path, json.dumps(nb, ensure_ascii=False, indent=1) + "\n")  # never through a link
         stats.records += 1
         stats.turns += sum(1 for c in nb.cells if c.cell_type == "code")
         stats.images += sum(

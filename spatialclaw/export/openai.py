@@ -8,15 +8,16 @@ Images are only allowed in user turns by the fine-tuning API, which is where obs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
+from spatialclaw import jsonl
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, Turn
 from spatialclaw.export.runner import ExportStats
+from spatialclaw.trajectories.safe_files import safe_writer
 
 __all__ = ["conversation_record", "write"]
 
@@ -48,17 +49,14 @@ def write(conversations: Iterable[Conversation], out: Path) -> ExportStats:
     """Write one JSON line per conversation to the file ``out`` (parents created; overwritten). Without
     any conversation nothing is written."""
     stats = ExportStats(paths=[out])
-    tmp = out.with_name(out.name + ".partial")
-    file: TextIO | None = None
+    file: IO[Any] | None = None
     with ExitStack() as stack:  # the file is opened at the first conversation, closed on leaving
         for conversation in conversations:
             if file is None:
                 out.parent.mkdir(parents=True, exist_ok=True)
-                file = stack.enter_context(open(tmp, "w", encoding="utf-8"))
-            file.write(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n")
+                file = stack.enter_context(safe_writer(out))  # renamed over ``out`` at the end, never via a link
+            file.write(jsonl.dumps_line(conversation_record(conversation)))  # one physical line per row
             stats.records += 1
             stats.turns += len(conversation.turns)
             stats.images += len(conversation.images)
-    if file is not None:
-        tmp.replace(out)
     return stats

@@ -18,6 +18,7 @@ from spatialclaw.export.conversation import Conversation, episode_conversation
 from spatialclaw.export.length import LengthSummary, TokenCounter, fit_to_budget, row_chars
 from spatialclaw.trajectories.episode_log import Episode
 from spatialclaw.trajectories.episodes import EpisodeFilter, find_episode_dirs
+from spatialclaw.trajectories.safe_files import BadReference
 
 __all__ = ["FORMATS", "ExportReport", "ExportStats", "SkipEpisode", "export_episodes"]
 
@@ -68,6 +69,8 @@ class ExportReport:
     excluded: Counter[str]
     benchmarks_seen: Counter[str] = field(default_factory=Counter)
     lengths: LengthSummary = field(default_factory=LengthSummary)
+    problems: list[str] = field(default_factory=list)
+    """One line per episode left out because its files could not be read safely, naming its directory."""
 
     def why_empty(self) -> str:
         """For an export that kept nothing: which filter or limit removed how many, and the benchmark
@@ -88,6 +91,8 @@ class ExportReport:
         )
 
 
+UNREADABLE_FILES = "unreadable episode files"
+UNREADABLE_LINES = "unreadable lines in episode.jsonl"
 SESSION_WITHOUT_TURNS = "session without driver turns (give session exec --reasoning)"
 
 
@@ -107,10 +112,19 @@ def _conversations(
     system: Callable[[Conversation], Conversation],
     counter: TokenCounter | None,
     lengths: LengthSummary,
+    problems: list[str],
 ) -> Iterator[Conversation]:
     for episode in episode_filter.select(directories, excluded, benchmarks_seen):
+        if episode.unreadable:  # a conversation with a hole is no training example
+            excluded[UNREADABLE_LINES] += 1
+            problems += [f"{problem}: episode left out" for problem in episode.unreadable]
+            continue
         try:
             conversation = system(episode_conversation(episode, mask_failed=mask_failed))
+        except (BadReference, FileNotFoundError) as failure:  # a link, a malformed or a missing stored file
+            excluded[UNREADABLE_FILES] += 1
+            problems.append(f"{episode.directory}: left out: {failure}")
+            continue
         except ValueError:
             excluded[_no_output_reason(episode)] += 1
             continue
@@ -168,6 +182,7 @@ def export_episodes(
     excluded: Counter[str] = Counter()
     benchmarks_seen: Counter[str] = Counter()
     lengths = LengthSummary(tokenizer=tokenizer, max_tokens=max_tokens)
+    problems: list[str] = []
     writer = importlib.import_module(FORMATS[fmt])
     counted = _Counting(
         _conversations(
@@ -179,6 +194,7 @@ def export_episodes(
             rewrite_system,
             counter,
             lengths,
+            problems,
         )
     )
     stats: ExportStats = writer.write(counted, out, **options)
@@ -192,6 +208,7 @@ def export_episodes(
         excluded=excluded,
         benchmarks_seen=benchmarks_seen,
         lengths=lengths,
+        problems=problems,
     )
 
 

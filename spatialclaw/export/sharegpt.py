@@ -15,11 +15,12 @@ import os
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation, merge_consecutive
 from spatialclaw.export.runner import ExportStats, SkipEpisode
+from spatialclaw.trajectories.safe_files import safe_writer, write_file
 
 __all__ = ["IMAGE_TOKEN", "conversation_record", "dataset_info_entry", "write"]
 
@@ -59,9 +60,9 @@ def conversation_record(conversation: Conversation, image_dir: Path) -> dict[str
         for part in turn.parts:
             if isinstance(part, ImagePart):
                 target = image_dir / f"{part.sha256}.png"
-                if not target.exists():
+                if not os.path.lexists(target):
                     image_dir.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(part.png)
+                    write_file(target, part.png)
                 paths.append(f"{image_dir.name}/{target.name}")
                 pieces.append(IMAGE_TOKEN)
             else:
@@ -76,8 +77,7 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
     image_dir = out / "images"
     data_path = out / f"{name}.json"
     stats = ExportStats(paths=[data_path, out / "dataset_info.json", image_dir])
-    tmp = data_path.with_name(data_path.name + ".partial")
-    file: TextIO | None = None
+    file: IO[Any] | None = None
     with ExitStack() as stack:  # the file is opened at the first kept conversation, closed on leaving
         for conversation in conversations:
             try:
@@ -87,7 +87,7 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
                 continue
             if file is None:
                 out.mkdir(parents=True, exist_ok=True)
-                file = stack.enter_context(open(tmp, "w", encoding="utf-8"))
+                file = stack.enter_context(safe_writer(data_path))  # renamed over it at the end, never via a link
             file.write(("[\n" if stats.records == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
             stats.records += 1
             stats.turns += len(record["conversations"])
@@ -96,9 +96,8 @@ def write(conversations: Iterable[Conversation], out: Path, name: str = "spatial
             file.write("\n]\n")
     if file is None:
         return stats
-    os.replace(tmp, data_path)
     info_path = out / "dataset_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
     info[name] = dataset_info_entry(data_path.name)
-    info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    write_file(info_path, json.dumps(info, indent=2) + "\n")
     return stats

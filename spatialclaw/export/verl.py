@@ -26,6 +26,7 @@ from typing import Any
 from spatialclaw.chat import ImagePart
 from spatialclaw.export.conversation import Conversation
 from spatialclaw.export.runner import ExportStats, SkipEpisode
+from spatialclaw.trajectories.safe_files import safe_writer
 
 __all__ = ["IMAGE_TOKEN", "TOOL_NAME", "conversation_row", "write"]
 
@@ -135,7 +136,6 @@ def write(conversations: Iterable[Conversation], out: Path, split: str = "train"
     if not rows:
         return stats
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial")
-    pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), tmp)
-    tmp.replace(out)
+    with safe_writer(out, "wb") as handle:  # renamed over ``out`` at the end, never via a link
+        pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), handle)
     return stats

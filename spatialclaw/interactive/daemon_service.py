@@ -27,6 +27,7 @@ from spatialclaw.interactive.daemon_requests import RequestError, RequestListene
 
 if TYPE_CHECKING:
     from spatialclaw.interactive.session_client import StepOutcome
+    from spatialclaw.kernel.cell import CellResult
 
 __all__ = ["SessionDaemon"]
 
@@ -84,9 +85,8 @@ class SessionDaemon:
     def _new_kernel(self) -> Any:
         from spatialclaw.kernel.kernel import Kernel
 
-        return Kernel.for_task(
+        return Kernel.for_task(  # its own private workdir (removed with it), never inside the session directory
             self.task,
-            workdir=self.directory / "work",
             vlm=self.vlm.config,
             memory_limit_mb=self.info.get("memory_limit_mb"),
             sandbox=self.info.get("sandbox", "auto"),
@@ -190,13 +190,34 @@ class SessionDaemon:
         if op == "answer":
             if "value" not in request:
                 raise RequestError("answer needs a value")
-            return self._execute(f"answer({request['value']!r})", None, request_reasoning(request)).to_dict()
+            return self._answer(request["value"], request_reasoning(request)).to_dict()
         if op == "close":
             self._shutdown("closed")
             return self.status()
         raise RequestError(f"unknown operation {op!r}; use exec, answer, status or close")
 
-    def _execute(self, code: str, timeout: Any, reasoning: str | None = None) -> StepOutcome:
+    def _answer(self, value: Any, reasoning: str | None) -> StepOutcome:
+        """The caller's answer, checked and recorded by this process against its own copy of the task.
+        No kernel name decides it (a cell may have redefined ``answer`` or patched ``Answerer``): the
+        kernel is not asked at all, and the step is logged as the cell ``answer(VALUE)`` it stands for."""
+        from spatialclaw.kernel.cell import CellError, CellResult
+        from spatialclaw.primitives.answers import AnswerError, normalise_answer
+
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise RequestError(f"the answer must be text or a number, got {type(value).__name__}")
+        code = f"answer({value!r})"
+        meta = self.task.kernel_meta()
+        try:
+            normalised = normalise_answer(value, meta.get("choices"), meta.get("answer_type"))
+        except AnswerError as exc:
+            error = CellError("AnswerError", str(exc), line=1, source=code)
+            return self._execute(code, None, reasoning, CellResult(code=code, status="error", error=error))
+        return self._execute(code, None, reasoning, CellResult(code=code, answer=normalised, answered=True))
+
+    def _execute(
+        self, code: str, timeout: Any, reasoning: str | None = None, decided: CellResult | None = None
+    ) -> StepOutcome:
+        """Run ``code`` as the next step, or record ``decided`` (a CellResult the host made) in its place."""
         from spatialclaw.interactive.session_client import StepOutcome
         from spatialclaw.kernel.cell import CellError, CellResult
 
@@ -210,7 +231,7 @@ class SessionDaemon:
         self.turns.before_cell(self.steps, code, reasoning)  # the driver's words, logged as its model call
         limit = float(timeout) if timeout is not None else self.cell_timeout_s
         try:
-            result = self.kernel.execute(code, timeout=limit)
+            result = decided if decided is not None else self.kernel.execute(code, timeout=limit)
         except Exception as exc:  # the kernel could not recover by itself: replace it
             traceback.print_exc()
             result = CellResult(
@@ -234,7 +255,7 @@ class SessionDaemon:
             self._write_daemon_file()  # the kernel has a new pid and connection file
         images = [str((self.directory / "images" / f"{image.sha256}.png").resolve()) for image in result.images]
         if result.answered:
-            self._write("answer", value=result.answer, source="cell")
+            self._write("answer", value=result.answer, source="cell" if decided is None else "session")
             self.end("answered")
             self.answer, self.answered, self.state = result.answer, True, "answered"
         return StepOutcome(

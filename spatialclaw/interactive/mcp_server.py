@@ -18,7 +18,7 @@ with ``--keep-sessions``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import anyio
 
 from spatialclaw.agent.question import make_task
 from spatialclaw.input_paths import specs_from_groups
+from spatialclaw.interactive.mcp_paths import ClientPaths
 from spatialclaw.interactive.session import start_session
 from spatialclaw.interactive.session_client import Session, StepOutcome
 from spatialclaw.interactive.session_dir import SessionError
@@ -110,16 +111,20 @@ def _quiet_close_request(session: Session) -> None:
 
 
 def _input_specs(
+    paths: ClientPaths,
     frames: list[str] | None,
     video: str | None,
     fps: float | None,
     count: int | None,
     inputs: list[dict[str, Any]] | None,
 ) -> list[Any]:
-    """The session's inputs from ``frames``/``video`` (one input) or ``inputs`` (several, in order)."""
+    """The session's inputs from ``frames``/``video`` (one input) or ``inputs`` (several, in order); every
+    file and number is checked by ``paths`` (:class:`~spatialclaw.interactive.mcp_paths.ClientPaths`)."""
     if inputs:
         if frames or video:
             raise ValueError("give either inputs (several) or frames/video (one input), not both")
+        if not isinstance(inputs, list):
+            raise ValueError("inputs must be a list of {'frames': [paths]} or {'video': path}")
         groups = []
         for number, item in enumerate(inputs, start=1):
             if not isinstance(item, dict) or bool(item.get("frames")) == bool(item.get("video")):
@@ -130,9 +135,17 @@ def _input_specs(
                     f"inputs[{number - 1}] has unknown key(s) {sorted(unknown)}; use frames, video, fps, count, indices, times"
                 )
             kind = "video" if item.get("video") else "images"
-            paths = [item["video"]] if kind == "video" else list(item["frames"])
+            where = f"inputs[{number - 1}]"
+            named = [item["video"]] if kind == "video" else item["frames"]
             specs = specs_from_groups(
-                [{"kind": kind, "paths": paths, "indices": item.get("indices"), "times": item.get("times")}],
+                [
+                    {
+                        "kind": kind,
+                        "paths": paths.check_inputs(kind, named, f"{where}.{'video' if kind == 'video' else 'frames'}"),
+                        "indices": paths.check_numbers(item.get("indices"), f"{where}.indices", integer=True),
+                        "times": paths.check_numbers(item.get("times"), f"{where}.times", integer=False),
+                    }
+                ],
                 fps=item.get("fps"),
                 count=item.get("count"),
             )
@@ -140,20 +153,31 @@ def _input_specs(
         return groups
     if bool(frames) == bool(video):
         raise ValueError("give either frames (a list of image paths) or video (one path), not both or neither")
-    group = {"kind": "video" if video else "images", "paths": [video] if video else list(frames or []), "indices": None}
-    return specs_from_groups([group], fps=fps, count=count)
+    kind = "video" if video else "images"
+    named = [video] if video else list(frames or [])
+    checked = paths.check_inputs(kind, named, kind if kind == "video" else "frames")
+    return specs_from_groups([{"kind": kind, "paths": checked, "indices": None}], fps=fps, count=count)
 
 
-def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple[Any, _Sessions]:
+def build_server(
+    root: str | Path | None = None,
+    sandbox: str = "auto",
+    replay_roots: Sequence[str | Path] = (),
+    input_roots: Sequence[str | Path] = (),
+) -> tuple[Any, _Sessions]:
     """The MCP server with the five session tools, and the registry of sessions it starts.
 
     ``sandbox`` is the isolation of every session's kernel; the server's operator chooses it, a client
-    cannot (nor can a client name an API key: see :func:`spatialclaw.interactive.session.start_session`)."""
+    cannot (nor can a client name an API key: see :func:`spatialclaw.interactive.session.start_session`).
+    Paths a client names are confined by :class:`~spatialclaw.interactive.mcp_paths.ClientPaths`:
+    ``replay:``/``hf:`` folders to ``root``'s sessions and ``replay_roots``, inputs to image and video
+    files (inside ``input_roots`` when any are given)."""
     from mcp.server.mcpserver import MCPServer
 
     from spatialclaw import __version__
 
     sessions = _Sessions(Path(root) if root is not None else None)
+    paths = ClientPaths(sessions.root, [Path(p) for p in replay_roots], [Path(p) for p in input_roots])
     server = MCPServer(name="spatialclaw", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     @server.tool(name="session_start", structured_output=False)
@@ -182,23 +206,26 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
         and the answer type is inferred unless answer_type is given.
         choices: multiple-choice option texts; answer with the letter (A, B, ...).
         max_steps: the number of cells you may run before you must answer.
-        vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions.
+        vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions;
+        ``replay:DIR`` only for a session of this server or a folder its operator allowed, ``hf:`` a hub id.
+        Input files must be images or videos (and inside the operator's input folders, when set).
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
         with _as_tool_errors():
             task = make_task(
                 question,
-                inputs=_input_specs(frames, video, fps, count, inputs),
+                inputs=_input_specs(paths, frames, video, fps, count, inputs),
                 choices=choices,
                 answer_type=answer_type,
             )
+            checked_model = paths.check_model(vlm_model)
             session = await anyio.to_thread.run_sync(
                 lambda: start_session(
                     task,
                     root=sessions.root,
                     max_steps=max_steps,
                     cell_timeout_s=cell_timeout_s,
-                    vlm_model=vlm_model,
+                    vlm_model=checked_model,
                     sandbox=sandbox,
                 )
             )
@@ -258,9 +285,15 @@ def build_server(root: str | Path | None = None, sandbox: str = "auto") -> tuple
     return server, sessions
 
 
-def serve_stdio(root: str | Path | None = None, keep_sessions: bool = False, sandbox: str = "auto") -> None:
+def serve_stdio(
+    root: str | Path | None = None,
+    keep_sessions: bool = False,
+    sandbox: str = "auto",
+    replay_roots: Sequence[str | Path] = (),
+    input_roots: Sequence[str | Path] = (),
+) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
-    server, sessions = build_server(root, sandbox=sandbox)
+    server, sessions = build_server(root, sandbox=sandbox, replay_roots=replay_roots, input_roots=input_roots)
     try:
         anyio.run(server.run_stdio_async)
     finally:

@@ -1,6 +1,6 @@
 """PNG previews of a task's inputs, written where whoever drives a session can open them.
 
-``session start`` writes ``SESSION_DIR/preview/``: one PNG per previewed frame (``input1_frame16.png``)
+``session start`` writes ``SESSION_DIR/preview/`` (``0700``, files ``0600`` under the session daemon's umask): one PNG per previewed frame (``input1_frame16.png``)
 and one contact sheet of all of them (``contact_sheet.png``, each tile labelled with its input and
 absolute frame index), so the inputs can be seen before the first cell is spent.
 """
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.task import Task
+from spatialclaw.trajectories.safe_files import UnsafeTarget, png_bytes, write_file
 
 __all__ = ["write_input_previews"]
 
@@ -35,7 +36,10 @@ def write_input_previews(
     from spatialclaw.primitives.frames.load import load_frames
 
     folder = Path(directory) / "preview"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.is_symlink() or not folder.is_dir():
+        raise UnsafeTarget(f"{folder} is a link or not a folder; refusing to write previews there")
+    folder.chmod(0o700)  # this user only, as every other file of the session
     several = len(task.inputs) > 1
     per_input = max(1, max_frames // max(len(task.inputs), 1))
     tiles, labels, written = [], [], []
@@ -47,11 +51,12 @@ def write_input_previews(
             if max(image.size) > max_side:
                 image.thumbnail((max_side, max_side))
             path = folder / f"input{number}_frame{frame.index}.png"
-            image.save(path)
+            write_file(path, png_bytes(image), inside=directory, permissions=0o600)  # never through a link
             tiles.append(image)
             labels.append(f"input {number} frame {frame.index}" if several else f"frame {frame.index}")
             written.append({"input": number, "index": frame.index, "time": frame.time, "path": str(path)})
     sheet_path = folder / "contact_sheet.png"
     if tiles:
-        contact_sheet(tiles, labels=labels, cell_px=min(256, max_side)).save(sheet_path)
+        sheet = contact_sheet(tiles, labels=labels, cell_px=min(256, max_side))
+        write_file(sheet_path, png_bytes(sheet), inside=directory, permissions=0o600)
     return {"contact_sheet": str(sheet_path) if tiles else None, "frames": written}

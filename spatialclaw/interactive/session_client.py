@@ -179,7 +179,9 @@ class Session:
         return StepOutcome.from_dict(self.request(payload))
 
     def answer(self, value: Any, reasoning: str | None = None) -> StepOutcome:
-        """Submit the final answer (validated by the kernel's ``answer()`` against the choices);
+        """Submit the final answer. The daemon checks ``value`` against the task's choices and answer type
+        itself and records it (nothing in the kernel is consulted, so a cell that redefined ``answer`` cannot
+        change it); a value that does not fit is an ``AnswerError`` step and the session stays open.
         ``reasoning`` as for :meth:`execute`."""
         payload: dict[str, Any] = {"op": "answer", "value": value}
         if reasoning is not None:

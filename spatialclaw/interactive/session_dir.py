@@ -10,7 +10,9 @@ Session directory::
       kernel.json      the kernel's Jupyter connection file (when the kernel exposes one)
       episode.jsonl    the trajectory (see :mod:`spatialclaw.trajectories.episode_log`)
       images/          every image a cell produced, as <sha256>.png; ``exec`` returns these paths
-      work/            the kernel's working directory
+      preview/         PNG previews of the inputs (0700)
+
+The kernel's working directory is its own private temporary folder, never inside the session directory.
 """
 
 from __future__ import annotations

@@ -32,21 +32,18 @@ def build_session_prompt(
     ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
     from spatialclaw.agent import prompting
     from spatialclaw.agent.kernel_docs import api_section
+    from spatialclaw.primitives.conventions import CONVENTIONS
 
-    vlm_note = (
-        ""
-        if vlm_available
-        else (
-            "`vlm` is not available in this session (it was started without `--vlm-model`): do not call "
-            "`vlm.ask` or `vlm.locate`."
-        )
-    )
-    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory), vlm_note=vlm_note).strip()
+    if not vlm_available:  # listed as unavailable, its methods left out of the manual
+        reason = "this session was started without `--vlm-model`"
+        tools = {**(tools or {}), "vlm": {"available": False, "reason": reason}}
+    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory)).strip()
     system = prompting.render(
         "system.md",
         step_format=how_to,
+        conventions=CONVENTIONS,
         api=api_section(api_detail, tools),
-        answer_rules=prompting.answer_rules(None),
+        answer_rules=prompting.answer_rules(task.answer_type),
         max_steps=max_steps,
     )
     return f"{system.strip()}\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.kernel.collector import CellCollector
-from spatialclaw.kernel.messages import await_reply, next_iopub
+from spatialclaw.kernel.messages import await_reply, next_iopub, parent_id
 from spatialclaw.kernel.process import KernelProcess
 
 __all__ = ["collect_cell", "end_cell_processes"]
@@ -54,8 +54,10 @@ def collect_cell(
                 recover(result, f"the kernel died ({how}) and was restarted")
                 return result
             continue
-        if message.get("parent_header", {}).get("msg_id") == msg_id:
+        if parent_id(message) == msg_id:
             collector.add(message)
+        else:  # output of an earlier cell (a thread that outlived it): dropped, counted
+            collector.add_stale(message)
     execution_count = await_reply(process, msg_id)
     result = collector.finish(execution_count, time.monotonic() - started)
     if interrupted_at is not None:

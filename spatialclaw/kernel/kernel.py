@@ -30,6 +30,7 @@ from typing import Any
 from spatialclaw.kernel.cell import CellError, CellResult
 from spatialclaw.kernel.cell_loop import collect_cell
 from spatialclaw.kernel.collector import CellCollector
+from spatialclaw.kernel.disk_usage import disk_usage
 from spatialclaw.kernel.environment import kernel_environment
 from spatialclaw.kernel.episode_state import load_episode, restore_state
 from spatialclaw.kernel.errors import KernelDied
@@ -166,10 +167,11 @@ class Kernel:
 
     @property
     def sandbox(self) -> dict[str, Any]:
-        """What this kernel runs in: ``{"mode", "active", "process_cap", "limits"}`` (for logs and manifests)."""
+        """What this kernel runs in: ``{"mode", "active", "process_cap", "memory_cap", "limits"}`` (for logs and manifests)."""
         record: dict[str, Any] = {"mode": self.sandbox_mode, "active": self.sandboxed}
         if self.sandboxed and self.limits is not None:
             record["process_cap"] = self._process.process_cap
+            record["memory_cap"] = self._process.memory_cap
             record["limits"] = asdict(self.limits)
         return record
 
@@ -249,25 +251,21 @@ class Kernel:
         return result
 
     def workdir_bytes(self) -> int:
-        """Disk space the workdir's files take, in bytes (allocated blocks; symlinks not followed)."""
-        total = 0
-        for root, _, files in os.walk(self.workdir):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
-                except OSError:
-                    pass
-        return total
+        """Disk space the workdir's files take, in bytes (allocated blocks; symlinks not followed); a lower
+        bound when the workdir holds more entries than one bounded measurement looks at (:func:`disk_usage`)."""
+        return disk_usage(self.workdir)[0]
 
     def _report_workdir(self, result: CellResult) -> None:
         """A sandboxed kernel's workdir over its quota (``limits.workdir_mb``): say so in the cell's notes."""
         if self.limits is None or not self.limits.workdir_mb:
             return
-        used = self.workdir_bytes()
-        if used > self.limits.workdir_mb * 2**20:
+        used, complete = disk_usage(self.workdir)
+        if used > self.limits.workdir_mb * 2**20 or not complete:
             result.notes.append(
-                f"the workdir holds {used / 2**20:.0f} MiB, over its quota of {self.limits.workdir_mb} MiB: "
-                f"delete files you no longer need (each file is also capped at {self.limits.file_mb} MiB)"
+                f"the workdir holds {'' if complete else 'at least '}{used / 2**20:.0f} MiB"
+                + ("" if complete else " in more files than the host counts after each cell")
+                + f", against its quota of {self.limits.workdir_mb} MiB: delete files you no longer need "
+                f"(each file is also capped at {self.limits.file_mb} MiB)"
             )
 
     def _collect(self, msg_id: str, collector: CellCollector, started: float, timeout: float) -> CellResult:

@@ -63,12 +63,15 @@ class KernelSandbox:
 
     def route_vlm(self, vlm: dict[str, Any] | None) -> dict[str, Any] | None:
         """Point the sandbox's ``vlm.sock`` at this episode's VLM server; the kernel gets the socket path."""
-        if not vlm or not vlm.get("url"):
+        if not vlm or not (vlm.get("url") or vlm.get("socket")):
             self.vlm_forwarder.target = None
             return vlm
-        address = urlsplit(vlm["url"])
-        self.vlm_forwarder.target = (address.hostname or "127.0.0.1", address.port or 80)
-        routed = {key: value for key, value in vlm.items() if key != "url"}
+        if vlm.get("socket"):  # the server's private Unix socket (outside the sandbox)
+            self.vlm_forwarder.target = str(vlm["socket"])
+        else:
+            address = urlsplit(vlm["url"])
+            self.vlm_forwarder.target = (address.hostname or "127.0.0.1", address.port or 80)
+        routed = {key: value for key, value in vlm.items() if key not in ("url", "socket")}
         return {**routed, "socket": str(self.vlm_forwarder.path)}
 
     def close(self) -> None:

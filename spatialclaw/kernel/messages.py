@@ -2,6 +2,10 @@
 
 Every function takes the :class:`~spatialclaw.kernel.process.KernelProcess` whose client it reads. A message
 that does not decode or verify raises :class:`ProtocolBroken` (a cell broke the kernel's side of the protocol).
+
+IOPub is read within bounds (:mod:`spatialclaw.kernel.iopub`): the host queues at most :data:`IOPUB_HWM`
+messages (the kernel's side drops the rest), and a message over :data:`MAX_MESSAGE_BYTES` is never decoded:
+it arrives as an ``oversized`` stand-in (a stream's head and tail kept) that the collector reports.
 """
 
 from __future__ import annotations
@@ -12,13 +16,28 @@ from typing import Any, cast
 
 from spatialclaw.kernel.collector import strip_ansi
 from spatialclaw.kernel.errors import KernelDied
+from spatialclaw.kernel.iopub import IOPUB_HWM, MAX_MESSAGE_BYTES, receive_bounded
 from spatialclaw.kernel.process import KernelProcess
 
-__all__ = ["ProtocolBroken", "await_reply", "drain_iopub", "next_iopub", "run_internal"]
+__all__ = [
+    "IOPUB_HWM",
+    "MAX_MESSAGE_BYTES",
+    "ProtocolBroken",
+    "await_reply",
+    "drain_iopub",
+    "next_iopub",
+    "run_internal",
+]
 
 
 class ProtocolBroken(Exception):
     """A message from the kernel did not decode: the cell broke the kernel's side of the protocol."""
+
+
+def parent_id(message: dict[str, Any]) -> Any:
+    """The ``msg_id`` of the request a message answers (None when its parent header is malformed)."""
+    parent = message.get("parent_header")
+    return parent.get("msg_id") if isinstance(parent, dict) else None
 
 
 def next_iopub(process: KernelProcess, timeout: float) -> dict[str, Any] | None:
@@ -26,9 +45,7 @@ def next_iopub(process: KernelProcess, timeout: float) -> dict[str, Any] | None:
     if client is None:
         return None
     try:
-        return client.get_iopub_msg(timeout=timeout)
-    except queue.Empty:
-        return None
+        return receive_bounded(client.iopub_channel, timeout)
     except Exception as error:  # a message that does not decode or verify
         raise ProtocolBroken(f"{type(error).__name__}: {error}") from None
 
@@ -43,8 +60,10 @@ def await_reply(process: KernelProcess, msg_id: str, timeout: float = 10.0) -> i
             break
         except Exception as error:  # a reply that does not decode or verify
             raise ProtocolBroken(f"{type(error).__name__}: {error}") from None
-        if reply.get("parent_header", {}).get("msg_id") == msg_id:
-            return cast(int | None, reply["content"].get("execution_count"))
+        if parent_id(reply) == msg_id:
+            content = reply.get("content")
+            count = content.get("execution_count") if isinstance(content, dict) else None
+            return count if isinstance(count, int) and not isinstance(count, bool) else None
     return None
 
 
@@ -68,7 +87,7 @@ def run_internal(
             if time.monotonic() > deadline:
                 raise KernelDied(f"the kernel did not finish its start-up code within {timeout:g} s") from None
             continue
-        if reply.get("parent_header", {}).get("msg_id") == msg_id:
+        if parent_id(reply) == msg_id:
             break
     drain_iopub(process, msg_id)
     content = reply["content"]
@@ -85,9 +104,11 @@ def drain_iopub(process: KernelProcess, msg_id: str, timeout: float = 5.0) -> No
             if not process.is_alive():
                 return
             continue
+        content = message.get("content")
         if (
-            message.get("parent_header", {}).get("msg_id") == msg_id
-            and message["msg_type"] == "status"
-            and message["content"].get("execution_state") == "idle"
+            parent_id(message) == msg_id
+            and message.get("msg_type") == "status"
+            and isinstance(content, dict)
+            and content.get("execution_state") == "idle"
         ):
             return

@@ -4,7 +4,9 @@ with its Jupyter channels. Nothing here knows about cells or observations.
 With a :class:`~spatialclaw.kernel.sandbox.SandboxPolicy` the process runs inside the sandbox
 (:func:`spatialclaw.kernel.sandbox.launch_argv`), its channels use Jupyter's ``ipc`` transport (Unix sockets in a
 directory bound into the sandbox: the sandbox has no shared loopback) and interrupts travel as messages.
-Shutting it down kills the sandbox's PID namespace, so nothing the kernel started outlives it."""
+Shutting it down kills the sandbox's PID namespace, so nothing the kernel started outlives it; nor does
+it outlive its owner: the process that becomes bwrap gets SIGKILL when the launching thread (which lives
+as long as the host process) ends, and bwrap's own ``--die-with-parent`` takes the sandbox with it."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
 
-from spatialclaw.kernel.sandbox import ProcessCap, SandboxPolicy, launch_argv
+from spatialclaw.kernel.sandbox import SandboxPolicy, host_caps, launch_argv
+from spatialclaw.kernel.sandbox_limits import HostCaps, die_with_owner
 
 __all__ = ["KernelProcess", "KernelStartError"]
 
@@ -60,7 +63,8 @@ class KernelProcess:
         self.channel_dir = channel_dir
         self.manager: KernelManager | None = None
         self.client: BlockingKernelClient | None = None
-        self._cap: ProcessCap | None = None
+        self._cap: HostCaps | None = None
+        self._uid: int | None = None  # the sandbox's own uid, kept across restarts (its files stay its own)
 
     @property
     def connection_file(self) -> Path:
@@ -87,8 +91,14 @@ class KernelProcess:
 
     @property
     def process_cap(self) -> str | None:
-        """How the sandbox's process count is capped (``pids-cgroup``, ``rlimit-nproc``...); None unsandboxed."""
-        return self._cap.mechanism if self._cap is not None else None
+        """How the sandbox's process count is capped (``pids-cgroup``, ``rlimit-nproc (uid N)``,
+        ``rlimit-nproc``, or ``none (why)``); None unsandboxed or not running."""
+        return self._cap.process_cap if self._cap is not None else None
+
+    @property
+    def memory_cap(self) -> str | None:
+        """How the sandbox's memory is capped (``memory-cgroup`` or ``rlimit-data``); None as above."""
+        return self._cap.memory_cap if self._cap is not None else None
 
     def _manager(self) -> KernelManager:
         if self.sandbox is None:
@@ -100,7 +110,10 @@ class KernelProcess:
             ip=str(self.channel_dir / "kernel"),
             connection_file=str(self.connection_file),
         )
-        self._cap = ProcessCap(self.sandbox.limits.processes, f"kernel-{uuid.uuid4().hex[:12]}")
+        self._cap = host_caps(self.sandbox, f"kernel-{uuid.uuid4().hex[:12]}", self._uid)
+        self._uid = self._cap.uid
+        manager.write_connection_file()  # now, so that a sandbox with its own uid can be given it
+        self._cap.give(*self.sandbox.owned, self.connection_file)
         command = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
         # jupyter-client 8 takes the command from the kernel spec only (kernel_cmd is ignored); inside a PID
         # namespace the kernel's parent is pid 1, so JPY_PARENT_PID must not reach it (bwrap --clearenv).
@@ -122,8 +135,16 @@ class KernelProcess:
                 else:
                     launch_env = {"PATH": self.env.get("PATH", "/usr/bin:/bin")}
                     _LAUNCHER.submit(
-                        manager.start_kernel, env=launch_env, cwd=str(self.workdir), stdout=log, stderr=log
+                        manager.start_kernel,
+                        env=launch_env,
+                        cwd=str(self.workdir),
+                        stdout=log,
+                        stderr=log,
+                        preexec_fn=die_with_owner,
+                        pass_fds=tuple(self._cap.fds.values()) if self._cap is not None else (),
                     ).result()
+                    if self._cap is not None:
+                        self._cap.close_fds()
             client = manager.client()
             client.start_channels()
             client.wait_for_ready(timeout=self.startup_timeout_s)

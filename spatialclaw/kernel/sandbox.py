@@ -5,7 +5,9 @@ A :class:`SandboxPolicy` lists what a sandboxed kernel may read (``read_only``),
 turns it into the command that starts the kernel: resource limits set before exec (soft = hard, so a cell
 cannot raise them), a process-count cap, then ``bwrap`` with its own user, PID, IPC, UTS, cgroup and
 network namespaces, a private ``/tmp``, a fresh ``/proc`` that shows only the sandbox's processes, and
-nothing else of the host filesystem. Nothing outside this module knows which mechanism is used.
+nothing else of the host filesystem (the root, ``/dev`` and masked paths read-only, ``/tmp`` and ``/dev/shm``
+size-limited). The caps that live on the host (cgroups, a fresh uid for root, the seccomp filter) are
+:mod:`spatialclaw.kernel.sandbox_limits`. Benchmark code and data are never mounted.
 
 Modes (``Kernel(sandbox=...)``): ``"auto"`` uses the sandbox where the platform supports it and otherwise
 says once, in the log, what is not isolated; ``"required"`` refuses to start without it
@@ -21,21 +23,23 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from spatialclaw.kernel.sandbox_limits import SECCOMP_FD, HostCaps, traversable
 
 __all__ = [
     "MODES",
-    "ProcessCap",
+    "HostCaps",
     "ResourceLimits",
     "SandboxPolicy",
     "SandboxSupport",
     "SandboxUnavailable",
     "check_mode",
     "describe",
+    "host_caps",
     "launch_argv",
+    "masked_paths",
     "support",
     "use_sandbox",
 ]
@@ -64,8 +68,11 @@ _ETC = (
     "os-release",
 )
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
-# Host packages of this project whose source may live outside site-packages (an editable install).
-_PACKAGES = ("spatialclaw", "spatialclaw.primitives", "spatialclaw.prompts", "spatialclaw.benchmarks")
+# Host packages of this project whose source may live outside site-packages (an editable install). The
+# benchmarks (code that regenerates scenes, scores answers, reads ground truth) are never among them, and
+# are hidden where they sit inside a mounted tree (a non-editable install): _HIDDEN_PACKAGES.
+_PACKAGES = ("spatialclaw", "spatialclaw.primitives", "spatialclaw.prompts")
+_HIDDEN_PACKAGES = ("spatialclaw.benchmarks",)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -76,8 +83,10 @@ class SandboxUnavailable(RuntimeError):
 class ResourceLimits:
     """Hard limits of a sandboxed kernel, set before exec with soft = hard.
 
-    ``memory_mb``: data segment and private mappings (RLIMIT_DATA), MiB; 0: none. ``processes``: processes
-    and threads of the whole sandbox (a pids cgroup where the host can create one, else RLIMIT_NPROC).
+    ``memory_mb``: MiB, 0: none; the whole sandbox's memory (a memory cgroup where the host can create one)
+    and always each process's private mappings (RLIMIT_DATA); ``/tmp`` holds at most ``memory_mb`` and
+    ``/dev/shm`` a quarter of it. ``processes``: processes and threads of the whole sandbox (a pids cgroup
+    where the host can create one, else RLIMIT_NPROC, as a fresh uid when the host runs as root).
     ``open_files``: file descriptors per process. ``file_mb``: the largest file a cell can write, MiB
     (RLIMIT_FSIZE; a write past it fails with ``OSError: File too large``). ``cpu_s``: CPU seconds over the
     kernel's life (RLIMIT_CPU), 0: none. ``workdir_mb``: the workdir's quota, MiB; a cell that leaves more
@@ -100,6 +109,9 @@ class SandboxPolicy:
     ``writable``: directories visible read-write (the workdir, the snapshot and channel directories).
     ``network``: False gives the kernel an empty network namespace (only its own loopback). ``env``: the
     kernel's environment. ``chdir``: its working directory. ``devices``: device nodes passed through (GPUs).
+    ``masked``: paths inside the read-only trees hidden by an empty read-only tmpfs. ``seccomp``: a file
+    with the seccomp program (:func:`~spatialclaw.kernel.sandbox_limits.seccomp_program`); None: none.
+    ``owned``: the kernel's own directories, handed to its uid where it runs as one of its own.
     """
 
     read_only: tuple[str, ...]
@@ -109,6 +121,9 @@ class SandboxPolicy:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     network: bool = False
     devices: tuple[str, ...] = ()
+    masked: tuple[str, ...] = ()
+    seccomp: str | None = None
+    owned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +134,7 @@ class SandboxSupport:
     missing: str = ""
     bwrap: str | None = None
     prlimit: str | None = None
+    setpriv: str | None = None
 
 
 _support: SandboxSupport | None = None
@@ -170,7 +186,7 @@ def _probe() -> SandboxSupport:
             bwrap,
             prlimit,
         )
-    return SandboxSupport(True, "", bwrap, prlimit)
+    return SandboxSupport(True, "", bwrap, prlimit, shutil.which("setpriv"))
 
 
 def use_sandbox(mode: str) -> bool:
@@ -215,10 +231,30 @@ def system_read_only() -> list[str]:
         paths.append(os.path.realpath(prefix))
         paths.append(prefix)
     for name in _PACKAGES:
-        spec = importlib.util.find_spec(name)
-        paths += list(spec.submodule_search_locations or []) if spec is not None else []
+        paths += _package_locations(name)
     paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.exists(p)]
-    return list(dict.fromkeys(os.path.abspath(p) for p in paths))
+    hidden = {os.path.abspath(p) for name in _HIDDEN_PACKAGES for p in _package_locations(name)}
+    return [p for p in dict.fromkeys(os.path.abspath(p) for p in paths) if p not in hidden]
+
+
+def _package_locations(name: str) -> list[str]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec is not None else []
+
+
+def masked_paths(read_only: Iterable[str], hidden: Iterable[str] = ()) -> list[str]:
+    """Directories inside the ``read_only`` trees that a sandbox must not see: the benchmark packages (a
+    non-editable install puts them inside site-packages) and ``hidden`` (dataset caches)."""
+    trees = [os.path.abspath(p) for p in read_only]
+    candidates = [p for name in _HIDDEN_PACKAGES for p in _package_locations(name)] + list(hidden)
+    return [
+        path
+        for path in dict.fromkeys(os.path.abspath(p) for p in candidates)
+        if os.path.isdir(path) and any(path == tree or path.startswith(tree + os.sep) for tree in trees)
+    ]
 
 
 def gpu_devices() -> list[str]:
@@ -239,16 +275,29 @@ def _system_links() -> list[str]:
     return argv
 
 
-def bwrap_argv(policy: SandboxPolicy, bwrap: str = "bwrap") -> list[str]:
+def bwrap_argv(
+    policy: SandboxPolicy, bwrap: str = "bwrap", seccomp_fd: int = SECCOMP_FD, uid: int | None = None
+) -> list[str]:
     """The ``bwrap`` options for ``policy``, up to and including the ``--`` before the command.
 
     Order matters (a later mount hides an earlier one): the private ``/tmp`` first, then the read-only
-    trees, then the writable directories, which may lie inside ``/tmp``."""
+    trees, the masks over parts of them, then the writable directories, which may lie inside ``/tmp``;
+    last, the root and ``/dev`` become read-only (bwrap builds them as tmpfs a cell could fill).
+
+    With ``uid`` (root's sandbox without a pids cgroup) bwrap, as root, builds the namespaces but no user
+    namespace (its single mapping would keep the kernel root outside, exempt from RLIMIT_NPROC), and the
+    command runs as ``uid`` (``setpriv``, then without any capability); the seccomp filter then refuses
+    new user namespaces, and the directories bwrap creates are made traversable."""
+    memory = policy.limits.memory_mb * 2**20
+    if uid is None:
+        namespaces = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    else:
+        namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        namespaces += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    open_ = ["--perms", "1777"] if uid is not None else []
     argv = [
         bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
+        *namespaces,
         "--die-with-parent",
         "--new-session",
         "--hostname",
@@ -257,24 +306,43 @@ def bwrap_argv(policy: SandboxPolicy, bwrap: str = "bwrap") -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        *(["--size", str(max(memory // 4, 64 * 2**20))] if memory else []),
+        *open_,
+        "--tmpfs",
+        "/dev/shm",
+        *(["--size", str(memory)] if memory else []),
+        *open_,
         "--tmpfs",
         "/tmp",
+        *open_,
         "--dir",
         "/tmp/home",
     ]
     if policy.network:
         argv.append("--share-net")
     argv += _system_links()
-    for path in dict.fromkeys([*system_read_only(), *policy.read_only]):
+    read_only = list(dict.fromkeys([*system_read_only(), *policy.read_only]))
+    if uid is not None:
+        argv += traversable([*read_only, *policy.writable, *policy.masked], _SYSTEM_DIRS)
+    for path in read_only:
         argv += ["--ro-bind-try", path, path]
+    for path in dict.fromkeys(policy.masked):
+        argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
     for path in dict.fromkeys(policy.writable):
         argv += ["--bind", path, path]
     for device in policy.devices:
         argv += ["--dev-bind-try", device, device]
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    if policy.seccomp is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--clearenv"]
     for name, value in policy.env.items():
         argv += ["--setenv", name, value]
     argv += ["--chdir", policy.chdir, "--"]
+    if uid is not None:
+        setpriv = support().setpriv or "setpriv"
+        argv += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+        argv += ["--bounding-set=-all", "--"]
     return argv
 
 
@@ -293,107 +361,25 @@ def _rlimit_argv(limits: ResourceLimits, prlimit: str, nproc: int | None) -> lis
     return [*argv, "--"]
 
 
-class ProcessCap:
-    """A cap on the number of processes and threads of one sandbox.
-
-    Where this host lets us create a pids cgroup (cgroup v1 ``pids`` or a writable v2 hierarchy) the cap is
-    exact; otherwise it is RLIMIT_NPROC above the processes this user already runs (the kernel counts it per
-    real user, and does not enforce it at all for root, whose sandbox then has no process cap:
-    :attr:`mechanism` says which)."""
-
-    _ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
-
-    def __init__(self, limit: int, name: str) -> None:
-        self.limit = limit
-        self.directory: Path | None = None
-        for root in self._ROOTS:
-            _sweep(Path(root) / "spatialclaw")
-            candidate = Path(root) / "spatialclaw" / name
-            try:
-                candidate.mkdir(parents=True, exist_ok=False)
-                (candidate / "pids.max").write_text(str(limit))
-            except OSError:
-                try:
-                    candidate.rmdir()
-                except OSError:
-                    pass
-                continue
-            self.directory = candidate
-            break
-
-    @property
-    def mechanism(self) -> str:
-        if self.directory is not None:
-            return "pids-cgroup"
-        return "none (root is exempt from RLIMIT_NPROC)" if os.getuid() == 0 else "rlimit-nproc"
-
-    def nproc_limit(self) -> int | None:
-        """RLIMIT_NPROC for the sandbox when no cgroup caps it (None when one does, or for root)."""
-        if self.directory is not None or os.getuid() == 0:
-            return None
-        return _user_processes() + self.limit
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` started inside the cgroup (the shell joins it, then execs; children inherit it)."""
-        if self.directory is None:
-            return argv
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.directory / "cgroup.procs"), *argv]
-
-    def remove(self) -> None:
-        """Remove the cgroup once its processes are gone (kill them first)."""
-        directory = self.directory
-        if directory is None:
-            return
-        try:
-            for pid in (directory / "cgroup.procs").read_text().split():
-                try:
-                    os.kill(int(pid), 9)
-                except (ProcessLookupError, ValueError):
-                    pass
-        except OSError:
-            pass
-        for _ in range(50):
-            try:
-                directory.rmdir()
-                self.directory = None
-                return
-            except OSError:
-                time.sleep(0.02)
+def host_caps(policy: SandboxPolicy, name: str, uid: int | None = None) -> HostCaps:
+    """The host-side caps of a sandbox about to start under ``policy`` (cgroups, a fresh uid for root, or
+    ``uid``: the one this kernel had before a restart)."""
+    return HostCaps(policy.limits.processes, policy.limits.memory_mb, name, support().setpriv, uid)
 
 
-def _sweep(parent: Path, min_age_s: float = 120.0) -> None:
-    """Remove empty kernel cgroups left by processes that ended before they could (killed hosts, slow exits);
-    young ones are spared, since a kernel being started has not joined its cgroup yet."""
-    try:
-        entries = [entry for entry in parent.iterdir() if entry.name.startswith("kernel-") and entry.is_dir()]
-    except OSError:
-        return
-    now = time.time()
-    for entry in entries:
-        try:
-            if now - entry.stat().st_mtime > min_age_s and not (entry / "cgroup.procs").read_text().strip():
-                entry.rmdir()
-        except OSError:
-            pass
-
-
-def _user_processes() -> int:
-    uid = os.getuid()
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                count += os.stat(f"/proc/{entry}").st_uid == uid
-            except OSError:
-                pass
-    return count
-
-
-def launch_argv(policy: SandboxPolicy, command: Iterable[str], cap: ProcessCap | None = None) -> list[str]:
-    """The full command that runs ``command`` under ``policy``: [cgroup join], prlimit, bwrap, command."""
+def launch_argv(policy: SandboxPolicy, command: Iterable[str], caps: HostCaps | None = None) -> list[str]:
+    """The full command that runs ``command`` under ``policy``: [cgroup join, seccomp fd], prlimit,
+    bwrap, [setpriv], command. With ``caps`` the seccomp program is opened here (``caps.fds``: pass them
+    to the process, then ``caps.close_fds()``)."""
     found = support()
     if not found.available or found.bwrap is None or found.prlimit is None:
         raise SandboxUnavailable(f"the kernel sandbox is unavailable: {found.missing}")
-    nproc = cap.nproc_limit() if cap is not None else None
+    nproc = caps.nproc_limit() if caps is not None else None
+    if caps is not None:
+        seccomp_fd = caps.open_seccomp(policy.seccomp) if policy.seccomp else SECCOMP_FD
+        bwrap = bwrap_argv(policy, found.bwrap, seccomp_fd, caps.uid)
+        return caps.wrap([*_rlimit_argv(policy.limits, found.prlimit, nproc), *bwrap, *command])
     argv = [*_rlimit_argv(policy.limits, found.prlimit, nproc), *bwrap_argv(policy, found.bwrap), *command]
-    return cap.wrap(argv) if cap is not None else argv
+    if policy.seccomp is not None:
+        return ["/bin/sh", "-c", f'exec {SECCOMP_FD}< "$0" && exec "$@"', policy.seccomp, *argv]
+    return argv

@@ -8,6 +8,8 @@
                                    ``SPATIALCLAW_COMPAT_API_KEY``; never ``OPENAI_API_KEY``)
 ``hf:REPO_OR_PATH``                a local ``transformers`` VLM, in-process
 ``replay:TRAJECTORY_DIR``          the model outputs recorded in an episode
+``scripted:look-and-answer``       a keyless policy: looks, runs a tool, answers from its result
+``scripted:replies=FILE``          recorded replies, one per line or JSON Lines (no key, no network)
 =================================  ==========================================================
 
 >>> model = load_model("openai-compat:Qwen/Qwen2.5-VL-7B-Instruct@http://localhost:8000/v1")  # doctest: +SKIP
@@ -42,7 +44,7 @@ __all__ = [
     "parse_spec",
 ]
 
-BACKENDS = ("openai", "anthropic", "openai-compat", "hf", "replay")
+BACKENDS = ("openai", "anthropic", "openai-compat", "hf", "replay", "scripted")
 COMPAT_KEY_ENV = "SPATIALCLAW_COMPAT_API_KEY"
 """The environment variable whose key ``openai-compat:`` endpoints get when no other key is named."""
 
@@ -56,7 +58,8 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
         )
         raise ValueError(
             f"cannot read model spec {spec!r} ({problem}); use one of: openai:MODEL, anthropic:MODEL, "
-            "openai-compat:MODEL@http://HOST:PORT/v1, hf:REPO_OR_PATH, replay:TRAJECTORY_DIR"
+            "openai-compat:MODEL@http://HOST:PORT/v1, hf:REPO_OR_PATH, replay:TRAJECTORY_DIR, "
+            "scripted:look-and-answer, scripted:replies=FILE (no key)"
         )
     if backend == "openai-compat":
         model, at, url = rest.rpartition("@")
@@ -101,6 +104,10 @@ def load_model(spec: str, **options: Any) -> Model:
         from spatialclaw.models.hf import HFModel
 
         return HFModel(model, **options)
+    if backend == "scripted":
+        from spatialclaw.models.scripted_policy import scripted_model
+
+        return scripted_model(model)
     from spatialclaw.models.replay import ReplayModel
 
     return ReplayModel(model, **options)

@@ -59,6 +59,8 @@ class ReplayModel(Model):
 
         self.directory = Path(directory)
         episode = load_episode(self.directory)
+        if episode.unreadable:  # a replay of a log with holes would answer the wrong calls
+            raise ModelError("; ".join(episode.unreadable) + "; cannot replay it")
         self.spec = f"replay:{self.directory}"
         recorded = episode.header.get("model")
         self.name = str(recorded.get("name", "replay")) if isinstance(recorded, dict) else str(recorded or "replay")

@@ -3,6 +3,8 @@ model is configured, and by tests; it announces itself as scripted in every traj
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from spatialclaw.chat import Message, ModelReply
@@ -12,9 +14,10 @@ __all__ = ["ScriptedModel"]
 
 
 class ScriptedModel(Model):
-    """Returns ``replies[0]``, ``replies[1]``, ... for successive calls, whatever the messages say."""
+    """Returns ``replies[0]``, ``replies[1]``, ... for successive calls, whatever the messages say; a reply is
+    a text or a whole :class:`~spatialclaw.chat.ModelReply` (to script tool calls)."""
 
-    def __init__(self, replies: list[str], name: str = "scripted") -> None:
+    def __init__(self, replies: Sequence[str | ModelReply], name: str = "scripted") -> None:
         self.replies = list(replies)
         self.name = name
         self.spec = f"scripted:{name}"
@@ -24,4 +27,8 @@ class ScriptedModel(Model):
         if len(self.calls) >= len(self.replies):
             raise ModelError(f"the scripted model {self.name!r} has only {len(self.replies)} replies")
         self.calls.append(messages)
-        return ModelReply(text=self.replies[len(self.calls) - 1], raw={"scripted": True, "index": len(self.calls) - 1})
+        index = len(self.calls) - 1
+        reply = self.replies[index]
+        if isinstance(reply, ModelReply):
+            return replace(reply, cost_usd=0.0, raw={"scripted": True, "index": index})
+        return ModelReply(text=reply, cost_usd=0.0, raw={"scripted": True, "index": index})

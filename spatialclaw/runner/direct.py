@@ -19,7 +19,7 @@ from spatialclaw import __version__
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.limits import LimitHit
-from spatialclaw.agent.prompting import choices_text, inputs_text
+from spatialclaw.agent.prompting import choices_text, inputs_text, question_text
 from spatialclaw.agent.result import EpisodeResult
 from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart, Usage
@@ -43,7 +43,7 @@ def direct_prompt(task: Task, preview: str) -> str:
     return (
         Template(text)
         .substitute(
-            question=task.question,
+            question=question_text(task),
             choices=choices_text(task),
             inputs=inputs_text(task),
             preview=preview,

@@ -143,17 +143,18 @@ class KernelInterface(ABC):
             )
             try:
                 setup_started = time.perf_counter()
+                # the kernel works in its own private directory, never inside ``out_dir``: nothing a cell
+                # writes can appear in the episode's tree (see docs/security.md)
                 if own_kernel:
                     from spatialclaw.kernel.kernel import Kernel
 
                     kernel = Kernel(
                         videos=task.inputs,
                         meta=task.kernel_meta(),
-                        workdir=out_dir / "workdir",
                         **{"sandbox": config.sandbox, **config.kernel_options},
                     )
                 else:
-                    kernel.reset(videos=task.inputs, meta=task.kernel_meta(), workdir=out_dir / "workdir")
+                    kernel.reset(videos=task.inputs, meta=task.kernel_meta())
                 episode.kernel = kernel
                 setup_s = time.perf_counter() - setup_started
                 status, answer, source = self.play(episode)

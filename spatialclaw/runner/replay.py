@@ -147,6 +147,8 @@ def replay_episode(
 
     directory = Path(directory)
     episode = load_episode(directory)
+    if episode.unreadable:  # a replay of a log with holes would compare against the wrong cells
+        raise ValueError("; ".join(episode.unreadable) + "; cannot replay it")
     task = episode_task(episode)
     _check_inputs(task, directory)
     report = ReplayReport(episode=directory, complete=episode.complete)

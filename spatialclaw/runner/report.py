@@ -9,7 +9,9 @@ Scores are in percent. The overall number follows each benchmark's own rule (see
 ``no-tools`` run of the same benchmark and model among the runs given, per category and overall. When
 the runs of a benchmark use several interfaces (:mod:`spatialclaw.runner.interfaces`), ``report.md``
 also compares them side by side: one column per interface, in the order no-tools, single-pass,
-tool-calls, code, per category and overall, each with its tool gain.
+tool-calls, code, per category and overall, each with its tool gain. Runs of the paper's benchmarks (a
+suite folder from ``bench --suite paper`` may be given for its runs) get the paper's table first
+(:mod:`spatialclaw.runner.paper_report`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class RunReport:
     rule: str
     gain: dict[str, float] = field(default_factory=dict)
     gain_overall: float | None = None
+    unreadable: list[str] = field(default_factory=list)  # lines of results.jsonl not counted, one message each
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -62,7 +65,8 @@ def load_run_report(path: str | Path) -> RunReport:
     run_dir = RunDir(path)
     manifest = run_dir.manifest()
     tasks = {t.task_id: t for t in run_dir.tasks()}
-    rows = list(run_dir.results.load().values())
+    by_task, unreadable = run_dir.results.read()
+    rows = list(by_task.values())
     agg = aggregate_rows(rows, tasks, manifest["aggregation"])
     config = manifest["config"]
     statuses: dict[str, int] = {}
@@ -94,6 +98,7 @@ def load_run_report(path: str | Path) -> RunReport:
         mean_duration_s=sum(durations) / len(durations) if durations else None,
         mean_steps=sum(steps) / len(steps) if steps else None,
         rule=agg.rule,
+        unreadable=unreadable,
     )
 
 
@@ -128,6 +133,9 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
     """Write the report files for the runs in ``paths`` into ``out_dir``; returns their paths by kind."""
     if not paths:
         raise ValueError("give at least one run directory")
+    from spatialclaw.runner.paper_report import expand_runs, load_paper_runs, paper_table
+
+    paths = list(expand_runs(paths))  # a suite folder (bench --suite paper) stands for its runs
     reports = [load_run_report(p) for p in paths]
     _attach_gains(reports)
     out = Path(out_dir)
@@ -139,7 +147,8 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
         "json": out / "report.json",
         "chart": out / "chart.png",
     }
-    files["markdown"].write_text(_markdown(reports), encoding="utf-8")
+    paper = paper_table(paths) + "\n" if load_paper_runs(paths) else ""  # the paper's layout first
+    files["markdown"].write_text(paper + _markdown(reports), encoding="utf-8")
     with open(files["summary_csv"], "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(
@@ -240,6 +249,9 @@ def _markdown(reports: list[RunReport]) -> str:
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
         lines.append("| **overall** | " + " | ".join(f"**{_pct(r.overall)}**" for r in group) + " |")
         lines += _interfaces_table(benchmark, group, categories)
+    unreadable = [problem for r in reports for problem in r.unreadable]
+    if unreadable:
+        lines += ["", "## Unreadable lines (not counted)", "", *(f"- {problem}" for problem in unreadable)]
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,8 @@
 
 The answer comes from the row, or, when a row lacks one, from the ``answer`` event of its trajectory.
 Ground truths come from ``RUN/tasks.jsonl``. The results file is rewritten atomically, and each row's
-previous score is kept as ``previous_score`` when it changed.
+previous score is kept as ``previous_score`` when it changed. Lines of the results file that cannot be read
+are not rescored: they are named, and the rewrite keeps them in ``results.jsonl.unreadable``.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ from spatialclaw.trajectories.run_dir import RunDir
 __all__ = ["rescore_run"]
 
 
-def rescore_run(path: str | Path) -> tuple[Aggregate, int]:
-    """Rescore ``path`` in place; returns the new aggregate and how many scores changed."""
+def rescore_run(path: str | Path, problems: list[str] | None = None) -> tuple[Aggregate, int]:
+    """Rescore ``path`` in place; returns the new aggregate and how many scores changed. Each unreadable line
+    of the results file (and of a trajectory read for its answer) is appended to ``problems`` when given."""
     run_dir = RunDir(path)
     manifest = run_dir.manifest()
     tasks = {t.task_id: t for t in run_dir.tasks()}
-    rows = list(run_dir.results.load().values())
+    by_task, unreadable = run_dir.results.read()
+    rows = list(by_task.values())
+    if problems is not None:
+        problems += [f"{problem} (kept in {run_dir.results.unreadable_path.name})" for problem in unreadable]
     changed = 0
     for row in rows:
         task = tasks.get(row["task_id"])
@@ -35,8 +40,11 @@ def rescore_run(path: str | Path) -> tuple[Aggregate, int]:
         if answer is None and row.get("trajectory_dir"):
             trajectory = run_dir.path / row["trajectory_dir"]
             if (trajectory / "episode.jsonl").exists():
-                answer = load_episode(trajectory).answer
+                episode = load_episode(trajectory)
+                answer = episode.answer
                 row["answer"] = answer
+                if problems is not None:
+                    problems += episode.unreadable
         before = row.get("score")
         try:
             row.update(score_row(task, answer))

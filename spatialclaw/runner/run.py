@@ -74,6 +74,7 @@ class RunConfig:
     perception_actors: int = 0
     perception_gpus: float = 1.0
     progress: bool = True
+    frames: dict[str, Any] = field(default_factory=dict)  # fps / key_frames / long_side over the spec's policy
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -129,6 +130,7 @@ class RunConfig:
             "interface": self.interface,
             "agent": self.agent,
             "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()},
+            **({"frames": self.frames} if self.frames else {}),  # only when set: older runs resume unchanged
         }
 
     def session(self) -> dict[str, Any]:
@@ -175,6 +177,7 @@ class RunSummary:
     statuses: dict[str, int]
     aggregate: Aggregate
     duration_s: float
+    unreadable: list[str] = field(default_factory=list)  # results lines not kept: their tasks ran again
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -248,6 +251,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
             limit=config.limit,
             seed=config.seed,
             split=config.split,
+            frames=config.frames,
         )
         tasks, rule = loaded.tasks, loaded.aggregation
         if not tasks:
@@ -255,7 +259,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         run_dir.create(identity, tasks, rule, loaded.name, session=config.session())
     by_id = {t.task_id: t for t in tasks}
     session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
-    previous = run_dir.results.load()
+    previous, unreadable = run_dir.results.read()  # the rewrite below keeps unreadable lines aside
     kept = [
         previous[t.task_id]
         for t in tasks
@@ -327,6 +331,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         dict(statuses),
         aggregate_rows(rows, by_id, rule),
         time.perf_counter() - started,
+        [f"{problem}; kept in {run_dir.results.unreadable_path.name}" for problem in unreadable],
     )
 
 
@@ -348,6 +353,7 @@ def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks:
         limit=config.limit,
         seed=config.seed,
         split=config.split,
+        frames=config.frames,
     )
     head = loaded.tasks[: len(tasks)]
     if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get(

@@ -329,7 +329,7 @@ class ToolCallAgent(KernelInterface):
 
 def _last_json_line(stdout: str) -> str | None:
     """The helper's JSON line (the last line of the output that parses; a tool may print before it)."""
-    for line in reversed(stdout.strip().splitlines()):
+    for line in reversed(stdout.strip().split("\n")):  # "\n" only: a JSON line holds no other line break
         try:
             json.loads(line)
         except ValueError:

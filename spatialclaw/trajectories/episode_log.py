@@ -25,7 +25,8 @@ Event types (every event has ``type``, ``seq`` (0, 1, ...) and ``time`` (Unix se
 
 Each event is written with one ``write`` of a complete line followed by ``flush`` and ``fsync``, so a
 crash leaves a readable prefix; the loader ignores a torn last line and marks the episode incomplete
-when no ``end`` event is present.
+when no ``end`` event is present. Lines are written and read by :mod:`spatialclaw.jsonl` (one physical line
+per event, whatever the text holds); a line that cannot be read is named in ``Episode.unreadable``.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.chat import ImagePart, Message, ModelReply, Usage
 from spatialclaw.kernel.cell import CellImage, CellResult
+from spatialclaw.trajectories.safe_files import is_episode_dir, read_ref, write_file
 
 __all__ = ["FORMAT_VERSION", "Episode", "TrajectoryWriter", "iter_episode_dirs", "load_episode"]
 
@@ -70,11 +73,10 @@ class TrajectoryWriter:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / IMAGE_DIR).mkdir(exist_ok=True)
-        self._fsync = fsync
         # Held open for the writer's lifetime; closed by close() / __exit__.
-        self._file = open(self.directory / EPISODE_FILE, "a", encoding="utf-8")  # noqa: SIM115
-        with open(self.directory / EPISODE_FILE, encoding="utf-8") as existing:
-            self._seq = sum(1 for _ in existing)
+        self._file = jsonl.Appender(self.directory / EPISODE_FILE, fsync=fsync, default=_json_default)
+        with open(self.directory / EPISODE_FILE, "rb") as existing:
+            self._seq = existing.read().count(b"\n")
         self._stored: set[str] = set()
         self._lock = threading.RLock()
 
@@ -85,8 +87,7 @@ class TrajectoryWriter:
         self.close()
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        self._file.close()
 
     def _store_blob(self, data: bytes, folder: str, suffix: str) -> str:
         digest = hashlib.sha256(data).hexdigest()
@@ -94,11 +95,9 @@ class TrajectoryWriter:
             if digest in self._stored:
                 return digest
             path = self.directory / folder / f"{digest}{suffix}"
-            if not path.exists():
+            if not os.path.lexists(path):
                 path.parent.mkdir(exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-                tmp.write_bytes(data)
-                os.replace(tmp, path)
+                write_file(path, data, inside=self.directory)  # never through a link
             self._stored.add(digest)
         return digest
 
@@ -114,11 +113,7 @@ class TrajectoryWriter:
         """Append one event; returns the event as written."""
         with self._lock:
             event = {"type": event_type, "seq": self._seq, "time": time.time(), **fields}
-            line = json.dumps(event, ensure_ascii=False, default=_json_default) + "\n"
-            self._file.write(line)
-            self._file.flush()
-            if self._fsync:
-                os.fsync(self._file.fileno())
+            self._file.write(event)  # one physical line, whatever characters the event holds
             self._seq += 1
         return event
 
@@ -206,7 +201,8 @@ def _json_default(value: Any) -> Any:
 
 @dataclass
 class Episode:
-    """A loaded episode. ``complete`` is false when the log has no ``end`` event (a crash or a kill)."""
+    """A loaded episode. ``complete`` is false when the log has no ``end`` event (a crash or a kill);
+    ``unreadable`` names each line of the log that could not be read (the other events are loaded)."""
 
     directory: Path
     events: list[dict[str, Any]]
@@ -214,6 +210,7 @@ class Episode:
     torn_tail: bool = False
     header: dict[str, Any] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
 
     def of_type(self, event_type: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == event_type]
@@ -234,20 +231,14 @@ class Episode:
         return scores[-1]["score"] if scores else None
 
     def image_bytes(self, sha256: str) -> bytes:
-        path = self.directory / IMAGE_DIR / f"{sha256}.png"
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise FileNotFoundError(
-                f"image {sha256} referenced by {self.directory / EPISODE_FILE} is missing"
-            ) from None
+        """The PNG ``images/<sha256>.png``, read without following links (:func:`read_ref`): raises
+        :class:`BadReference` for a malformed reference or a link, ``FileNotFoundError`` when missing."""
+        return read_ref(self.directory, IMAGE_DIR, sha256, ".png", owner=self.directory / EPISODE_FILE)
 
     def text(self, sha256: str) -> str:
-        path = self.directory / TEXT_DIR / f"{sha256}.txt"
-        try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(f"text {sha256} referenced by {self.directory / EPISODE_FILE} is missing") from None
+        """The long text ``texts/<sha256>.txt``, read as :meth:`image_bytes` reads images."""
+        data = read_ref(self.directory, TEXT_DIR, sha256, ".txt", owner=self.directory / EPISODE_FILE)
+        return data.decode("utf-8", errors="replace")
 
     def request_messages(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """The request messages of a ``model_call`` event as JSON dicts, long texts resolved."""
@@ -275,34 +266,43 @@ class Episode:
 
 
 def load_episode(directory: str | Path) -> Episode:
-    """Read an episode directory. A torn last line (a crash mid-write) is dropped, not an error."""
+    """Read an episode directory. A torn last line (a crash mid-write) is dropped, not an error; a line that
+    cannot be read is left out and named in :attr:`Episode.unreadable` (``"episode DIR: line N unreadable"``)."""
     directory = Path(directory)
     path = directory / EPISODE_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: not an episode directory")
-    events: list[dict[str, Any]] = []
-    torn = False
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    for number, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number == len(lines) - 1:
-                torn = True
-                continue
-            raise ValueError(f"{path}:{number + 1} is not valid JSON; the file is corrupt") from None
+    log = jsonl.read(path, {"type": str})
+    events = log.records
     header = next((e for e in events if e["type"] == "header"), {})
-    task: dict[str, Any] = next((e.get("task", {}) for e in events if e["type"] == "task"), {})
+    task: dict[str, Any] = next(
+        (e["task"] for e in events if e["type"] == "task" and isinstance(e.get("task"), dict)), {}
+    )
     complete = any(e["type"] == "end" for e in events)
-    return Episode(directory=directory, events=events, complete=complete, torn_tail=torn, header=header, task=task)
+    unreadable = log.problems(f"episode {directory}")
+    return Episode(directory, events, complete, torn_tail=log.torn, header=header, task=task, unreadable=unreadable)
+
+
+SKIPPED_DIRS = frozenset({"workdir", "work"})
+"""Folders never searched for episodes (kernel working directories of older layouts)."""
 
 
 def iter_episode_dirs(root: str | Path) -> Iterator[Path]:
-    """Episode directories under ``root`` (itself, if it is one), sorted by path."""
+    """Episode directories under ``root`` (itself, if it is one), sorted by path.
+
+    The tree is treated as hostile: links (to folders or to an ``episode.jsonl``) are never followed,
+    the search stops at an episode directory (nothing inside one is another episode) and skips
+    ``workdir``/``work`` folders."""
     root = Path(root)
     if (root / EPISODE_FILE).exists():
         yield root
         return
-    yield from sorted(p.parent for p in root.rglob(EPISODE_FILE))
+    found = []
+    for current, folders, files in os.walk(root):  # followlinks=False: linked folders are not entered
+        here = Path(current)
+        if EPISODE_FILE in files and is_episode_dir(here, EPISODE_FILE):
+            found.append(here)
+            folders[:] = []
+            continue
+        folders[:] = [f for f in folders if f not in SKIPPED_DIRS and not os.path.islink(here / f)]
+    yield from sorted(found)

@@ -12,7 +12,7 @@ import base64
 import html
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from spatialclaw.trajectories.episodes import (
     main_model_calls,
     step_count,
 )
+from spatialclaw.trajectories.safe_files import BadReference, UnsafeTarget, write_file
 
 __all__ = ["ViewResult", "render_episode", "render_index", "write_views"]
 
@@ -183,6 +184,7 @@ def render_episode(episode: Episode, index_link: str | None = None) -> str:
         body.append(
             '<p class="badge warn">This episode has no end event: the run was interrupted or is still running.</p>'
         )
+    body += [f'<p class="badge warn">{_e(problem)}: not shown</p>' for problem in episode.unreadable]
     body.append(f'<div class="question">{_e(task.get("question"))}</div>')
     if task.get("choices"):
         body.append('<ol type="A">' + "".join(f"<li>{_e(c)}</li>" for c in task["choices"]) + "</ol>")
@@ -237,10 +239,13 @@ def render_index(entries: list[tuple[Episode, str]], title: str) -> str:
 
 @dataclass
 class ViewResult:
-    """Pages written, and the index (``None`` when viewing a single episode)."""
+    """Pages written, the index (``None`` when viewing a single episode), and ``problems``: one line per
+    episode that could not be rendered (a link or a malformed reference among its files, a missing
+    image), naming its directory; every other episode still has its page."""
 
     pages: list[Path]
     index: Path | None
+    problems: list[str] = field(default_factory=list)
 
     @property
     def main(self) -> Path:
@@ -253,33 +258,48 @@ def _relative(target: Path, start: Path) -> str:
 
 
 def write_views(path: str | Path, out: str | Path | None = None) -> ViewResult:
-    """Write the page of the episode at ``path``, or the pages and the index of the run at ``path``."""
+    """Write the page of the episode at ``path``, or the pages and the index of the run at ``path``.
+
+    Pages are written without following links (:func:`write_file`): a page or folder that is a link is
+    refused with :class:`UnsafeTarget`. An episode whose files cannot be read safely is reported in
+    ``problems`` (for a run) or raises :class:`BadReference` (a single episode)."""
     path = Path(path)
     directories = find_episode_dirs([path])
     single = (path / EPISODE_FILE).exists()
     out_dir = Path(out) if out is not None else None
     if single:
         if out_dir is None:
-            target = path / PAGE_NAME
+            target, inside = path / PAGE_NAME, path
         elif out_dir.suffix == ".html":
-            target = out_dir
+            target, inside = out_dir, None
         else:
-            target = out_dir / f"{path.name}.html"
+            target, inside = out_dir / f"{path.name}.html", None
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_episode(load_episode(path)), encoding="utf-8")
-        return ViewResult(pages=[target], index=None)
+        episode = load_episode(path)
+        write_file(target, render_episode(episode), inside=inside)
+        return ViewResult(pages=[target], index=None, problems=list(episode.unreadable))
     index = (out_dir or path) / INDEX_NAME
     index.parent.mkdir(parents=True, exist_ok=True)
-    entries, pages = [], []
+    entries, pages, problems = [], [], []
     for directory in directories:
-        episode = load_episode(directory)
         if out_dir is None:
-            page = directory / PAGE_NAME
+            page, inside = directory / PAGE_NAME, path
         else:
-            page = out_dir / "episodes" / (_relative(directory, path).replace("/", "__") + ".html")
+            page, inside = out_dir / "episodes" / (_relative(directory, path).replace("/", "__") + ".html"), None
             page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(render_episode(episode, index_link=_relative(index, page.parent)), encoding="utf-8")
+        try:
+            episode = load_episode(directory)
+            problems += episode.unreadable  # its page shows the other lines
+            rendered = render_episode(episode, index_link=_relative(index, page.parent))
+        except (BadReference, FileNotFoundError) as failure:  # this episode only; the others still get pages
+            problems.append(f"{directory}: not rendered: {failure}")
+            continue
+        try:
+            write_file(page, rendered, inside=inside)
+        except UnsafeTarget as refused:  # a page that is a link is never written through
+            problems.append(str(refused))
+            continue
         pages.append(page)
         entries.append((episode, _relative(page, index.parent)))
-    index.write_text(render_index(entries, title=path.name), encoding="utf-8")
-    return ViewResult(pages=pages, index=index)
+    write_file(index, render_index(entries, title=path.name), inside=path if out_dir is None else None)
+    return ViewResult(pages=pages, index=index, problems=problems)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from spatialclaw import __version__
+from spatialclaw import __version__, jsonl
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import config_hash
 from spatialclaw.trajectories.results import ResultsStore
@@ -98,8 +98,7 @@ class RunDir:
             "host": platform.node(),
             "sessions": [_stamp("created", session)],
         }
-        lines = "".join(json.dumps(t.to_dict(), ensure_ascii=False, default=str) + "\n" for t in tasks)
-        _write_atomic(self.path / TASKS, lines)
+        jsonl.write_atomic(self.path / TASKS, (t.to_dict() for t in tasks), default=str)
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
         return manifest
 
@@ -121,8 +120,7 @@ class RunDir:
         """Append ``more`` tasks to the run (a resume with a larger ``limit``): ``tasks.jsonl``, then the
         manifest's task count, tasks hash and configured limit."""
         tasks = self.tasks() + list(more)
-        lines = "".join(json.dumps(t.to_dict(), ensure_ascii=False, default=str) + "\n" for t in tasks)
-        _write_atomic(self.path / TASKS, lines)
+        jsonl.write_atomic(self.path / TASKS, (t.to_dict() for t in tasks), default=str)
         manifest = self.manifest()
         manifest["config"]["limit"] = limit
         manifest["config_hash"] = config_hash(manifest["config"])
@@ -144,12 +142,21 @@ class RunDir:
         _write_atomic(self.manifest_path, json.dumps(manifest, indent=2, default=str) + "\n")
 
     def tasks(self) -> list[Task]:
+        """The run's tasks; a line of ``tasks.jsonl`` that cannot be read is an error naming it."""
         path = self.path / TASKS
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing; the run directory is incomplete")
-        return [
-            Task.from_dict(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-        ]
+        found = jsonl.read(path)
+        if found.bad or found.torn:
+            problems = found.problems() or [f"{path}: last line is incomplete"]
+            raise ValueError("; ".join(problems) + "; the run's task list is corrupt")
+        tasks = []
+        for number, record in zip(found.numbers, found.records, strict=True):
+            try:
+                tasks.append(Task.from_dict(record))
+            except (KeyError, TypeError, ValueError) as error:
+                raise ValueError(f"{path}: line {number} is not a task ({type(error).__name__}: {error})") from None
+        return tasks
 
     def episode_dir(self, task_id: str) -> Path:
         """A new, unused attempt directory for ``task_id``: ``episodes/<safe id>/attempt-<n>``."""

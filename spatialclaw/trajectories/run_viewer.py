@@ -24,12 +24,15 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.trajectories.episode_log import EPISODE_FILE, Episode, load_episode
 from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.trajectories.run_dir import EPISODES, RESULTS
+from spatialclaw.trajectories.safe_files import BadReference, is_episode_dir, write_file
 
 __all__ = ["RunView", "is_run_dir", "load_run_view", "render_run_page", "run_summary", "write_run_page"]
 
@@ -47,14 +50,15 @@ def is_run_dir(path: str | Path) -> bool:
     return (Path(path) / RESULTS).is_file()
 
 
+@dataclass
 class RunView:
     """What the page shows: ``tasks`` (one entry per task: its latest row and all its attempts) and the
-    ``images`` the attempts reference (base64 PNG by sha256)."""
+    ``images`` the attempts reference (base64 PNG by sha256), and ``problems``: unreadable lines, one each."""
 
-    def __init__(self, name: str, tasks: list[dict[str, Any]], images: dict[str, str]) -> None:
-        self.name = name
-        self.tasks = tasks
-        self.images = images
+    name: str
+    tasks: list[dict[str, Any]]
+    images: dict[str, str]
+    problems: list[str] = field(default_factory=list)
 
 
 def _episode_data(episode: Episode, images: dict[str, str]) -> dict[str, Any]:
@@ -62,7 +66,7 @@ def _episode_data(episode: Episode, images: dict[str, str]) -> dict[str, Any]:
         if sha not in images:
             try:
                 images[sha] = base64.b64encode(episode.image_bytes(sha)).decode("ascii")
-            except FileNotFoundError:
+            except (FileNotFoundError, BadReference):  # missing, a link or malformed: shown as no image
                 images[sha] = ""
 
     events = []
@@ -139,7 +143,7 @@ def load_run_view(run_dir: str | Path) -> RunView:
     run_dir = Path(run_dir)
     if not is_run_dir(run_dir):
         raise FileNotFoundError(f"{run_dir} is not a run directory (no {RESULTS}); run `spatialclaw bench` first")
-    rows = ResultsStore(run_dir / RESULTS).load()
+    rows, problems = ResultsStore(run_dir / RESULTS).read()  # unreadable lines are named on the page
     images: dict[str, str] = {}
     tasks = []
     by_folder: dict[str, list[Path]] = {}
@@ -148,14 +152,20 @@ def load_run_view(run_dir: str | Path) -> RunView:
         for attempt in sorted(
             episodes_root.glob(f"*/attempt-*/{EPISODE_FILE}"), key=lambda p: (p.parent.parent.name, _number(p.parent))
         ):
+            if os.path.islink(attempt.parent.parent) or not is_episode_dir(attempt.parent, EPISODE_FILE):
+                continue  # links are never followed
             by_folder.setdefault(attempt.parent.parent.name, []).append(attempt.parent)
     for task_id, row in rows.items():
         latest = run_dir / str(row.get("trajectory_dir", ""))
         folder = latest.parent.name
         attempts = []
         for directory in by_folder.get(folder, []):
-            episode = load_episode(directory)
-            data = _episode_data(episode, images)
+            try:
+                problems += (episode := load_episode(directory)).unreadable  # the page names them
+                data = _episode_data(episode, images)
+            except (BadReference, FileNotFoundError) as failure:  # this attempt only; the page still shows the rest
+                data = {"status": "error", "answer": None, "score": None, "interface": None}
+                data["events"] = [{"type": "end", "reason": "unreadable", "error": f"{directory}: {failure}"}]
             data.update(attempt=_number(directory), latest=directory.resolve() == latest.resolve())
             if data["latest"]:  # the row is what the run counts: its status and score win over the log's
                 data.update(status=row["status"], score=row.get("score"), answer=row.get("answer"))
@@ -178,7 +188,7 @@ def load_run_view(run_dir: str | Path) -> RunView:
                 "attempts": attempts,
             }
         )
-    return RunView(run_dir.name, tasks, images)
+    return RunView(run_dir.name, tasks, images, problems)
 
 
 def _number(directory: Path) -> int:
@@ -326,10 +336,20 @@ if (initial.get('open')) detail(initial.get('open') + '#latest');
 """
 
 
+_SCRIPT_ESCAPES: dict[str, str | int | None] = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
 def _json_script(element_id: str, data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, default=str).replace(
-        "</", "<\\/"
-    )  # nothing in the data can end the script
+    """``data`` as JSON in a script element: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as JSON
+    escapes, so nothing in the data (``</script>``, ``<!--<script>``) can end or change the element."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    text = text.translate(str.maketrans(_SCRIPT_ESCAPES))
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
@@ -353,7 +373,7 @@ def render_run_page(view: RunView) -> str:
         f"<header><h1>{html.escape(view.name)}</h1>"
         f'<div id="summary" class="meta" data-summary="{html.escape(json.dumps(summary))}">{summary["n"]} task(s): {html.escape(statuses)}; '
         f"mean score {mean} (latest attempt per task; rows without a score count as 0)</div>"
-        '<div id="shown" class="meta"></div></header>\n'
+        f'<div id="shown" class="meta"></div>{"".join(f"<p class=meta>{html.escape(p)}</p>" for p in view.problems)}</header>\n'
         '<div id="filters">benchmark <select id="f-benchmark"></select> category <select id="f-category"></select> '
         'status <select id="f-status"></select> score from <input id="f-min" size="4"> to <input id="f-max" size="4"> '
         'search <input id="f-search" size="24"> <label><input type="checkbox" id="all-attempts"> all attempts</label></div>\n'
@@ -376,5 +396,5 @@ def write_run_page(run_dir: str | Path, out: str | Path | None = None) -> Path:
     )
     page = render_run_page(load_run_view(run_dir))
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
+    write_file(target, page, inside=run_dir if out is None else None)  # never through a link
     return target

@@ -172,8 +172,8 @@ def test_session_directories_and_files_are_private_to_their_user(name: str, sess
     assert step.status == "ok", step.text
     directory = session.directory
     assert mode_of(directory) == 0o700
-    for sub in ("images", "work"):
-        assert mode_of(directory / sub) == 0o700, sub
+    assert mode_of(directory / "images") == 0o700
+    assert not (directory / "work").exists()  # the kernel works in its own private folder, not here
     files = [
         "session.json",
         "prompt.md",
@@ -183,10 +183,9 @@ def test_session_directories_and_files_are_private_to_their_user(name: str, sess
         "kernel.json",
         "daemon.sock",
         *(f"images/{p.name}" for p in (directory / "images").iterdir()),
-        "work/notes.txt",
     ]
     modes = {f: oct(mode_of(directory / f)) for f in files if (directory / f).exists()}
-    assert {"session.json", "daemon.sock", "episode.jsonl", "work/notes.txt"} <= set(modes)
+    assert {"session.json", "daemon.sock", "episode.jsonl"} <= set(modes)
     assert modes == {f: oct(0o600) for f in modes}
 
 
@@ -229,7 +228,7 @@ def test_a_sandboxed_cell_sees_no_session_directory_at_all(sessions: dict[str, S
         k: seen[k] for k in ("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect")
     } == dict.fromkeys(("daemon.sock", "kernel.json", "episode.jsonl", "session.json", "connect"), enoent)
     assert "victim" not in (seen["root"] or [])
-    assert seen["own"] in (None, ["work"])  # its own session's files are out of reach too
+    assert seen["own"] is None  # its own session's files are out of reach too
     assert victim.status()["state"] == "running"
     from spatialclaw.trajectories.episode_log import load_episode
 

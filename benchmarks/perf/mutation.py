@@ -1,0 +1,249 @@
+"""Mutation testing of the modules that decide a score, an answer, a limit, a secret, a trajectory or training data.
+
+Run: ``.venv/bin/python benchmarks/perf/mutation.py [--module NAME ...] [--max-mutants N] [--timeout S]
+[--keep]``. Too long for every CI run (minutes per module on 2 cores): run it when you change one of the
+modules of :data:`MODULES` (``--module NAME`` for that one) and keep its score at or above the floor in
+CONTRIBUTING.md.
+
+The tool is cosmic-ray (``dev`` extra, pinned). The working tree is never mutated: the tracked and untracked,
+non-ignored files (``git ls-files -co --exclude-standard``) are copied to a temporary folder, and a mirror of the
+installed package layout (``build/pkg/spatialclaw``, symbolic links into the copy, as ``scripts/typecheck.py``
+does) is put first on ``PYTHONPATH``, ahead of the editable install's finder. Each module's mutants are limited
+to the functions named in :data:`MODULES` (the ones whose behaviour decides the outcome) and each mutant is run
+against the fast tests that cover them, listed there too (``pytest -x``; a timeout counts as killed). The
+unmutated tests must pass first, else that module is reported as ``baseline failed``. ``--max-mutants N`` keeps
+N mutants spread evenly over the module, for a quick run.
+
+Prints per module the mutants killed / total and the score, then every survivor (line, operator, diff), and one
+JSON line: ``{"modules": {name: {"killed", "survived", "total", "score", "survivors": [...]}}, "total_score"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Source folder -> where it sits inside the ``spatialclaw`` package (as in ``pyproject.toml``).
+MAPPED = {"primitives": "primitives", "prompts": "prompts", "benchmarks": "benchmarks"}
+FAST = "-x -q -p no:cacheprovider -p no:randomly --timeout=120"
+
+#: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
+#: and the tests each mutant runs against.
+MODULES: dict[str, dict[str, Any]] = {
+    "official_mcq": {
+        "path": "benchmarks/official_mcq.py",
+        "functions": ["omnispatial_choice", "viewspatial_option", "viewspatial_choice", "leading_letter"],
+        "tests": ["tests/test_scoring.py", "tests/test_specs_scoring.py"],
+    },
+    "scoring": {
+        "path": "benchmarks/scoring.py",
+        "functions": ["mean_relative_accuracy", "exact_match", "_yes_no", "score_answer"],
+        "tests": ["tests/test_scoring.py", "tests/test_specs_scoring.py"],
+    },
+    "answers": {
+        "path": "primitives/answers.py",
+        "functions": ["_choice", "_number", "_number_in_text", "_yes_no", "normalise_answer"],
+        "tests": ["tests/test_question.py", "tests/test_specs_answers.py"],
+    },
+    "question": {
+        "path": "spatialclaw/agent/question.py",
+        "functions": ["_strip_letter_prefixes", "_line_options", "infer_answer_type"],
+        "tests": ["tests/test_question.py", "tests/test_specs_answers.py"],
+    },
+    "environment": {
+        "path": "spatialclaw/kernel/environment.py",
+        "functions": ["is_secret", "is_allowed", "kernel_environment"],
+        "tests": ["tests/test_specs_limits.py"],
+    },
+    "limits": {
+        "path": "spatialclaw/agent/limits.py",
+        "functions": [f"LimitClock.{m}" for m in ("reserve", "settle", "remaining_s", "cap", "time_hit", "spend_hit")],
+        "tests": ["tests/test_specs_limits.py"],
+    },
+    "episode_log": {
+        "path": "spatialclaw/trajectories/episode_log.py",
+        "functions": ["TrajectoryWriter.__init__", "TrajectoryWriter.write", "load_episode", "Episode"],
+        "tests": ["tests/test_trajectory.py", "tests/test_specs_trajectories.py"],
+    },
+    "conversation": {
+        "path": "spatialclaw/export/conversation.py",
+        "functions": ["episode_conversation", "merge_consecutive"],
+        "tests": ["tests/test_export_rows.py"],
+    },
+    "relate": {
+        "path": "primitives/geometry/relate.py",
+        "functions": ["closest_points", "distance", "angle_between"],
+        "tests": ["tests/test_specs_geometry.py"],
+    },
+    "lock": {
+        "path": "spatialclaw/runner/lock.py",
+        "functions": ["RunLock", "_read_holder"],
+        "tests": ["tests/test_runner_resume.py", "tests/test_specs_trajectories.py"],
+    },
+}
+
+
+def copy_tree(destination: Path) -> None:
+    """Copy the tracked and untracked, non-ignored files of the working tree into ``destination``."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def build_mirror(copy: Path) -> Path:
+    """``COPY/build/pkg/spatialclaw``: links to every entry of the copy's ``spatialclaw/`` and the mapped folders."""
+    package = copy / "build" / "pkg" / "spatialclaw"
+    package.mkdir(parents=True)
+    for entry in list((copy / "spatialclaw").iterdir()):
+        (package / entry.name).symlink_to(entry)
+    for folder, name in MAPPED.items():
+        (package / name).symlink_to(copy / folder)
+        # the copy's own spatialclaw/ gets the links too: pytest puts the copy's root first on sys.path, and a
+        # subpackage missing there would come from the editable install, i.e. from the unmutated working tree
+        (copy / "spatialclaw" / name).symlink_to(copy / folder)
+    return package.parent
+
+
+def function_lines(source: str, names: list[str]) -> set[int]:
+    """Line numbers (1-based) inside the named top-level functions, classes or ``Class.method``s."""
+    lines: set[int] = set()
+    found: set[str] = set()
+    for node in ast.parse(source).body:
+        candidates: list[tuple[str, ast.AST]] = [(getattr(node, "name", ""), node)]
+        if isinstance(node, ast.ClassDef):
+            candidates += [(f"{node.name}.{item.name}", item) for item in node.body if hasattr(item, "name")]
+        for name, item in candidates:
+            if name in names:
+                found.add(name)
+                lines.update(range(item.lineno, (item.end_lineno or item.lineno) + 1))  # type: ignore[attr-defined]
+    missing = set(names) - found
+    if missing:
+        raise SystemExit(f"no such function(s): {sorted(missing)}")
+    return lines
+
+
+def run_module(
+    name: str, spec: dict[str, Any], copy: Path, env: dict[str, str], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Init, filter and run one cosmic-ray session; the counts and the survivors."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    present = [test for test in spec["tests"] if (copy / test).is_file()]
+    if args.existing_only:  # what the suite caught before the specification files were written
+        present = [test for test in present if not Path(test).name.startswith("test_specs_")]
+    for test in sorted(set(spec["tests"]) - set(present)):
+        print(f"{name}: test file {test} is missing, left out", file=sys.stderr)
+    if not present:  # pytest without files would run the whole suite
+        return {"no_tests": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
+    tests = " ".join(present)
+    command = f"{sys.executable} -m pytest {FAST} {tests}"
+    if subprocess.run(command.split(), cwd=copy, env=env, capture_output=True).returncode != 0:
+        return {"baseline_failed": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
+    config = copy / f"mutation-{name}.toml"
+    config.write_text(
+        f'[cosmic-ray]\nmodule-path = "{spec["path"]}"\ntimeout = {args.timeout}\nexcluded-modules = []\n'
+        f'test-command = "{command}"\n\n[cosmic-ray.distributor]\nname = "local"\n'
+    )
+    session = copy / f"mutation-{name}.sqlite"
+    cosmic_ray = [str(Path(sys.executable).parent / "cosmic-ray")]
+    subprocess.run([*cosmic_ray, "init", str(config), str(session)], cwd=copy, env=env, check=True)
+    wanted = function_lines((copy / spec["path"]).read_text(), spec["functions"])
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = [item for item in db.pending_work_items]
+        inside = [item for item in items if item.mutations[0].start_pos[0] in wanted]
+        if args.max_mutants and len(inside) > args.max_mutants:
+            step = len(inside) / args.max_mutants
+            inside = [inside[int(i * step)] for i in range(args.max_mutants)]
+        keep = {item.job_id for item in inside}
+        skipped = [item.job_id for item in items if item.job_id not in keep]
+        db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+    print(f"{name}: {len(keep)} mutants of {len(items)} in {spec['path']}", file=sys.stderr, flush=True)
+    subprocess.run([*cosmic_ray, "exec", str(config), str(session)], cwd=copy, env=env, check=True)
+    killed = survived = 0
+    survivors = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if item.job_id not in keep:
+                continue
+            mutation = item.mutations[0]
+            if result.test_outcome == TestOutcome.SURVIVED:
+                survived += 1
+                lines = (result.diff or "").splitlines()
+                diff = "\n".join(line for line in lines if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+                survivors.append({"line": mutation.start_pos[0], "operator": mutation.operator_name, "diff": diff})
+            else:
+                killed += 1
+    total = killed + survived
+    score = killed / total if total else 1.0
+    return {"killed": killed, "survived": survived, "total": total, "score": round(score, 4), "survivors": survivors}
+
+
+def in_copy(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one module's mutants in a fresh copy of the working tree (removed after, unless ``--keep``)."""
+    copy = Path(tempfile.mkdtemp(prefix=f"spatialclaw-mutation-{name}-"))
+    try:
+        copy_tree(copy)
+        mirror = build_mirror(copy)
+        env = dict(os.environ, PYTHONPATH=f"{mirror}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant of the same size within a second must not reuse a .pyc
+        env.setdefault("HF_HUB_OFFLINE", "1")
+        path = MODULES[name]["path"]
+        dotted = path.removesuffix(".py").replace("/", ".")
+        dotted = dotted if dotted.startswith("spatialclaw.") else f"spatialclaw.{dotted}"
+        where = f"import {dotted} as m, pathlib; print(pathlib.Path(m.__file__).resolve())"
+        loaded = subprocess.run([sys.executable, "-c", where], cwd=copy, env=env, capture_output=True, text=True)
+        if loaded.stdout.strip() != str((copy / path).resolve()):
+            raise SystemExit(f"{dotted} is not imported from the copy: {loaded.stdout.strip()} {loaded.stderr[-500:]}")
+        return run_module(name, MODULES[name], copy, env, args)
+    finally:
+        if args.keep:
+            print(f"copy kept at {copy}", file=sys.stderr)
+        else:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these modules (repeatable)")
+    parser.add_argument("--max-mutants", type=int, default=0, help="at most N mutants per module (0: all)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    parser.add_argument("--jobs", type=int, default=2, help="modules run at once, each in its own copy")
+    parser.add_argument("--existing-only", action="store_true", help="leave out tests/test_specs_*.py")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
+    args = parser.parse_args(argv)
+    names = args.module or list(MODULES)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = dict(zip(names, pool.map(lambda name: in_copy(name, args), names), strict=True))
+    print(f"{'module':<14} {'killed':>7} {'total':>6} {'score':>7}")
+    for name, result in results.items():
+        note = "  baseline failed" if result.get("baseline_failed") else "  no tests" if result.get("no_tests") else ""
+        print(f"{name:<14} {result['killed']:>7} {result['total']:>6} {result['score']:>7.1%}{note}")
+    for name, result in results.items():
+        for survivor in result["survivors"]:
+            print(f"\nSURVIVED {name} {MODULES[name]['path']}:{survivor['line']} {survivor['operator']}")
+            print(survivor["diff"])
+    killed = sum(result["killed"] for result in results.values())
+    total = sum(result["total"] for result in results.values())
+    print(json.dumps({"modules": results, "total_score": round(killed / total, 4) if total else 1.0}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

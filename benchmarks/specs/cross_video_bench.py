@@ -1,0 +1,127 @@
+"""CVBench, the cross-video benchmark (``Dongyh35/CVBench``, upstream github.com/Hokhim2/CVBench): questions over
+2-4 videos at once, the paper's ``cvbench`` (not Cambrian's single-image CV-Bench, registered as
+``cv-bench-2d3d``).
+
+Published layout: ``data/test-00000-of-00001.parquet`` (1,000 rows) and ``CVBench.zip`` (1,315 mp4),
+extracted in place. The video root is the first of ``videos/``, ``CVBench/`` and the folder itself that has
+numeric subfolders. Record fields: ``id`` (int, the sample id), ``task_type`` (15 types, the category),
+``video_1`` .. ``video_4`` (nullable paths under the video root), ``question``, ``options`` (1-4 strings,
+``"A. ..."`` or ``"Yes."``/``"No."``), ``answer`` (``A``-``D`` or ``Yes``/``No``). Rows in file order
+(``paper_order`` holds).
+
+The question shows the options verbatim, one per line, as the paper does (``meta["options_in_question"]``:
+the prompt does not list them again). A question is yes/no when every option, without a trailing period and
+lower-cased, is yes or no (answer type ``yes_no``); otherwise multiple choice with the option texts as
+``choices`` so that ``answer("B")`` is checked. Each video is its own input, sampled at 1 fps, 32 key frames
+shown per video.
+
+Scoring: metrics ``cvbench_paper`` and ``cvbench_paper:yesno``
+(:func:`spatialclaw.benchmarks.official_paper_p2.cvbench_paper`); overall = accuracy over questions, broken
+down by the 15 task types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
+from spatialclaw.task import AnswerType, FrameSpec, Task
+
+REPO = "Dongyh35/CVBench"
+RECORDS = "data/test-00000-of-00001.parquet"
+FRAMES = FramePolicy(fps=1.0, key_frames=32)
+TASK_TYPES = (
+    "Cross-video Anomaly Detection",
+    "Cross-video Scene Recognition",
+    "Multi-video Key-Action Recognition",
+    "Cross-video Event Retrieval",
+    "Cross-video Object Recognition",
+    "Multi-video Attribute Recognition",
+    "Joint-video Counting",
+    "Cross-video Entity Matching",
+    "Multi-view Scene Understanding",
+    "Multi-video Temporal Reasoning",
+    "Joint-video Spatial Navigating",
+    "Video Difference Caption",
+    "Cross-video Counterfactual Reasoning",
+    "Joint-video Summarization",
+    "Cross-video Procedural Transfer",
+)
+
+
+def video_root(root: Path) -> Path:
+    """The first of ``videos/``, ``CVBench/`` and ``root`` itself that holds a numeric subfolder."""
+    for candidate in (root / "videos", root / "CVBench", root):
+        if candidate.is_dir() and any(p.is_dir() and p.name.isdigit() for p in candidate.iterdir()):
+            return candidate
+    raise missing(
+        "cvbench", "the extracted videos (CVBench.zip: numeric folders under videos/, CVBench/ or .)", root, REPO
+    )
+
+
+def read_source(root: Path) -> Iterator[dict[str, Any]]:
+    """The parquet's rows in order, each with ``_video_root`` (where its video paths resolve)."""
+    path = root / RECORDS
+    if not path.is_file():
+        raise missing("cvbench", RECORDS, root, REPO)
+    rows = parquet_rows(path, ("id", "task_type", "video_1", "video_2", "question", "options", "answer"), "cvbench")
+    base = video_root(root)
+    for row in rows:
+        yield {**row, "_video_root": str(base)}
+
+
+def is_yes_no(options: list[str]) -> bool:
+    """Every option, without a trailing period and lower-cased, is yes or no."""
+    return bool(options) and all(o.strip().rstrip(".").strip().lower() in ("yes", "no") for o in options)
+
+
+def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
+    base = Path(record.get("_video_root") or ".")
+    names = [str(record[key]) for key in ("video_1", "video_2", "video_3", "video_4") if record.get(key)]
+    inputs = [FrameSpec.video(ctx.media(str(base / name)), fps=FRAMES.fps) for name in names]
+    options = [str(o) for o in (record.get("options") or [])]
+    question = "\n".join([str(record["question"]), *options])
+    yes_no = is_yes_no(options)
+    answer_type: AnswerType = "yes_no" if yes_no else "multiple_choice"
+    choices = None if yes_no else [re.sub(r"^\s*\(?[A-Da-d]\s*[\).:]\s*", "", o, count=1) for o in options]
+    return Task(
+        question=question,
+        inputs=inputs,
+        choices=choices,
+        answer_type=answer_type,
+        ground_truth=str(record["answer"]).strip(),
+        task_id=f"cvbench/{record['id']}",
+        benchmark="cvbench",
+        category=str(record["task_type"]),
+        meta={
+            "metric": "cvbench_paper:yesno" if yes_no else "cvbench_paper",
+            "sample_id": str(record["id"]),
+            "options_in_question": True,
+            "video_names": names,
+        },
+    )
+
+
+SPEC = BenchmarkSpec(
+    name="cvbench",
+    description="Cross-video reasoning over 2-4 videos: matching, counting, ordering, navigation, differences",
+    to_task=to_task,
+    hub_id=REPO,
+    split="test",
+    aggregation="micro",
+    media_help="Download Dongyh35/CVBench and extract CVBench.zip in place (spatialclaw data download cvbench)",
+    homepage="https://huggingface.co/datasets/Dongyh35/CVBench",
+    metric="accuracy over questions, per task type; yes/no by the first yes/no word, letters by boxed/X./(X)/X:",
+    paper_name="cvbench",
+    read_source=read_source,
+    frames=FRAMES,
+    instruction="cvbench.md",
+    expected_files=((RECORDS, 1), ("**/*.mp4", 1315)),
+    archives=("CVBench.zip",),
+    paper_order=True,
+    breakdowns=("category",),
+)

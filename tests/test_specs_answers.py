@@ -1,0 +1,129 @@
+"""Specifications of answer normalisation and question parsing: signs, boundaries and letter order.
+
+These are the behaviours benchmarks/perf/mutation.py found unspecified (a change to them went unnoticed).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spatialclaw.agent.question import infer_answer_type, parse_question
+from spatialclaw.primitives.answers import AnswerError, normalise_answer
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("-2.5 m", -2.5),
+        ("+4", 4.0),
+        ("about -0.75 metres", -0.75),
+        ("1,250 cm", 1250.0),
+        ("3.2 m^2", 3.2),
+        ("1e-3", 0.001),
+    ],
+)
+def test_a_number_answer_keeps_its_sign_and_reads_thousands_and_unit_powers(text: str, number: float) -> None:
+    assert normalise_answer(text, answer_type="number") == number
+
+
+@pytest.mark.parametrize("value", [-7, -7.0, 0, 0.0])
+def test_a_negative_or_zero_number_is_a_number_not_an_error(value: float) -> None:
+    assert normalise_answer(value, answer_type="number") == float(value)
+
+
+@pytest.mark.parametrize(
+    "text", ["", "no number here", "3 or 4 m", '{"value": 3}', "[3]", "the chair is 2 m from the table"]
+)
+def test_a_text_without_exactly_one_number_or_with_a_sentence_around_it_is_refused(text: str) -> None:
+    with pytest.raises(AnswerError):
+        normalise_answer(text, answer_type="number")
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), "inf", True, None, [1.0]])
+def test_non_finite_booleans_and_structures_are_not_numbers(value: object) -> None:
+    with pytest.raises(AnswerError):
+        normalise_answer(value, answer_type="number")
+
+
+@pytest.mark.parametrize(("value", "expected"), [("Yes", "yes"), (" n ", "no"), ("TRUE", "yes"), (False, "no")])
+def test_yes_no_answers_read_words_and_booleans(value: object, expected: str) -> None:
+    assert normalise_answer(value, answer_type="yes_no") == expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "yes and no", 1, None])
+def test_anything_else_is_not_a_yes_no_answer(value: object) -> None:
+    with pytest.raises(AnswerError):
+        normalise_answer(value, answer_type="yes_no")
+
+
+CHOICES = ["the chair", "the table", "the lamp"]
+
+
+@pytest.mark.parametrize(
+    ("value", "letter"),
+    [("C", "C"), ("c", "C"), ("(B)", "B"), ("B. the table", "B"), ("the LAMP.", "C"), ("option a", "A")],
+)
+def test_a_choice_is_recorded_as_its_letter_from_a_letter_form_or_the_option_text(value: str, letter: str) -> None:
+    assert normalise_answer(value, CHOICES) == letter
+
+
+@pytest.mark.parametrize("value", ["D", 0, 2, True, None, "A. the table", "the sofa", ["A"]])
+def test_a_letter_outside_the_options_a_position_or_a_letter_naming_another_option_is_refused(value: object) -> None:
+    with pytest.raises(AnswerError):
+        normalise_answer(value, CHOICES)
+
+
+def test_an_option_text_shared_by_two_options_must_be_given_as_a_letter() -> None:
+    with pytest.raises(AnswerError, match="several options"):
+        normalise_answer("left", ["left", "right", "left"])
+    assert normalise_answer("C", ["left", "right", "left"]) == "C"
+
+
+def test_a_position_past_the_last_option_is_read_as_text_and_refused_as_no_option() -> None:
+    with pytest.raises(AnswerError, match="not one of the options"):
+        normalise_answer(3, CHOICES)
+
+
+def test_given_choices_lose_their_letters_only_when_each_carries_its_own_letter_in_order() -> None:
+    assert parse_question("Where is it?", ["A. left", "B. right"]).choices == ["left", "right"]
+    assert parse_question("Where is it?", ["B. left", "A. right"]).choices == ["B. left", "A. right"]
+    assert parse_question("Where is it?", ["A. left", "right"]).choices == ["A. left", "right"]
+    assert parse_question("Where is it?", ["A. left", "A. right"]).choices == ["A. left", "A. right"]
+
+
+def test_options_listed_one_per_line_are_read_when_they_run_a_b_c_in_order() -> None:
+    parsed = parse_question("Which is closest?\nA. chair\nB. table\nC. lamp")
+    assert parsed.choices == ["chair", "table", "lamp"]
+    assert parsed.text == "Which is closest?"
+    skipped = parse_question("Which is closest?\nA. chair\nC. table")
+    assert skipped.choices == ["A. chair", "C. table"]  # not lettered options: read as two unlettered lines
+
+
+def test_the_last_block_of_lettered_lines_wins_and_text_after_it_stays() -> None:
+    question = "Notes:\nA. first\nB. second\nWhich is nearer?\nA. chair\nB. table\nC. lamp\nAnswer with the letter."
+    parsed = parse_question(question)
+    assert parsed.choices == ["chair", "table", "lamp"]
+    assert parsed.text.endswith("Which is nearer?\nAnswer with the letter.")
+
+
+def test_an_options_marker_line_before_the_lettered_lines_leaves_the_question() -> None:
+    parsed = parse_question("Which is closest?\nOptions:\nA. chair\nB. table")
+    assert parsed.text == "Which is closest?"
+    assert parse_question("Which is closest? Options:\nA. chair\nB. table").text == "Which is closest?"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        ("How many chairs are there?", "number"),
+        ("How far is the lamp from the bed, in meters?", "number"),
+        ("Is the lamp left of the bed?", "yes_no"),
+        ("Is the lamp left or right of the bed?", "text"),
+        ("What colour is the lamp?", "text"),
+    ],
+)
+def test_the_answer_type_is_inferred_from_counting_measuring_and_auxiliary_verb_wording(
+    question: str, answer_type: str
+) -> None:
+    assert infer_answer_type(question)[0] == answer_type
+    assert infer_answer_type(question, ["x", "y"])[0] == "multiple_choice"
