@@ -14,7 +14,15 @@ from typing import Any
 
 from spatialclaw.task import VIDEO_SUFFIXES, FrameSpec
 
-__all__ = ["IMAGE_SUFFIXES", "add_input_options", "expand_paths", "frame_spec", "read_sidecar", "specs_from_groups"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "add_input_options",
+    "check_inputs",
+    "expand_paths",
+    "frame_spec",
+    "read_sidecar",
+    "specs_from_groups",
+]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 
@@ -233,3 +241,13 @@ def specs_from_groups(
             spec.indices = list(indices)
         specs.append(spec)
     return specs
+
+
+def check_inputs(specs: list[FrameSpec]) -> None:
+    """Open every input on the host as the kernel will (each image's header and integrity, a video's packet
+    index and first frame, the frame numbers asked for; no other pixels are decoded), so that a missing,
+    empty, corrupt or truncated file is one ``ValueError`` naming the user's path before a kernel starts."""
+    from spatialclaw.primitives.frames.load import load_frames
+
+    for spec in specs:
+        load_frames(spec.to_dict())  # FrameLoadError is a ValueError naming the file as given

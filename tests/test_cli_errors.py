@@ -89,15 +89,13 @@ def test_run_names_a_missing_frame_file(tmp_path, closed_url):
         ("video", ["truncated.mp4", "re-encode"]),
     ],
 )
-def test_run_on_an_unreadable_file_names_it_and_records_the_episode(tmp_path, files, closed_url, name, needles):
+def test_run_refuses_an_unreadable_file_before_starting_an_episode(tmp_path, files, closed_url, name, needles):
     kind = "--video" if name == "video" else "--frames"
     out = tmp_path / "ep"
     done = spatialclaw(*run_args(f"openai-compat:m@{closed_url}", out, kind, str(files[name])))
-    assert_clean_failure(done, *needles, code=1, max_lines=1)
-    episode = load_episode(out)  # the failed episode is on disk, with the reason
-    assert episode.complete and episode.end["reason"] == "error"
-    assert files[name].name in episode.end["error"]
-    assert f"trajectory: {out}" in done.stdout
+    # checked on the host before a kernel starts, naming the file as given
+    assert_clean_failure(done, str(files[name]), *needles, code=2, max_lines=1)
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,7 @@ def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
 
 def test_a_session_prompt_shows_only_what_the_episode_can_use(tmp_path):
     from spatialclaw.interactive.session_prompt import build_session_prompt
-    from spatialclaw.primitives.conventions import CONVENTIONS
+    from spatialclaw.primitives.runtime.conventions import CONVENTIONS
     from spatialclaw.task import Task
 
     task = Task("How far is the chair from the table, in metres?", answer_type="number")

@@ -127,3 +127,8 @@ def test_the_answer_type_is_inferred_from_counting_measuring_and_auxiliary_verb_
 ) -> None:
     assert infer_answer_type(question)[0] == answer_type
     assert infer_answer_type(question, ["x", "y"])[0] == "multiple_choice"
+
+
+def test_a_text_with_several_numbers_is_refused_as_holding_more_than_one() -> None:
+    with pytest.raises(AnswerError, match="ONE number; '3 4' holds 2"):
+        normalise_answer("3 4", answer_type="number")

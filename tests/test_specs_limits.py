@@ -18,6 +18,8 @@ def test_usage_exactly_at_the_token_or_cost_limit_has_reached_it() -> None:
     assert hit is not None and (hit.kind, hit.value, hit.used) == ("tokens", 100, 100)
     cost = clock.spend_hit(Usage(prompt_tokens=1), 0.5)
     assert cost is not None and (cost.kind, cost.value, cost.used) == ("cost", 0.5, 0.5)
+    over = clock.spend_hit(Usage(prompt_tokens=1), 0.75)
+    assert over is not None and (over.kind, over.used) == ("cost", 0.75)
     assert LimitClock(Limits(), time.monotonic()).spend_hit(Usage(prompt_tokens=10**9), 10**6) is None
     assert LimitClock(Limits(cost_usd=0.5), time.monotonic()).spend_hit(Usage(), None) is None
 
@@ -44,7 +46,9 @@ def test_a_reservation_fits_up_to_exactly_the_limit_and_counts_calls_in_flight()
 
 def test_a_spent_cost_limit_refuses_even_a_free_call() -> None:
     clock = LimitClock(Limits(cost_usd=0.2), time.monotonic())
-    clock.settle(clock.reserve(), ModelReply("x", cost_usd=0.2))
+    free = clock.reserve()
+    assert free == Reservation(0, 0.0) and (clock.held_tokens, clock.held_usd) == (0, 0.0)
+    clock.settle(free, ModelReply("x", cost_usd=0.2))
     with pytest.raises(LimitReached, match="cost limit"):
         clock.reserve()
 

@@ -9,7 +9,7 @@ The tool is cosmic-ray (``dev`` extra, pinned). The working tree is never mutate
 non-ignored files (``git ls-files -co --exclude-standard``) are copied to a temporary folder, and a mirror of the
 installed package layout (``build/pkg/spatialclaw``, symbolic links into the copy, as ``scripts/typecheck.py``
 does) is put first on ``PYTHONPATH``, ahead of the editable install's finder. Each module's mutants are limited
-to the functions named in :data:`MODULES` (the ones whose behaviour decides the outcome) and each mutant is run
+to the functions named in :data:`MODULES` (the ones whose behaviour decides the outcome), annotations left out, and each mutant is run
 against the fast tests that cover them, listed there too (``pytest -x``; a timeout counts as killed). The
 unmutated tests must pass first, else that module is reported as ``baseline failed``. ``--max-mutants N`` keeps
 N mutants spread evenly over the module, for a quick run.
@@ -138,6 +138,24 @@ def function_lines(source: str, names: list[str]) -> set[int]:
     return lines
 
 
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) (line, column) of every annotation: with ``from __future__ import annotations`` they are
+    never evaluated, so a mutant inside one (``str | None`` -> ``str % None``) is equivalent by construction."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        found: list[ast.expr | None] = []
+        if isinstance(node, ast.arg):
+            found.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+        for item in found:
+            if item is not None and item.end_lineno is not None and item.end_col_offset is not None:
+                spans.append(((item.lineno, item.col_offset), (item.end_lineno, item.end_col_offset)))
+    return spans
+
+
 def run_module(
     name: str, spec: dict[str, Any], copy: Path, env: dict[str, str], args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -146,10 +164,10 @@ def run_module(
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
     present = [test for test in spec["tests"] if (copy / test).is_file()]
-    if args.existing_only:  # what the suite caught before the specification files were written
-        present = [test for test in present if not Path(test).name.startswith("test_specs_")]
     for test in sorted(set(spec["tests"]) - set(present)):
         print(f"{name}: test file {test} is missing, left out", file=sys.stderr)
+    if args.existing_only:  # what the suite caught before the specification files were written
+        present = [test for test in present if not Path(test).name.startswith("test_specs_")]
     if not present:  # pytest without files would run the whole suite
         return {"no_tests": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
     tests = " ".join(present)
@@ -167,7 +185,13 @@ def run_module(
     wanted = function_lines((copy / spec["path"]).read_text(), spec["functions"])
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = [item for item in db.pending_work_items]
-        inside = [item for item in items if item.mutations[0].start_pos[0] in wanted]
+        spans = annotation_spans((copy / spec["path"]).read_text())
+        inside = [
+            item
+            for item in items
+            if item.mutations[0].start_pos[0] in wanted
+            and not any(start <= tuple(item.mutations[0].start_pos) < end for start, end in spans)
+        ]
         if args.max_mutants and len(inside) > args.max_mutants:
             step = len(inside) / args.max_mutants
             inside = [inside[int(i * step)] for i in range(args.max_mutants)]

@@ -65,8 +65,9 @@ class Frame:
 
     @property
     def source(self) -> str | None:
-        """The absolute path of the image or video file this frame comes from (``None`` if in memory)."""
-        return self._source.path
+        """The absolute path of the image or video file this frame comes from, as the user gave it
+        (``None`` if in memory). In a sandbox that path itself is not visible: use ``.image``/``.array``."""
+        return self._source.display_path
 
     @property
     def width(self) -> int:

@@ -30,10 +30,15 @@ def _nearest(times: np.ndarray, targets: np.ndarray) -> list[int]:
 
 
 def load_images(
-    paths: str | Path | Sequence[str | Path], indices: Sequence[int] | None = None, times: Sequence[float] | None = None
+    paths: str | Path | Sequence[str | Path],
+    indices: Sequence[int] | None = None,
+    times: Sequence[float] | None = None,
+    display_paths: Sequence[str] | None = None,
 ) -> Frames:
     """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``) and, for key
     frames taken from a video, time ``times[i]`` (seconds in that video; default ``None``).
+    ``display_paths`` (one per path; default the resolved paths) are the names frames and errors show for
+    the files: a sandboxed kernel opens private links to the user's files and shows the user's paths.
 
     Each file is checked now (exists, readable format, not truncated); pixels are decoded on first use.
     EXIF orientation is applied. Raises ``FrameLoadError`` naming the first bad file.
@@ -56,8 +61,12 @@ def load_images(
     if times is not None and len(times) != len(paths):
         raise FrameLoadError(f"got {len(times)} times for {len(paths)} images; give one time (seconds) per image")
     stamps = list(times) if times is not None else [None] * len(paths)
+    if display_paths is not None and len(display_paths) != len(paths):
+        raise FrameLoadError(f"got {len(display_paths)} display paths for {len(paths)} images; give one per image")
+    shown = [str(p) for p in display_paths] if display_paths is not None else [None] * len(paths)
     return Frames(
-        Frame(ImageFileSource(path, time), index) for path, index, time in zip(paths, indices, stamps, strict=True)
+        Frame(ImageFileSource(path, time, display), index)
+        for path, index, time, display in zip(paths, indices, stamps, shown, strict=True)
     )
 
 
@@ -67,6 +76,7 @@ def load_video(
     count: int | None = None,
     max_frames: int | None = None,
     indices: Sequence[int] | None = None,
+    display_path: str | None = None,
 ) -> Frames:
     """A video's frames as ``Frames``, decoded lazily with PyAV.
 
@@ -74,7 +84,8 @@ def load_video(
     0, 1/fps, 2/fps, ... seconds), ``count`` (that many frames spread evenly, first and last included),
     ``indices`` (these absolute frame numbers); with none, every frame. ``max_frames`` then caps the
     selection by thinning it evenly. Frame indices are the video's frame numbers (presentation order,
-    from 0) and times are seconds from the first frame. Raises ``FrameLoadError`` for a missing, corrupt,
+    from 0) and times are seconds from the first frame. ``display_path`` (default: the resolved path) is
+    the name frames and errors show for the file. Raises ``FrameLoadError`` for a missing, corrupt,
     truncated or empty video or when nothing would be selected.
     """
     chosen = [name for name, value in (("fps", fps), ("count", count), ("indices", indices)) if value is not None]
@@ -88,14 +99,14 @@ def load_video(
         raise FrameLoadError(f"max_frames must be at least 1, got {max_frames}")
     if indices is not None and len(indices) == 0:
         raise FrameLoadError("indices is empty: no frame would be selected; give absolute frame numbers")
-    video = VideoSource(path)
+    video = VideoSource(path, display_path)
     total = video.frame_count
     if indices is not None:
         selected = [int(i) for i in indices]
         outside = [i for i in selected if not 0 <= i < total]
         if outside:
             raise FrameLoadError(
-                f"frame numbers {outside[:10]} are outside {video.path}, which has frames 0..{total - 1}"
+                f"frame numbers {outside[:10]} are outside {video.display_path}, which has frames 0..{total - 1}"
             )
     elif fps is not None:
         targets = np.arange(0.0, video.times()[-1] + 1e-9, 1.0 / fps)
@@ -110,23 +121,28 @@ def load_video(
     return Frames(Frame(video, index) for index in selected)
 
 
-_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames"}
+_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames", "display_paths"}
 
 
 def load_frames(spec: dict[str, Any]) -> Frames:
     """Frames from a frame spec dict: ``{"kind": "images" | "video", "paths": [...], "fps", "count",
-    "indices", "max_frames"}`` (the form ``FrameSpec.to_dict()`` produces; absent keys mean ``None``)."""
+    "indices", "max_frames"}`` (the form ``FrameSpec.to_dict()`` produces; absent keys mean ``None``), and
+    optionally ``"display_paths"``: one per path, the names shown for the files (a sandbox stages the
+    user's files at private paths and passes the user's paths here)."""
     unknown = set(spec) - _SPEC_KEYS
     if unknown:
         raise FrameLoadError(f"unknown frame spec keys {sorted(unknown)}; expected some of {sorted(_SPEC_KEYS)}")
     kind, paths = spec.get("kind"), spec.get("paths") or []
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    display = spec.get("display_paths")
+    if display is not None and len(display) != len(paths):
+        raise FrameLoadError(f"a frame spec gives {len(display)} display paths for {len(paths)} paths")
     if kind == "images":
         for name in ("fps", "count", "max_frames"):
             if spec.get(name) is not None:
                 raise FrameLoadError(f"{name!r} applies to videos only; an image spec takes paths and indices")
-        return load_images(paths, indices=spec.get("indices"), times=spec.get("times"))
+        return load_images(paths, indices=spec.get("indices"), times=spec.get("times"), display_paths=display)
     if kind == "video":
         if len(paths) != 1:
             raise FrameLoadError(f"a video spec needs exactly one path, got {len(paths)}: {list(paths)}")
@@ -138,5 +154,6 @@ def load_frames(spec: dict[str, Any]) -> Frames:
             count=spec.get("count"),
             max_frames=spec.get("max_frames"),
             indices=spec.get("indices"),
+            display_path=display[0] if display else None,
         )
     raise FrameLoadError(f"frame spec kind must be 'images' or 'video', got {kind!r}")

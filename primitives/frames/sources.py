@@ -28,6 +28,7 @@ __all__ = [
     "decoded_cache",
     "file_key",
     "image_suffixes",
+    "shown_text",
 ]
 
 
@@ -47,22 +48,34 @@ def image_suffixes() -> frozenset[str]:
     return frozenset(Image.registered_extensions())
 
 
-def check_file(path: str | Path, what: str) -> Path:
-    """Resolve ``path`` and make sure it is an existing regular file; ``what`` names the expected kind."""
+def check_file(path: str | Path, what: str, display_path: str | None = None) -> Path:
+    """Resolve ``path`` and make sure it is an existing, non-empty regular file; ``what`` names the expected
+    kind. Messages name ``display_path`` (the path as the user gave it) when given, else the resolved path."""
     resolved = Path(path).expanduser().resolve()
+    shown = display_path or str(resolved)
     if not resolved.exists():
         raise FrameLoadError(
-            f"{what} not found: {resolved} (no such file). Check the path; relative paths are resolved "
+            f"{what} not found: {shown} (no such file). Check the path; relative paths are resolved "
             f"against the current directory {Path.cwd()}."
         )
     if resolved.is_dir():
         raise FrameLoadError(
-            f"{resolved} is a directory, not a {what}. Pass the files inside it, e.g. "
-            f"sorted(Path({str(resolved)!r}).glob('*.jpg')), or a video file."
+            f"{shown} is a directory, not a {what}. Pass the files inside it, e.g. "
+            f"sorted(Path({shown!r}).glob('*.jpg')), or a video file."
         )
     if not resolved.is_file():
-        raise FrameLoadError(f"{resolved} is not a regular file; give a {what} path.")
+        raise FrameLoadError(f"{shown} is not a regular file; give a {what} path.")
+    if resolved.stat().st_size == 0:
+        raise FrameLoadError(
+            f"cannot read {what.split()[0]} {shown}: the file is empty (0 bytes), as a copy or download that did "
+            f"not finish leaves it; replace it or remove it from the input list."
+        )
     return resolved
+
+
+def shown_text(text: str, opened: str, display_path: str) -> str:
+    """``text`` (e.g. a decoder's message) with the path a file was opened at replaced by its display path."""
+    return text.replace(opened, display_path) if opened != display_path else text
 
 
 class _DecodedCache:
@@ -117,22 +130,28 @@ _SWAPPING_ORIENTATIONS = {5, 6, 7, 8}  # EXIF orientations that rotate by 90 deg
 
 class ImageFileSource:
     """One image file. Opening reads the header and checks the file's integrity without decoding pixels;
-    EXIF orientation is applied, so ``width``/``height`` (pixels) are those of the upright image."""
+    EXIF orientation is applied, so ``width``/``height`` (pixels) are those of the upright image.
 
-    def __init__(self, path: str | Path, time: float | None = None) -> None:
+    ``path`` is where the file is opened; ``display_path`` (default: the resolved ``path``) is how it is
+    named to the user (the source of its frames, error messages): in a sandbox the kernel opens a private
+    link to the user's file, and shows the user's own path."""
+
+    def __init__(self, path: str | Path, time: float | None = None, display_path: str | None = None) -> None:
         self._time = None if time is None else float(time)  # seconds in the video it was taken from, if known
-        resolved = check_file(path, "image file")
+        resolved = check_file(path, "image file", display_path)
+        shown = display_path or str(resolved)
         suffix = resolved.suffix.lower()
         if suffix in VIDEO_SUFFIXES:
             raise FrameLoadError(
-                f"{resolved} is a video, not an image: load it with load_video(path, fps=..., count=...)."
+                f"{shown} is a video, not an image: load it with load_video(path, fps=..., count=...)."
             )
         if suffix not in image_suffixes():
             raise FrameLoadError(
-                f"unsupported image extension {suffix or '(none)'!r}: {resolved}. Convert it to PNG or JPEG; "
+                f"unsupported image extension {suffix or '(none)'!r}: {shown}. Convert it to PNG or JPEG; "
                 f"readable extensions include .jpg, .jpeg, .png, .bmp, .tif, .tiff, .webp."
             )
         self.path = str(resolved)
+        self.display_path = shown
         try:
             with Image.open(resolved) as image:
                 image.verify()
@@ -144,7 +163,8 @@ class ImageFileSource:
                 raise OSError("the JPEG data ends before its end-of-image marker (the file is truncated)")
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
             raise FrameLoadError(
-                f"cannot read image {resolved}: {exc}. The file is corrupt, truncated or not an image; "
+                f"cannot read image {shown}: {shown_text(str(exc), self.path, shown)}. The file is corrupt, "
+                f"truncated or not an image; "
                 f"re-export it or remove it from the input list."
             ) from exc
         if orientation in _SWAPPING_ORIENTATIONS:
@@ -162,7 +182,8 @@ class ImageFileSource:
                 array = np.array(ImageOps.exif_transpose(image).convert("RGB"), dtype=np.uint8)
         except (OSError, SyntaxError, ValueError) as exc:
             raise FrameLoadError(
-                f"cannot decode image {self.path}: {exc}. The file is corrupt or truncated (or changed since it "
+                f"cannot decode image {self.display_path}: {shown_text(str(exc), self.path, self.display_path)}. "
+                f"The file is corrupt or truncated (or changed since it "
                 f"was loaded); re-export it or remove it from the input list."
             ) from exc
         decode_stats["image_files_decoded"] += 1
@@ -196,6 +217,7 @@ class ArraySource:
         self._array = np.array(array, dtype=np.uint8, copy=True)
         self._array.setflags(write=False)
         self.path = path
+        self.display_path = path
         self._time = time
         self.height, self.width = self._array.shape[:2]
 

@@ -25,6 +25,7 @@ from spatialclaw.primitives.frames.sources import (
     decoded_cache,
     file_key,
     image_suffixes,
+    shown_text,
 )
 
 __all__ = ["VideoSource"]
@@ -43,20 +44,25 @@ class _VideoIndex:
 
 class VideoSource:
     """One video file's first video stream, indexed at open time by demuxing (no pixel decoding except
-    one frame that checks the codec and reads the display rotation)."""
+    one frame that checks the codec and reads the display rotation).
 
-    def __init__(self, path: str | Path) -> None:
-        resolved = check_file(path, "video file")
+    ``path`` is where the file is opened, ``display_path`` (default: the resolved ``path``) how it is named
+    to the user (see :class:`~spatialclaw.primitives.frames.sources.ImageFileSource`)."""
+
+    def __init__(self, path: str | Path, display_path: str | None = None) -> None:
+        resolved = check_file(path, "video file", display_path)
+        shown = display_path or str(resolved)
         suffix = resolved.suffix.lower()
         if suffix not in VIDEO_SUFFIXES:
             if suffix in image_suffixes():
-                raise FrameLoadError(f"{resolved} is an image, not a video: load it with load_images([path]).")
+                raise FrameLoadError(f"{shown} is an image, not a video: load it with load_images([path]).")
             raise FrameLoadError(
-                f"unsupported video extension {suffix or '(none)'!r}: {resolved}. Supported: "
+                f"unsupported video extension {suffix or '(none)'!r}: {shown}. Supported: "
                 f"{', '.join(sorted(VIDEO_SUFFIXES))}; convert it with e.g. `ffmpeg -i INPUT out.mp4`."
             )
         self.path = str(resolved)
-        self._index = _probe(resolved)
+        self.display_path = shown
+        self._index = _probe(resolved, shown)
         self._pts_to_frame = {int(p): i for i, p in enumerate(self._index.pts)}
         self.wanted: set[int] = set()
         self._reset_decoder()
@@ -71,7 +77,7 @@ class VideoSource:
         self._seekable = True  # cleared when a seek proved imprecise
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "_index": self._index, "wanted": self.wanted}
+        return {"path": self.path, "display_path": self.display_path, "_index": self._index, "wanted": self.wanted}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -124,7 +130,8 @@ class VideoSource:
             except Exception as exc:  # PyAV raises FFmpegError subclasses and EOFError
                 self._close()
                 raise FrameLoadError(
-                    f"cannot decode frame {index} of {self.path}: {exc}. The video is corrupt or changed since it "
+                    f"cannot decode frame {index} of {self.display_path}: "
+                    f"{shown_text(str(exc), self.path, self.display_path)}. The video is corrupt or changed since it "
                     f"was loaded; re-encode it (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
                 ) from exc
 
@@ -149,7 +156,7 @@ class VideoSource:
             array = self._decode_forward(target)
         if array is None:
             raise FrameLoadError(
-                f"frame {target} of {self.path} could not be decoded: the decoder never produced it. The video may "
+                f"frame {target} of {self.display_path} could not be decoded: the decoder never produced it. The video may "
                 f"be corrupt; re-encode it (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
             )
         return array
@@ -162,7 +169,7 @@ class VideoSource:
         for frame in self._frames:
             if frame.pts is None or int(frame.pts) not in self._pts_to_frame:
                 raise FrameLoadError(
-                    f"{self.path}: the decoder produced a frame with timestamp {frame.pts}, which is not in the "
+                    f"{self.display_path}: the decoder produced a frame with timestamp {frame.pts}, which is not in the "
                     f"stream's packet index; re-encode the video (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
                 )
             number = self._pts_to_frame[int(frame.pts)]
@@ -211,15 +218,16 @@ class VideoSource:
         return np.ascontiguousarray(array)
 
 
-def _probe(path: Path) -> _VideoIndex:
+def _probe(path: Path, shown: str) -> _VideoIndex:
     """Index a video's first video stream: every packet's timestamp and keyframe flag, the rate, and the
-    display rotation (from the first decoded frame). Raises FrameLoadError for unreadable files."""
+    display rotation (from the first decoded frame). Raises FrameLoadError for unreadable files, naming
+    the video ``shown`` (the user's path)."""
     import av
 
     def fail(problem: str, exc: BaseException | None = None) -> FrameLoadError:
-        detail = f": {exc}" if exc is not None else ""
+        detail = f": {shown_text(str(exc), str(path), shown)}" if exc is not None else ""
         return FrameLoadError(
-            f"cannot read video {path}: {problem}{detail}. If the file is corrupt or truncated, re-download or "
+            f"cannot read video {shown}: {problem}{detail}. If the file is corrupt or truncated, re-download or "
             f"re-encode it (e.g. `ffmpeg -i INPUT -c:v libx264 out.mp4`)."
         )
 

@@ -15,7 +15,7 @@ Pitch and roll (degrees), the same signs as ``motion``: pitch > 0 = the camera t
 from level, so a camera looking down at the floor has a NEGATIVE pitch (-15 = 15 degrees down); roll > 0
 = rolled clockwise as the camera sees it (right side lower, the horizon rises towards the right of the
 image). With no tilt given, it is estimated from the image (``camera_tilt``: vanishing points of its
-straight edges; +- 5 degrees) and, when the image has too few such edges, assumed: pitch -15 +- 8 (15
+near-vertical edges; +- 5 degrees) and, when the image has too few such edges, assumed: pitch -15 +- 8 (15
 down), level in roll +- 3. The readout says which, and flags distances beyond room scale.
 """
 

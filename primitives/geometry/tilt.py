@@ -101,7 +101,7 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
         ``.pitch_sigma_deg``, ``.edges``, ``.source``.
 
     Raises:
-        ValueError: too few straight edges of either kind to tell the tilt; pass ``pitch_deg`` to
+        ValueError: too few near-vertical edges to tell the tilt; pass ``pitch_deg`` to
             ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
     """
     import cv2

@@ -83,8 +83,8 @@ def reconstruct(
         max_image_size: longest image side in pixels used for feature extraction.
         backend: "classical" (the methods above), "da3" (Depth Anything 3 through its service at
             ``$SPATIALCLAW_MULTIVIEW_SOCKET``: depth, intrinsics and poses of all frames at once, method
-            "learned") or a ``MultiViewBackend`` object; default "da3" when that variable is set, else
-            "classical". When the learned backend fails, the classical path runs and ``notes`` says why.
+            "learned") or a multi-view backend object (see ``reconstruction.multiview``); default "da3"
+            when that variable is set, else "classical". When the learned backend fails, the classical path runs and ``notes`` says why.
         cross_check: with a learned backend, also run the classical path on its depth maps and intrinsics and
             add the per-frame pose disagreement (metres, degrees) to ``notes``.
 

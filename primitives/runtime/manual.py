@@ -121,7 +121,7 @@ def manual(name: str | None = None) -> None:
     (``manual("geom.distance")``), a method (``manual("scene.add")``) or a result type
     (``manual("DepthResult")``); ``manual()`` lists every name after the conventions every tool follows
     (signs of angles, frames, indices; also ``manual("conventions")``)."""
-    from spatialclaw.primitives.conventions import CONVENTIONS
+    from spatialclaw.primitives.runtime.conventions import CONVENTIONS
 
     shell_ns = _namespace()
     if name is None or name == "conventions":

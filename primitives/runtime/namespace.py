@@ -86,8 +86,8 @@ NAMESPACE_NAMES = NAMESPACE_NAMES + tuple(RESULT_TYPES)
 
 class Meta(dict[str, Any]):
     """Task metadata with attribute access: ``meta.question``, ``meta.choices``, ``meta.answer_type``,
-    ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths),
-    ``meta.tools`` (which learned tools can run here, and why not)."""
+    ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths as the user
+    gave them), ``meta.tools`` (which learned tools can run here, and why not)."""
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -98,7 +98,7 @@ def system_prompt(
     ``"brief"`` or ``"full"``, see :func:`api_section`; ``tools``: the kernel's report of which learned
     tools can run), answer rules (only ``answer_type``'s when the episode's type is known, else all).
     ``spatialclaw.agent.prompting.system_prompt(30)`` is the prompt the agent sends by default."""
-    from spatialclaw.primitives.conventions import CONVENTIONS
+    from spatialclaw.primitives.runtime.conventions import CONVENTIONS
 
     return render(
         "system.md",

@@ -114,6 +114,27 @@ def register(subparsers: Any) -> None:
         help="any AgentConfig field, typed as the field (e.g. preview_images=4, fsync=false, "
         "limits='{\"time_s\": 60}'); repeatable",
     )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature of every model call (default: 0 for a new run; a resume keeps the run's)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="completion tokens per model call (default: the provider's)",
+    )
+    parser.add_argument(
+        "--model-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a provider-specific generation option sent with every call, VALUE as JSON when it parses "
+        "(e.g. seed=7, top_p=0.9, 'extra_body={\"top_k\": 20}' for an OpenAI-compatible server); repeatable",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(handler=handle)
 
@@ -180,6 +201,28 @@ def _check_setup(args: argparse.Namespace) -> None:
         load_model(args.model).close()
 
 
+def _generation(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The generation settings given on the command line, or None when none is (the run's or the default)."""
+    import json
+
+    given: dict[str, Any] = {}
+    for item in args.model_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--model-option needs KEY=VALUE, got {item!r}")
+        try:
+            given[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            given[key.strip()] = value
+    if args.temperature is not None:
+        given["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            raise ValueError(f"--max-tokens must be at least 1, got {args.max_tokens}")
+        given["max_tokens"] = args.max_tokens
+    return given or None
+
+
 def _frames(args: argparse.Namespace) -> dict[str, Any]:
     given = {"fps": args.fps, "key_frames": args.key_frames, "long_side": args.long_side}
     return {k: v for k, v in given.items() if v is not None}
@@ -212,6 +255,7 @@ def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: s
         perception_gpus=args.perception_gpus,
         progress=not args.no_progress,
         frames=_frames(args),
+        generation=_generation(args),
     )
 
 
@@ -237,6 +281,13 @@ def handle(args: argparse.Namespace) -> int:
     except _failures() as failure:
         print(f"spatialclaw bench: {failure}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"spatialclaw bench: interrupted; every finished episode has its row in {args.out}/results.jsonl, "
+            "and the same command with --resume runs the rest",
+            file=sys.stderr,
+        )
+        return 130
     return _print_summary(summary)
 
 

@@ -120,7 +120,7 @@ def build_task(args: argparse.Namespace) -> Any:
     """The task of the command line: every input group in order (relative paths resolved against the
     working directory), the question parsed as written (:func:`spatialclaw.agent.question.make_task`)."""
     from spatialclaw.agent.question import make_task
-    from spatialclaw.input_paths import specs_from_groups
+    from spatialclaw.input_paths import check_inputs, specs_from_groups
 
     groups = args.inputs or []
     for group in groups:
@@ -135,6 +135,7 @@ def build_task(args: argparse.Namespace) -> Any:
         raise ValueError("--fps and --count apply to --video only")
     check_input_kinds(args)
     specs = specs_from_groups(groups, fps=args.fps, count=args.count)
+    check_inputs(specs)  # a corrupt or empty file: exit 2 naming it, before a kernel starts
     task = make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type, task_id="cli")
     if getattr(args, "ground_truth", None) is not None:
         task.ground_truth = parse_ground_truth(args.ground_truth, task.answer_type)
@@ -156,8 +157,8 @@ def parse_ground_truth(value: str, answer_type: str) -> Any:
 
 
 def check_input_kinds(args: argparse.Namespace) -> None:
-    """Catch, before an episode starts, inputs of the wrong kind (by file extension) and bad sampling values;
-    unreadable content is found when the kernel loads the frames and recorded in the episode."""
+    """Catch, before an episode starts, inputs of the wrong kind (by file extension) and bad sampling values
+    (unreadable content: :func:`spatialclaw.input_paths.check_inputs`)."""
     from spatialclaw.primitives.frames.sources import VIDEO_SUFFIXES, image_suffixes
 
     if args.fps is not None and not args.fps > 0:

@@ -158,10 +158,11 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 def _start(args: argparse.Namespace) -> int:
     from spatialclaw.agent.question import make_task
-    from spatialclaw.input_paths import specs_from_groups
+    from spatialclaw.input_paths import check_inputs, specs_from_groups
     from spatialclaw.interactive.session import start_session
 
     specs = specs_from_groups(args.inputs, fps=args.fps, count=args.count)
+    check_inputs(specs)  # a corrupt or empty file: exit 2 naming it, before a kernel starts
     task = make_task(args.question, inputs=specs, choices=args.choices, answer_type=args.answer_type)
     session = start_session(
         task,

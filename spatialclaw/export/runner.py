@@ -177,9 +177,10 @@ def export_episodes(
             "--max-tokens needs --tokenizer (the model whose tokens to count), e.g. --tokenizer Qwen/Qwen2.5-VL-3B-Instruct"
         )
     rewrite_system = system_rewriter(system)
-    directories = find_episode_dirs(inputs)
-    counter = TokenCounter(tokenizer) if tokenizer is not None else None
+    found = find_episode_dirs(inputs)
     excluded: Counter[str] = Counter()
+    directories = counted_attempts(found, excluded)
+    counter = TokenCounter(tokenizer) if tokenizer is not None else None
     benchmarks_seen: Counter[str] = Counter()
     lengths = LengthSummary(tokenizer=tokenizer, max_tokens=max_tokens)
     problems: list[str] = []
@@ -202,7 +203,7 @@ def export_episodes(
     return ExportReport(
         format=fmt,
         out=out,
-        found=len(directories),
+        found=len(found),
         exported=counted.count - sum(stats.skipped.values()),
         stats=stats,
         excluded=excluded,
@@ -210,6 +211,34 @@ def export_episodes(
         lengths=lengths,
         problems=problems,
     )
+
+
+NOT_COUNTED = "attempt the run does not count (results.jsonl names another)"
+
+
+def counted_attempts(directories: list[Path], excluded: Counter[str]) -> list[Path]:
+    """``directories`` without the attempts a benchmark run does not count: an episode at
+    ``RUN/episodes/<task>/attempt-<n>`` of a run directory (one with ``manifest.json``) is kept only when
+    it is the attempt the task's ``results.jsonl`` row names, so an export of a run has one record per
+    counted task (an attempt cut by Ctrl-C, or one a resume ran again, is left out); other episode
+    directories are kept. Each one left out is counted in ``excluded``."""
+    from spatialclaw.trajectories.run_dir import RunDir
+
+    counted: dict[Path, set[Path]] = {}
+    kept = []
+    for directory in directories:
+        run = directory.resolve().parent.parent.parent
+        if directory.resolve().parent.parent.name != "episodes" or not RunDir(run).exists():
+            kept.append(directory)
+            continue
+        if run not in counted:
+            rows, _ = RunDir(run).results.read()
+            counted[run] = {(run / str(row.get("trajectory_dir", ""))).resolve() for row in rows.values()}
+        if directory.resolve() in counted[run]:
+            kept.append(directory)
+        else:
+            excluded[NOT_COUNTED] += 1
+    return kept
 
 
 class _Counting:

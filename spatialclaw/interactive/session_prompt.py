@@ -32,10 +32,10 @@ def build_session_prompt(
     ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
     from spatialclaw.agent import prompting
     from spatialclaw.agent.kernel_docs import api_section
-    from spatialclaw.primitives.conventions import CONVENTIONS
+    from spatialclaw.primitives.runtime.conventions import CONVENTIONS
 
     if not vlm_available:  # listed as unavailable, its methods left out of the manual
-        reason = "this session was started without `--vlm-model`"
+        reason = "not available in this session (it was started without `--vlm-model`)"
         tools = {**(tools or {}), "vlm": {"available": False, "reason": reason}}
     how_to = prompting.render("session.md", session_id=session_id, directory=str(directory)).strip()
     system = prompting.render(

@@ -10,7 +10,9 @@ plus the kernel's workdir and snapshot directory (writable). Paths are the same 
 kernel may be started before its episode is known (a spare): its mounts are fixed at start, so each
 episode's input files are hard-linked (or copied, across file systems) into ``inputs/`` and the frame
 specs the kernel loads point there. Only those files are visible, never their neighbours (a benchmark's
-annotation file next to its images stays out).
+annotation file next to its images stays out). Each staged spec carries the user's paths as
+``display_paths``: the kernel opens the staged files and names the user's (in ``frames``, ``meta.sources``
+and errors), so nothing it prints depends on where its sandbox lives.
 
 The directory records its owner (``owner.json``: pid and start time of the host process). A host killed
 before it could clean up leaves it behind: the next kernel started on this machine removes every such
@@ -36,7 +38,7 @@ from typing import Any
 from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, gpu_devices, masked_paths, system_read_only
 from spatialclaw.kernel.sandbox_limits import seccomp_program
 
-__all__ = ["SandboxDirs", "sandbox_environment", "sweep_sandbox_dirs"]
+__all__ = ["SandboxDirs", "sandbox_environment", "staging_base", "sweep_sandbox_dirs"]
 
 #: Inside the sandbox: the home directory (on its private /tmp) and the perception cache, one per process.
 HOME = "/tmp/home"
@@ -162,7 +164,8 @@ class SandboxDirs:
         )
 
     def stage(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Link the files of ``specs`` (frame spec dicts) into ``inputs/`` and return the specs pointing there.
+        """Link the files of ``specs`` (frame spec dicts) into ``inputs/`` and return the specs pointing there,
+        each with ``display_paths``: the paths as given, which the kernel shows instead of the staged ones.
         Files of the previous episode are removed first. A missing file stays as given (loading reports it)."""
         for entry in self.inputs.iterdir():
             shutil.rmtree(entry, ignore_errors=True)
@@ -170,8 +173,7 @@ class SandboxDirs:
         staged = []
         for index, spec in enumerate(specs):
             paths = [str(p) for p in spec.get("paths", [])]
-            existing = [os.path.abspath(p) for p in paths if os.path.isfile(p)]
-            base = os.path.commonpath([os.path.dirname(p) for p in existing]) if existing else ""
+            base = staging_base(paths)
             target_dir = self.inputs / f"{self._episodes}-{index}"
             moved = []
             for path in paths:
@@ -183,11 +185,19 @@ class SandboxDirs:
                 if not target.exists():
                     _link_or_copy(os.path.abspath(path), target)
                 moved.append(str(target))
-            staged.append({**spec, "paths": moved})
+            display = spec.get("display_paths") or [os.path.abspath(p) for p in paths]
+            staged.append({**spec, "paths": moved, "display_paths": list(display)})
         return staged
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def staging_base(paths: list[str]) -> str:
+    """The folder that :meth:`SandboxDirs.stage` keeps the layout below: an input's files are linked at
+    ``inputs/E-I/<path relative to it>`` (E the episode, I the input's position); ``""`` when none exists."""
+    existing = [os.path.abspath(p) for p in paths if os.path.isfile(p)]
+    return os.path.commonpath([os.path.dirname(p) for p in existing]) if existing else ""
 
 
 def _start_time(pid: int) -> int | None:

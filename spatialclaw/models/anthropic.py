@@ -127,7 +127,24 @@ class AnthropicModel(SDKModel):
             body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
         params.pop("seed", None)  # not supported by the Messages API
         body.update({k: v for k, v in params.items() if v is not None})
-        return body
+        return self._unnamed_to_extra_body(body)
+
+    def _unnamed_to_extra_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Options the installed SDK's ``messages.create`` does not name (e.g. ``temperature`` in SDKs that
+        dropped it, or a provider-specific option) travel in ``extra_body``, so the SDK does not refuse them."""
+        import inspect
+
+        try:
+            named = inspect.signature(self._client.messages.create).parameters
+        except (AttributeError, TypeError, ValueError):  # no client or no signature: send as they are
+            return body
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in named.values()):
+            return body
+        extra = {k: v for k, v in body.items() if k not in named}
+        if not extra:
+            return body
+        kept = {k: v for k, v in body.items() if k in named}
+        return {**kept, "extra_body": {**(body.get("extra_body") or {}), **extra}}
 
     def _create(self, body: dict[str, Any], timeout_s: float | None) -> Any:
         try:

@@ -7,6 +7,9 @@ results file, so the run directory format does not depend on the executor.
 one :class:`~spatialclaw.kernel.pool.KernelPool` of ``workers`` kernels. With ``episode_timeout_s`` each episode
 runs under that time limit (:class:`~spatialclaw.agent.limits.Limits`): its cells and model calls are cut at
 the time left and it ends with status ``timeout``; the thread and its kernel go on to the next episode.
+On Ctrl-C (``KeyboardInterrupt`` in the driver) no new episode starts, the running ones finish, and the
+row of every finished episode is handed to ``on_row`` before the interrupt goes on, so a finished,
+scored episode is never lost and ``--resume`` does not run it again.
 
 ``ray``: ``workers`` actors (``ray_num_cpus`` CPUs and ``ray_num_gpus`` GPUs each), each with its own
 worker and a one-kernel pool; one job in flight per actor. A fractional ``ray_num_gpus`` (e.g. 0.25) puts
@@ -26,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import Any
 
 from spatialclaw.runner.episode import EpisodeJob, EpisodeWorker
@@ -75,13 +78,21 @@ class LocalExecutor:
             return worker.run(job)
 
         executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="episode")
+        futures: list[Future[dict[str, Any]]] = []
+        written: set[int] = set()
         try:
             futures = [executor.submit(work, job) for job in jobs]
             for future in as_completed(futures):
                 on_row(future.result())
-        except BaseException:
+                written.add(id(future))
+        except BaseException:  # Ctrl-C: start no new episode, but keep every one that finished
             for future in futures:
                 future.cancel()
+            executor.shutdown(wait=True, cancel_futures=True)  # the running episodes end first
+            for future in futures:
+                finished = future.done() and not future.cancelled()
+                if id(future) not in written and finished and future.exception() is None:
+                    on_row(future.result())
             raise
         finally:
             executor.shutdown(wait=True, cancel_futures=True)

@@ -7,10 +7,16 @@ from the content-addressed cache when it holds them (``SPATIALCLAW_CACHE``). Com
 ``answer`` was called and with what value). Side questions a cell asked the model (``vlm.ask``,
 ``vlm.locate``) are answered with the replies logged for them, in order, through the same side channel
 the agent uses, so no model is needed; a cell that asks more than was logged gets an error.
+
+A sandboxed kernel names its inputs by the user's paths, so what a cell prints does not depend on where
+its sandbox lived. Episodes recorded before that named the sandbox's private links
+(``/tmp/spatialclaw-sandbox-XXXX/inputs/E-I/...``): those are read as the user's paths they link to
+(:func:`host_paths`), so such episodes reproduce too.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,18 +24,43 @@ from typing import Any
 
 from spatialclaw.chat import Message, ModelReply
 from spatialclaw.kernel.cell import CellResult
+from spatialclaw.kernel.sandbox_dirs import PREFIX, staging_base
 from spatialclaw.trajectories.episode_log import Episode, load_episode
 from spatialclaw.trajectories.episodes import SIDE_CALL_PURPOSES, episode_task
 
-__all__ = ["COMPARED", "CellComparison", "RecordedSideCalls", "ReplayReport", "compare_cells", "replay_episode"]
+__all__ = [
+    "COMPARED",
+    "CellComparison",
+    "RecordedSideCalls",
+    "ReplayReport",
+    "compare_cells",
+    "host_paths",
+    "replay_episode",
+]
 
 COMPARED = ("stdout", "error", "images", "answer")
 """The observation fields compared, in report order."""
 
 
-def _observed(result: CellResult) -> dict[str, Any]:
+#: a staged input folder of some sandbox: ``<tmp>/spatialclaw-sandbox-XXXX/inputs/<episode>-<input>``
+_STAGED = re.compile(r"(?:/[\w.-]+)*/" + re.escape(PREFIX) + r"\w+/inputs/\d+-(\d+)(?!\d)")
+
+
+def host_paths(text: str, task: Any) -> str:
+    """``text`` with every staged input folder of a sandbox (see :mod:`spatialclaw.kernel.sandbox_dirs`)
+    replaced by the folder of ``task``'s input it held, so a file inside reads as the user's path."""
+    bases = [staging_base(list(spec.paths)) for spec in task.inputs]
+
+    def original(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return bases[number] if number < len(bases) and bases[number] else match.group(0)
+
+    return _STAGED.sub(original, text)
+
+
+def _observed(result: CellResult, task: Any = None) -> dict[str, Any]:
     return {
-        "stdout": result.stdout,
+        "stdout": result.stdout if task is None else host_paths(result.stdout, task),
         "error": result.error.type if result.error is not None else (None if result.ok else result.status),
         "images": len(result.images),
         "answer": (result.answered, result.answer),
@@ -67,9 +98,12 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def compare_cells(step: int, recorded: CellResult, replayed: CellResult) -> CellComparison:
-    """Compare two results of the same code."""
-    return CellComparison(step=step, code=recorded.code, recorded=_observed(recorded), replayed=_observed(replayed))
+def compare_cells(step: int, recorded: CellResult, replayed: CellResult, task: Any = None) -> CellComparison:
+    """Compare two results of the same code; with the episode's ``task``, sandbox paths of its inputs
+    are read as the user's paths (:func:`host_paths`) on both sides."""
+    return CellComparison(
+        step=step, code=recorded.code, recorded=_observed(recorded, task), replayed=_observed(replayed, task)
+    )
 
 
 @dataclass
@@ -162,7 +196,8 @@ def replay_episode(
         try:
             for event, recorded in episode.cells():
                 replayed = kernel.execute(recorded.code, timeout=timeout_s)
-                report.cells.append(compare_cells(int(event.get("step", len(report.cells))), recorded, replayed))
+                step = int(event.get("step", len(report.cells)))
+                report.cells.append(compare_cells(step, recorded, replayed, task))
         finally:
             if owned:
                 kernel.shutdown()

@@ -6,7 +6,10 @@ score, statuses, tokens, cost, time), ``categories.csv`` (one line per run and c
 
 Scores are in percent. The overall number follows each benchmark's own rule (see
 :mod:`spatialclaw.benchmarks.aggregation`). The tool gain of a run is its score minus the score of the
-``no-tools`` run of the same benchmark and model among the runs given, per category and overall. When
+``no-tools`` run of the same benchmark and model among the runs given, per category and overall, computed
+on the tasks both runs have a row for (when either has tasks the other lacks, ``report`` warns, naming the
+counts). Each overall score and each gain carries ``n`` and a seeded bootstrap interval
+(:mod:`spatialclaw.runner.report_stats`: 95 %, 1000 resamples, seed 0). When
 the runs of a benchmark use several interfaces (:mod:`spatialclaw.runner.interfaces`), ``report.md``
 also compares them side by side: one column per interface, in the order no-tools, single-pass,
 tool-calls, code, per category and overall, each with its tool gain. Runs of the paper's benchmarks (a
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.runner.interfaces import INTERFACES
+from spatialclaw.runner.report_stats import Interval, compare, score_interval
 from spatialclaw.runner.run import aggregate_rows
 from spatialclaw.trajectories.run_dir import RunDir
 
@@ -54,9 +58,15 @@ class RunReport:
     gain: dict[str, float] = field(default_factory=dict)
     gain_overall: float | None = None
     unreadable: list[str] = field(default_factory=list)  # lines of results.jsonl not counted, one message each
+    interval: Interval | None = None  # bootstrap interval of ``overall``
+    gain_interval: Interval | None = None  # bootstrap interval of ``gain_overall`` (paired, shared tasks)
+    gain_n: int | None = None  # the shared tasks the gain compares
+    warnings: list[str] = field(default_factory=list)
+    by_task: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    task_index: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
+        data = {k: v for k, v in self.__dict__.items() if k not in ("by_task", "task_index")}
         data["path"] = str(self.path)
         return data
 
@@ -99,6 +109,9 @@ def load_run_report(path: str | Path) -> RunReport:
         mean_steps=sum(steps) / len(steps) if steps else None,
         rule=agg.rule,
         unreadable=unreadable,
+        interval=score_interval(by_task, tasks, manifest["aggregation"]),
+        by_task=by_task,
+        task_index=tasks,
     )
 
 
@@ -116,9 +129,20 @@ def _attach_gains(reports: list[RunReport]) -> None:
         )
         if base is None:
             continue
-        if report.overall is not None and base.overall is not None:
-            report.gain_overall = report.overall - base.overall
-        report.gain = {c: v - base.categories[c] for c, v in report.categories.items() if c in base.categories}
+        comparison = compare(report.by_task, base.by_task, {**base.task_index, **report.task_index}, report.rule)
+        report.gain_overall, report.gain_interval = comparison.gain, comparison.gain_interval
+        report.gain_n, report.gain = comparison.shared, comparison.category_gain
+        if comparison.partial:
+            report.warnings.append(comparison.warning(report.label, base.label))
+
+
+def _with_interval(value: float | None, interval: Interval | None, signed: bool = False) -> str:
+    """``value`` in percent, with its bootstrap interval in brackets when there is one."""
+    text = _signed(value) if signed else _pct(value)
+    if value is None or interval is None:
+        return text
+    low, high = (_signed(v) if signed else _pct(v) for v in interval)
+    return f"{text} [{low}, {high}]"
 
 
 def _pct(value: float | None) -> str:
@@ -138,6 +162,10 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
     paths = list(expand_runs(paths))  # a suite folder (bench --suite paper) stands for its runs
     reports = [load_run_report(p) for p in paths]
     _attach_gains(reports)
+    import logging
+
+    for warning in (w for r in reports for w in r.warnings):
+        logging.getLogger(__name__).warning("%s", warning)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = {
@@ -171,6 +199,11 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
                 "cost_usd",
                 "mean_duration_s",
                 "mean_steps",
+                "overall_ci_low",
+                "overall_ci_high",
+                "tool_gain_n",
+                "tool_gain_ci_low",
+                "tool_gain_ci_high",
             ]
         )
         for r in reports:
@@ -191,6 +224,9 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
                     r.cost_usd,
                     r.mean_duration_s,
                     r.mean_steps,
+                    *(r.interval or (None, None)),
+                    r.gain_n,
+                    *(r.gain_interval or (None, None)),
                 ]
             )
     with open(files["categories_csv"], "w", newline="", encoding="utf-8") as f:
@@ -212,20 +248,24 @@ def _markdown(reports: list[RunReport]) -> str:
     lines = [
         "# Benchmark report",
         "",
-        "Scores in percent; overall by each benchmark's own rule; tool gain = run minus its "
-        "no-tools baseline (same benchmark and model).",
+        "Scores in percent; overall by each benchmark's own rule, n = tasks with a row; tool gain = run minus "
+        "its no-tools baseline (same benchmark and model) on the tasks both have a row for (gain n). "
+        "In brackets: 95 % bootstrap interval (1000 resamples of the tasks, seed 0; the gain's paired).",
+        "",
+        *(f"**Warning:** {w}." for r in reports for w in r.warnings),
         "",
         "## Runs",
         "",
-        "| run | benchmark | overall | tool gain | ok | budget | timeout | error | tokens in/out | cost (USD) | mean s | mean steps |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| run | benchmark | overall | n | tool gain | gain n | ok | budget | timeout | error | tokens in/out | cost (USD) | mean s | mean steps |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in reports:
         cost = "–" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         duration = "–" if r.mean_duration_s is None else f"{r.mean_duration_s:.2f}"
         steps = "–" if r.mean_steps is None else f"{r.mean_steps:.1f}"
         lines.append(
-            f"| {r.label} | {r.benchmark} | {_pct(r.overall)} | {_signed(r.gain_overall)} | "
+            f"| {r.label} | {r.benchmark} | {_with_interval(r.overall, r.interval)} | {r.rows} | "
+            f"{_with_interval(r.gain_overall, r.gain_interval, signed=True)} | {r.gain_n if r.gain_n is not None else '–'} | "
             + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
             + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |"
         )

@@ -14,6 +14,12 @@ appends the benchmark's next tasks to the run (the tasks already in it must be t
 ones). Every session (the first and each resume) is stamped in the manifest's ``sessions`` list with
 those settings, and each row it writes names it (``session``: its 1-based number in that list), so
 every attempt can be traced to the retries, workers and endpoint it ran with.
+
+Generation settings (``RunConfig.generation``: ``temperature``, ``max_tokens`` and provider-specific
+options) go to every model call of every episode and are part of the run's identity, so they are in the
+manifest's ``config.generation``. A new run's settings are the given ones over :data:`DEFAULT_GENERATION`
+(temperature 0, the provider's own token limit); a resume's are the given ones over the run's (an older
+run without the key has none), so a resume that changes one is refused like any other change.
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ from spatialclaw.runner.interfaces import INTERFACES
 from spatialclaw.runner.lock import RunLock
 from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
 
-__all__ = ["RESUMABLE", "RunConfig", "RunSummary", "aggregate_rows", "run_benchmark"]
+__all__ = ["DEFAULT_GENERATION", "RESUMABLE", "RunConfig", "RunSummary", "aggregate_rows", "run_benchmark"]
+
+#: The generation settings of a new run that names none: greedy decoding, the provider's token limit.
+DEFAULT_GENERATION: dict[str, Any] = {"temperature": 0.0}
 
 #: Settings a resume may change (all others must match the run's): they decide how fast and how
 #: reliably the episodes run, not what an episode is.
@@ -75,6 +84,7 @@ class RunConfig:
     perception_gpus: float = 1.0
     progress: bool = True
     frames: dict[str, Any] = field(default_factory=dict)  # fps / key_frames / long_side over the spec's policy
+    generation: dict[str, Any] | None = None  # temperature, max_tokens, provider options; None: see the module
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -131,7 +141,14 @@ class RunConfig:
             "agent": self.agent,
             "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()},
             **({"frames": self.frames} if self.frames else {}),  # only when set: older runs resume unchanged
+            **({"generation": self.generation} if self.generation is not None else {}),
         }
+
+    def agent_with_generation(self) -> dict[str, Any]:
+        """The agent options the episodes run with: ``generation`` over the agent's ``model_params``."""
+        if not self.generation:
+            return self.agent
+        return {**self.agent, "model_params": {**self.agent.get("model_params", {}), **self.generation}}
 
     def session(self) -> dict[str, Any]:
         """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
@@ -222,6 +239,12 @@ def run_benchmark(config: RunConfig) -> RunSummary:
 
 
 def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummary:
+    # a new run: the given settings over the default; a resume: over the run's (an older run's: none)
+    base = run_dir.manifest()["config"].get("generation") if run_dir.exists() else DEFAULT_GENERATION
+    if config.generation is None:
+        config.generation = None if base is None else dict(base)
+    else:
+        config.generation = {**(base or {}), **config.generation}
     identity = config.identity()
     if run_dir.exists():
         manifest = run_dir.manifest()
@@ -274,7 +297,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1])))
     worker_args = {
         "model_spec": config.model,
-        "agent_config": config.agent,
+        "agent_config": config.agent_with_generation(),
         "interface": config.interface,
         "model_options": config.model_options,
         "run_dir": run_dir.path,

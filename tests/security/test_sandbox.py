@@ -364,5 +364,5 @@ def test_file_size_is_capped_and_workdir_use_is_reported() -> None:
         assert big.status == "error" and big.error.type == "OSError" and "File too large" in big.error.message
         filled = k.execute("for i in range(3):\n    open(f'part{i}.bin', 'wb').write(b'x' * (2**20 + 2**19))")
         assert filled.status == "ok"
-        assert any("over its quota of 3 MiB" in note for note in filled.notes), filled.notes
+        assert any("MiB, against its quota of 3 MiB" in note for note in filled.notes), filled.notes
         assert k.workdir_bytes() >= 4 * 2**20
