@@ -4,15 +4,8 @@ Every question is built from the real measured data in ``$SPATIALCLAW_TEST_DATA`
 rendered the way benchmarks present frames: 2 key frames about 224 px wide. The answers are exact
 because each image is made from a real photo by a known camera motion or a known planar layout:
 
-- ``camera_turn``: two views of one real photo related by a pure camera rotation (a homography
-  ``K R K^-1``) that pans and tilts at once by unrounded angles; the signed pan and the signed tilt in
-  degrees (the question states the horizontal field of view).
-- ``camera_translate``: two views rendered from a real RGB-D frame (points forward-warped with their
-  measured depth, z-buffered, holes filled) by a small move (0.12-0.2 m forward, backward, left or
-  right) or a small pan (2.5-4.5 degrees), which look alike at 224 px; multiple choice among turns,
-  tilts and moves. A parallax test separates them; an eye mostly cannot.
-- ``orbit_angle``: two real views of the Middlebury temple or dino; the angle in degrees between the two
-  cameras' viewing directions, from the published calibration.
+- ``camera_turn``, ``camera_translate``, ``orbit_angle``: camera motion between two views (how each is
+  made: :mod:`spatialclaw.benchmarks.devset_camera`).
 - ``perspective``: one real RGB-D frame with three coloured markers on floor pixels (the floor plane
   found by RANSAC in the measured depth); "standing at the red marker facing the blue one, is the green
   one front-left, front-right, back-left or back-right", with the answer from the measured 3D points in

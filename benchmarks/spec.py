@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.benchmarks.hub_access import datasets_missing, hub_problem
 from spatialclaw.task import Task
 
 __all__ = [
@@ -233,6 +234,11 @@ def _load_dataset(*args: Any, **kwargs: Any) -> Any:
     return datasets.load_dataset(*args, **kwargs)
 
 
+def _check(problem: str | None) -> None:
+    if problem is not None:
+        raise DatasetUnavailable(problem)
+
+
 _FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv", ".tsv": "csv"}
 
 
@@ -257,10 +263,14 @@ def load_records(
                     f"{spec.name}: cannot read {path.name}; give a .jsonl, .json, .parquet, .csv or .tsv file or a directory"
                 )
             extra = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
+            _check(datasets_missing(spec.name))
             dataset = _load_dataset(builder, data_files=str(path), split="train", **extra)
             for record in dataset:
                 yield None, record
             return
+    _check(datasets_missing(spec.name))
+    if source is None and spec.hub_id is not None:
+        _check(hub_problem(spec.name, spec.hub_id))
     for config in spec.configs:
         target = str(source) if source is not None else spec.hub_id
         if target is None:

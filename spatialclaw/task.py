@@ -16,11 +16,13 @@ AnswerType = Literal["multiple_choice", "number", "text", "yes_no"]
 class FrameSpec:
     """Where one input's frames come from.
 
-    ``kind="images"``: ``paths`` are image files, frame ``i`` has index ``i`` (or the indices given) and,
-    for key frames taken from a video, the time ``times[i]`` (seconds in that video).
+    Frame indices are absolute indices in the source, never positions in the loaded selection:
+    ``kind="images"``: ``paths`` are image files; image ``i`` has index ``indices[i]`` when given (key frames
+    of a longer video or image list: their frame numbers there) and otherwise ``i``, its position in the
+    task's full image list; for key frames taken from a video, ``times[i]`` is its time (seconds in it).
     ``kind="video"``: ``paths[0]`` is a video; ``fps`` samples at that rate (frames per second of video
-    time), ``count`` samples that many frames evenly; with neither, every frame is kept. Indices are
-    the video's absolute frame numbers.
+    time), ``count`` samples that many frames evenly, ``indices`` keeps those frame numbers (key frames);
+    with none of them, every frame is kept. Indices are the video's absolute frame numbers (from 0).
     """
 
     kind: Literal["images", "video"]
@@ -37,8 +39,16 @@ class FrameSpec:
         return cls(kind="images", paths=[str(Path(p).resolve()) for p in paths], indices=indices, times=times)
 
     @classmethod
-    def video(cls, path: str | Path, fps: float | None = None, count: int | None = None) -> FrameSpec:
-        return cls(kind="video", paths=[str(Path(path).resolve())], fps=fps, count=count)
+    def video(
+        cls, path: str | Path, fps: float | None = None, count: int | None = None, indices: list[int] | None = None
+    ) -> FrameSpec:
+        """A video sampled at ``fps`` (frames per second of video time), as ``count`` evenly spread frames, or
+        as the key frames ``indices`` (absolute frame numbers, from 0); at most one of the three."""
+        chosen = [name for name, value in (("fps", fps), ("count", count), ("indices", indices)) if value is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"give only one of fps, count or indices for a video (got {' and '.join(chosen)})")
+        picked = [int(i) for i in indices] if indices is not None else None
+        return cls(kind="video", paths=[str(Path(path).resolve())], fps=fps, count=count, indices=picked)
 
     @classmethod
     def coerce(cls, value: Any) -> FrameSpec:

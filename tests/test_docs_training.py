@@ -1,5 +1,5 @@
 """The training recipe of docs/trajectories.md runs as written, from ``bench`` to the first training steps
-of TRL's SFTTrainer and GRPOTrainer, with tiny models built here (``MODEL``, ``RL_MODEL``) and a scripted
+of TRL's SFTTrainer and GRPOTrainer, with the tiny models ``spatialclaw tiny-models`` writes (``MODEL``, ``RL_MODEL``) and a scripted
 model server that answers the synthetic tasks from their ground truth."""
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from pathlib import Path
 
 import pytest
 from doc_examples import code_blocks
-from tiny_tool_lm import build_tiny_tool_lm
-from tiny_vlm import build_tiny_vlm
 
-from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.testing.provider_server import ScriptedProvider
 
@@ -56,21 +53,27 @@ def _answer_from_ground_truth():
 
 @pytest.mark.slow
 def test_training_recipe_runs_as_written(tmp_path: Path) -> None:
-    from trl.chat_template_utils import smolvlm_chat_template
-
-    manual = [system_prompt(8, api_detail="core"), system_prompt(30, api_detail="core")]
-    vlm = build_tiny_vlm(tmp_path / "vlm", corpus=manual, vocab_size=3000, chat_template=smolvlm_chat_template)
-    policy = build_tiny_tool_lm(tmp_path / "policy", corpus=manual, vocab_size=3000)
     bin_dir = Path(sys.executable).parent
+    # the offline models as the page says to make them: `spatialclaw tiny-models DIR` and its export line
+    made = subprocess.run(
+        [str(bin_dir / "spatialclaw"), "tiny-models", "models"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    export_line = made.stdout.strip().splitlines()[-1]
+    assert export_line.startswith("export MODEL="), made.stdout
+    models = dict(pair.split("=", 1) for pair in export_line.removeprefix("export ").split())
+    assert set(models) == {"MODEL", "RL_MODEL", "HF_HUB_OFFLINE"}
     with ScriptedProvider(_answer_from_ground_truth()) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env.update(
             PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
             OPENAI_API_KEY="test-key",
             OPENAI_BASE_URL=server.url,
-            HF_HUB_OFFLINE="1",
-            MODEL=str(vlm),
-            RL_MODEL=str(policy),
+            **models,
             TRL_EXPERIMENTAL_SILENCE="1",
         )
         shell, sft, grpo = code_blocks("trajectories.md", SECTION, "bash") + code_blocks(

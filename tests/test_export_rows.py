@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tiny_vlm import build_tiny_vlm
 
 from spatialclaw.agent.prompting import system_prompt
 from spatialclaw.benchmarks.names import normalise_benchmark_name
@@ -17,6 +16,7 @@ from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.export.conversation import Turn
 from spatialclaw.export.length import TokenCounter, fit_to_budget
 from spatialclaw.export.system import compact_system_prompt, system_rewriter
+from spatialclaw.testing.tiny_models import build_tiny_vlm
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.episodes import EpisodeFilter
 from spatialclaw.trajectories.synthetic import write_synthetic_episode

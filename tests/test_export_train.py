@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tiny_vlm import build_tiny_vlm
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.export import export_episodes
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import ScriptedProvider
+from spatialclaw.testing.tiny_models import build_tiny_vlm
 
 SCRIPT = [
     "Look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",

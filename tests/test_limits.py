@@ -271,7 +271,7 @@ def test_the_no_tools_baseline_under_the_local_episode_timeout_gives_a_timeout_r
 
 
 def test_a_local_hf_model_stops_generating_at_the_call_timeout(tmp_path):
-    from tiny_vlm import build_tiny_vlm
+    from spatialclaw.testing.tiny_models import build_tiny_vlm
 
     model = load_model(f"hf:{build_tiny_vlm(tmp_path / 'tiny')}")
     request = [Message.text("user", "Where is the chair?")]

@@ -78,8 +78,8 @@ def test_find_color_finds_drawn_discs_at_their_centroids_and_areas():
     assert len(find_color(image, "yellow")) == 0
     assert "no yellow blobs" in repr(find_color(image, "yellow"))
     assert len(find_color(image, "red", min_area=expected_area[15] + 1)) == 1
-    with pytest.raises(ValueError, match="unknown colour 'teal'"):
-        find_color(image, "teal")
+    with pytest.raises(ValueError, match="unknown colour 'chartreuse'"):
+        find_color(image, "chartreuse")
 
 
 def test_draw_puts_overlays_where_asked():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from agent_helpers import photo
 from PIL import Image
-from tiny_vlm import build_tiny_vlm
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
@@ -13,6 +12,7 @@ from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.models import ModelError, load_model
 from spatialclaw.primitives.perception.models import MissingWeightsError
 from spatialclaw.task import FrameSpec, Task
+from spatialclaw.testing.tiny_models import build_tiny_vlm
 from spatialclaw.trajectories.episode_log import load_episode
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from tiny_tool_lm import build_tiny_tool_lm, teach
 
 from spatialclaw.runner.rl_env import TRLSpatialEnvironment, grpo_dataset
 from spatialclaw.task import FrameSpec, Task
+from spatialclaw.testing.tiny_models import build_tiny_tool_lm, teach
 from spatialclaw.trajectories.episode_log import iter_episode_dirs, load_episode
 
 SYSTEM = "Answer by calling run_cell with one Python cell; call answer(value) in it."

@@ -301,13 +301,14 @@ def test_results_store_skips_a_torn_line_and_keeps_the_last_row(tmp_path: Path) 
     store.append({"task_id": "a", "status": "ok"})
     with open(store.path, "a") as f:
         f.write('{"task_id": "c", "sta')  # a crash mid-write
+    store.append({"task_id": "a", "repeat": 1, "status": "budget"})  # another repeat of a: its own row
     rows = store.load()
-    assert list(rows) == ["a", "b"] and rows["a"]["status"] == "ok"
+    assert list(rows) == [("a", 0), ("b", 0), ("a", 1)] and rows[("a", 0)]["status"] == "ok"
     (tmp_path / "bad.jsonl").write_text(
         '{"task_id": "a", "status": "ok"}\nnot json\n{"task_id": "b", "status": "ok"}\n'
     )
     rows, problems = ResultsStore(tmp_path / "bad.jsonl").read()  # a bad line is named; the others still count
-    assert list(rows) == ["a", "b"] and problems == [
+    assert list(rows) == [("a", 0), ("b", 0)] and problems == [
         f"{tmp_path / 'bad.jsonl'}: line 2 unreadable (not JSON: Expecting value)"
     ]
 

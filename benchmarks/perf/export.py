@@ -14,7 +14,7 @@ step; each model call carries the full request history, as the agent logs it), t
 Row lengths: ``--length-rows`` (20) of the episodes are rewritten as the agent logged them before the
 core manual was its default (the full manual as system prompt) and exported as OpenAI rows with each
 ``--system`` choice; characters per row, and tokens per row (chat template applied, image tokens
-included) with ``--tokenizer``, else with the tiny offline Idefics3 processor of ``tests/tiny_vlm.py``
+included) with ``--tokenizer``, else with the tiny offline Idefics3 processor of ``spatialclaw.testing.tiny_models``
 (a byte-level BPE: about one token per character, an upper bound; real BPE tokenizers give roughly a
 quarter of that for English and code).
 
@@ -30,7 +30,6 @@ import argparse
 import base64
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -91,8 +90,7 @@ def row_lengths(
 
 
 def default_tokenizer(directory: Path) -> str:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.tiny_vlm import build_tiny_vlm
+    from spatialclaw.testing.tiny_models import build_tiny_vlm
 
     return str(build_tiny_vlm(directory))
 

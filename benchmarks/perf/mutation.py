@@ -192,6 +192,14 @@ def run_module(
             if item.mutations[0].start_pos[0] in wanted
             and not any(start <= tuple(item.mutations[0].start_pos) < end for start, end in spans)
         ]
+        # the work DB's order is not stable between sessions: sort, so that a sample is the same mutants each run
+        inside.sort(
+            key=lambda item: (
+                tuple(item.mutations[0].start_pos),
+                item.mutations[0].operator_name,
+                item.mutations[0].occurrence,
+            )
+        )
         if args.max_mutants and len(inside) > args.max_mutants:
             step = len(inside) / args.max_mutants
             inside = [inside[int(i * step)] for i in range(args.max_mutants)]

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.display.color_mask import MIN_CHROMA, circular_mean, color_mask, color_space, hue_distance
+from spatialclaw.primitives.display.color_mask import (
+    MIN_CHROMA,
+    band_distance,
+    circular_mean,
+    color_mask,
+    color_space,
+    hue_distance,
+)
+from spatialclaw.primitives.display.color_split import dot_cores
 from spatialclaw.primitives.imaging import as_rgb_array
 
 __all__ = ["Blob", "ColorBlobs", "find_color"]
@@ -129,8 +137,8 @@ def find_color(
 
     A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
     (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
-    (2.5 x the typical chroma of its more neutral half, at least 6), so pale stickers on white paper and
-    saturated ones are both found, and grey or white surfaces are not; pink is the light (Lab L >= 60)
+    (2.5 x the typical chroma of its more neutral half, at least 6 and at most 25), so pale stickers on
+    white paper and saturated ones are both found, and grey or white surfaces are not; pink is the light (Lab L >= 60)
     and red the darker (L <= 75) part of the red-pink hues. White/grey/black use Lab lightness among
     neutral pixels.
 
@@ -144,9 +152,11 @@ def find_color(
     Shape: ``shape="dot"`` is for small solid round markers (e.g. 8-11 px coloured dots drawn on a photo
     to mark points): blobs are ranked by ``match`` with a strong preference for disc-like regions
     (``Blob.compactness``), so the dot ranks above larger or irregular patches of the same colour (brick,
-    a wall, a poster). Pass the dot's diameter as ``expected_size`` too when you know it. With
-    ``expected_size`` and no ``shape`` compact blobs are mildly preferred; ``shape="any"`` turns the
-    shape term off. Typical: ``find_color(frames[0], "red", shape="dot", expected_size=10)[0].centroid``.
+    a wall, a poster); a large region of the colour (sky around a blue dot) is also searched for its
+    more colourful compact cores, so a dot on a background of its own hue is found. Pass the dot's
+    diameter as ``expected_size`` too when you know it. With ``expected_size`` and no ``shape`` compact
+    blobs are mildly preferred; ``shape="any"`` turns the shape term off.
+    Typical: ``find_color(frames[0], "red", shape="dot", expected_size=10)[0].centroid``.
     Check the top blob: a real dot has ``compactness`` near 1 and an area near its disc's; a top blob with
     compactness below about 0.6 is a dot merged with a background of similar tint (a bluish floor): call
     again with a higher ``min_chroma`` (e.g. 40) to separate them, and ``draw`` the result to confirm.
@@ -157,9 +167,12 @@ def find_color(
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) RGB array).
-        color: a name ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "magenta", "pink",
-            "white", "black", "gray") or an (r, g, b) tuple 0..255 (hue +- 20 degrees, chroma at least
-            0.4 x the target's; greys by lightness +- 15).
+        color: a name ("red", "orange", "yellow", "green", "cyan", "blue", "purple"/"violet", "magenta",
+            "pink", "brown", "beige", "tan", "gold", "olive", "lime", "mint", "teal", "navy", "maroon",
+            "white", "black", "gray"; each a hue range in degrees with a lightness range, listed by
+            the table in docs/geometry.md; "green" includes olive-green grass in shade)
+            or an (r, g, b) tuple 0..255 (hue +- 20 degrees, chroma at least 0.4 x the target's; greys by
+            lightness +- 15).
         min_area: smaller regions (pixels) are dropped.
         hue_tolerance: override the hue half-width, degrees (0..180).
         min_chroma: override the adaptive Lab chroma floor (0..~130; pale colours ~15-30, vivid 50+).
@@ -177,7 +190,7 @@ def find_color(
 
     array = as_rgb_array(frame)
     space = color_space(array)
-    mask, strength, label, thresholds, centre, half = color_mask(space, color, hue_tolerance, min_chroma)
+    mask, strength, label, thresholds, bands = color_mask(space, color, hue_tolerance, min_chroma)
     if expected_size is not None and not float(expected_size) > 0:
         raise ValueError(
             f"expected_size must be a positive width (pixels, or plane units with rectified=), got {expected_size!r}"
@@ -185,19 +198,21 @@ def find_color(
     if shape not in _SHAPE_WEIGHT:
         raise ValueError(f"shape must be None, 'dot' (small solid round markers) or 'any', got {shape!r}")
     shape_weight = _SHAPE_WEIGHT[shape] if (shape is not None or expected_size is not None) else 0.0
-    count, components, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    candidates = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= min_area]
+    layers = [mask] + ([dot_cores(mask, space.chroma, min_area, _disc_overlap)] if shape == "dot" else [])
+    candidates = []
+    for layer in layers:
+        count, components, stats, _ = cv2.connectedComponentsWithStats(layer.astype(np.uint8), connectivity=8)
+        candidates += [(components, stats[i], i) for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= min_area]
     height, width = mask.shape
     found = []
-    for i in candidates:
-        x, y, w, h, area = (int(v) for v in stats[i])
+    for components, stat, i in candidates:
+        x, y, w, h, area = (int(v) for v in stat)
         x0, y0, x1, y1 = max(0, x - 5), max(0, y - 5), min(width, x + w + 5), min(height, y + h + 5)
         local = components[y0:y1, x0:x1] == i
         centroid, weighted = _weighted_centroid(local, strength[y0:y1, x0:x1], (x0, y0))
         score = 0.0
-        if centre is not None:
-            mean_hue = circular_mean(space.hue[y0:y1, x0:x1][local])
-            score += 0.5 * float(hue_distance(np.array(mean_hue), centre)) / max(half, 1.0)
+        if bands:
+            score += 0.5 * band_distance(circular_mean(space.hue[y0:y1, x0:x1][local]), bands)
             score += _halo_penalty(local, space.chroma[y0:y1, x0:x1], space.hue[y0:y1, x0:x1])
         plane_xy = plane_size = None
         ranked_area = float(np.sqrt(weighted * area))  # a faint speck's weights must not make it look big
@@ -213,7 +228,7 @@ def find_color(
         red, green, blue = (float(v) for v in array[y0:y1, x0:x1][local].mean(axis=0))
         found.append(
             (
-                i,
+                components == i,
                 (x, y, x + w, y + h),
                 area,
                 centroid,
@@ -232,7 +247,7 @@ def find_color(
             centroid=centroid,
             area=area,
             box=box,
-            mask=components == i,
+            mask=region,
             mean_rgb=mean_rgb,
             weighted_area=weighted,
             match=match,
@@ -240,7 +255,7 @@ def find_color(
             plane_size=plane_size,
             compactness=compact,
         )
-        for i, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]
+        for region, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]
     ]
     return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
 

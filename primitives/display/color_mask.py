@@ -11,24 +11,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_CHROMA", "NAMED_COLORS", "circular_mean", "color_mask", "color_space", "hue_distance"]
+from spatialclaw.primitives.display.color_names import COLOR_NAMES, ColorBand
 
-# Hue bands in degrees (HSV hue, 0..360): (centre, half-width). Chroma and lightness are CIE Lab.
-NAMED_COLORS: dict[str, tuple[float, float]] = {
-    "red": (0.0, 18.0),
-    "orange": (28.0, 10.0),
-    "yellow": (56.0, 13.0),
-    "green": (120.0, 48.0),
-    "cyan": (184.0, 16.0),
-    "blue": (224.0, 24.0),
-    "purple": (276.0, 26.0),
-    "magenta": (320.0, 18.0),
-    "pink": (335.0, 22.0),
-}
-_LIGHTNESS = {"pink": (60.0, 100.0), "red": (8.0, 75.0)}  # Lab L ranges that tell pink from red
+__all__ = [
+    "MAX_FLOOR_CHROMA",
+    "MIN_CHROMA",
+    "band_distance",
+    "circular_mean",
+    "color_mask",
+    "color_space",
+    "hue_distance",
+]
+
 _ACHROMATIC = ("white", "black", "gray", "grey")
 _NEUTRAL_CHROMA = 12.0  # Lab chroma below which a pixel counts as neutral (white/grey/black)
 MIN_CHROMA = 6.0  # never call a pixel coloured below this Lab chroma
+MAX_FLOOR_CHROMA = 25.0  # the adaptive floor never demands more: grass, sky and pale mint in a colourful photo
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,8 @@ def color_space(array: np.ndarray) -> _ColorSpace:
     )
 
 
-def _otsu(values: np.ndarray) -> float:
+def otsu(values: np.ndarray) -> float:
+    """Otsu's threshold of a set of values (same units): the level that best splits them into two groups."""
     if values.size < 2 or np.ptp(values) < 1e-6:
         return float(values.min()) if values.size else 0.0
     histogram, edges = np.histogram(values, bins=128)
@@ -74,66 +73,72 @@ def hue_distance(hue: np.ndarray, centre: float) -> np.ndarray:
 
 def _neutral_floor(chroma: np.ndarray) -> float:
     """The chroma a pixel needs to count as coloured in this image: 2.5 x the typical chroma of its
-    more neutral half (JPEG noise, white balance), at least ``MIN_CHROMA``."""
+    more neutral half (JPEG noise, white balance), at least ``MIN_CHROMA`` and at most ``MAX_FLOOR_CHROMA``
+    (in a photo that is colourful all over, grass and sky, its "neutral half" is not neutral)."""
     lower = chroma[chroma <= np.median(chroma)]
-    return float(max(MIN_CHROMA, 2.5 * float(np.median(lower)) if lower.size else MIN_CHROMA))
+    floor = 2.5 * float(np.median(lower)) if lower.size else MIN_CHROMA
+    return float(min(MAX_FLOOR_CHROMA, max(MIN_CHROMA, floor)))
 
 
 def _chromatic_mask(
-    space: _ColorSpace,
-    centre: float,
-    half: float,
-    min_chroma: float | None,
-    lightness: tuple[float, float] = (8.0, 100.0),
+    space: _ColorSpace, bands: tuple[ColorBand, ...], min_chroma: float | None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    in_band = (
-        (hue_distance(space.hue, centre) <= half)
-        & (space.lightness >= lightness[0])
-        & (space.lightness <= lightness[1])
-    )
     if min_chroma is None:
         min_chroma = _neutral_floor(space.chroma)
-    mask = in_band & (space.chroma >= min_chroma)
-    thresholds = {"hue_deg": (round(centre, 1), round(half, 1)), "min_chroma": round(float(min_chroma), 1)}
-    if lightness != (8.0, 100.0):
-        thresholds["lightness"] = lightness
+    mask = np.zeros(space.hue.shape, bool)
+    for band in bands:
+        mask |= (
+            (hue_distance(space.hue, band.centre) <= band.half)
+            & (space.lightness >= band.lightness[0])
+            & (space.lightness <= band.lightness[1])
+            & (space.chroma <= (np.inf if band.max_chroma is None else band.max_chroma))
+            & (space.chroma >= band.min_chroma)
+        )
+    mask &= space.chroma >= min_chroma
+    hues = [(round(band.centre, 1), round(band.half, 1)) for band in bands]
+    thresholds: dict[str, Any] = {"hue_deg": hues[0] if len(hues) == 1 else hues, "min_chroma": round(min_chroma, 1)}
+    lightness = [band.lightness for band in bands if band.lightness != (8.0, 100.0)]
+    if lightness:
+        thresholds["lightness"] = lightness[0] if len(bands) == 1 else [band.lightness for band in bands]
     return mask, space.chroma, thresholds
+
+
+def band_distance(hue: float, bands: tuple[ColorBand, ...]) -> float:
+    """How far a hue (degrees) lies from the nearest band's centre, in that band's half-widths (0 = centre)."""
+    return min(float(hue_distance(np.array(hue), band.centre)) / max(band.half, 1.0) for band in bands)
 
 
 def color_mask(
     space: _ColorSpace, color: Any, hue_tolerance: float | None, min_chroma: float | None
-) -> tuple[np.ndarray, np.ndarray, str, dict[str, Any], float | None, float]:
-    """(mask, strength map, label, thresholds, hue centre or None, hue half-width)."""
+) -> tuple[np.ndarray, np.ndarray, str, dict[str, Any], tuple[ColorBand, ...]]:
+    """(mask, strength map, label, thresholds, hue bands; empty for white/grey/black)."""
     if isinstance(color, str):
         name = color.lower().strip()
         if name in _ACHROMATIC:
             neutral = space.chroma < _NEUTRAL_CHROMA
             if name == "white":
-                floor = max(70.0, min(92.0, _otsu(space.lightness[neutral]) if neutral.any() else 70.0))
+                floor = max(70.0, min(92.0, otsu(space.lightness[neutral]) if neutral.any() else 70.0))
                 return (
                     neutral & (space.lightness >= floor),
                     space.lightness,
                     name,
                     {"max_chroma": _NEUTRAL_CHROMA, "min_lightness": round(floor, 1)},
-                    None,
-                    0.0,
+                    (),
                 )
             if name == "black":
-                return (space.lightness <= 22.0, 100.0 - space.lightness, name, {"max_lightness": 22.0}, None, 0.0)
+                return (space.lightness <= 22.0, 100.0 - space.lightness, name, {"max_lightness": 22.0}, ())
             mask = neutral & (space.lightness > 22.0) & (space.lightness < 75.0)
             return (
                 mask,
                 100.0 - np.abs(space.lightness - 50.0),
                 name,
                 {"max_chroma": _NEUTRAL_CHROMA, "lightness": (22.0, 75.0)},
-                None,
-                0.0,
+                (),
             )
-        if name not in NAMED_COLORS:
-            known = sorted(NAMED_COLORS) + sorted(_ACHROMATIC)
+        if name not in COLOR_NAMES:
+            known = sorted(COLOR_NAMES) + sorted(_ACHROMATIC)
             raise ValueError(f"unknown colour {color!r}; use one of {known} or an (r, g, b) tuple")
-        centre, half = NAMED_COLORS[name]
-        lightness = _LIGHTNESS.get(name, (8.0, 100.0))
+        bands = COLOR_NAMES[name]
         label = name
     else:
         rgb = np.asarray(color, dtype=np.float64).ravel()
@@ -149,17 +154,18 @@ def color_mask(
                 100.0 - np.abs(space.lightness - t_light),
                 label,
                 {"lightness": (t_light - 15, t_light + 15)},
-                None,
-                0.0,
+                (),
             )
-        centre, half = t_hue, 20.0
-        lightness = (8.0, 100.0)
+        bands = (ColorBand(t_hue, 20.0),)
         if min_chroma is None:
             min_chroma = max(MIN_CHROMA, 0.4 * t_chroma)
     if hue_tolerance is not None:
-        half = float(hue_tolerance)
-    mask, strength, thresholds = _chromatic_mask(space, centre, half, min_chroma, lightness)
-    return mask, strength, label, thresholds, centre, half
+        bands = tuple(
+            ColorBand(band.centre, float(hue_tolerance), band.lightness, band.max_chroma, band.min_chroma)
+            for band in bands
+        )
+    mask, strength, thresholds = _chromatic_mask(space, bands, min_chroma)
+    return mask, strength, label, thresholds, bands
 
 
 def circular_mean(hue_deg: np.ndarray) -> float:

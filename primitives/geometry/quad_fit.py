@@ -27,7 +27,7 @@ def strength_map(array: np.ndarray, color: Any) -> tuple[np.ndarray, np.ndarray]
     from spatialclaw.primitives.display.color_mask import color_mask, color_space
 
     space = color_space(array)
-    mask, strength, _, _, _, _ = color_mask(space, color, None, None)
+    mask, strength, _, _, _ = color_mask(space, color, None, None)
     return mask, strength.astype(np.float64)
 
 

@@ -7,17 +7,9 @@ and never needs the scene to be static beyond a majority of background. Use ``re
 
 Per pair of frames (consecutive by default) it fits both a rotation-only model and an essential matrix to
 SIFT matches and applies a parallax test (``pair_motion``): a turning or zooming camera moves all points by
-one homography; a translating one moves near points more than far ones. Results:
-
-- rotation as yaw / pitch / roll in degrees, of the later camera in the EARLIER camera's frame. Signs:
-  yaw > 0 = turns RIGHT, pitch > 0 = tilts UP, roll > 0 = rolls clockwise as the camera sees it (the
-  image content turns counter-clockwise). A pan is yaw, a tilt is pitch.
-- translation: a direction only (forward / back / left / right / up / down in the earlier camera's frame);
-  its length needs depth. ``kind`` says "rotation" (no detectable translation), "translation", "static"
-  or "unknown" (with the reason).
-- zoom: focal-length ratio (> 1 = zooms in), only when no translation is detected.
-- confidence in [0, 1]: fraction of matches that agree with the reported motion, discounted below 30
-  agreeing matches and when the parallax test was close to its threshold.
+one homography; a translating one moves near points more than far ones. What each step reports
+(rotation, translation direction, zoom, confidence, status) and the sign conventions:
+:mod:`spatialclaw.primitives.motion.result`.
 
 Angles need a focal length: ``intrinsics=`` (3, 3) pixels, else ``fov_deg=`` (horizontal field of view),
 else EXIF, else it is estimated from the rotation itself when the camera turns enough (self-calibration),

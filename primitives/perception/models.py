@@ -40,6 +40,8 @@ __all__ = [
     "MissingWeightsError",
     "clear",
     "hub_offline",
+    "hub_reachable",
+    "hub_unavailable",
     "load_model",
     "loaded_models",
     "model_version",
@@ -110,16 +112,20 @@ _UNREACHABLE_MEMORY_S = 300.0
 _unreachable_since: dict[str, float] = {}
 
 
-def _hub_reachable() -> bool:
-    """Probe the hub once; a failed probe is remembered for five minutes so that later loads in the
-    same process fail at once instead of waiting for the probe again."""
+def _hub_address() -> tuple[str, str, int]:
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    parsed = urlparse(endpoint)
+    return endpoint, parsed.hostname or "huggingface.co", parsed.port or (443 if parsed.scheme != "http" else 80)
+
+
+def hub_reachable() -> bool:
+    """Whether the Hugging Face hub (``$HF_ENDPOINT``) accepts a connection, probed once with a short
+    timeout (3 s). A failed probe is remembered for five minutes so that later hub accesses in the same
+    process (weights, tokenizers, datasets) fail at once instead of probing or retrying again."""
+    endpoint, host, port = _hub_address()
     failed_at = _unreachable_since.get(endpoint)
     if failed_at is not None and time.monotonic() - failed_at < _UNREACHABLE_MEMORY_S:
         return False
-    parsed = urlparse(endpoint)
-    host = parsed.hostname or "huggingface.co"
-    port = parsed.port or (443 if parsed.scheme != "http" else 80)
     try:
         with socket.create_connection((host, port), timeout=_PROBE_TIMEOUT_S):
             _unreachable_since.pop(endpoint, None)
@@ -127,6 +133,18 @@ def _hub_reachable() -> bool:
     except OSError:
         _unreachable_since[endpoint] = time.monotonic()
         return False
+
+
+def hub_unavailable() -> str | None:
+    """Why the hub cannot be used right now (offline mode asked for, or the probe failed), else None.
+    Callers load from local folders / the cache only when this is not None, and put the reason in
+    their one-line error."""
+    if hub_offline():
+        return "HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set"
+    if not hub_reachable():
+        _, host, port = _hub_address()
+        return f"the Hugging Face hub ({host}:{port}) cannot be reached (no network)"
+    return None
 
 
 def resolve(model_id: str | os.PathLike[str]) -> str:
@@ -266,7 +284,7 @@ def _load(model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: 
     attempts = [True] if local_folder or hub_offline() else [True, False]
     last_error: Exception | None = None
     for local_only in attempts:
-        if not local_only and not _hub_reachable():
+        if not local_only and not hub_reachable():
             reason = "they are not in the local Hugging Face cache and the hub cannot be reached (no network)"
             raise MissingWeightsError(hub_id, reason) from last_error
         try:

@@ -40,7 +40,7 @@ from spatialclaw.primitives.perception.instances import Box, Detections, Instanc
 from spatialclaw.primitives.perception.models import LoadedModel, MissingWeightsError, load_model
 from spatialclaw.primitives.perception.sam3 import SAM3_DEFAULT_THRESHOLD, load_sam3, sam3_instances
 
-__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "load_sam3", "sam_id", "segment", "text_segmenter_id"]
+__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "sam_id", "segment", "text_segmenter_id"]
 
 DEFAULT_SAM_MODEL = "facebook/sam-vit-base"
 SAM_ALIASES = {f"sam-vit-{size}": f"facebook/sam-vit-{size}" for size in ("base", "large", "huge")}

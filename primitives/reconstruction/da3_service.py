@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import socketserver
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,7 @@ import numpy as np
 from spatialclaw.primitives.perception.remote import MAX_REQUEST_BYTES, read_frame, write_frame
 from spatialclaw.primitives.reconstruction.da3 import pack, unpack
 
-__all__ = ["Da3Server", "Prediction", "StandInDA3", "handle", "load_model", "main"]
+__all__ = ["Da3Server", "Prediction", "StandInDA3", "handle", "handle_batch", "load_model", "main"]
 
 PATCH = 14
 
@@ -56,53 +58,74 @@ def processing_size(width: int, height: int, process_res: int) -> tuple[int, int
 
 
 class StandInDA3:
-    """A stand-in with RANDOM weights for ``DepthAnything3`` (never a real model): a 3x3 convolution gives
-    depth (softplus + 0.5 m) and confidence (1 + exp), a linear head on pooled features gives each camera a
-    small rotation and translation, and a focal length near 0.9 x width. Same ``inference`` contract as DA3."""
+    """A stand-in with RANDOM weights for ``DepthAnything3`` (never a real model), in numpy only (its service
+    environment needs numpy and pillow, nothing else): a 3x3 convolution gives depth (softplus + 0.5 m) and
+    confidence (1 + exp), a linear head on pooled features gives each camera a small rotation and
+    translation, and a focal length near 0.9 x width. Same ``inference`` contract as DA3, plus
+    ``inference_batch`` (several scenes of one size in one pass), which the service uses for batching."""
 
     model_id = "stand-in"
     metric = True
 
     def __init__(self, seed: int = 0) -> None:
-        import torch
-
-        generator = torch.Generator().manual_seed(seed)
-        self.conv = torch.nn.Conv2d(3, 2, 3, padding=1)
-        self.head = torch.nn.Linear(2, 7)
-        with torch.no_grad():
-            for parameter in (*self.conv.parameters(), *self.head.parameters()):
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.1)
+        rng = np.random.default_rng(seed)
+        self.kernel = rng.normal(0.0, 0.1, (2, 3, 3, 3))  # (out, in, dy, dx)
+        self.bias = rng.normal(0.0, 0.1, 2)
+        self.head = rng.normal(0.0, 0.1, (7, 2))
+        self.head_bias = rng.normal(0.0, 0.1, 7)
 
     def inference(self, image: list[np.ndarray], process_res: int = 504, **_: Any) -> Prediction:
-        import torch
+        return self.inference_batch([image], process_res)[0]
 
-        height, width = image[0].shape[:2]
+    def inference_batch(self, scenes: list[list[np.ndarray]], process_res: int = 504) -> list[Prediction]:
+        """One :class:`Prediction` per scene; the convolution runs once over every image of every scene."""
+        from PIL import Image
+
+        height, width = scenes[0][0].shape[:2]
         w, h = processing_size(width, height, process_res)
-        batch = torch.stack(
-            [torch.from_numpy(np.ascontiguousarray(rgb)).permute(2, 0, 1).float() / 255 for rgb in image]
-        )
-        batch = torch.nn.functional.interpolate(batch, size=(h, w), mode="bilinear", align_corners=False)
-        with torch.no_grad():
-            features = self.conv(batch)
-            depth = torch.nn.functional.softplus(features[:, 0]) + 0.5
-            conf = 1.0 + torch.exp(features[:, 1].clamp(max=10))
-            head = self.head(features.mean(dim=(2, 3)))
-        extrinsics, intrinsics = [], []
-        for i, row in enumerate(head.numpy().astype(np.float64)):
-            import cv2
+        frames = [rgb for scene in scenes for rgb in scene]
+        if any(rgb.shape[:2] != (height, width) for rgb in frames):
+            raise ValueError("every image of one request must have the same size")
+        batch = np.stack([np.asarray(Image.fromarray(rgb).resize((w, h), Image.Resampling.BILINEAR)) for rgb in frames])
+        padded = np.pad(batch.astype(np.float32) / 255, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="constant")
+        features = np.zeros((len(frames), 2, h, w), np.float32)
+        for dy in range(3):
+            for dx in range(3):
+                features += np.einsum("nhwc,oc->nohw", padded[:, dy : dy + h, dx : dx + w], self.kernel[:, :, dy, dx])
+        features += self.bias[None, :, None, None].astype(np.float32)
+        depth = np.logaddexp(0.0, features[:, 0]) + 0.5
+        conf = 1.0 + np.exp(np.minimum(features[:, 1], 10.0))
+        heads = features.mean(axis=(2, 3)).astype(np.float64) @ self.head.T + self.head_bias
+        predictions, first = [], 0
+        for scene in scenes:
+            extrinsics, intrinsics = [], []
+            for i, row in enumerate(heads[first : first + len(scene)]):
+                extrinsics.append(np.hstack([_rodrigues(row[:3] * 0.1 * i), (row[3:6] * 0.1 * i)[:, None]]))
+                focal = w * (0.9 + 0.05 * np.tanh(row[6]))
+                intrinsics.append([[focal, 0, (w - 1) / 2], [0, focal, (h - 1) / 2], [0, 0, 1]])
+            part = slice(first, first + len(scene))
+            predictions.append(
+                Prediction(
+                    processed_images=batch[part],
+                    depth=depth[part].astype(np.float32),
+                    conf=conf[part].astype(np.float32),
+                    extrinsics=np.asarray(extrinsics, dtype=np.float32),
+                    intrinsics=np.asarray(intrinsics, dtype=np.float32),
+                )
+            )
+            first += len(scene)
+        return predictions
 
-            rotation, _ = cv2.Rodrigues(row[:3] * 0.1 * i)
-            extrinsics.append(np.hstack([rotation, (row[3:6] * 0.1 * i)[:, None]]))
-            focal = w * (0.9 + 0.05 * np.tanh(row[6]))
-            intrinsics.append([[focal, 0, (w - 1) / 2], [0, focal, (h - 1) / 2], [0, 0, 1]])
-        processed = (batch.permute(0, 2, 3, 1).numpy() * 255).round().astype(np.uint8)
-        return Prediction(
-            processed_images=processed,
-            depth=depth.numpy().astype(np.float32),
-            conf=conf.numpy().astype(np.float32),
-            extrinsics=np.asarray(extrinsics, dtype=np.float32),
-            intrinsics=np.asarray(intrinsics, dtype=np.float32),
-        )
+
+def _rodrigues(vector: np.ndarray) -> np.ndarray:
+    """The rotation matrix of an axis-angle ``vector`` (radians)."""
+    angle = float(np.linalg.norm(vector))
+    if angle < 1e-12:
+        return np.eye(3)
+    x, y, z = vector / angle
+    cross = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+    rotation: np.ndarray = np.eye(3) + np.sin(angle) * cross + (1 - np.cos(angle)) * cross @ cross
+    return rotation
 
 
 def load_model(model_id: str, device: str = "cpu") -> Any:
@@ -119,39 +142,79 @@ def load_model(model_id: str, device: str = "cpu") -> Any:
 
 def handle(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     """The reply value for one request (module docstring of ``reconstruction.da3``); errors become replies."""
-    try:
-        images = inputs["images"]
+    return handle_batch(model, [inputs])[0]
+
+
+def handle_batch(model: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reply values of several requests: one ``model.inference_batch`` pass for the valid ones of one image
+    size and ``process_res`` when the model has it, else one ``inference`` each; errors become replies."""
+    replies: list[dict[str, Any] | None] = [None] * len(requests)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, inputs in enumerate(requests):
+        images = inputs.get("images") if isinstance(inputs, dict) else None
         if not images or any(np.asarray(i).ndim != 3 or np.asarray(i).dtype != np.uint8 for i in images):
-            raise ValueError("images must be a non-empty list of (H, W, 3) uint8 arrays")
-        prediction = model.inference(list(images), process_res=int(inputs.get("process_res") or 504))
-        return {
-            "ok": True,
-            "model": str(getattr(model, "model_id", type(model).__name__)),
-            "metric": bool(getattr(model, "metric", False)),
-            "depth": np.asarray(prediction.depth, dtype=np.float32),
-            "conf": np.asarray(prediction.conf, dtype=np.float32),
-            "extrinsics": np.asarray(prediction.extrinsics, dtype=np.float32),
-            "intrinsics": np.asarray(prediction.intrinsics, dtype=np.float32),
-        }
-    except Exception as error:  # the client gets the reason instead of a dropped connection
-        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+            replies[index] = {
+                "ok": False,
+                "error": "ValueError: images must be a non-empty list of (H, W, 3) uint8 arrays",
+            }
+            continue
+        key = (np.asarray(images[0]).shape, int(inputs.get("process_res") or 504))
+        groups.setdefault(key if hasattr(model, "inference_batch") else (index,), []).append(index)
+    for members in groups.values():
+        res = int(requests[members[0]].get("process_res") or 504)
+        try:
+            if hasattr(model, "inference_batch"):
+                predictions = model.inference_batch([list(requests[i]["images"]) for i in members], process_res=res)
+            else:
+                predictions = [model.inference(list(requests[members[0]]["images"]), process_res=res)]
+            for index, prediction in zip(members, predictions, strict=True):
+                replies[index] = _value(model, prediction)
+        except Exception as error:  # the client gets the reason instead of a dropped connection
+            for index in members:
+                replies[index] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    return [reply or {"ok": False, "error": "no reply"} for reply in replies]
+
+
+def _value(model: Any, prediction: Any) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "model": str(getattr(model, "model_id", type(model).__name__)),
+        "metric": bool(getattr(model, "metric", False)),
+        "depth": np.asarray(prediction.depth, dtype=np.float32),
+        "conf": np.asarray(prediction.conf, dtype=np.float32),
+        "extrinsics": np.asarray(prediction.extrinsics, dtype=np.float32),
+        "intrinsics": np.asarray(prediction.intrinsics, dtype=np.float32),
+    }
 
 
 class Da3Server:
-    """``model`` served on the Unix socket ``path`` (one request per connection, one model call at a time)
-    from a background thread; ``close()`` stops it and removes the socket."""
+    """``model`` served on the Unix socket ``path`` (one request per connection) from background threads;
+    ``close()`` stops it and removes the socket.
 
-    def __init__(self, path: str, model: Any) -> None:
-        lock = threading.Lock()
+    Batching: one worker runs the model. Requests that arrive within ``batch_window_s`` seconds of the first
+    waiting one (from concurrent episodes) are answered from one :func:`handle_batch` call, at most
+    ``max_batch`` at once. ``stats`` (a request with method ``"stats"``) counts requests and batches."""
+
+    def __init__(self, path: str, model: Any, batch_window_s: float = 0.005, max_batch: int = 8) -> None:
+        self.model = model
+        self.batch_window_s = batch_window_s
+        self.max_batch = max_batch
+        self.counts = {"requests": 0, "batches": 0, "largest_batch": 0, "pid": os.getpid()}
+        self._queue: queue.Queue[tuple[dict[str, Any], queue.Queue[dict[str, Any]]]] = queue.Queue()
+        server = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
                 try:
                     method, value = unpack(read_frame(self.request, MAX_REQUEST_BYTES))
-                    if method != "run" or not isinstance(value, dict):
+                    if method == "stats":
+                        reply: dict[str, Any] = {"ok": True, **server.counts}
+                    elif method != "run" or not isinstance(value, dict):
                         raise ValueError(f"unknown request {method!r}")
-                    with lock:
-                        reply = handle(model, value)
+                    else:
+                        answer: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1)
+                        server._queue.put((value, answer))
+                        reply = answer.get()
                 except (ValueError, ConnectionError) as error:
                     reply = {"ok": False, "error": str(error)}
                 write_frame(self.request, pack("reply", reply))
@@ -160,8 +223,27 @@ class Da3Server:
             os.unlink(path)
         self.path = path
         self.server = socketserver.ThreadingUnixStreamServer(path, Handler)
+        self.server.daemon_threads = True
+        self.worker = threading.Thread(target=self._work, daemon=True)
+        self.worker.start()
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def _work(self) -> None:
+        while True:
+            waiting = [self._queue.get()]
+            deadline = time.monotonic() + self.batch_window_s
+            while len(waiting) < self.max_batch and (left := deadline - time.monotonic()) > 0:
+                try:
+                    waiting.append(self._queue.get(timeout=left))
+                except queue.Empty:
+                    break
+            replies = handle_batch(self.model, [inputs for inputs, _ in waiting])
+            self.counts["requests"] += len(waiting)
+            self.counts["batches"] += 1
+            self.counts["largest_batch"] = max(self.counts["largest_batch"], len(waiting))
+            for (_, answer), reply in zip(waiting, replies, strict=True):
+                answer.put(reply)
 
     def close(self) -> None:
         self.server.shutdown()

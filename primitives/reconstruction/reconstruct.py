@@ -43,7 +43,7 @@ from spatialclaw.primitives.reconstruction.multiview import MultiViewBackend, le
 from spatialclaw.primitives.reconstruction.multiview import cross_check as compare_poses
 from spatialclaw.primitives.reconstruction.points import gravity_align, metric_scale, world_points
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
-from spatialclaw.primitives.reconstruction.rotation_only import rotation_chain, turning_pair
+from spatialclaw.primitives.reconstruction.rotation_only import only_turns, rotation_chain
 
 if TYPE_CHECKING:
     from spatialclaw.primitives.reconstruction.sfm import SfmResult
@@ -62,7 +62,7 @@ def reconstruct(
     depth_model: str | os.PathLike[str] | None = None,
     fov_deg: float | None = None,
     max_image_size: int = 1600,
-    backend: str | MultiViewBackend | None = None,
+    backend: object = None,
     cross_check: bool = False,
 ) -> Reconstruction:
     """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene. Small frames (150-250 px)
@@ -146,21 +146,24 @@ def reconstruct(
 
     rgbd_inliers: np.ndarray | None = None
     sparse: SfmResult | None
-    chain = None  # the rotation chain, once computed
+    chain = None  # the rotation chain (motion's steps), once computed
+    given_K = known_K if known_K is not None else prior_K
     if count == 1:
-        poses, K_out, registered, sparse = _single_frame(arrays[0], known_K if known_K is not None else prior_K)
+        poses, K_out, registered, sparse = _single_frame(arrays[0], given_K)
         method = "single-frame"
     elif sensor_depth and known_K is not None and depth_maps is not None:
         poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, known_K)
         sparse, method = None, "rgbd"
         scale_source = "given depth maps (RGB-D)"
-    elif count == 2 and turning_pair(arrays, items, indices, known_K, prior_K, fov_deg):
-        chain = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
-        poses, registered, K_out, sparse, method = chain[0], chain[1], chain[2], None, "rotation"
+    elif count == 2 and only_turns((pair := rotation_chain(arrays, items, indices, given_K, fov_deg))[3], count):
+        # motion's pair estimator found the step a pure rotation: the same rotation as motion(frames)
+        chain = pair
+        poses, registered, K_out, sparse, method = pair[0], pair[1], pair[2], None, "rotation"
     elif count == 2:
         from spatialclaw.primitives.reconstruction.twoview import two_view
 
-        K_pair, K_source = _fallback_intrinsics(arrays, items, known_K if known_K is not None else prior_K, fov_deg)
+        chain = pair  # motion's step, measured just above
+        K_pair, K_source = _fallback_intrinsics(arrays, items, given_K, fov_deg)
         sfm = two_view(arrays, K_pair)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "two-view"
@@ -175,26 +178,36 @@ def reconstruct(
 
         sfm = run_sfm(
             arrays,
-            known_K if known_K is not None else prior_K,
+            given_K,
             refine_intrinsics=known_K is None,
             max_image_size=max_image_size,
         )
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "sfm"
     rotation_steps = None
-    # a camera that only turns leaves SfM with few or no frames; a few unregistered frames are just unmatched
-    if method == "rotation" or (method in ("sfm", "two-view") and registered.sum() <= max(1, count / 2)):
-        if chain is None:
-            chain = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)
-        rotation_steps = chain[3]
-        if method == "rotation" or chain[1].sum() > max(int(registered.sum()), 1):
-            if method != "rotation":
-                notes.append(
-                    f"{method} registered {int(registered.sum())} of {count} frames; the camera only turns "
-                    f"(no parallax), so the frames were solved as rotations instead"
-                )
+    if method in ("sfm", "two-view") and chain is None:
+        chain = rotation_chain(arrays, items, indices, given_K, fov_deg)  # motion's steps, one estimator for both
+    # a camera that only turns leaves SfM with few frames, or frames that see no 3D point (their poses are
+    # arbitrary): when motion measured no translation, or SfM placed at most half the frames, motion's
+    # rotation chain wins if it registers more (or as many as point-less SfM); a few unregistered frames of a
+    # moving camera are just unmatched
+    if method == "rotation" or (method in ("sfm", "two-view") and chain is not None):
+        assert chain is not None  # computed for every input of two or more frames without sensor depth
+        turned = not any(step.kind == "translation" for step in chain[3])
+        few = bool(registered.sum() <= max(1, count / 2))
+        pointless = sparse is not None and any(len(sparse.observations[i]) == 0 for i in np.flatnonzero(registered))
+        better = chain[1].sum() > max(int(registered.sum()), 1) or (pointless and chain[1].sum() >= 2)
+        if method != "rotation" and (turned or few) and better:
+            notes.append(
+                f"{method} registered {int(registered.sum())} of {count} frames; the camera only turns "
+                f"(no parallax), so the frames were solved as rotations instead"
+            )
+            method = "rotation"
+        if method == "rotation" or few:
+            rotation_steps = chain[3]  # the reasons of frames SfM could not place
+        if method == "rotation":
             poses, registered, K_out, focal_source = chain[0], chain[1], chain[2], chain[4]
-            sparse, method = None, "rotation"
+            sparse = None
             notes.append(f"rotation-only: camera centres are all at the first camera's; focal: {focal_source}")
     if method in ("sfm", "two-view") and registered.sum() < 2 and depth_maps is not None:
         # no initial pair (too little camera motion, weak texture); depth still allows PnP registration
@@ -206,7 +219,7 @@ def reconstruct(
             f"depth + PnP with {K_source} intrinsics"
         )
     if rotation_steps is None and count >= 2 and registered.sum() < 2:
-        rotation_steps = rotation_chain(arrays, items, indices, known_K if known_K is not None else prior_K, fov_deg)[3]
+        rotation_steps = rotation_chain(arrays, items, indices, given_K, fov_deg)[3]
     if registered.sum() < min(2, count):
         assert rotation_steps is not None  # computed just above whenever fewer than two frames are registered
         raise ReconstructionError(
@@ -257,7 +270,7 @@ def reconstruct(
     )
 
 
-def _learned_backend(backend: str | MultiViewBackend | None) -> MultiViewBackend | None:
+def _learned_backend(backend: object) -> MultiViewBackend | None:
     if backend is None:
         return Da3Backend() if os.environ.get(SOCKET_ENV_VAR) else None
     if isinstance(backend, str):

@@ -1,6 +1,6 @@
-"""A camera that only turns, for ``reconstruct``: the parallax test of ``motion`` on two frames, and the
-chain of ``motion``'s rotation steps into camera-to-world poses (camera centres all at the first camera's,
-OpenCV camera axes)."""
+"""A camera that only turns, for ``reconstruct``: ``motion``'s rotation steps (one pair estimator,
+``motion.pair``, for both tools) chained into camera-to-world poses (camera centres all at the first
+camera's, OpenCV camera axes), and the test that every step is a pure rotation."""
 
 from __future__ import annotations
 
@@ -13,26 +13,13 @@ import numpy as np
 if TYPE_CHECKING:
     from spatialclaw.primitives.motion.result import CameraStep
 
-__all__ = ["rotation_chain", "turning_pair"]
+__all__ = ["only_turns", "rotation_chain"]
 
 
-def turning_pair(
-    arrays: list[np.ndarray],
-    items: list[Any],
-    indices: list[int],
-    known_K: list[np.ndarray] | None,
-    prior_K: list[np.ndarray] | None,
-    fov_deg: float | None,
-) -> bool:
-    """True when two frames show a camera that only turns (the parallax test of ``motion``)."""
-    from spatialclaw.primitives.motion.estimate import motion
-
-    if arrays[0].shape != arrays[1].shape:
-        return False
-    given = known_K or prior_K
-    K = given[0] if given else None
-    result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
-    return result.steps[0].kind in ("rotation", "static")
+def only_turns(steps: list[CameraStep], count: int) -> bool:
+    """True when ``motion``'s pair estimator found every consecutive step of ``count`` frames a pure
+    rotation (or no motion): the camera only turns, so ``reconstruct`` solves it as rotations."""
+    return count >= 2 and len(steps) == count - 1 and all(step.kind in ("rotation", "static") for step in steps)
 
 
 def rotation_chain(

@@ -193,7 +193,9 @@ class KernelRuntime:
             total_bytes=int(spec.get("snapshot_total_mb", 256)) * 2**20,
             per_variable_bytes=int(spec.get("snapshot_variable_mb", 64)) * 2**20,
         )
-        namespace = build_namespace(spec.get("frames"), spec.get("meta"), spec.get("vlm"))
+        namespace = build_namespace(
+            spec.get("frames"), spec.get("meta"), spec.get("vlm"), primitives=spec.get("primitives")
+        )
         self.shell.user_ns.update(namespace)
         self.shell.user_ns[RUNTIME_NAME] = self
         self.shell.user_ns_hidden[RUNTIME_NAME] = self

@@ -1,4 +1,4 @@
-"""The kernel namespace of DESIGN.md, built in one place.
+"""The kernel namespace (docs/design.md, "The kernel namespace"), built in one place.
 
 ``build_namespace`` returns the dict that is merged into the user namespace of a kernel (the agent's,
 or a person's own notebook via ``%spatial_load``). Heavy entries are lazy (see :mod:`.lazy`).
@@ -6,6 +6,7 @@ or a person's own notebook via ``%spatial_load``). Heavy entries are lazy (see :
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from PIL import Image
 from spatialclaw.primitives.display.show import Answerer, show
 from spatialclaw.primitives.runtime.lazy import LazyCallable, LazyInstance, LazyModule
 
-__all__ = ["NAMESPACE_NAMES", "Meta", "build_namespace"]
+__all__ = ["NAMESPACE_NAMES", "Meta", "build_namespace", "parse_primitives"]
 
 _P = "spatialclaw.primitives"
 
@@ -84,6 +85,23 @@ RESULT_TYPES: dict[str, str] = {
 NAMESPACE_NAMES = NAMESPACE_NAMES + tuple(RESULT_TYPES)
 
 
+def parse_primitives(primitives: Mapping[str, str] | None) -> dict[str, tuple[str, str]]:
+    """Your own primitives, ``{"name": "package.module:function"}``, checked and split into
+    ``{"name": ("package.module", "function")}``. Raises ``ValueError`` for a name that is not an identifier,
+    starts with ``_`` or is already a kernel name, or a target that is not ``module:attribute``."""
+    parsed: dict[str, tuple[str, str]] = {}
+    for name, target in (primitives or {}).items():
+        if not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"primitive name {name!r} must be a Python identifier not starting with '_'")
+        if name in NAMESPACE_NAMES or name in {"np", "scipy", "plt", "Image"}:
+            raise ValueError(f"primitive name {name!r} is already a kernel name; choose another")
+        module, _, attribute = str(target).partition(":")
+        if not module or not attribute or not all(part.isidentifier() for part in [*module.split("."), attribute]):
+            raise ValueError(f"primitive {name!r}: {target!r} is not 'package.module:function'")
+        parsed[name] = (module, attribute)
+    return parsed
+
+
 class Meta(dict[str, Any]):
     """Task metadata with attribute access: ``meta.question``, ``meta.choices``, ``meta.answer_type``,
     ``meta.fps``, ``meta.duration`` (seconds), ``meta.num_frames``, ``meta.sources`` (input paths as the user
@@ -135,6 +153,7 @@ def build_namespace(
     meta: dict[str, Any] | None = None,
     vlm: dict[str, Any] | None = None,
     check_tools: bool = True,
+    primitives: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Build the namespace for one episode.
 
@@ -144,7 +163,8 @@ def build_namespace(
     With ``check_tools`` each learned tool reports whether it can run here
     (:func:`~spatialclaw.primitives.perception.availability.tool_status`, well under a second, no network); one
     that cannot is replaced by a stand-in that fails at once with the reason, and the report is kept
-    in ``meta.tools``.
+    in ``meta.tools``. ``primitives`` binds your own functions, ``{"name": "package.module:function"}``
+    (see :func:`parse_primitives`), imported on first call like the built-in ones.
     """
     specs = [] if frames is None else ([frames] if isinstance(frames, dict) else list(frames))
     inputs = _load_inputs(specs)
@@ -194,6 +214,8 @@ def build_namespace(
         "Image": Image,
         **_result_types(),
     }
+    for name, (module, attribute) in parse_primitives(primitives).items():
+        namespace[name] = LazyCallable(module, attribute)
     if check_tools:
         _apply_tool_status(namespace, info)
     return namespace

@@ -37,11 +37,12 @@ from spatialclaw.primitives.scene.observations import bearing_from_pixel, points
 from spatialclaw.primitives.scene.perspective import Perspective
 from spatialclaw.primitives.scene.places import perspective_of
 from spatialclaw.primitives.scene.readouts import Readout, Relation, describe_scene, observer_pose, relation_between
+from spatialclaw.primitives.scene.views import ViewLinking
 
 __all__ = ["Scene"]
 
 
-class Scene:
+class Scene(ViewLinking):
     """Memory of named 3D instances and cameras for one episode (persists across cells).
 
     Coordinates: metres in the episode's world frame (``reconstruct``'s: +Z up, origin at the first
@@ -73,6 +74,7 @@ class Scene:
         scene.perspective("lamp", standing_at="sofa", facing="tv")   # "at 4 o'clock (back-right): 116° ± 39° ..."
 
     A bearing from a second frame with its camera pose (``scene.add_camera(k, pose)``) fuses with the first.
+    Views far apart without poses: ``add_view``, ``link_views``, ``set_north``.
     """
 
     def __init__(self) -> None:
@@ -80,6 +82,7 @@ class Scene:
         self.cameras: dict[int, np.ndarray] = {}
         self.unposed: list[int] = []
         self.pending: dict[str, tuple[Bearing, ...]] = {}
+        self._reset_views()
 
     # ---- cameras -------------------------------------------------------------------------------
     def set_cameras(self, poses: Any, frame_indices: Sequence[int] | None = None) -> None:
@@ -310,7 +313,8 @@ class Scene:
             ``.compass``, ``.side``, ``.depth``, ``.distance_m``, ``.distance_sigma_m``, ``.p_right``,
             ``.p_front``, ``.p_clock``, ``.p_direction`` and ``.text``.
         """
-        return perspective_of(self.instances, self.cameras, target, standing_at, facing, seed)
+        p = perspective_of(self.instances, self.cameras, target, standing_at, facing, seed)
+        return self._compass_perspective(p, target, standing_at, facing)
 
     def remove(self, name: str) -> None:
         """Forget an instance."""
@@ -323,6 +327,7 @@ class Scene:
         self.cameras.clear()
         self.pending.clear()
         self.unposed = []
+        self._reset_views()
 
     def _get(self, name: str) -> SceneObject:
         return get_instance(self.instances, name)
@@ -367,9 +372,9 @@ class Scene:
         if position not in ("box", "centroid"):
             raise ValueError(f"position must be 'box' or 'centroid', got {position!r}")
         ia, ib = self._get(a), self._get(b)
-        return relation_between(
-            a, b, ia, ib, *observer_pose(self.cameras, observer), tolerance=tolerance, position=position
-        )
+        pose, who = observer_pose(self.cameras, observer)
+        r = relation_between(a, b, ia, ib, pose, who, tolerance=tolerance, position=position)
+        return self._compass_relation(r)
 
     def describe(self, observer: Any = None, tolerance: float = 0.05, position: str = "box") -> Readout:
         """All instances (sizes, positions) and their pairwise relations, in plain language.
@@ -377,7 +382,7 @@ class Scene:
         Pairs are listed in insertion order, at most 45 of them (the count left out is stated);
         ``observer``, ``tolerance`` and ``position`` are as in ``relation``.
         """
-        return describe_scene(self, observer, tolerance, position)
+        return Readout(describe_scene(self, observer, tolerance, position) + self._compass_lines())
 
     def __repr__(self) -> str:
         return f"Scene({len(self.instances)} instances: {self.names}; cameras at frames {sorted(self.cameras)})"

@@ -44,6 +44,8 @@ class Perspective:
             > 0 to the right (clockwise seen from above), < 0 to the left. angle_sigma_deg: its std.
         clock: 1..12 (12 ahead, 3 right, 6 behind, 9 left). direction: eight-way word ("front-right").
         compass: the eight-way direction with ahead as north ("NE").
+        compass_note: after ``scene.set_north``, the true compass of the facing and of the target
+            ("Facing SW (225°); the lamp lies W (268° ± 6°) of the viewer."), else "".
         side: "left"/"right"/"straight ahead"/"straight behind"; depth: "in front"/"behind"/"beside".
         distance_m / distance_sigma_m: horizontal distance viewer -> target on the ground, metres.
         p_right, p_front: probabilities (0..1) that the target is right of / in front of the viewer.
@@ -66,6 +68,7 @@ class Perspective:
     p_front: float
     p_clock: float
     p_direction: float
+    compass_note: str = ""
 
     @property
     def text(self) -> str:
@@ -91,6 +94,7 @@ class Perspective:
         return (
             f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
             f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}"
+            + (f" {self.compass_note}" if self.compass_note else "")
         )
 
     def __str__(self) -> str:

@@ -45,7 +45,8 @@ class Relation:
         closest_distance_m: gap between the point sets; closest_points: ((3,), (3,)) the nearest pair (a, b).
         offset_sigma_m: (right, forward, up) standard deviations of the offset, metres, from the positions'
             covariances (objects located from bearings); zeros for objects measured in 3D.
-        text: the full readout.
+        compass_note: after ``scene.set_north``, a's true compass direction from b ("The chair is NE
+            (41° ± 3°) of the table."), else "". text: the full readout.
     """
 
     a: str
@@ -58,6 +59,7 @@ class Relation:
     closest_distance_m: float
     closest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
     offset_sigma_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    compass_note: str = ""
 
     @property
     def text(self) -> Readout:
@@ -73,6 +75,7 @@ class Relation:
             f"{what} {format_metres(self.centre_distance_m)} apart "
             f"({format_metres(self.horizontal_distance_m)} on the ground); "
             f"closest points {format_metres(self.closest_distance_m)} apart."
+            + (f" {self.compass_note}" if self.compass_note else "")
         )
 
     def __str__(self) -> str:

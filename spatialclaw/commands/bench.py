@@ -60,6 +60,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
     parser.add_argument("--resume", action="store_true", help="continue RUN: retry errored/timed-out and missing tasks")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="K episodes per task, one row each; the report takes the mean over them (default 1, or the run's)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="do not answer repeated model requests from RUN/cache/")
+    parser.add_argument(
         "--interface",
         choices=["no-tools", "single-pass", "tool-calls", "code"],
         default=None,
@@ -256,6 +263,8 @@ def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: s
         progress=not args.no_progress,
         frames=_frames(args),
         generation=_generation(args),
+        repeats=args.repeats,
+        cache=not args.no_cache,
     )
 
 

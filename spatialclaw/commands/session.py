@@ -177,6 +177,7 @@ def _start(args: argparse.Namespace) -> int:
         sandbox=args.sandbox,
     )
     from spatialclaw.interactive.preview import write_input_previews
+    from spatialclaw.interactive.session_prompt import session_ref
 
     preview = write_input_previews(task, session.directory)
     data = {
@@ -191,7 +192,7 @@ def _start(args: argparse.Namespace) -> int:
         data,
         f"session: {session.id}\nprompt: {session.prompt_path}\npreview: {preview['contact_sheet']} "
         f"({len(preview['frames'])} frame(s); one PNG each in {session.directory / 'preview'})\n"
-        f"next: spatialclaw session exec {session.id} --code - <<'EOF'\n...\nEOF",
+        f"next: spatialclaw session exec {session_ref(session.id, session.directory)} --code - <<'EOF'\n...\nEOF",
     )
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import statistics
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from spatialclaw.chat import ImagePart
@@ -54,13 +55,25 @@ class TokenCounter:
     def __init__(self, name_or_path: str) -> None:
         from transformers import AutoProcessor, AutoTokenizer
 
+        from spatialclaw.primitives.perception.models import hub_unavailable
+
         self.name = name_or_path
+        # a hub id without a usable hub is read from the cache only: one quick answer instead of minutes
+        # of download retries
+        offline = None if Path(name_or_path).is_dir() else hub_unavailable()
+        local_only = {"local_files_only": True} if offline else {}
         try:
-            self.processor: Any = AutoProcessor.from_pretrained(name_or_path)  # type: ignore[no-untyped-call]
+            self.processor: Any = AutoProcessor.from_pretrained(name_or_path, **local_only)  # type: ignore[no-untyped-call]
         except Exception:
             try:
-                self.processor = AutoTokenizer.from_pretrained(name_or_path)
+                self.processor = AutoTokenizer.from_pretrained(name_or_path, **local_only)
             except Exception as error:
+                if offline:
+                    raise ValueError(
+                        f"--tokenizer {name_or_path!r} could not be loaded: not a local folder nor in the Hugging Face "
+                        "cache, and "
+                        f"{offline}; give a local model folder (`spatialclaw tiny-models DIR` writes a small one)"
+                    ) from None
                 raise ValueError(
                     f"--tokenizer {name_or_path!r} could not be loaded ({type(error).__name__}: {error}); "
                     "give a local model folder or a Hugging Face repo id with a tokenizer"

@@ -9,7 +9,7 @@ from typing import Any
 
 from spatialclaw.task import Task
 
-__all__ = ["build_session_prompt", "prompt_version"]
+__all__ = ["build_session_prompt", "prompt_version", "session_ref"]
 
 
 def prompt_version() -> str:
@@ -17,6 +17,19 @@ def prompt_version() -> str:
     from spatialclaw.agent import prompting
 
     return prompting.prompt_version()
+
+
+def session_ref(session_id: str, directory: str | Path) -> str:
+    """How a shell command names the session: its id, plus ``--root ROOT`` when it lives outside the
+    default root (``$SPATIALCLAW_SESSIONS`` or ``~/.spatialclaw/sessions``), so a copied command works."""
+    import shlex
+
+    from spatialclaw.interactive.session_dir import sessions_root
+
+    root = Path(directory).parent
+    if root.resolve() == sessions_root().resolve():
+        return session_id
+    return f"{session_id} --root {shlex.quote(str(root))}"
 
 
 def build_session_prompt(
@@ -37,7 +50,9 @@ def build_session_prompt(
     if not vlm_available:  # listed as unavailable, its methods left out of the manual
         reason = "not available in this session (it was started without `--vlm-model`)"
         tools = {**(tools or {}), "vlm": {"available": False, "reason": reason}}
-    how_to = prompting.render("session.md", session_id=session_id, directory=str(directory)).strip()
+    how_to = prompting.render(
+        "session.md", session_id=session_id, session_ref=session_ref(session_id, directory), directory=str(directory)
+    ).strip()
     system = prompting.render(
         "system.md",
         step_format=how_to,

@@ -11,6 +11,10 @@ host comes to it as Unix sockets in a directory bound into the sandbox, one set 
   ``run`` of the service's model kinds and the actors' read-only ``stats`` pass; requests are decoded from
   JSON (never unpickled), and one over :data:`~spatialclaw.primitives.perception.remote.MAX_REQUEST_BYTES` is
   refused from its length alone.
+* :class:`ServiceRelay` (``multiview.sock``): passes the kernel's requests to a backend service in its own
+  environment (:mod:`spatialclaw.services.toolshed`; its socket sits in a host-owned 0700 directory the
+  sandbox cannot see). Only ``run`` and ``stats`` pass, over the same size limit; a service that died is
+  started again before the request is passed on.
 
 Every channel serves at most ``max_connections`` connections of its kernel at once (one more is refused at
 once), and drops a connection that sends nothing for :data:`IDLE_TIMEOUT_S`: a cell cannot use up the host's
@@ -31,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-__all__ = ["IDLE_TIMEOUT_S", "PerceptionRelay", "UnixForwarder"]
+__all__ = ["IDLE_TIMEOUT_S", "PerceptionRelay", "ServiceRelay", "UnixForwarder"]
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +238,54 @@ class PerceptionRelay:
         except PerceptionServiceError as error:
             reply = {"error": {"type": "PerceptionServiceError", "message": str(error)}}
         write_frame(connection, pickle.dumps(reply, protocol=5))
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+class ServiceRelay:
+    """Serve the kernel's requests on ``path`` with the backend service at ``target`` (a Unix socket outside
+    the sandbox), restarting the service when it does not answer. At most :attr:`MAX_CONNECTIONS` at once."""
+
+    METHODS = ("run", "stats")
+    MAX_CONNECTIONS = 4
+
+    def __init__(self, path: Path, target: str) -> None:
+        self.target = target
+        self.restarts = 0
+        self._listener = _UnixListener(path, self._answer, "spatialclaw-service-relay", self.MAX_CONNECTIONS)
+
+    @property
+    def path(self) -> Path:
+        return self._listener.path
+
+    def _answer(self, connection: socket.socket) -> None:
+        from spatialclaw.primitives.perception.remote import MAX_FRAME_BYTES, MAX_REQUEST_BYTES, read_frame, write_frame
+        from spatialclaw.primitives.reconstruction.da3 import pack, unpack
+        from spatialclaw.services.toolshed import ServiceError, ensure_running
+
+        size = struct.unpack(">Q", _read_into(connection, bytearray(8)))[0]
+        if size > MAX_REQUEST_BYTES:
+            error = f"a request of {size} bytes is over the relay's limit of {MAX_REQUEST_BYTES >> 20} MiB"
+            write_frame(connection, pack("reply", {"ok": False, "error": error}))
+            _discard(connection, size)
+            return
+        request = bytes(_read_into(connection, bytearray(size)))
+        try:
+            method, _ = unpack(request)
+            if method not in self.METHODS:
+                raise ValueError(f"the service relay passes {list(self.METHODS)}, not {method!r}")
+            if not ensure_running(Path(self.target)):
+                self.restarts += 1
+                log.warning("restarted the backend service at %s", self.target)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as outside:
+                outside.connect(self.target)
+                write_frame(outside, request)
+                reply = read_frame(outside, MAX_FRAME_BYTES)
+        except (ValueError, ServiceError, OSError, ConnectionError) as error:
+            message = f"the backend service at the host does not answer: {error}"
+            reply = pack("reply", {"ok": False, "error": message})
+        write_frame(connection, reply)
 
     def close(self) -> None:
         self._listener.close()

@@ -92,6 +92,11 @@ class Kernel:
     ``memory_limit_mb``). ``readable``: more host paths a sandboxed kernel may read (model folders,
     datasets; ``$SPATIALCLAW_MODELS`` always is). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
     here (or its own temporary one), and ``reset(workdir=...)`` cannot move it elsewhere.
+
+    ``primitives``: your own functions bound as kernel names, ``{"name": "package.module:function"}``,
+    imported in the kernel on first call; the module must be importable there (installed in the
+    environment, or its folder on ``env={"PYTHONPATH": ...}`` and in ``readable``). The tool-calls
+    interface offers them as tools; docs/design.md, "Adding a primitive".
     """
 
     def __init__(
@@ -112,7 +117,12 @@ class Kernel:
         sandbox: str = "auto",
         limits: ResourceLimits | None = None,
         readable: Iterable[str | Path] = (),
+        primitives: dict[str, str] | None = None,
     ) -> None:
+        from spatialclaw.primitives.runtime.namespace import parse_primitives
+
+        parse_primitives(primitives)  # a bad name or target fails here, before a process starts
+        self.primitives: dict[str, str] = dict(primitives or {})
         self.sandbox_mode = check_mode(sandbox)
         self.sandboxed = use_sandbox(self.sandbox_mode)
         self.memory_limit_mb = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
@@ -205,6 +215,7 @@ class Kernel:
             "memory_limit_mb": self.memory_limit_mb,
             "snapshot_total_mb": self.snapshot_total_mb,
             "snapshot_variable_mb": self.snapshot_variable_mb,
+            "primitives": self.primitives,
         }
 
     # -- public API -----------------------------------------------------------------------------------

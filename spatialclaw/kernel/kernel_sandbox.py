@@ -1,4 +1,4 @@
-"""A sandboxed kernel's host side: its private directories, its channels (vlm, perception), the process
+"""A sandboxed kernel's host side: its private directories, its channels (vlm, perception, multi-view), the process
 started inside them, and what an episode's spec must say to reach them from inside.
 
 See :mod:`spatialclaw.kernel.sandbox` for the policy itself and docs/security.md.
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from spatialclaw.kernel.channels import PerceptionRelay, UnixForwarder
+from spatialclaw.kernel.channels import PerceptionRelay, ServiceRelay, UnixForwarder
 from spatialclaw.kernel.process import KernelProcess
 from spatialclaw.kernel.sandbox import ResourceLimits
 from spatialclaw.kernel.sandbox_dirs import SandboxDirs
@@ -25,6 +25,7 @@ class KernelSandbox:
         self.dirs = SandboxDirs()
         self.vlm_forwarder = UnixForwarder(self.dirs.channels / "vlm.sock")
         self.perception_relay: PerceptionRelay | None = None
+        self.service_relay: ServiceRelay | None = None
 
     def process(
         self,
@@ -44,6 +45,11 @@ class KernelSandbox:
                 dirs.channels / "perception.sock", environment[ENV_VAR], environment.get("RAY_ADDRESS")
             )
             environment = {**environment, SOCKET_ENV_VAR: str(self.perception_relay.path)}
+        from spatialclaw.primitives.reconstruction.da3 import SOCKET_ENV_VAR as MULTIVIEW
+
+        if environment.get(MULTIVIEW):  # the backend service's socket is outside; the kernel gets a relay
+            self.service_relay = ServiceRelay(dirs.channels / "multiview.sock", environment[MULTIVIEW])
+            environment = {**environment, MULTIVIEW: str(self.service_relay.path)}
         policy = dirs.policy(environment, workdir, [snapshot_dir], limits, readable)
         return KernelProcess(
             workdir,
@@ -75,8 +81,8 @@ class KernelSandbox:
         return {**routed, "socket": str(self.vlm_forwarder.path)}
 
     def close(self) -> None:
-        for channel in (self.vlm_forwarder, self.perception_relay):
+        for channel in (self.vlm_forwarder, self.perception_relay, self.service_relay):
             if channel is not None:
                 channel.close()
-        self.perception_relay = None
+        self.perception_relay = self.service_relay = None
         self.dirs.remove()

@@ -29,11 +29,15 @@ _FROM_AGENT = {"answered": "ok", "budget": "budget", "format_errors": "budget", 
 
 @dataclass
 class EpisodeJob:
-    """A task to run, its attempt number and the (new, empty) directory for its trajectory."""
+    """A task to run, its attempt number, the (new, empty) directory for its trajectory, which of the
+    run's repeats of the task it is (0 to K-1), and whether it retries an attempt that failed (a retry asks
+    the model anew: replaying the cached replies would replay the failure)."""
 
     task: Task
     out_dir: Path
     attempt: int
+    repeat: int = 0
+    retry: bool = False
 
 
 def score_row(task: Task, answer: Any) -> dict[str, Any]:
@@ -62,7 +66,9 @@ class EpisodeWorker:
     without a kernel; the other interfaces run with a kernel the worker takes from ``pool`` (a :class:`~spatialclaw.kernel.pool.KernelPool`) on its first
     episode and gives back on :meth:`close` (without a pool, the agent starts a kernel per episode).
     ``episode_timeout_s`` becomes the agent's time limit (the smaller one wins when the agent config sets
-    one too), so an episode that runs longer ends with status ``timeout``."""
+    one too), so an episode that runs longer ends with status ``timeout``. With ``cache`` (and a
+    ``run_dir``) the model is wrapped in a :class:`~spatialclaw.models.response_cache.ResponseCache` keyed
+    by each job's task and repeat, and each row counts its hits and misses (``cache``)."""
 
     def __init__(
         self,
@@ -74,6 +80,7 @@ class EpisodeWorker:
         run_dir: Path | None = None,
         episode_timeout_s: float | None = None,
         interface: str = "code",
+        cache: bool = False,
     ) -> None:
         from spatialclaw.agent.config import AgentConfig
 
@@ -88,6 +95,8 @@ class EpisodeWorker:
         self.pool = pool
         self.model_options = dict(model_options or {})
         self.run_dir = run_dir
+        self.cache = cache
+        self._cached: Any = None  # the ResponseCache around the model, when caching
         self._runner: Any = None
         self._kernel: Any = None
 
@@ -99,11 +108,21 @@ class EpisodeWorker:
             if "max_attempts" in options:
                 options["retry"] = RetryPolicy(max_attempts=int(options.pop("max_attempts")))
             model = load_model(self.model_spec, **options)
+            if self.cache and self.run_dir is not None:
+                from spatialclaw.models.response_cache import ResponseCache
+
+                model = self._cached = ResponseCache(model, self.run_dir)
             self._runner = make_runner(self.interface, model, self.config)
         return self._runner
 
     def run(self, job: EpisodeJob) -> dict[str, Any]:
-        """The result row of ``job`` (never raises)."""
+        """The result row of ``job`` (never raises); with the cache on, its ``cache`` counts."""
+        row = self._run(job)
+        if self._cached is not None:
+            row["cache"] = self._cached.take_counts()
+        return row
+
+    def _run(self, job: EpisodeJob) -> dict[str, Any]:
         started = time.time()
         task = job.task
         base = {
@@ -111,12 +130,17 @@ class EpisodeWorker:
             "benchmark": task.benchmark,
             "category": task.category,
             "attempt": job.attempt,
+            "repeat": job.repeat,
             "trajectory_dir": self._relative(job.out_dir),
             "interface": self.interface,
             "baseline": self.baseline,
         }
         try:
             runner = self._episode_runner()
+            if self._cached is not None:
+                self._cached.scope = {"task_id": task.task_id, "repeat": job.repeat}
+                self._cached.refresh = job.retry
+                self._cached.take_counts()
             if not needs_kernel(self.interface):
                 result = runner.run(task, job.out_dir)
             elif self.pool is not None and self.pool.fresh:

@@ -28,6 +28,7 @@ from typing import Any
 from spatialclaw.runner.interfaces import INTERFACES
 from spatialclaw.runner.report_stats import Interval, compare, score_interval
 from spatialclaw.runner.run import aggregate_rows
+from spatialclaw.trajectories.results import mean_over_repeats
 from spatialclaw.trajectories.run_dir import RunDir
 
 __all__ = ["RunReport", "load_run_report", "write_report"]
@@ -62,6 +63,7 @@ class RunReport:
     gain_interval: Interval | None = None  # bootstrap interval of ``gain_overall`` (paired, shared tasks)
     gain_n: int | None = None  # the shared tasks the gain compares
     warnings: list[str] = field(default_factory=list)
+    repeats: int = 1  # episodes per task; with K > 1 a task's score is the mean over its K rows
     by_task: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     task_index: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -75,10 +77,12 @@ def load_run_report(path: str | Path) -> RunReport:
     run_dir = RunDir(path)
     manifest = run_dir.manifest()
     tasks = {t.task_id: t for t in run_dir.tasks()}
-    by_task, unreadable = run_dir.results.read()
-    rows = list(by_task.values())
-    agg = aggregate_rows(rows, tasks, manifest["aggregation"])
+    by_key, unreadable = run_dir.results.read()
+    rows = list(by_key.values())  # every (task, repeat) row: statuses, tokens, cost and time count them all
+    by_task = {row["task_id"]: row for row in mean_over_repeats(rows)}  # scores: the mean over repeats
+    agg = aggregate_rows(list(by_task.values()), tasks, manifest["aggregation"])
     config = manifest["config"]
+    repeats = int(config.get("repeats", 1))
     statuses: dict[str, int] = {}
     for row in rows:
         statuses[row["status"]] = statuses.get(row["status"], 0) + 1
@@ -88,7 +92,7 @@ def load_run_report(path: str | Path) -> RunReport:
     steps = [r["steps"] for r in rows if r.get("steps") is not None]
     interface = config.get("interface") or ("no-tools" if config.get("baseline") == "no-tools" else "code")
     baseline = "no-tools" if interface == "no-tools" else None
-    label = f"{Path(path).name} ({config['model']}, {interface})"
+    label = f"{Path(path).name} ({config['model']}, {interface}{f', mean of {repeats} repeats' if repeats > 1 else ''})"
     return RunReport(
         label=label,
         path=Path(path),
@@ -110,6 +114,7 @@ def load_run_report(path: str | Path) -> RunReport:
         rule=agg.rule,
         unreadable=unreadable,
         interval=score_interval(by_task, tasks, manifest["aggregation"]),
+        repeats=repeats,
         by_task=by_task,
         task_index=tasks,
     )
@@ -204,6 +209,7 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
                 "tool_gain_n",
                 "tool_gain_ci_low",
                 "tool_gain_ci_high",
+                "repeats",
             ]
         )
         for r in reports:
@@ -227,6 +233,7 @@ def write_report(paths: list[str | Path], out_dir: str | Path) -> dict[str, Path
                     *(r.interval or (None, None)),
                     r.gain_n,
                     *(r.gain_interval or (None, None)),
+                    r.repeats,
                 ]
             )
     with open(files["categories_csv"], "w", newline="", encoding="utf-8") as f:
@@ -251,6 +258,11 @@ def _markdown(reports: list[RunReport]) -> str:
         "Scores in percent; overall by each benchmark's own rule, n = tasks with a row; tool gain = run minus "
         "its no-tools baseline (same benchmark and model) on the tasks both have a row for (gain n). "
         "In brackets: 95 % bootstrap interval (1000 resamples of the tasks, seed 0; the gain's paired).",
+        *(
+            ["", "A run with K repeats (named in its label) scores each task by the mean over its K episodes."]
+            if any(r.repeats > 1 for r in reports)
+            else []
+        ),
         "",
         *(f"**Warning:** {w}." for r in reports for w in r.warnings),
         "",
@@ -264,7 +276,7 @@ def _markdown(reports: list[RunReport]) -> str:
         duration = "–" if r.mean_duration_s is None else f"{r.mean_duration_s:.2f}"
         steps = "–" if r.mean_steps is None else f"{r.mean_steps:.1f}"
         lines.append(
-            f"| {r.label} | {r.benchmark} | {_with_interval(r.overall, r.interval)} | {r.rows} | "
+            f"| {r.label} | {r.benchmark} | {_with_interval(r.overall, r.interval)} | {len(r.by_task)} | "
             f"{_with_interval(r.gain_overall, r.gain_interval, signed=True)} | {r.gain_n if r.gain_n is not None else '–'} | "
             + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
             + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |"

@@ -4,7 +4,15 @@ A new run loads the benchmark's tasks, stamps ``manifest.json`` and writes ``tas
 reads both back (no dataset needed), checks that the configuration is the same one, keeps the rows whose
 status is ``ok`` or ``budget``, rewrites ``results.jsonl`` with exactly those, and runs every other task
 (errored, timed out, or missing because the run was killed). So each task ends up with exactly one row,
-and an attempt never overwrites an earlier attempt's trajectory.
+and an attempt never overwrites an earlier attempt's trajectory. With ``repeats`` K > 1 every task runs K
+times, each its own episode and attempt folder, and the same holds per ``(task, repeat)``: K rows per
+task (``repeat`` 0 to K-1), and a resume runs only the repeats without a kept row. K is part of the run's
+identity (a resume keeps the run's K unless told otherwise, and refuses another).
+
+Unless ``cache`` is off, every model reply is kept in ``RUN/cache/`` under a hash of the exact request
+and the ``(task, repeat)`` it belongs to (:mod:`spatialclaw.models.response_cache`), so a resumed
+episode that sends a request again is answered from disk instead of paying for it twice; each row's
+``cache`` field counts its hits, misses and corrupt entries.
 
 The whole session holds the run's exclusive lock (:mod:`spatialclaw.runner.lock`): a second process on
 the same run directory fails at once with :class:`~spatialclaw.runner.lock.RunLockedError` naming the
@@ -32,155 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.aggregation import Aggregate, ScoredRow, aggregate
+from spatialclaw.runner.config import DEFAULT_GENERATION, RESUMABLE, RunConfig, comparable
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
-from spatialclaw.runner.interfaces import INTERFACES
 from spatialclaw.runner.lock import RunLock
+from spatialclaw.trajectories.results import mean_over_repeats, row_key
 from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
 
-__all__ = ["DEFAULT_GENERATION", "RESUMABLE", "RunConfig", "RunSummary", "aggregate_rows", "run_benchmark"]
-
-#: The generation settings of a new run that names none: greedy decoding, the provider's token limit.
-DEFAULT_GENERATION: dict[str, Any] = {"temperature": 0.0}
-
-#: Settings a resume may change (all others must match the run's): they decide how fast and how
-#: reliably the episodes run, not what an episode is.
-RESUMABLE = (
-    "workers",
-    "executor",
-    "endpoint URL (openai-compat URL or model_options.base_url)",
-    "model_options.max_attempts (--model-retries)",
-    "a larger limit",
-)
-
-
-@dataclass
-class RunConfig:
-    """Everything a run needs. ``interface``: how the model acts, one of :data:`~spatialclaw.runner.interfaces.INTERFACES`
-    (``baseline="no-tools"`` is the older spelling of ``interface="no-tools"``). ``agent``: :class:`~spatialclaw.agent.config.AgentConfig` fields to override;
-    ``model_options``: passed to :func:`~spatialclaw.models.load_model` (``max_attempts`` sets the retry
-    policy); ``episode_timeout_s`` bounds each episode's wall-clock time: the local executor makes it the
-    agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
-    episode's actor. Either way the row's status is ``timeout`` and ``--resume`` runs the task again."""
-
-    benchmark: str
-    model: str
-    out: Path
-    limit: int | None = None
-    seed: int = 0
-    source: str | None = None
-    media_root: str | None = None
-    split: str | None = None
-    workers: int = 1
-    interface: str = "code"
-    baseline: str | None = None
-    executor: str = "local"
-    ray_address: str | None = None
-    resume: bool = False
-    agent: dict[str, Any] = field(default_factory=dict)
-    model_options: dict[str, Any] = field(default_factory=dict)
-    episode_timeout_s: float | None = None
-    ray_gpus_per_worker: float = 0.0
-    perception_actors: int = 0
-    perception_gpus: float = 1.0
-    progress: bool = True
-    frames: dict[str, Any] = field(default_factory=dict)  # fps / key_frames / long_side over the spec's policy
-    generation: dict[str, Any] | None = None  # temperature, max_tokens, provider options; None: see the module
-
-    def __post_init__(self) -> None:
-        self.out = Path(self.out)
-        if self.baseline not in (None, "no-tools"):
-            raise ValueError(f"unknown baseline {self.baseline!r}; the only baseline is 'no-tools'")
-        if self.baseline == "no-tools":
-            if self.interface not in ("code", "no-tools"):
-                raise ValueError(
-                    f"--baseline no-tools and --interface {self.interface} contradict each other; give one"
-                )
-            self.interface = "no-tools"
-        if self.interface not in INTERFACES:
-            raise ValueError(f"unknown interface {self.interface!r}; choose one of {', '.join(INTERFACES)}")
-        self.baseline = "no-tools" if self.interface == "no-tools" else None
-        if self.executor not in ("local", "ray"):
-            raise ValueError(f"unknown executor {self.executor!r}; use 'local' or 'ray'")
-        if self.workers < 1:
-            raise ValueError(f"--workers must be at least 1, got {self.workers}")
-        if self.episode_timeout_s is not None and not self.episode_timeout_s > 0:
-            raise ValueError(f"--episode-timeout must be above 0 seconds, got {self.episode_timeout_s}")
-        from spatialclaw.agent.config import AgentConfig
-
-        AgentConfig(**self.agent)  # bad agent options (limits included) fail here, before any episode
-        if self.perception_actors and self.executor != "ray":
-            raise ValueError(
-                "--perception-actors shares perception models between episodes on Ray actors; "
-                "add --executor ray (the local executor loads the models in each kernel)"
-            )
-        if self.perception_actors < 0 or self.perception_gpus < 0:
-            raise ValueError(
-                f"--perception-actors and --perception-gpus must be >= 0, got {self.perception_actors} "
-                f"and {self.perception_gpus}"
-            )
-
-    def perception_setup(self) -> dict[str, Any] | None:
-        """Where the learned perception models run, for the manifest (None: in each episode's kernel)."""
-        if not self.perception_actors:
-            return None
-        return {"where": "ray-actors", "actors": self.perception_actors, "gpus_per_actor": self.perception_gpus}
-
-    def identity(self) -> dict[str, Any]:
-        """The settings that decide the results (hashed into the manifest); not workers, executor, paths or
-        the URL of an OpenAI-compatible server."""
-        model = (
-            self.model.rsplit("@", 1)[0] if self.model.startswith("openai-compat:") else self.model
-        )  # the server may move
-        return {
-            "benchmark": self.benchmark,
-            "limit": self.limit,
-            "seed": self.seed,
-            "split": self.split,
-            "model": model,
-            "interface": self.interface,
-            "agent": self.agent,
-            "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()},
-            **({"frames": self.frames} if self.frames else {}),  # only when set: older runs resume unchanged
-            **({"generation": self.generation} if self.generation is not None else {}),
-        }
-
-    def agent_with_generation(self) -> dict[str, Any]:
-        """The agent options the episodes run with: ``generation`` over the agent's ``model_params``."""
-        if not self.generation:
-            return self.agent
-        return {**self.agent, "model_params": {**self.agent.get("model_params", {}), **self.generation}}
-
-    def session(self) -> dict[str, Any]:
-        """This session's settings that a resume may change, for the manifest's ``sessions`` list."""
-        return {
-            "workers": self.workers,
-            "executor": self.executor,
-            "model": self.model,
-            "base_url": self.model_options.get("base_url"),
-            "model_retries": self.model_options.get("max_attempts"),
-            "limit": self.limit,
-            "episode_timeout_s": self.episode_timeout_s,
-            "perception": self.perception_setup(),
-            "sandbox": self.sandbox_setup(),
-        }
-
-    def sandbox_setup(self) -> dict[str, Any]:
-        """The kernel sandbox of this session's episodes: mode, whether it is active here, what is missing."""
-        from spatialclaw.kernel.sandbox import describe
-
-        return describe(self.agent.get("sandbox", "auto"))
-
-
-def comparable(identity: dict[str, Any]) -> dict[str, Any]:
-    """An identity without what a resume may change (``limit``, ``max_attempts``, ``base_url``); an older
-    manifest's ``baseline`` read as its ``interface``."""
-    data = {k: v for k, v in identity.items() if k not in ("limit", "baseline")}
-    if "interface" not in data:
-        data["interface"] = "no-tools" if identity.get("baseline") == "no-tools" else "code"
-    data["model_options"] = {
-        k: v for k, v in (identity.get("model_options") or {}).items() if k not in ("max_attempts", "base_url")
-    }
-    return data
+__all__ = ["RunSummary", "aggregate_rows", "run_benchmark"]
 
 
 @dataclass
@@ -245,6 +111,8 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         config.generation = None if base is None else dict(base)
     else:
         config.generation = {**(base or {}), **config.generation}
+    if config.repeats is None:  # a new run: 1; a resume: the run's
+        config.repeats = int(run_dir.manifest()["config"].get("repeats", 1)) if run_dir.exists() else 1
     identity = config.identity()
     if run_dir.exists():
         manifest = run_dir.manifest()
@@ -283,24 +151,27 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     by_id = {t.task_id: t for t in tasks}
     session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
     previous, unreadable = run_dir.results.read()  # the rewrite below keeps unreadable lines aside
+    wanted = [(t, repeat) for t in tasks for repeat in range(config.repeats)]  # one row each
     kept = [
-        previous[t.task_id]
-        for t in tasks
-        if t.task_id in previous and previous[t.task_id]["status"] not in RETRY_STATUSES
+        previous[(t.task_id, repeat)]
+        for t, repeat in wanted
+        if (t.task_id, repeat) in previous and previous[(t.task_id, repeat)]["status"] not in RETRY_STATUSES
     ]
     run_dir.results.rewrite(kept)
-    done = {row["task_id"] for row in kept}
-    pending = [t for t in tasks if t.task_id not in done]
+    done = {row_key(row) for row in kept}
     jobs = []
-    for task in pending:
-        out_dir = run_dir.episode_dir(task.task_id)
-        jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1])))
+    for task, repeat in wanted:
+        if (task.task_id, repeat) not in done:
+            out_dir = run_dir.episode_dir(task.task_id)
+            retry = (task.task_id, repeat) in previous  # its row was a failure: ask the model anew
+            jobs.append(EpisodeJob(task, out_dir, int(out_dir.name.split("-")[-1]), repeat, retry))
     worker_args = {
         "model_spec": config.model,
         "agent_config": config.agent_with_generation(),
         "interface": config.interface,
         "model_options": config.model_options,
         "run_dir": run_dir.path,
+        "cache": config.cache,
     }
     executor: Any
     if config.executor == "ray":
@@ -352,7 +223,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         len(jobs),
         len(kept),
         dict(statuses),
-        aggregate_rows(rows, by_id, rule),
+        aggregate_rows(mean_over_repeats(rows), by_id, rule),
         time.perf_counter() - started,
         [f"{problem}; kept in {run_dir.results.unreadable_path.name}" for problem in unreadable],
     )

@@ -35,7 +35,7 @@ KINDS = ("depth", "detect", "sam", "sam3")
 
 def _describe(kind: str, model_id: str, device: str | None) -> dict[str, Any]:
     """The model's version for cache keys (+ what the kernel needs to build its key), as the local path finds it."""
-    from spatialclaw.primitives.perception import depth, detect, models, segment
+    from spatialclaw.primitives.perception import depth, detect, models, sam3, segment
 
     if kind == "depth":
         version = models.model_version(model_id)
@@ -48,7 +48,7 @@ def _describe(kind: str, model_id: str, device: str | None) -> dict[str, Any]:
     if kind == "sam":
         return {"version": segment.load_sam(model_id, device).version}
     if kind == "sam3":
-        return {"version": segment.load_sam3(model_id, device).version}
+        return {"version": sam3.load_sam3(model_id, device).version}
     raise ValueError(f"unknown perception kind {kind!r}; the service hosts {list(KINDS)}")
 
 

@@ -155,7 +155,7 @@ def load_run_view(run_dir: str | Path) -> RunView:
             if os.path.islink(attempt.parent.parent) or not is_episode_dir(attempt.parent, EPISODE_FILE):
                 continue  # links are never followed
             by_folder.setdefault(attempt.parent.parent.name, []).append(attempt.parent)
-    for task_id, row in rows.items():
+    for (task_id, _repeat), row in rows.items():
         latest = run_dir / str(row.get("trajectory_dir", ""))
         folder = latest.parent.name
         attempts = []
