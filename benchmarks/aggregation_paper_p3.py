@@ -9,9 +9,10 @@ Scores stay in [0, 1] (the paper reports them x100).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
+
+from spatialclaw.benchmarks.official import literal
 
 __all__ = ["SPAR_LEVELS", "spar_levels", "spatialtree_scored", "videommev2_groups"]
 
@@ -93,15 +94,6 @@ def spatialtree_scored(rows: Sequence[Row]) -> dict[str, Any]:
 _RELEVANCE = {0: 0.0, 1: 1 / 16, 2: 4 / 16, 3: 9 / 16, 4: 1.0}
 
 
-def _literal(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            return value
-    return value
-
-
 def _logic(right: list[bool], structure: Any) -> float:
     """A logic group's score: the run of right answers from the first question, weighted by its structure."""
     last = -1
@@ -109,7 +101,7 @@ def _logic(right: list[bool], structure: Any) -> float:
         if not ok:
             break
         last = index
-    structure = _literal(structure)
+    structure = literal(structure)
     if structure == [1, [2, 3], 4]:
         weights = {0: 0.0, 1: 1 / 12, 2: 4 / 12, 3: 7 / 12, 4: 1.0}
         if last == 0 and len(right) > 2 and right[2]:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_examples import code_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,3 +118,51 @@ def test_the_quickstart_example_walks_the_first_hour_without_key_or_data(tmp_pat
     assert done.stdout.startswith("kernel: 2 (741, 500)") and "agent: answered" in done.stdout
     assert "openai: exported 4 of 4 episode(s)" in done.stdout
     assert len((tmp_path / "sft.jsonl").read_text().splitlines()) == 4 and (tmp_path / "report" / "report.md").is_file()
+
+
+# (document, section or None for the whole guide, which python blocks, what stdout must show)
+GUIDE_EXAMPLES = {
+    "frames": ("frames.md", None, slice(None), r"Frames\(5 frames, indices \[0, 1, 2, 3, 4\], 640x480, 5 files"),
+    "track": ("perception.md", "Tracking without weights", slice(None), r"round trip error \(px\): 0\.0\n"),
+    "motion": ("geometry.md", "Camera and object motion: motion(frames)", slice(None), r"pans right 8\.0 deg"),
+    "stereo": ("depth_and_reconstruction.md", "stereo_depth(left, right, ...)", slice(None), r"\n?0\.00\d+\n"),
+    "rgbd": ("depth_and_reconstruction.md", "reconstruct(frames)", slice(1, 2), r"5/5 frames registered, method=rgbd"),
+    "sfm": ("depth_and_reconstruction.md", "reconstruct(frames)", slice(2, 3), r"^sfm 6\nframe 1: registered \("),
+}
+
+
+def _guide_blocks(document: str, section: str | None, which: slice) -> list[str]:
+    if section is not None:
+        return code_blocks(document, section, "python")[which]
+    text = (ROOT / "docs" / document).read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)[which]
+
+
+@pytest.fixture(scope="module")
+def bare_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    clone = _clone(tmp_path_factory.mktemp("guides") / "clone")
+    assert not (clone.parent / "shared").exists()
+    return clone
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[pytest.mark.slow] if n == "sfm" else []) for n in GUIDE_EXAMPLES]
+)
+def test_guide_examples_run_from_a_bare_clone(name: str, bare_clone: Path, tmp_path: Path) -> None:
+    document, section, which, shown = GUIDE_EXAMPLES[name]
+    blocks = _guide_blocks(document, section, which)
+    assert blocks and not any("../shared" in b or "SPATIALCLAW_TEST_DATA" in b for b in blocks), blocks
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENAI_")}
+    env = {**env, "HF_HUB_OFFLINE": "1", "SPATIALCLAW_TEST_DATA": str(tmp_path / "no-data")}
+    work = bare_clone / "work" / name  # the blocks write their own inputs (photos, a clip) next to them
+    work.mkdir(parents=True)
+    script = f"source {bare_clone}/.venv/bin/activate\npython -P - <<'PY'\n{''.join(blocks)}PY\n"
+    run = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert re.search(shown, run.stdout), run.stdout[-3000:]
+
+
+def test_no_example_of_the_runnable_guides_reads_the_shared_data_folder() -> None:
+    for document in ("frames.md", "perception.md", "depth_and_reconstruction.md"):
+        for block in _guide_blocks(document, None, slice(None)):
+            assert "../shared" not in block and "SPATIALCLAW_TEST_DATA" not in block, (document, block)

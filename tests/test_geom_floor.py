@@ -200,7 +200,7 @@ def test_camera_tilt_from_vertical_edges_matches_the_depths_floor(test_data, nam
     small = photo.resize((224, round(photo.height * 224 / photo.width)), Image.LANCZOS)
     tilt = geom.camera_tilt(small)  # 60 deg field of view assumed (truly 62.7)
     assert abs(tilt.pitch_deg - true_pitch) < 6.0, (name, tilt, true_pitch)
-    assert tilt.pitch_sigma_deg == 5.0 and tilt.edges >= 6
+    assert 5.0 <= tilt.pitch_sigma_deg <= 12.0 and tilt.edges >= 6  # wider when a rival pitch fits too
     p = geom.floor_point((112, 150), small)
     assert "estimated from the image's vertical edges" in p.assumed and p.pitch_deg == tilt.pitch_deg
     given = geom.floor_point((112, 150), small, tilt=tilt)  # the same tilt handed over as a CameraTilt

@@ -106,6 +106,18 @@ def test_the_last_block_of_lettered_lines_wins_and_text_after_it_stays() -> None
     assert parsed.text.endswith("Which is nearer?\nAnswer with the letter.")
 
 
+def test_a_block_of_lettered_lines_must_start_at_a() -> None:
+    # Not lettered options: the lines are kept whole as unlettered options.
+    assert parse_question("Which is it?\nX. the red one\nB. the blue one").choices == [
+        "X. the red one",
+        "B. the blue one",
+    ]
+    # A later "C., B." pair is no block, so the A-B block stays the last one.
+    parsed = parse_question("Which is it?\nA. red\nB. blue\nAnd also:\nC. x\nB. y")
+    assert parsed.choices == ["red", "blue"]
+    assert parsed.text.endswith("And also:\nC. x\nB. y")
+
+
 def test_an_options_marker_line_before_the_lettered_lines_leaves_the_question() -> None:
     parsed = parse_question("Which is closest?\nOptions:\nA. chair\nB. table")
     assert parsed.text == "Which is closest?"
@@ -127,6 +139,16 @@ def test_the_answer_type_is_inferred_from_counting_measuring_and_auxiliary_verb_
 ) -> None:
     assert infer_answer_type(question)[0] == answer_type
     assert infer_answer_type(question, ["x", "y"])[0] == "multiple_choice"
+
+
+def test_the_answer_type_reason_quotes_the_wording_that_decided_it() -> None:
+    assert infer_answer_type("How MANY chairs are there?") == ("number", "the question asks 'how many'")
+    assert infer_answer_type("What is the distance from the bed?")[1] == "the question asks 'what is the distance'"
+    assert infer_answer_type("  Is the lamp on?") == (
+        "yes_no",
+        "the question opens with 'Is' and offers no alternatives",
+    )
+    assert infer_answer_type("Which?", ["x", "y", "z"])[1] == "it has 3 options"
 
 
 def test_a_text_with_several_numbers_is_refused_as_holding_more_than_one() -> None:

@@ -53,6 +53,14 @@ def test_a_spent_cost_limit_refuses_even_a_free_call() -> None:
         clock.reserve()
 
 
+def test_a_reply_without_a_price_counts_its_tokens_and_no_cost() -> None:
+    clock = LimitClock(Limits(tokens=100, cost_usd=1.0), time.monotonic())
+    reservation = clock.reserve(30, 0.5)
+    clock.settle(reservation, ModelReply("x", usage=Usage(prompt_tokens=12, completion_tokens=3), cost_usd=None))
+    assert (clock.spent_tokens, clock.spent_usd, clock.held_tokens, clock.held_usd) == (15, 0.0, 0, 0.0)
+    assert clock.reserve(85, 1.0) == Reservation(85, 1.0)  # the whole cost budget is still there
+
+
 def test_time_left_caps_timeouts_and_the_limit_is_hit_at_zero() -> None:
     now = time.monotonic()
     clock = LimitClock(Limits(time_s=10.0), now - 4.0)

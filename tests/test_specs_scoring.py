@@ -21,6 +21,12 @@ def test_viewspatial_reads_only_the_last_line() -> None:
     assert viewspatial_choice("B\nnone", "B") == (0.0, None)
 
 
+def test_viewspatial_scores_only_the_same_option_not_a_later_or_earlier_letter() -> None:
+    assert viewspatial_choice("C. behind", "B. left") == (0.0, "C")
+    assert viewspatial_choice("A. right", "B. left") == (0.0, "A")
+    assert viewspatial_choice("B. left", "B. left") == (1.0, "B")
+
+
 @pytest.mark.parametrize(("reply", "letter"), [("(B) chair", "B"), ("  c.", "C"), ("The answer is B", "T"), ("", "")])
 def test_leading_letter_is_the_first_letter_of_the_reply(reply: str, letter: str) -> None:
     assert leading_letter(reply) == letter

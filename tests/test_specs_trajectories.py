@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spatialclaw.runner.lock import LOCK_NAME, RunLock, RunLockedError
-from spatialclaw.trajectories.episode_log import TrajectoryWriter, load_episode
+from spatialclaw.trajectories.episode_log import Episode, TrajectoryWriter, load_episode
 
 
 def test_a_reopened_log_continues_the_sequence_numbers_and_the_last_answer_and_score_win(tmp_path: Path) -> None:
@@ -45,6 +45,17 @@ def test_the_header_and_the_task_are_read_from_their_events(tmp_path: Path) -> N
     episode = load_episode(tmp_path)
     assert episode.header["run"] == "r1" and episode.task == {"id": "t1"}
     assert [e["type"] for e in episode.of_type("task")] == ["task", "task"]
+
+
+def test_an_episode_is_not_torn_unless_its_reader_says_so(tmp_path: Path) -> None:
+    assert Episode(tmp_path, [], complete=False).torn_tail is False
+    with TrajectoryWriter(tmp_path, fsync=False) as writer:
+        writer.write("header", run="r")
+    assert load_episode(tmp_path).torn_tail is False
+    with open(tmp_path / "episode.jsonl", "a", encoding="utf-8") as log:
+        log.write('{"type": "end", "rea')  # a crash mid-write
+    torn = load_episode(tmp_path)
+    assert torn.torn_tail is True and not torn.complete
 
 
 def test_a_folder_without_a_log_is_not_an_episode(tmp_path: Path) -> None:

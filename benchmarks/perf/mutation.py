@@ -78,7 +78,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "conversation": {
         "path": "spatialclaw/export/conversation.py",
         "functions": ["episode_conversation", "merge_consecutive"],
-        "tests": ["tests/test_export_rows.py"],
+        "tests": ["tests/test_export_rows.py", "tests/test_specs_conversation.py"],
     },
     "relate": {
         "path": "primitives/geometry/relate.py",

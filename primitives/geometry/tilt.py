@@ -18,6 +18,12 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
+from spatialclaw.primitives.geometry.tilt_evidence import (
+    RIVAL_SEPARATION_DEG,
+    border_segments,
+    intrinsics_sigma_deg,
+    rival_pitch,
+)
 
 __all__ = ["DEFAULT_HFOV_DEG", "TILT_SIGMA_DEG", "CameraTilt", "camera_tilt", "horizon_row", "tilted_camera_pose"]
 
@@ -65,7 +71,8 @@ class CameraTilt:
     Attributes:
         pitch_deg: pitch, degrees (> 0 tilts UP, < 0 looks down, as in ``motion``). roll_deg: roll, degrees
             (clockwise, right side lower, for > 0). pitch_sigma_deg: its uncertainty, degrees. edges: image
-            lines that agree. source: what it was read from ("vertical edges").
+            lines that agree. source: what it was read from ("vertical edges"). caveat: why the sigma is
+            wider than the usual 5 degrees ("" when it is not), e.g. a rival pitch the edges also support.
     """
 
     pitch_deg: float
@@ -73,6 +80,7 @@ class CameraTilt:
     pitch_sigma_deg: float
     edges: int
     source: str = "vertical edges"
+    caveat: str = ""
 
     @property
     def text(self) -> str:
@@ -80,6 +88,7 @@ class CameraTilt:
         return (
             f"camera pitch {self.pitch_deg:+.1f} ± {self.pitch_sigma_deg:g} deg (looks {way} "
             f"{abs(self.pitch_deg):.1f} deg), roll {self.roll_deg:+.0f} deg (from {self.edges} {self.source})"
+            + (f"; AMBIGUOUS: {self.caveat}" if self.caveat else "")
         )
 
     def __repr__(self) -> str:
@@ -96,9 +105,13 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
         frame: the image (Frame, PIL image or (H, W, 3) array).
         K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (horizontal field of view, degrees, default 60).
 
+    Edges along a flat dark border (the wedges of a rotated or padded image) are ignored. When another
+    pitch at least 8 degrees away is nearly as well supported, the sigma widens to cover it and
+    ``.caveat`` names it; without ``K`` the sigma also grows with the tilt (the field of view is a guess).
+
     Returns:
         A ``CameraTilt``: ``.pitch_deg`` (> 0 tilts UP, < 0 looks down), ``.roll_deg`` (> 0 clockwise),
-        ``.pitch_sigma_deg``, ``.edges``, ``.source``.
+        ``.pitch_sigma_deg`` (degrees; the truth lies within 2 sigma), ``.edges``, ``.source``, ``.caveat``.
 
     Raises:
         ValueError: too few near-vertical edges to tell the tilt; pass ``pitch_deg`` to
@@ -111,12 +124,14 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     gray = cv2.cvtColor(as_rgb_array(frame), cv2.COLOR_RGB2GRAY)
     height, width = gray.shape
     K = as_intrinsics(K) if K is not None else None
+    given_K = K is not None
     if K is None:
         fov = DEFAULT_HFOV_DEG if hfov_deg is None else float(hfov_deg)
         f = (width / 2.0) / np.tan(np.radians(fov) / 2.0)
         K = np.array([[f, 0.0, (width - 1) / 2.0], [0.0, f, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
     found = cv2.createLineSegmentDetector().detect(gray)[0]
     segments = np.zeros((0, 4)) if found is None else found.reshape(-1, 4).astype(np.float64)
+    segments = segments[~border_segments(gray, segments)]
     dx, dy = segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]
     length = np.hypot(dx, dy)
     long_enough = length >= _MIN_EDGE_PX * width / 224.0
@@ -139,7 +154,16 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     off_centre = np.abs((segments[vertical, 0] + segments[vertical, 2]) / 2.0 - K[0, 2]) > 0.15 * width
     from_verticals = agreeing.sum() >= 6 and (agreeing & off_centre).sum() >= 3 and i not in (0, len(down) - 1)
     if from_verticals:
-        return CameraTilt(-float(down[i]), float(rolls[j]), TILT_SIGMA_DEG, int(agreeing.sum()))
+        pitch = -float(down[i])
+        sigma = TILT_SIGMA_DEG if given_K else float(np.hypot(TILT_SIGMA_DEG, intrinsics_sigma_deg(pitch)))
+        # edges near the centre column fit every pitch: judge rivals by the off-centre edges alone
+        side = (v_length * off_centre * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(-1)
+        rival = rival_pitch(down, side.max(axis=1), int(np.argmax(side.max(axis=1))))
+        caveat = ""
+        if rival is not None and abs(-rival - pitch) >= RIVAL_SEPARATION_DEG:
+            sigma = max(sigma, abs(-rival - pitch) / 2.0 + TILT_SIGMA_DEG)
+            caveat = f"the edges also fit pitch {-rival:+.1f} deg"
+        return CameraTilt(pitch, float(rolls[j]), round(sigma, 1), int(agreeing.sum()), caveat=caveat)
     raise ValueError(
         f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} near-vertical agree, "
         f"{int((agreeing & off_centre).sum())} away from the centre); "

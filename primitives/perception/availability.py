@@ -25,6 +25,7 @@ from typing import Any
 from spatialclaw.primitives.perception.backends import (
     BACKEND_NOTES,
     backend_family,
+    depth_family,
     sam3_id,
     sam3_problem,
     weights_status,
@@ -135,9 +136,11 @@ def tool_status() -> dict[str, ToolStatus]:
         if sam3 is None
         else f"text prompts: {BACKEND_NOTES['detect+sam']} (SAM 3 is not here: {sam3})"
     )
+    depth_backend = depth_family(_safe(_depth_id))
+    depth_note = f"answered by {_safe(_depth_id)}: {BACKEND_NOTES.get(depth_backend, 'a depth model')}"
     segment_note = text_note + (f"; point/box prompts unavailable (SAM: {sam})" if sam else "")
     status = {
-        "depth": ToolStatus("depth", depth is None, depth or ""),
+        "depth": ToolStatus("depth", depth is None, depth or "", depth_note if depth is None else "", depth_backend),
         "detect": ToolStatus("detect", detect is None, detect or "", detect_note if detect is None else "", family),
         "segment": ToolStatus(
             "segment",
@@ -157,8 +160,9 @@ def tool_status() -> dict[str, ToolStatus]:
             note=(
                 "its learned depth is unavailable (see depth): pass RGB-D depth maps or depth=None (arbitrary scale)"
                 if depth
-                else ""
+                else f"classical geometry (RGB-D / SfM); metric scale from {depth_note.removeprefix('answered by ')}"
             ),
+            backend="classical" if depth else f"classical + {depth_backend}",
         ),
     }
     global _last

@@ -22,6 +22,7 @@ __all__ = [
     "BACKEND_NOTES",
     "DEFAULT_SAM3_MODEL",
     "backend_family",
+    "depth_family",
     "is_sam3",
     "sam3_id",
     "sam3_problem",
@@ -37,6 +38,10 @@ BACKEND_NOTES = {
     "grounding-dino": "Grounding DINO: phrase grounding ('the red mug on the left'), boxes only",
     "owlv2": "OWLv2: one score per label, boxes only",
     "detect+sam": "detector boxes -> SAM ViT-B masks (two models)",
+    "depth-pro": "Depth Pro: metric depth and the camera's focal length from one image",
+    "depth-anything": "Depth Anything V2 metric: metric depth from one image (focal length not estimated)",
+    "stereo-sgbm": "classical stereo (SGBM) on a rectified pair: metric depth from the baseline, no weights",
+    "da3": "Depth Anything 3: metric depth and camera poses from unposed RGB views at once",
 }
 
 
@@ -114,6 +119,24 @@ def backend_family(model_id: str) -> str:
     if is_sam3(model_id):
         return "sam3"
     return "owlv2" if "owl" in model_id.lower() else "grounding-dino"
+
+
+def depth_family(model_id: str) -> str:
+    """ "depth-pro", "depth-anything", "stereo-sgbm" or "depth" (another model) for a depth model id or
+    folder: by the ``model_type`` of its local ``config.json`` where there is one, else by its name."""
+    if model_id == "stereo-sgbm":
+        return model_id
+    folder = Path(os.path.expanduser(model_id))
+    root = os.environ.get("SPATIALCLAW_MODELS")
+    if not folder.is_dir() and root:
+        folder = Path(root).expanduser() / model_id
+    name = model_id.lower()
+    try:
+        name = str(json.loads((folder / "config.json").read_text()).get("model_type", name)).lower()
+    except (OSError, ValueError):
+        pass  # no local config: judge by the name
+    name = name.replace("_", "").replace("-", "")
+    return "depth-pro" if "depthpro" in name else "depth-anything" if "depthanything" in name else "depth"
 
 
 def _transformers_has_sam3() -> bool:

@@ -34,6 +34,7 @@ from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.imaging import as_rgb_array
 from spatialclaw.primitives.perception import cache, models, remote
+from spatialclaw.primitives.perception.backends import depth_family
 
 if TYPE_CHECKING:
     import torch
@@ -90,6 +91,12 @@ class DepthResult:
     extras: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
+    def backend(self) -> str:
+        """Which backend answered: "depth-pro", "depth-anything", "stereo-sgbm" or "depth" (another model);
+        ``model`` names the exact checkpoint."""
+        return depth_family(self.model)
+
+    @property
     def focal_px(self) -> float:
         """Focal length fx in pixels of ``intrinsics`` (the model's estimate when ``intrinsics_source`` is "model")."""
         return float(self.intrinsics[0, 0])
@@ -127,7 +134,7 @@ class DepthResult:
         fx = self.intrinsics[0, 0]
         return (
             f"DepthResult(frame_index={self.frame_index}, {width}x{height}, median {median:.2f} m, "
-            f"valid {valid.mean():.0%}, fx={fx:.1f} px ({self.intrinsics_source}), model={self.model!r})"
+            f"valid {valid.mean():.0%}, fx={fx:.1f} px ({self.intrinsics_source}), backend={self.backend}, model={self.model!r})"
         )
 
 

@@ -151,6 +151,7 @@ def learned_reconstruction(
         method="learned",
         notes=notes + [f"learned: poses, intrinsics and depth from {backend.name} ({out.model})"],
         frame_status=status,
+        backend=f"{backend.name} ({out.model})",
     )
 
 

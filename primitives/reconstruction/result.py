@@ -68,6 +68,8 @@ class Reconstruction:
             chain, centres at the origin), "single-frame" or "learned" (a multi-view model, e.g. DA3).
         notes: plain-language remarks (unregistered frames, fallbacks, where the focal length came from).
         frame_status: one ``FrameStatus`` per frame (status, inliers, confidence, reason).
+        backend: which backend answered: the multi-view model (method "learned", e.g. "da3 (model id)"), else
+            "classical <method>" plus the depth model that set the scale ("+ depth model X").
     """
 
     poses: np.ndarray
@@ -84,6 +86,12 @@ class Reconstruction:
     method: str
     notes: list[str] = field(default_factory=list)
     frame_status: list[FrameStatus] = field(default_factory=list)
+    backend: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.backend:
+            learned_depth = self.scale_source.startswith("depth model")
+            self.backend = f"classical {self.method}" + (f" + {self.scale_source}" if learned_depth else "")
 
     def _position(self, frame_index: int) -> int:
         matches = np.flatnonzero(self.frame_indices == frame_index)
@@ -118,7 +126,8 @@ class Reconstruction:
         span = float(np.linalg.norm(centres.max(axis=0) - centres.min(axis=0))) if len(centres) else 0.0
         text = (
             f"Reconstruction({self.registered.sum()}/{len(self.registered)} frames registered, method={self.method}, "
-            f"{len(self.points)} points, camera span {span:.3g} {unit}, metric={self.metric} ({self.scale_source})"
+            f"{len(self.points)} points, camera span {span:.3g} {unit}, metric={self.metric} ({self.scale_source}), "
+            f"backend={self.backend}"
         )
         if self.unregistered:
             text += f", unregistered frames {self.unregistered}"

@@ -138,12 +138,26 @@ def manual(name: str | None = None) -> None:
             obj = getattr(obj, part, None)
             if obj is None:
                 raise AttributeError(f"{head} has no {rest!r}; manual({head!r}) lists what it has")
-        print(f"== manual({name!r}) ==\n{_describe(obj, name)}")
+        print(f"== manual({name!r}) ==\n{_here(head) if not rest else ''}{_describe(obj, name)}")
         return
     found = _find_type(name)
     if found is None:
         raise NameError(f"no kernel name or result type {name!r}; manual() lists the names")
     print(f"== manual({name!r}) ==\n{_describe(found, name)}")
+
+
+def _here(name: str) -> str:
+    """A line naming the backend that answers the learned tool ``name`` here and what it is good for (or why
+    it cannot run), from the report the kernel made at start; "" for other names."""
+    from spatialclaw.primitives.perception.availability import last_report
+
+    status = (last_report() or {}).get(name)
+    if not status:
+        return ""
+    if not status["available"]:
+        return f"UNAVAILABLE here: {status['reason']}\n"
+    backend = f"backend {status['backend']}: " if status["backend"] else ""
+    return f"Here: {backend}{status['note'] or 'available'}\n" if backend or status["note"] else ""
 
 
 def _namespace() -> dict[str, Any]:

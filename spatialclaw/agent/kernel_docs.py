@@ -246,7 +246,8 @@ def _unavailable_text(tools: dict[str, Any] | None) -> str:
         if not status.get("available", True):
             lines.append(f"- `{name}` is UNAVAILABLE here (calling it fails at once): {status.get('reason')}")
         elif status.get("note"):
-            lines.append(f"- `{name}`: {status['note']}")
+            backend = f" (backend {status['backend']})" if status.get("backend") else ""
+            lines.append(f"- `{name}`{backend}: {status['note']}")
     return ("Learned tools in this installation:\n" + "\n".join(lines)) if lines else ""
 
 
