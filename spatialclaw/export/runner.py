@@ -220,12 +220,14 @@ def counted_attempts(directories: list[Path], excluded: Counter[str]) -> list[Pa
     """``directories`` without the attempts a benchmark run does not count: an episode at
     ``RUN/episodes/<task>/attempt-<n>`` of a run directory (one with ``manifest.json``) is kept only when
     it is the attempt the task's ``results.jsonl`` row names, so an export of a run has one record per
-    counted task (an attempt cut by Ctrl-C, or one a resume ran again, is left out); other episode
-    directories are kept. Each one left out is counted in ``excluded``."""
+    counted task (an attempt cut by Ctrl-C, or one a resume ran again, is left out). A task with no readable
+    row (its row was lost or is unreadable) keeps its latest attempt, so a damaged results file loses no
+    episode. Other episode directories are kept. Each one left out is counted in ``excluded``."""
     from spatialclaw.trajectories.run_dir import RunDir
 
     counted: dict[Path, set[Path]] = {}
-    kept = []
+    kept: list[Path] = []
+    unrowed: dict[Path, list[Path]] = {}  # task folder -> its attempts, for tasks with no counted attempt
     for directory in directories:
         run = directory.resolve().parent.parent.parent
         if directory.resolve().parent.parent.name != "episodes" or not RunDir(run).exists():
@@ -236,9 +238,21 @@ def counted_attempts(directories: list[Path], excluded: Counter[str]) -> list[Pa
             counted[run] = {(run / str(row.get("trajectory_dir", ""))).resolve() for row in rows.values()}
         if directory.resolve() in counted[run]:
             kept.append(directory)
-        else:
+        elif any(path.parent == directory.resolve().parent for path in counted[run]):
             excluded[NOT_COUNTED] += 1
+        else:
+            unrowed.setdefault(directory.resolve().parent, []).append(directory)
+    for attempts in unrowed.values():
+        latest = max(attempts, key=lambda path: _attempt_number(path.name))
+        kept.append(latest)
+        excluded[NOT_COUNTED] += len(attempts) - 1
     return kept
+
+
+def _attempt_number(name: str) -> int:
+    """``attempt-3`` -> 3 (-1 for a name of another form)."""
+    number = name.rpartition("-")[2]
+    return int(number) if number.isdigit() else -1
 
 
 class _Counting:

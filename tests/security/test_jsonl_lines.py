@@ -110,7 +110,9 @@ def test_the_results_store_keeps_the_last_row_names_a_bad_line_and_loses_nothing
     store.append({"task_id": "c", "status": "ok", "answer": HOSTILE})
     store.append({"task_id": "a", "status": "ok"})  # the last row of a task wins
     rows, problems = store.read()
-    assert list(rows) == ["a", "c"] and rows["a"]["status"] == "ok" and rows["c"]["answer"] == HOSTILE
+    assert (
+        list(rows) == [("a", 0), ("c", 0)] and rows[("a", 0)]["status"] == "ok" and rows[("c", 0)]["answer"] == HOSTILE
+    )
     assert problems == [f"{store.path}: line 2 unreadable (not JSON: Expecting value)"]
     store.rewrite(rows.values())
     assert store.read() == (rows, [])
