@@ -25,7 +25,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.extraction import extract_cell
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
 from spatialclaw.agent.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
-from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error
+from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error, finish_episode
 from spatialclaw.agent.task_inputs import file_hashes, preview_frames
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.models import Model, ModelError, ModelTimeoutError, load_model
@@ -183,42 +182,20 @@ class Agent:
                     self._vlm_server.close_channel(vlm)
                 if own_kernel and kernel is not None:
                     kernel.shutdown()
-            if source is not None:
-                episode.write("answer", value=answer, source=source)
-            duration = time.perf_counter() - started
-            kernel_s = episode.cell_s + episode.kernel_setup_s
-            timing = {
-                "model_s": episode.model_s,
-                "cell_s": episode.cell_s,
-                "kernel_setup_s": episode.kernel_setup_s,
-                "loop_s": max(duration - episode.model_s - kernel_s, 0.0),
-            }
-            episode.write(
-                "end",
-                reason=status,
-                steps=episode.step,
-                usage=asdict(episode.usage),
-                cost_usd=episode.cost,
-                duration_s=duration,
+            result = finish_episode(
+                episode.write,
+                episode,
+                status=status,
+                answer=answer,
+                source=source,
                 error=error,
-                timing=timing,
-                limit=episode.limit.to_dict() if episode.limit is not None else None,
+                started=started,
+                kernel_setup_s=episode.kernel_setup_s,
+                out_dir=out_dir,
             )
         if interrupted:  # logged as an ended episode; the caller still sees the interrupt
             raise KeyboardInterrupt
-        return EpisodeResult(
-            answer=answer,
-            status=status,
-            steps=episode.step,
-            usage=episode.usage,
-            cost_usd=episode.cost,
-            duration_s=duration,
-            trajectory_dir=out_dir,
-            answer_source=source,
-            error=error,
-            timing=timing,
-            limit=episode.limit,
-        )
+        return result
 
     def _loop(
         self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None

@@ -1,19 +1,22 @@
 """What an episode reports: :class:`EpisodeResult` (how it ended), :class:`StepEvent` (what ``on_step``
-receives after each step) and :func:`episode_error` (the recorded reason of an episode that failed)."""
+receives after each step), :func:`episode_error` (the recorded reason of an episode that failed) and
+:func:`finish_episode` (the ``answer`` and ``end`` events and the result, the same for every episode runner)."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from spatialclaw.agent.limits import LimitHit
 from spatialclaw.chat import Usage
 from spatialclaw.kernel.cell import CellResult
 from spatialclaw.models import ModelError
 
-__all__ = ["EpisodeResult", "StepEvent", "episode_error"]
+__all__ = ["EpisodeResult", "StepEvent", "episode_error", "finish_episode"]
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +69,64 @@ def episode_error(failure: Exception, task_id: str) -> str:
         return str(failure)
     log.exception("episode %s failed", task_id)
     return f"{type(failure).__name__}: {failure}"
+
+
+class _EpisodeState(Protocol):
+    """What :func:`finish_episode` reads of a running episode's bookkeeping."""
+
+    step: int
+    usage: Usage
+    cost: float | None
+    limit: LimitHit | None
+    model_s: float
+    cell_s: float
+
+
+def finish_episode(
+    write: Callable[..., Any],
+    episode: _EpisodeState,
+    *,
+    status: str,
+    answer: Any,
+    source: str | None,
+    error: str | None,
+    started: float,
+    kernel_setup_s: float,
+    out_dir: Path,
+) -> EpisodeResult:
+    """Write the ``answer`` event (when there is an answer) and the ``end`` event with the episode's usage,
+    cost and timing split (seconds, from ``started``, a ``time.perf_counter()`` value), and return the
+    :class:`EpisodeResult` that says the same."""
+    if source is not None:
+        write("answer", value=answer, source=source)
+    duration = time.perf_counter() - started
+    timing = {
+        "model_s": episode.model_s,
+        "cell_s": episode.cell_s,
+        "kernel_setup_s": kernel_setup_s,
+        "loop_s": max(duration - episode.model_s - episode.cell_s - kernel_setup_s, 0.0),
+    }
+    write(
+        "end",
+        reason=status,
+        steps=episode.step,
+        usage=asdict(episode.usage),
+        cost_usd=episode.cost,
+        duration_s=duration,
+        error=error,
+        timing=timing,
+        limit=episode.limit.to_dict() if episode.limit is not None else None,
+    )
+    return EpisodeResult(
+        answer=answer,
+        status=status,
+        steps=episode.step,
+        usage=episode.usage,
+        cost_usd=episode.cost,
+        duration_s=duration,
+        trajectory_dir=out_dir,
+        answer_source=source,
+        error=error,
+        timing=timing,
+        limit=episode.limit,
+    )

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from spatialclaw import __version__
 from spatialclaw.agent.config import AgentConfig, sandbox_record
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
-from spatialclaw.agent.result import EpisodeResult, episode_error
+from spatialclaw.agent.result import EpisodeResult, episode_error, finish_episode
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.kernel.cell import CellResult
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
@@ -166,37 +165,14 @@ class KernelInterface(ABC):
             finally:
                 if own_kernel and kernel is not None:
                     kernel.shutdown()
-            if source is not None:
-                writer.write("answer", value=answer, source=source)
-            duration = time.perf_counter() - started
-            timing = {
-                "model_s": episode.model_s,
-                "cell_s": episode.cell_s,
-                "kernel_setup_s": setup_s,
-                "loop_s": max(duration - episode.model_s - episode.cell_s - setup_s, 0.0),
-            }
-            limit = episode.limit.to_dict() if episode.limit is not None else None
-            writer.write(
-                "end",
-                reason=status,
-                steps=episode.step,
-                usage=asdict(episode.usage),
-                cost_usd=episode.cost,
-                duration_s=duration,
+            return finish_episode(
+                writer.write,
+                episode,
+                status=status,
+                answer=answer,
+                source=source,
                 error=error,
-                timing=timing,
-                limit=limit,
+                started=started,
+                kernel_setup_s=setup_s,
+                out_dir=out_dir,
             )
-        return EpisodeResult(
-            answer=answer,
-            status=status,
-            steps=episode.step,
-            usage=episode.usage,
-            cost_usd=episode.cost,
-            duration_s=duration,
-            trajectory_dir=out_dir,
-            answer_source=source,
-            error=error,
-            timing=timing,
-            limit=episode.limit,
-        )
