@@ -32,12 +32,25 @@ import numpy as np
 
 from spatialclaw import jsonl
 from spatialclaw.benchmarks.devset_camera import camera_translate, camera_turn, orbit_angle
+from spatialclaw.benchmarks.devset_clips import camera_vertical, frame_number
 from spatialclaw.benchmarks.devset_data import data_root
 from spatialclaw.benchmarks.devset_layout import perspective, planar
+from spatialclaw.benchmarks.devset_object import object_motion
+from spatialclaw.benchmarks.devset_orbit import orbit_clip
 
 __all__ = ["CLASSES", "generate"]
 
-CLASSES = ("camera_turn", "camera_translate", "orbit_angle", "perspective", "planar")
+CLASSES = (
+    "camera_turn",
+    "camera_translate",
+    "orbit_angle",
+    "perspective",
+    "planar",
+    "camera_vertical",
+    "orbit_clip",
+    "frame_number",
+    "object_motion",
+)
 
 _BUILDERS = {
     "camera_turn": camera_turn,
@@ -45,6 +58,10 @@ _BUILDERS = {
     "orbit_angle": orbit_angle,
     "perspective": perspective,
     "planar": planar,
+    "camera_vertical": camera_vertical,
+    "orbit_clip": orbit_clip,
+    "frame_number": frame_number,
+    "object_motion": object_motion,
 }
 
 
@@ -60,7 +77,10 @@ def generate(out_dir: str | Path, classes: tuple[str, ...] = CLASSES, seed: int 
             raise ValueError(f"unknown class {name!r}; known: {', '.join(CLASSES)}")
         records += _BUILDERS[name](root, out, np.random.default_rng([seed, CLASSES.index(name)]))
     path = out / "tasks.jsonl"
-    jsonl.write_atomic(path, ({**record, "benchmark": "devset"} for record in records))
+    # How each answer was made stays on the host (``meta.truth`` never reaches a kernel; see Task.kernel_meta).
+    jsonl.write_atomic(
+        path, ({**record, "benchmark": "devset", "meta": {"truth": record["meta"]}} for record in records)
+    )
     return path
 
 

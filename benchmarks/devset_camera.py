@@ -27,7 +27,15 @@ from PIL import Image
 
 from spatialclaw.benchmarks.devset_data import rgbd, rotation, save, small_frame
 
-__all__ = ["MOTION_CHOICES", "camera_translate", "camera_turn", "orbit_angle"]
+__all__ = [
+    "MOTION_CHOICES",
+    "camera_translate",
+    "camera_turn",
+    "middlebury_cameras",
+    "orbit_angle",
+    "render_moved",
+    "turn_view",
+]
 
 MOTION_CHOICES = [
     "turned left",
@@ -42,7 +50,7 @@ MOTION_CHOICES = [
 
 
 # camera_turn ---------------------------------------------------------------------------------------
-def _turn_view(
+def turn_view(
     rgb: np.ndarray, K: np.ndarray, K_view: np.ndarray, R_cam: np.ndarray, size: tuple[int, int]
 ) -> np.ndarray:
     """The view of a camera at the source's centre, rotated by ``R_cam`` (its axes in source-camera
@@ -70,7 +78,7 @@ def camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
         names = []
         for side, fraction in (("a", -0.5), ("b", 0.5)):
             turn = rotation("y", fraction * pan) @ rotation("x", fraction * tilt)
-            names.append(save(small_frame(_turn_view(rgb, K, K_view, turn, size)), out / f"turn{number}_{side}.png"))
+            names.append(save(small_frame(turn_view(rgb, K, K_view, turn, size)), out / f"turn{number}_{side}.png"))
         intro = (
             f"The two images are consecutive frames from one camera whose horizontal field of view is {hfov:.0f} "
             "degrees; the camera only rotated between them."
@@ -106,7 +114,7 @@ def camera_turn(root: Path, out: Path, rng: np.random.Generator) -> list[dict[st
 
 
 # camera_translate ----------------------------------------------------------------------------------
-def _render_moved(
+def render_moved(
     rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, t: np.ndarray, R: np.ndarray | None = None
 ) -> np.ndarray:
     """The photo seen from a camera moved by ``t`` (metres, source-camera axes) and turned by ``R`` (its
@@ -163,8 +171,8 @@ def camera_translate(root: Path, out: Path, rng: np.random.Generator) -> list[di
             amount = float(rng.uniform(2.5, 4.5))
             step, turn = np.zeros(3), amount if way == "right" else -amount
             motion = f"pure rotation {amount:.1f} deg {way}"
-        first = _render_moved(rgb, depth, K, -step / 2, rotation("y", -turn / 2))
-        second = _render_moved(rgb, depth, K, step / 2, rotation("y", turn / 2))
+        first = render_moved(rgb, depth, K, -step / 2, rotation("y", -turn / 2))
+        second = render_moved(rgb, depth, K, step / 2, rotation("y", turn / 2))
         crop = (slice(30, 450), slice(40, 600))  # drop the borders that moving the camera leaves empty
         names = [
             save(small_frame(first[crop]), out / f"move{number}_a.png"),
@@ -185,20 +193,21 @@ def camera_translate(root: Path, out: Path, rng: np.random.Generator) -> list[di
 
 
 # orbit_angle ---------------------------------------------------------------------------------------
-def _middlebury(root: Path, folder: str, table: str) -> dict[str, np.ndarray]:
-    """World-to-camera rotations of the listed views present on disk."""
-    rotations = {}
+def middlebury_cameras(root: Path, folder: str, table: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """World-to-camera rotation R (3x3) and translation t (metres) of the listed views present on disk
+    (projection = K [R t]; the camera centre is -R^T t)."""
+    cameras = {}
     for line in (root / folder / table).read_text().split("\n")[1:]:
         parts = line.split()
         if len(parts) == 22 and (root / folder / parts[0]).exists():
-            rotations[parts[0]] = np.array(parts[10:19], float).reshape(3, 3)
-    return rotations
+            cameras[parts[0]] = (np.array(parts[10:19], float).reshape(3, 3), np.array(parts[19:22], float))
+    return cameras
 
 
 def orbit_angle(root: Path, out: Path, rng: np.random.Generator) -> list[dict[str, Any]]:
     records = []
     for folder, table in (("multiview-temple", "templeR_par.txt"), ("multiview-dino", "dino_par.txt")):
-        rotations = _middlebury(root, folder, table)
+        rotations = {name: R for name, (R, _) in middlebury_cameras(root, folder, table).items()}
         names = sorted(rotations)
         pairs = (
             [(names[0], names[3]), (names[2], names[8])]

@@ -56,6 +56,8 @@ def session_command(task: Task, sessions: Path) -> str:
         "--frames",
         *task.inputs[0].paths,
     ]
+    if task.inputs[0].indices is not None:  # key frames that know their frame numbers in the source clip
+        words += ["--indices", *(str(i) for i in task.inputs[0].indices)]
     if task.choices:
         words += ["--choices", *task.choices]
     else:
@@ -71,7 +73,7 @@ def prepare(tasks_path: Path, out: Path) -> Path:
     for task in load_local_tasks(tasks_path):
         options = "".join(f"\n    {chr(65 + i)}. {c}" for i, c in enumerate(task.choices or []))
         kind = "answer with the option letter" if task.choices else f"answer type: {task.answer_type}"
-        images = "\n".join(f"    {p}" for spec in task.inputs for p in spec.paths)
+        images = "\n".join(_image_lines(task))
         blocks.append(
             f"## {task.task_id}\nimages:\n{images}\nquestion: {task.question}{options}\n({kind})\n"
             f"kernel condition:\n    {session_command(task, sessions)}\n"
@@ -79,6 +81,17 @@ def prepare(tasks_path: Path, out: Path) -> Path:
     path = out / "questions.md"
     path.write_text("\n".join(blocks))
     return path
+
+
+def _image_lines(task: Task) -> list[str]:
+    """One line per input image: its path, and its frame number in the source clip when the task gives it."""
+    lines = []
+    for spec in task.inputs:
+        if spec.kind == "images" and spec.indices is not None and len(spec.indices) == len(spec.paths):
+            lines += [f"    {p}  (frame {n})" for p, n in zip(spec.paths, spec.indices, strict=True)]
+        else:
+            lines += [f"    {p}" for p in spec.paths]
+    return lines
 
 
 def _session_outcome(directory: Path) -> tuple[Any, int] | None:

@@ -13,6 +13,7 @@ Each line is a JSON object::
      "category": "distance",                        # optional, for per-category tables
      "metric": "mra", "unit": "m",                  # optional scoring overrides (see scoring.score_answer)
      "meta": {"anything": "else"}}                  # optional, shown to the kernel as meta
+                                                   # (except meta.truth: host only, e.g. how an answer was made)
 
 Relative paths resolve against the JSONL file's folder. The :class:`~spatialclaw.task.Task` dict form
 (``"inputs": [{"kind": "images", "paths": [...]}, ...]``, ``"ground_truth"``), which the runner writes to

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["AnswerType", "FrameSpec", "Task"]
+__all__ = ["HOST_ONLY_META", "AnswerType", "FrameSpec", "Task"]
 
 AnswerType = Literal["multiple_choice", "number", "text", "yes_no"]
 
@@ -75,6 +75,10 @@ class FrameSpec:
 VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}
 
 
+#: ``Task.meta`` keys that never reach the kernel.
+HOST_ONLY_META = frozenset({"ground_truth", "truth"})
+
+
 @dataclass
 class Task:
     """One question for the agent.
@@ -103,7 +107,8 @@ class Task:
             self.answer_type = "multiple_choice"
 
     def kernel_meta(self) -> dict[str, Any]:
-        """The ``meta`` the kernel sees: everything except the ground truth."""
+        """The ``meta`` the kernel sees: everything except the ground truth and ``meta["truth"]`` (host-only
+        facts about how the answer was made, e.g. a dev set's construction)."""
         return {
             "task_id": self.task_id,
             "question": self.question,
@@ -111,7 +116,7 @@ class Task:
             "answer_type": self.answer_type,
             "benchmark": self.benchmark,
             "category": self.category,
-            **{k: v for k, v in self.meta.items() if k not in {"ground_truth"}},
+            **{k: v for k, v in self.meta.items() if k not in HOST_ONLY_META},
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def test_every_class_is_present_at_benchmark_size(generated):
     path, records = generated
     assert {r["category"] for r in records} == set(devset.CLASSES)
     for record in records:
-        for name in record["images"]:
+        for name in record.get("images") or record["inputs"][0]["paths"]:
             width, _ = Image.open(path.parent / name).size
             assert 150 <= width <= 250
 
@@ -49,10 +49,10 @@ def test_turn_angles_are_what_the_images_show(generated):
     """The pan and tilt recovered from the two key frames (features + homography, the stated field of
     view) match the ground truth within half a degree: the generator's answers describe its images."""
     path, records = generated
-    for record in (r for r in records if r["task_id"].endswith("-pan")):
+    for record in (r for r in records if r["category"] == "camera_turn" and r["task_id"].endswith("-pan")):
         a, b = (np.array(Image.open(path.parent / n).convert("L")) for n in record["images"])
         h, w = a.shape
-        f = w / 2 / math.tan(math.radians(record["meta"]["hfov_deg"] / 2))
+        f = w / 2 / math.tan(math.radians(record["meta"]["truth"]["hfov_deg"] / 2))
         K = np.array([[f, 0, (w - 1) / 2], [0, f, (h - 1) / 2], [0, 0, 1]])
         sift = cv2.SIFT_create()
         ka, da = sift.detectAndCompute(cv2.resize(a, None, fx=2, fy=2), None)
@@ -65,19 +65,21 @@ def test_turn_angles_are_what_the_images_show(generated):
         axis = np.linalg.inv(K) @ np.linalg.inv(H) @ K @ [0, 0, 1.0]
         pan = math.degrees(math.atan2(axis[0], axis[2]))
         tilt = math.degrees(math.atan2(-axis[1], axis[2]))
-        assert pan == pytest.approx(record["meta"]["pan_deg"], abs=0.5), record["task_id"]
-        assert tilt == pytest.approx(record["meta"]["tilt_deg"], abs=0.5), record["task_id"]
+        assert pan == pytest.approx(record["meta"]["truth"]["pan_deg"], abs=0.5), record["task_id"]
+        assert tilt == pytest.approx(record["meta"]["truth"]["tilt_deg"], abs=0.5), record["task_id"]
 
 
 def test_perspective_answers_are_unambiguous(generated):
     _, records = generated
     items = [r for r in records if r["category"] == "perspective"]
-    assert items and all(25 <= r["meta"]["angle_deg"] <= 65 or 115 <= r["meta"]["angle_deg"] <= 155 for r in items)
+    assert items and all(
+        25 <= r["meta"]["truth"]["angle_deg"] <= 65 or 115 <= r["meta"]["truth"]["angle_deg"] <= 155 for r in items
+    )
     assert len({r["answer"] for r in items}) >= 3
     # markers sit on the floor found in the depth; the floor's up is close to the camera's -y (tilts of
     # these photos: about 2 to 30 degrees)
     for r in items:
-        up = np.array(r["meta"]["floor_up_camera"])
+        up = np.array(r["meta"]["truth"]["floor_up_camera"])
         assert np.degrees(np.arccos(-up[1])) < 35
 
 
@@ -124,3 +126,15 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
     table = scores["camera_translate"]
     assert table["kernel"] == 1.0 and table["looking"] == 0.0 and table["gain"] == 1.0 and table["steps"] == 1.0
     assert scores["all"] == table
+
+
+def test_how_an_answer_was_made_never_reaches_a_kernel(generated):
+    from spatialclaw.benchmarks.local import load_local_tasks
+
+    path, records = generated
+    tasks = {t.task_id: t for t in load_local_tasks(path)}
+    for record in records:
+        task = tasks[record["task_id"]]
+        assert task.meta["truth"] == record["meta"]["truth"]  # the host keeps it (scoring, audits)
+        seen = json.dumps(task.kernel_meta())
+        assert "truth" not in task.kernel_meta() and str(record["meta"]["truth"]) not in seen

@@ -360,18 +360,21 @@ def test_rectify_plane_rejects_bad_quads():
 
 
 # ---- the user guide's examples ---------------------------------------------------------------------
-def test_geometry_doc_examples_run(test_data, tmp_path, monkeypatch):
+def test_geometry_doc_examples_run(tmp_path, monkeypatch):
+    """The page's python blocks run in order on the room its first block renders (no data folder), and
+    what they measure is the room's truth: camera height, stool height, the dots' floor positions."""
     import re
 
     guide = Path(__file__).resolve().parents[1] / "docs" / "geometry.md"
-    text = (
-        guide.read_text().replace("../shared/data", str(test_data)).replace("/tmp/bev.png", str(tmp_path / "bev.png"))
-    )
+    text = guide.read_text().replace("/tmp/bev.png", str(tmp_path / "bev.png"))
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 8
+    assert len(blocks) >= 8 and not any("../shared" in b or "SPATIALCLAW_TEST_DATA" in b for b in blocks)
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     for number, block in enumerate(blocks):
         exec(compile(block, f"docs/geometry.md block {number}", "exec"), namespace)
     assert (tmp_path / "bev.png").exists()
     assert namespace["residual"] < 0.01 and namespace["r"].closest_distance_m == pytest.approx(0.45, abs=1e-3)
+    assert namespace["floor"].offset == pytest.approx(1.2, abs=0.005)  # the camera's height above the floor
+    assert namespace["seat"].extent[1, 2] + namespace["floor"].offset == pytest.approx(0.45, abs=0.01)
+    assert np.linalg.norm(np.subtract(namespace["known"].point, namespace["depth_says"])) < 0.1

@@ -211,3 +211,35 @@ def test_the_server_operator_chooses_the_sandbox_and_a_client_cannot(tmp_path: P
     assert status["sandboxed"] is False
     assert "sandbox" not in start_params
     assert "max_steps (--max-steps) must be a whole number of at least 1, got 0" in refused
+
+
+def test_unreadable_inputs_are_refused_naming_the_file_before_a_kernel_starts(
+    tmp_path: Path, frame_files: list[Path]
+) -> None:
+    """As ``spatialclaw session start``: the inputs are opened on the host first, so a corrupt image or an
+    empty video is a tool error naming the client's file, and no session (daemon, kernel) is started."""
+    corrupt = tmp_path / "frames" / "corrupt.png"
+    corrupt.write_bytes(b"not a png at all")
+    empty = tmp_path / "clip.mp4"
+    empty.write_bytes(b"")
+
+    async def scenario() -> list[tuple[bool, str]]:
+        async with stdio_client(server_parameters(tmp_path)) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            refused = []
+            for arguments in (
+                {"frames": [str(frame_files[0]), str(corrupt)]},
+                {"video": str(empty)},
+                {"inputs": [{"frames": [str(frame_files[0])]}, {"video": str(empty), "count": 4}]},
+            ):
+                result = await client.call_tool("session_start", {"question": "Which is red?", **arguments})
+                refused.append((result.is_error, text_of(result)))
+            return refused
+
+    refused = anyio.run(scenario)
+    assert [is_error for is_error, _ in refused] == [True, True, True], refused
+    assert f"cannot read image {corrupt}" in refused[0][1] and "corrupt" in refused[0][1]
+    for _, text in refused[1:]:
+        assert f"cannot read video {empty}: the file is empty (0 bytes)" in text, text
+    sessions = tmp_path / "sessions"
+    assert not sessions.exists() or not any(sessions.iterdir()), "no session was started for bad inputs"

@@ -28,6 +28,7 @@ from spatialclaw.primitives.perception.backends import (
     depth_family,
     sam3_id,
     sam3_problem,
+    track_backend,
     weights_status,
 )
 from spatialclaw.primitives.runtime.lazy import LazyCallable
@@ -101,12 +102,6 @@ def _sam_id() -> str:
     return sam_id(None)
 
 
-def _track_id() -> str:
-    from spatialclaw.primitives.perception.sam2_tracking import DEFAULT_TRACK_MODEL
-
-    return os.environ.get("SPATIALCLAW_TRACK_MODEL") or DEFAULT_TRACK_MODEL
-
-
 def _safe(model_id: Callable[[], str]) -> str:
     try:
         return model_id()
@@ -125,8 +120,8 @@ def tool_status() -> dict[str, ToolStatus]:
     depth = _learned("depth", _depth_id)
     detect = _learned("detect", _detect_id)
     sam = _learned("segment", _sam_id)
-    track = _learned("track", _track_id)
-    detector, sam3 = _safe(_detect_id), sam3_problem()
+    detector, sam3 = _safe(_detect_id), sam3_problem("text")
+    sam3_prompts = sam3_problem("prompts")
     family = backend_family(detector) if detector else "grounding-dino"
     detect_note = f"answered by {detector}: {BACKEND_NOTES[family]}" + (
         f"; SAM 3 would answer where its weights are ({sam3})" if sam3 and family != "sam3" else ""
@@ -138,22 +133,25 @@ def tool_status() -> dict[str, ToolStatus]:
     )
     depth_backend = depth_family(_safe(_depth_id))
     depth_note = f"answered by {_safe(_depth_id)}: {BACKEND_NOTES.get(depth_backend, 'a depth model')}"
-    segment_note = text_note + (f"; point/box prompts unavailable (SAM: {sam})" if sam else "")
+    if sam3_prompts is None:
+        prompt_note = f"point/box prompts: {BACKEND_NOTES['sam3-tracker']} ({sam3_id()})"
+    elif sam is None:
+        prompt_note = f"point/box prompts: {BACKEND_NOTES['sam']} ({_safe(_sam_id)}; SAM 3 is not here: {sam3_prompts})"
+    else:
+        prompt_note = f"point/box prompts unavailable (SAM: {sam}; SAM 3: {sam3_prompts})"
+    segment_note = f"{text_note}; {prompt_note}"
+    segment_ok = sam is None or sam3 is None or sam3_prompts is None
     status = {
         "depth": ToolStatus("depth", depth is None, depth or "", depth_note if depth is None else "", depth_backend),
         "detect": ToolStatus("detect", detect is None, detect or "", detect_note if detect is None else "", family),
         "segment": ToolStatus(
             "segment",
-            sam is None or sam3 is None,
-            f"SAM: {sam}" if sam and sam3 is not None else "",
-            segment_note if sam is None or sam3 is None else "",
-            "sam3" if sam3 is None else "detect+sam",
+            segment_ok,
+            "" if segment_ok else f"SAM: {sam}",
+            segment_note if segment_ok else "",
+            "sam3" if sam3 is None or sam3_prompts is None else "detect+sam",
         ),
-        "track": ToolStatus(
-            "track",
-            True,
-            note=f"method='sam2' is unavailable ({track}); method='flow' (optical flow) works" if track else "",
-        ),
+        "track": _track_status(),
         "reconstruct": ToolStatus(
             "reconstruct",
             True,
@@ -168,6 +166,24 @@ def tool_status() -> dict[str, ToolStatus]:
     global _last
     _last = {name: item.to_dict() for name, item in status.items()}
     return status
+
+
+def _track_status() -> ToolStatus:
+    """``track``: always available (optical flow needs no weights); which backend follows objects here."""
+    try:
+        backend, model, why = track_backend()
+    except Exception as error:  # a broken model setting must not break the kernel's start
+        backend, model, why = "flow", "", f"its model setting is invalid ({type(error).__name__}: {error})"
+    if backend == "sam3":
+        note = f"answered by {model}: {BACKEND_NOTES['sam3-video']}"
+    elif backend == "sam2":
+        note = f"answered by {model}: {BACKEND_NOTES['sam2-video']}; points need SAM 3 ({why})"
+    else:
+        note = (
+            f"method='flow' (optical flow) works: {BACKEND_NOTES['flow']}; masks and boxes (text: segmented in "
+            f"the start frame); SAM 3 and SAM 2 video are unavailable ({why})"
+        )
+    return ToolStatus("track", True, note=note, backend=backend)
 
 
 def last_report() -> dict[str, dict[str, Any]] | None:

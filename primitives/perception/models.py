@@ -233,12 +233,14 @@ def load_model(
     model_class: Any = None,
     processor_class: Any = None,
     load_processor: bool = True,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> LoadedModel:
     """Load (once per process) a model and its processor through ``from_pretrained``.
 
     ``kind`` picks the transformers auto classes (see ``KINDS``: "depth", "zero-shot-object-detection",
     "mask-generation", ...); ``model_class``/``processor_class`` (a class or its name in ``transformers``)
-    override them. ``model_id`` is a hub id or a local folder. ``device`` defaults to
+    override them; ``model_kwargs`` go to the model's ``from_pretrained`` (e.g. a ``key_mapping``). ``model_id``
+    is a hub id or a local folder. ``device`` defaults to
     ``select_device()`` (CUDA, MPS, CPU; ``SPATIALCLAW_DEVICE`` overrides) and ``dtype`` to
     ``default_dtype(device)``. The model is in eval mode on that device.
     Returns a :class:`LoadedModel` (unpacks as ``model, processor``).
@@ -259,7 +261,7 @@ def load_model(
     with _lock:
         if key in _loaded:
             return _loaded[key]
-        loaded = _load(model_cls, processor_cls, hub_id, source, device, dtype)
+        loaded = _load(model_cls, processor_cls, hub_id, source, device, dtype, model_kwargs or {})
         _loaded[key] = loaded
         return loaded
 
@@ -278,7 +280,9 @@ def _quiet_transformers() -> None:
         pass
 
 
-def _load(model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: str, dtype: Any) -> LoadedModel:
+def _load(
+    model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: str, dtype: Any, model_kwargs: dict[str, Any]
+) -> LoadedModel:
     _quiet_transformers()
     local_folder = Path(source).is_dir()
     attempts = [True] if local_folder or hub_offline() else [True, False]
@@ -291,7 +295,7 @@ def _load(model_cls: Any, processor_cls: Any, hub_id: str, source: str, device: 
             # the processor first: it is small, and a missing optional backend (ImportError) shows up
             # before the weights are read
             processor = None if processor_cls is None else _load_processor(processor_cls, source, local_only)
-            model = _from_pretrained(model_cls, source, local_only, dtype=dtype)
+            model = _from_pretrained(model_cls, source, local_only, dtype=dtype, **model_kwargs)
             break
         except OSError as error:  # transformers reports missing files and failed downloads as OSError
             last_error = error

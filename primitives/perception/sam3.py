@@ -1,8 +1,9 @@
 """SAM 3 on one image: a text (concept) prompt -> every matching instance with box, mask and score, in one model.
 
 ``Sam3Model`` is loaded through ``transformers``' ``from_pretrained`` (hub id ``facebook/sam3``, or a local
-``save_pretrained`` folder; see ``backends.sam3_id``). Its inputs are prepared here rather than by
-``transformers``' ``Sam3Processor``, whose image processor needs torchvision: the image is resized to the
+``save_pretrained`` folder; see ``backends.sam3_id``). Its inputs (and those of the SAM 3 tracker and video
+models, ``sam3_prompts`` and ``sam3_tracking``) are prepared here rather than by ``transformers``'
+``Sam3Processor``, whose image processor needs torchvision: the image is resized to the
 checkpoint's ``preprocessor_config.json`` size (bilinear), scaled to [0, 1] and normalised with its mean/std;
 the text goes through the checkpoint's own tokenizer (``AutoTokenizer.from_pretrained``), padded to 32
 tokens as ``Sam3Processor`` does. Outputs are read as ``Sam3Processor.post_process_instance_segmentation``
@@ -19,11 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.perception.backends import is_sam3, sam3_id, weights_status
+from spatialclaw.primitives.perception.backends import is_sam3, sam3_id, sam3_problem, sam3_tasks, weights_status
 from spatialclaw.primitives.perception.instances import Instance
 from spatialclaw.primitives.perception.models import LoadedModel, load_model
 
-__all__ = ["SAM3_DEFAULT_THRESHOLD", "Sam3Inputs", "is_sam3", "load_sam3", "sam3_instances"]
+__all__ = [
+    "SAM3_DEFAULT_THRESHOLD",
+    "Sam3Inputs",
+    "Sam3PixelInputs",
+    "Sam3TrackerVideoInputs",
+    "Sam3VideoInputs",
+    "check_sam3",
+    "is_sam3",
+    "load_sam3",
+    "sam3_instances",
+]
 
 SAM3_DEFAULT_THRESHOLD = 0.5
 _TEXT_LENGTH = 32  # Sam3Processor pads every phrase to 32 tokens
@@ -31,9 +42,16 @@ _TEXT_LENGTH = 32  # Sam3Processor pads every phrase to 32 tokens
 
 class Sam3Inputs:
     """SAM 3's input preparation (image resize + normalisation, tokenizer), loaded from a checkpoint folder
-    or hub id like a ``transformers`` processor (``from_pretrained``)."""
+    or hub id like a ``transformers`` processor (``from_pretrained``). The subclasses read what the other SAM 3
+    models need: :class:`Sam3PixelInputs` (no tokenizer: the tracker), :class:`Sam3VideoInputs` (the video
+    preprocessor config, falling back to the image one) and :class:`Sam3TrackerVideoInputs` (both)."""
 
-    def __init__(self, tokenizer: Any, size: tuple[int, int], mean: list[float], std: list[float], scale: float):
+    config_files: tuple[str, ...] = ("preprocessor_config.json",)
+    needs_tokenizer = True
+
+    def __init__(
+        self, tokenizer: Any, size: tuple[int, int], mean: list[float], std: list[float], scale: float
+    ) -> None:
         self.tokenizer = tokenizer
         self.size = size  # (height, width) of the model's input
         self.mean = np.asarray(mean, dtype=np.float32).reshape(3, 1, 1)
@@ -42,18 +60,28 @@ class Sam3Inputs:
 
     @classmethod
     def from_pretrained(cls, source: str, local_files_only: bool = False, **kwargs: Any) -> Sam3Inputs:
-        """Read ``preprocessor_config.json`` and the tokenizer of ``source`` (SAM 3's defaults where the
-        config is silent: 1008 x 1008, mean = std = 0.5, scale 1/255). Raises OSError for missing files."""
-        from transformers import AutoTokenizer
+        """Read the first of ``config_files`` that ``source`` has and, for text models, its tokenizer (SAM 3's
+        defaults where the config is silent: 1008 x 1008, mean = std = 0.5, scale 1/255). Raises OSError when
+        the checkpoint has none of the config files or no tokenizer."""
         from transformers.utils.hub import cached_file
 
-        path = cached_file(source, "preprocessor_config.json", local_files_only=local_files_only)
-        config: dict[str, Any] = {}
-        if path is not None:
-            with open(path) as handle:
-                config = json.load(handle)
+        config: dict[str, Any] | None = None
+        for name in cls.config_files:
+            path = cached_file(
+                source, name, local_files_only=local_files_only, _raise_exceptions_for_missing_entries=False
+            )
+            if path is not None:
+                with open(path) as handle:
+                    config = json.load(handle)
+                break
+        if config is None:
+            raise OSError(f"{source} has no {' or '.join(cls.config_files)}")
+        tokenizer = None
+        if cls.needs_tokenizer:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_files_only)
         size = config.get("size") or {"height": 1008, "width": 1008}
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_files_only)
         return cls(
             tokenizer,
             (int(size["height"]), int(size["width"])),
@@ -74,10 +102,56 @@ class Sam3Inputs:
 
     def text(self, phrase: str) -> dict[str, Any]:
         """One noun phrase -> ``input_ids`` and ``attention_mask`` tensors of shape (1, 32)."""
+        if self.tokenizer is None:
+            raise ValueError("these SAM 3 inputs were loaded without a tokenizer (a tracker takes no text)")
         tokens = self.tokenizer(
             [phrase], padding="max_length", max_length=_TEXT_LENGTH, truncation=True, return_tensors="pt"
         )
         return {"input_ids": tokens["input_ids"], "attention_mask": tokens["attention_mask"]}
+
+    def points(self, xy: Any, width: int, height: int) -> Any:
+        """(..., 2) (x, y) pixels of a (width x height) frame -> float32 tensor in pixels of the model's input
+        (as ``Sam3TrackerProcessor`` scales them); boxes go as (..., 2, 2) corner pairs."""
+        import torch
+
+        scaled = np.asarray(xy, dtype=np.float32).copy()
+        scaled[..., 0] *= self.size[1] / width
+        scaled[..., 1] *= self.size[0] / height
+        return torch.from_numpy(scaled)
+
+
+class Sam3PixelInputs(Sam3Inputs):
+    """SAM 3 tracker inputs: the image only (no tokenizer)."""
+
+    needs_tokenizer = False
+
+
+class Sam3VideoInputs(Sam3Inputs):
+    """SAM 3 video (concept) inputs: the video preprocessor config where there is one, and the tokenizer."""
+
+    config_files = ("video_preprocessor_config.json", "preprocessor_config.json")
+
+
+class Sam3TrackerVideoInputs(Sam3Inputs):
+    """SAM 3 tracker video inputs: the video preprocessor config where there is one; no tokenizer."""
+
+    config_files = ("video_preprocessor_config.json", "preprocessor_config.json")
+    needs_tokenizer = False
+
+
+def check_sam3(model_id: str, task: str) -> None:
+    """Refuse, by its local ``config.json``, a checkpoint that is not SAM 3 or does not serve ``task`` (see
+    ``backends.SAM3_TASKS``); a checkpoint whose config is not here passes (loading then says what is
+    missing)."""
+    if weights_status(model_id) is not None:
+        return
+    tasks = sam3_tasks(model_id)
+    if tasks is None:
+        return
+    if not tasks:
+        raise ValueError(f"{model_id!r} is not a SAM 3 checkpoint (its config.json has another model_type)")
+    if task not in tasks:
+        raise ValueError(f"{model_id!r} cannot be used here: {sam3_problem(task, model_id)}")
 
 
 def load_sam3(model: str | os.PathLike[str] | None = None, device: str | None = None) -> LoadedModel:
@@ -85,10 +159,8 @@ def load_sam3(model: str | os.PathLike[str] | None = None, device: str | None = 
     ``MissingWeightsError`` (with the hub id and how to provide it) when the weights are not here, and
     ImportError when the installed ``transformers`` has no SAM 3."""
     model_id = sam3_id(model)
-    if weights_status(model_id) is None and not is_sam3(model_id):  # its config is here and names another model
-        raise ValueError(f"{model_id!r} is not a SAM 3 checkpoint (its config.json has another model_type)")
-    loaded = load_model("sam3", model_id, device=device, model_class="Sam3Model", processor_class=Sam3Inputs)
-    return loaded
+    check_sam3(model_id, "text")
+    return load_model("sam3", model_id, device=device, model_class="Sam3Model", processor_class=Sam3Inputs)
 
 
 def sam3_instances(

@@ -2,8 +2,10 @@
 
 Backends (through ``transformers``; hub ids are defaults, a local ``save_pretrained`` folder works too):
 
-- points / boxes: SAM (``facebook/sam-vit-base``; ``model=`` or ``$SPATIALCLAW_SEGMENT_MODEL``; aliases
-  ``"sam-vit-base"``, ``"sam-vit-large"``, ``"sam-vit-huge"``).
+- points / boxes: the SAM 3 tracker (``Sam3TrackerModel``, ``sam3_prompts``) wherever SAM 3's checkpoint
+  serves them here (the full ``facebook/sam3`` does; chosen in ``backends``), else SAM
+  (``facebook/sam-vit-base``). Choose with ``model=`` or ``$SPATIALCLAW_SEGMENT_MODEL``: ``"sam3"`` (or a SAM 3
+  hub id / folder), or a SAM id / alias ``"sam-vit-base"``, ``"sam-vit-large"``, ``"sam-vit-huge"``.
 - text: SAM 3 (``$SPATIALCLAW_SAM3_MODEL`` or ``facebook/sam3``, gated on the hub: accept its licence
   first) wherever its weights are on this machine (chosen in ``backends``; no torchvision needed);
   otherwise text -> ``detect`` boxes (Grounding DINO / OWLv2) -> SAM masks. Choose with ``text_model=`` or
@@ -24,7 +26,14 @@ from typing import Any, cast
 import numpy as np
 
 from spatialclaw.primitives.perception import remote
-from spatialclaw.primitives.perception.backends import DEFAULT_SAM3_MODEL, sam3_id, sam3_problem, text_backend
+from spatialclaw.primitives.perception.backends import (
+    DEFAULT_SAM3_MODEL,
+    is_sam3,
+    prompt_backend,
+    sam3_id,
+    sam3_problem,
+    text_backend,
+)
 from spatialclaw.primitives.perception.cache import cache_key, cached
 from spatialclaw.primitives.perception.detect import detect
 from spatialclaw.primitives.perception.inputs import (
@@ -38,9 +47,17 @@ from spatialclaw.primitives.perception.inputs import (
 )
 from spatialclaw.primitives.perception.instances import Box, Detections, Instance
 from spatialclaw.primitives.perception.models import LoadedModel, MissingWeightsError, load_model
-from spatialclaw.primitives.perception.sam3 import SAM3_DEFAULT_THRESHOLD, load_sam3, sam3_instances
+from spatialclaw.primitives.perception.sam3 import SAM3_DEFAULT_THRESHOLD, Sam3PixelInputs, load_sam3, sam3_instances
+from spatialclaw.primitives.perception.sam3_prompts import load_sam3_tracker, sam3_prompt_masks
 
-__all__ = ["DEFAULT_SAM3_MODEL", "DEFAULT_SAM_MODEL", "sam_id", "segment", "text_segmenter_id"]
+__all__ = [
+    "DEFAULT_SAM3_MODEL",
+    "DEFAULT_SAM_MODEL",
+    "prompt_segmenter_id",
+    "sam_id",
+    "segment",
+    "text_segmenter_id",
+]
 
 DEFAULT_SAM_MODEL = "facebook/sam-vit-base"
 SAM_ALIASES = {f"sam-vit-{size}": f"facebook/sam-vit-{size}" for size in ("base", "large", "huge")}
@@ -52,6 +69,17 @@ def sam_id(model: str | os.PathLike[str] | None = None) -> str:
     """The SAM hub id or folder for point/box prompts: ``model``, ``$SPATIALCLAW_SEGMENT_MODEL`` or SAM ViT-B."""
     name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_SEGMENT_MODEL") or DEFAULT_SAM_MODEL
     return SAM_ALIASES.get(name.lower(), name)
+
+
+def prompt_segmenter_id(model: str | os.PathLike[str] | None = None) -> str:
+    """The model for point/box prompts: ``model`` or ``$SPATIALCLAW_SEGMENT_MODEL`` (``"sam3"``, a SAM 3 hub id /
+    folder, or SAM), else SAM 3 where its checkpoint serves point/box prompts here (``backends.prompt_backend``),
+    else SAM ViT-B."""
+    name = os.fspath(model) if model is not None else os.environ.get("SPATIALCLAW_SEGMENT_MODEL")
+    if name is None:
+        chosen = prompt_backend()
+        return DEFAULT_SAM_MODEL if chosen == "fallback" else chosen
+    return sam3_id(name) if name.lower() == "sam3" else sam_id(name)
 
 
 def text_segmenter_id(text_model: str | os.PathLike[str] | None = None) -> str:
@@ -138,17 +166,34 @@ def _segment_prompts(
             )
         if 1 not in flags and boxes is None:
             raise ValueError("all points are background (0); mark at least one point on the object with 1")
-    loaded = _sam_model(model, device)
+    loaded, note = _prompt_model(model, device)
     count = len(boxes) if boxes is not None else 1
     names = [label] * count if label is not None else _labels_of(box) or ["object"] * count
     instances = _prompt_instances(loaded, array, boxes, coords, flags, names, mask_threshold)
-    return Detections(instances, frame, backend=model_name(loaded.model_id))
+    return Detections(instances, frame, backend=model_name(loaded.model_id) + note)
 
 
-def _sam_model(model: str | os.PathLike[str] | None, device: str | None) -> LoadedModel | remote.RemoteModel:
-    """SAM loaded here, or hosted by the perception service named by ``$SPATIALCLAW_PERCEPTION``."""
+def _prompt_model(
+    model: str | os.PathLike[str] | None, device: str | None
+) -> tuple[LoadedModel | remote.RemoteModel, str]:
+    """(the model for point/box prompts, a note on a fallback taken): the SAM 3 tracker where it is chosen
+    (``prompt_segmenter_id``), else SAM loaded here, or hosted by the perception service named by
+    ``$SPATIALCLAW_PERCEPTION`` (which serves SAM for point/box prompts)."""
     service = remote.service()
-    return service.model("sam", sam_id(model)) if service is not None else load_sam(model, device)
+    explicit = model is not None or os.environ.get("SPATIALCLAW_SEGMENT_MODEL") is not None
+    chosen = prompt_segmenter_id(model) if explicit or service is None else sam_id(None)
+    note = ""
+    if is_sam3(chosen):
+        try:
+            return load_sam3_tracker(chosen, device), ""
+        except (MissingWeightsError, ImportError) as error:
+            if explicit:
+                raise
+            note = f" (SAM 3 unavailable: {unavailable_reason(error)})"
+        chosen = sam_id(None)
+    if service is not None:
+        return service.model("sam", chosen), note
+    return load_sam(chosen, device), note
 
 
 def _prompt_instances(
@@ -170,6 +215,8 @@ def _prompt_instances(
                 tuple[list[np.ndarray], list[float]],
                 loaded.run(array=array, boxes=boxes, points=points, point_labels=flags, mask_threshold=mask_threshold),
             )
+        if isinstance(loaded.processor, Sam3PixelInputs):
+            return sam3_prompt_masks(loaded, array, boxes, coords, flags, mask_threshold)
         return sam_masks(loaded, array, boxes, coords, flags, mask_threshold)
 
     masks, scores = cached("segment", key, compute)
@@ -281,8 +328,8 @@ def _segment_text(
                 frame, array, labels, loaded, SAM3_DEFAULT_THRESHOLD if threshold is None else threshold
             )
     boxes = detect(frame, labels, model=detector, threshold=threshold, device=device)
-    loaded = _sam_model(model, device)
-    route = f"{boxes.backend} boxes + {model_name(loaded.model_id)} masks{fallback_reason}"
+    loaded, note = _prompt_model(model, device)
+    route = f"{boxes.backend} boxes + {model_name(loaded.model_id)}{note} masks{fallback_reason}"
     if not boxes:
         return Detections([], frame, backend=route)
     masked = _prompt_instances(loaded, array, [item.box for item in boxes], None, None, boxes.labels, mask_threshold)

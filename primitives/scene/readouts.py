@@ -18,6 +18,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.camera import as_pose
+from spatialclaw.primitives.geometry.plausibility import size_note
 from spatialclaw.primitives.geometry.relate import Direction, format_metres
 from spatialclaw.primitives.scene.objects import SceneObject
 
@@ -134,6 +135,17 @@ def relation_between(
     )
 
 
+def _implausible(instance: SceneObject) -> str:
+    """The readout's plausibility note, "; IMPLAUSIBLE? ...", when a measured object's size is far outside
+    the everyday range of its label or a floor point it was located from is beyond a room or too near the
+    horizon; else ""."""
+    measured = instance.covariance is None and len(instance.points) >= 10  # a handful of points has no size
+    notes = [size_note(instance.size, instance.label)] if measured else []
+    notes += [b.floor.notes for b in instance.bearings if getattr(b, "floor", None) is not None]
+    notes = [n for n in notes if n]
+    return f"; IMPLAUSIBLE? {'; '.join(notes)}" if notes else ""
+
+
 def describe_scene(scene: Any, observer: Any, tolerance: float, position: str) -> Readout:
     """The text of ``Scene.describe``: a ``Scene``'s instances, cameras and pairwise relations."""
     if not scene.instances:
@@ -156,7 +168,7 @@ def describe_scene(scene: Any, observer: Any, tolerance: float, position: str) -
         f"Directions seen from {who} (its forward projected onto the ground), between "
         f"{'upright box centres' if position == 'box' else 'point centroids'}."
     ]
-    lines += [f"- {instance.summary()}" for instance in scene.instances.values()]
+    lines += [f"- {instance.summary()}{_implausible(instance)}" for instance in scene.instances.values()]
     pairs = list(combinations(scene.instances, 2))
     if pairs:
         lines.append("Relations:")

@@ -140,7 +140,8 @@ def _initialise(
     if missing:
         raise ValueError(
             f"views {missing} share fewer than 2 landmarks with the views already placed; link them to a placed "
-            f"view with at least 2 named landmarks (or 1 and heading_deg=)"
+            f"view by matched features (scene.link_views(frames[i], frames[j])) or with at least 2 named landmarks "
+            f"(or 1 and heading_deg=)"
         )
     for s in sightings:
         marks.setdefault(s.landmark, []).append(
@@ -150,20 +151,29 @@ def _initialise(
 
 
 def solve_layout(
-    views: dict[int, ViewSpec], sightings: Sequence[Sighting], anchor: int, guess_m: float, guess_sigma_m: float
+    views: dict[int, ViewSpec],
+    sightings: Sequence[Sighting],
+    anchor: int,
+    guess_m: float,
+    guess_sigma_m: float,
+    ranged: bool | None = None,
+    turns: Sequence[tuple[int, int, float, float]] = (),
 ) -> LayoutSolution:
     """Place every view (heading, position) and landmark on the ground from the sightings (see the module doc).
 
     ``anchor``: the frame whose heading and position are held (given, or 0 deg at the origin). When no
-    sighting has a distance, every sighting gets ``guess_m`` metres with sigma ``guess_sigma_m`` (the scale);
-    otherwise sightings without a distance are bearings only."""
+    sighting has a distance (or ``ranged=False``), every sighting without one gets ``guess_m`` metres with
+    sigma ``guess_sigma_m`` (the scale); otherwise sightings without a distance are bearings only.
+    ``turns``: measured relative headings ``(view a, view b, heading b - heading a, sigma)`` in degrees
+    (from matched features), each one more weighted residual."""
     from scipy.optimize import least_squares
 
     heading0, position0, marks0 = _initialise(views, sightings, anchor, guess_m)
     free_h = [v for v in views if v != anchor and views[v].heading_deg is None]
     free_p = [v for v in views if v != anchor and views[v].position is None]
     names = sorted(marks0)
-    ranged = any(s.distance_m is not None for s in sightings)
+    if ranged is None:
+        ranged = any(s.distance_m is not None for s in sightings)
     angles = {id(s): s.angles(views[s.view].K) for s in sightings}
 
     def unpack(x: np.ndarray) -> tuple[dict[int, float], dict[int, np.ndarray], dict[str, np.ndarray]]:
@@ -190,6 +200,8 @@ def solve_layout(
             if d is not None:
                 c = np.cos(elevation)
                 out.append((np.hypot(*delta) - d * c) / ((sd or 0.25 * d) * c))
+        for a, b, delta_deg, sigma_deg in turns:
+            out.append(wrap_deg(h[b] - h[a] - delta_deg) / max(sigma_deg, 1e-3))
         return np.asarray(out, dtype=np.float64)
 
     x0 = np.concatenate(

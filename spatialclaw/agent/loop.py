@@ -334,7 +334,9 @@ class Agent:
             episode.writer.model_call(**logged, error=str(failure), latency_s=time.perf_counter() - started)
             if isinstance(failure, ModelTimeoutError) and grace_s is None and clock.limits.time_s is not None:
                 # The call was bounded by the time left: the time limit ends the episode.
-                raise LimitReached(LimitHit("time", clock.limits.time_s, round(clock.elapsed_s(), 3))) from failure
+                raise LimitReached(
+                    LimitHit("time", float(clock.limits.time_s), round(clock.elapsed_s(), 3))
+                ) from failure
             raise
         finally:  # release what the call held; count what it spent
             clock.settle(reservation, reply)

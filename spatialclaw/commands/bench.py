@@ -188,13 +188,15 @@ def _positive(text: str) -> int:
 
 
 def _check_setup(args: argparse.Namespace) -> None:
-    """Fail before any episode when ``--resume`` names no run, or the model spec is malformed or names an API
-    model without a key (an ``hf:`` model is left to the workers: checking it means loading the weights)."""
+    """Fail before any episode when an ``--agent-option`` does not fit its field, ``--resume`` names no run, or
+    the model spec is malformed or names an API model without a key (an ``hf:`` model is left to the workers:
+    checking it means loading the weights)."""
     from spatialclaw.benchmarks.registry import benchmark_names
     from spatialclaw.models import load_model, parse_spec
     from spatialclaw.runner.lock import LOCK_NAME
     from spatialclaw.trajectories.run_dir import RunDir
 
+    _agent_options(args)  # the command line's own values first, then the environment (an API key)
     out = Path(args.out)
     if args.resume and out.exists() and any(p.name != LOCK_NAME for p in out.iterdir()) and not RunDir(out).exists():
         # a missing folder starts a new run (so one job script can start and continue a run); a folder that

@@ -98,8 +98,8 @@ def _sam3_row(device: str) -> Backend:
     from spatialclaw.primitives.perception.backends import sam3_id, sam3_problem
 
     problem = sam3_problem()
-    state = "ready" if problem is None else f"{problem}; segment(text=...) uses detect + SAM instead"
-    return Backend("sam3", "segment(text=...), detect", sam3_id(None), "torch, transformers",
+    state = "ready" if problem is None else f"{problem}; detect, segment and track use their fallbacks"
+    return Backend("sam3", "detect, segment, track", sam3_id(None), "torch, transformers",
                    "ok" if problem is None else "?", device, problem is None, state)  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 
 from spatialclaw.agent.question import make_task
-from spatialclaw.input_paths import specs_from_groups
+from spatialclaw.input_paths import check_inputs, specs_from_groups
 from spatialclaw.interactive.mcp_paths import ClientPaths
 from spatialclaw.interactive.session import start_session
 from spatialclaw.interactive.session_client import Session, StepOutcome
@@ -208,16 +208,15 @@ def build_server(
         max_steps: the number of cells you may run before you must answer.
         vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions;
         ``replay:DIR`` only for a session of this server or a folder its operator allowed, ``hf:`` a hub id.
-        Input files must be images or videos (and inside the operator's input folders, when set).
+        Input files must be readable images or videos (and inside the operator's input folders, when set);
+        they are opened before the kernel starts, so a corrupt or empty file is an error naming it.
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
         """
         with _as_tool_errors():
-            task = make_task(
-                question,
-                inputs=_input_specs(paths, frames, video, fps, count, inputs),
-                choices=choices,
-                answer_type=answer_type,
-            )
+            specs = _input_specs(paths, frames, video, fps, count, inputs)
+            # as `spatialclaw session start`: a corrupt or empty file is refused naming it, before a kernel starts
+            await anyio.to_thread.run_sync(lambda: check_inputs(specs))
+            task = make_task(question, inputs=specs, choices=choices, answer_type=answer_type)
             checked_model = paths.check_model(vlm_model)
             session = await anyio.to_thread.run_sync(
                 lambda: start_session(
