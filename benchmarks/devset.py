@@ -1,7 +1,7 @@
 """A model-in-the-loop dev set: real-image spatial questions with exact ground truth, at benchmark size.
 
 Every question is built from the real measured data in ``$SPATIALCLAW_TEST_DATA`` (see its README) and
-rendered the way benchmarks present frames: 2 key frames about 224 px wide. The answers are exact
+rendered the way benchmarks present frames: 1, 2 or 6 key frames about 224 px wide. The answers are exact
 because each image is made from a real photo by a known camera motion or a known planar layout:
 
 - ``camera_turn``, ``camera_translate``, ``orbit_angle``: camera motion between two views (how each is
@@ -13,6 +13,16 @@ because each image is made from a real photo by a known camera motion or a known
 - ``planar``: a perspective photo of an A4 sheet (210 x 297 mm) lying on a real textured surface with
   coloured dots; the distance between two dots in centimetres, or the angle at one dot, exactly from the
   layout.
+- ``camera_vertical``, ``orbit_clip``, ``frame_number``: six-key-frame clips; the camera tilts or moves up
+  or down, travels around the Middlebury temple or dino (forwards or reversed), or turns one way and then
+  another in a 32-frame clip whose key frames carry their frame numbers (how:
+  :mod:`spatialclaw.benchmarks.devset_clips`, :mod:`spatialclaw.benchmarks.devset_orbit`).
+- ``object_motion``: the real ceramic dinosaur composited into real rooms, walking sideways or towards/away,
+  seen by a static or following camera, some clips played backwards or mirrored
+  (:mod:`spatialclaw.benchmarks.devset_object`).
+- ``room_perspective``, ``room_compass``: ray-cast rooms (walls textured with the real photos) seen in 4-6
+  views 60-120 degrees apart; perspective, net-turn and compass questions from the exact layout
+  (:mod:`spatialclaw.benchmarks.devset_room`).
 
 Conventions: pixels (x, y) from the top-left; camera frames OpenCV (x right, y down, z forward); a
 pan to the right turns the optical axis towards +x, a tilt up towards -y; angles in degrees, distances
@@ -37,6 +47,7 @@ from spatialclaw.benchmarks.devset_data import data_root
 from spatialclaw.benchmarks.devset_layout import perspective, planar
 from spatialclaw.benchmarks.devset_object import object_motion
 from spatialclaw.benchmarks.devset_orbit import orbit_clip
+from spatialclaw.benchmarks.devset_room import room_compass, room_perspective
 
 __all__ = ["CLASSES", "generate"]
 
@@ -50,6 +61,8 @@ CLASSES = (
     "orbit_clip",
     "frame_number",
     "object_motion",
+    "room_perspective",
+    "room_compass",
 )
 
 _BUILDERS = {
@@ -62,6 +75,8 @@ _BUILDERS = {
     "orbit_clip": orbit_clip,
     "frame_number": frame_number,
     "object_motion": object_motion,
+    "room_perspective": room_perspective,
+    "room_compass": room_compass,
 }
 
 
