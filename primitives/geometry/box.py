@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_points
+from spatialclaw.primitives.geometry.plausibility import size_note
 
 __all__ = ["OrientedBox", "oriented_box"]
 
@@ -78,7 +79,10 @@ class OrientedBox:
         c = ", ".join(f"{v:.3f}" for v in self.center)
         s = " x ".join(f"{v:.3f}" for v in self.size)
         kind = f"upright, yaw {self.yaw_deg:.1f} deg" if self.upright else "PCA"
-        return f"OrientedBox(center=({c}) m, size={s} m, {kind}, volume={self.volume:.4f} m^3)"
+        note = size_note(self.size)
+        return f"OrientedBox(center=({c}) m, size={s} m, {kind}, volume={self.volume:.4f} m^3)" + (
+            f" IMPLAUSIBLE? {note}" if note else ""
+        )
 
 
 def _min_area_rectangle(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:

@@ -14,9 +14,10 @@ pose's world instead and the floor is z = pose_z - camera_height_m.
 Pitch and roll (degrees), the same signs as ``motion``: pitch > 0 = the camera tilts UP by that angle
 from level, so a camera looking down at the floor has a NEGATIVE pitch (-15 = 15 degrees down); roll > 0
 = rolled clockwise as the camera sees it (right side lower, the horizon rises towards the right of the
-image). With no tilt given, it is estimated from the image (``camera_tilt``: vanishing points of its
-near-vertical edges; +- 5 degrees) and, when the image has too few such edges, assumed: pitch -15 +- 8 (15
-down), level in roll +- 3. The readout says which, and flags distances beyond room scale.
+image). With no tilt given, it is estimated from the image (``camera_tilt``: its vertical edges, else its
+horizon or floor-wall line) and, when the image shows none of them, assumed: pitch -15 +- 8 (15 down),
+level in roll +- 3. The readout says which, and flags distances beyond room scale or too near the horizon
+to trust (with how far 1 degree of pitch moves the point).
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
 from spatialclaw.primitives.geometry.floor_camera import FloorCamera
+from spatialclaw.primitives.geometry.plausibility import floor_notes
 from spatialclaw.primitives.geometry.tilt import (
     DEFAULT_HFOV_DEG,
     camera_tilt,
     horizon_row,
+    rot_x,
     tilted_camera_pose,
 )
 
@@ -42,8 +45,6 @@ DEFAULT_CAMERA_HEIGHT_M = 1.5
 DEFAULT_CAMERA_HEIGHT_SIGMA_M = 0.25
 DEFAULT_PITCH_DEG = -15.0
 """Assumed pitch of the camera, degrees (15 down), when neither ``pitch_deg`` nor a pose is given."""
-ROOM_SCALE_M = 6.0
-"""Floor distances beyond this (metres) get a plausibility note: most indoor rooms are smaller."""
 DEFAULT_PITCH_SIGMA_DEG = 8.0
 DEFAULT_ROLL_SIGMA_DEG = 3.0
 DEFAULT_HFOV_SIGMA_DEG = 10.0
@@ -66,6 +67,9 @@ class FloorPoint:
         camera: the ``FloorCamera`` (assumptions and ranges) that ``floor_samples`` draws jointly.
         p_on_floor: fraction of the uncertainty samples whose ray still meets the floor (< 1 near the
             horizon: the distance is then poorly known).
+        below_horizon_deg: the ray's angle below the horizon, degrees (a few degrees: ill-conditioned).
+        pitch_sensitivity_m: how far (metres, along the ground) 1 degree more or less camera pitch
+            moves the point (inf when it would put it above the horizon).
     """
 
     pixel: tuple[float, float]
@@ -82,6 +86,8 @@ class FloorPoint:
     assumed: str = ""
     p_on_floor: float = 1.0
     camera: FloorCamera | None = field(default=None, repr=False)
+    below_horizon_deg: float = 90.0
+    pitch_sensitivity_m: float = 0.0
 
     @property
     def sigma_m(self) -> np.ndarray:
@@ -90,18 +96,17 @@ class FloorPoint:
 
     @property
     def notes(self) -> str:
-        """Plausibility notes ("" if none): a floor distance beyond room scale, or one known to worse than
-        half its size."""
-        notes = []
-        if self.ground_distance_m > ROOM_SCALE_M:
-            notes.append(
-                f"{self.ground_distance_m:.1f} m on the ground is beyond most rooms (< {ROOM_SCALE_M:g} m across): "
-                "check that the pixel is where the object touches the floor and the camera's tilt (near the "
-                "horizon 1 deg of pitch moves the point metres)"
+        """Plausibility notes ("" if none): a floor distance beyond room scale, a ray within 5 degrees of
+        the horizon (with what 1 degree of pitch does to it), or a distance known worse than half its size."""
+        return "; ".join(
+            floor_notes(
+                self.ground_distance_m,
+                self.distance_m,
+                self.distance_sigma_m,
+                self.below_horizon_deg,
+                self.pitch_sensitivity_m,
             )
-        if self.distance_sigma_m > 0.5 * self.distance_m:
-            notes.append(f"the distance is poorly known (± {self.distance_sigma_m:.1f} m)")
-        return "; ".join(notes)
+        )
 
     @property
     def text(self) -> str:
@@ -162,10 +167,10 @@ def floor_point(
 
     Intersects the pixel's ray with the floor plane of a camera at ``camera_height_m`` above the floor,
     pitched ``pitch_deg`` (> 0 up, < 0 down) and rolled ``roll_deg``. Without ``pitch_deg`` (or a
-    ``tilt=`` from ``camera_tilt``) the tilt is estimated from the image's edges (``camera_tilt``, ± 5
-    degrees) when ``frame`` is an image with enough of them. Whatever else is not given is assumed (height
-    1.5 ± 0.25 m; pitch -15 ± 8 degrees (15 down) when it cannot be estimated; roll 0 ± 3; horizontal field of view 60 ± 10 degrees) and listed in
-    ``.assumed``; the ranges (and ``pixel_sigma_px``) are propagated into ``.covariance`` and
+    ``tilt=`` from ``camera_tilt``) the tilt is estimated from the image (``camera_tilt``: vertical edges,
+    else the horizon or the floor-wall line, with its sigma) when ``frame`` is an image that shows them.
+    Whatever else is not given is assumed (height 1.5 ± 0.25 m; pitch -15 ± 8 degrees (15 down) when it
+    cannot be estimated; roll 0 ± 3; horizontal field of view 60 ± 10 degrees) and listed in ``.assumed``; the ranges (and ``pixel_sigma_px``) are propagated into ``.covariance`` and
     ``.distance_sigma_m``. All points of one image share the camera's error, so relative directions
     between them are better known than their independent sigmas suggest (a height error only scales the
     whole layout). Use it for where objects TOUCH the floor (feet of a chair, a dot on the floor), not
@@ -177,7 +182,8 @@ def floor_point(
 
     Args:
         pixel: (x, y) pixels (or anything with ``.centroid``, e.g. a ``find_color`` Blob).
-        frame: the Frame / PIL image the pixel is in (gives the image size), or None with ``image_size``.
+        frame: the Frame / PIL image / (H, W, 3) array the pixel is in (gives the image size), or None with
+            ``image_size``.
         image_size: (width, height) pixels, when no frame is given and no K.
         K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (default 60, assumed) and the image size.
         camera_height_m: camera height above the floor, metres. height_sigma_m: its std (default 0.25 when
@@ -194,7 +200,8 @@ def floor_point(
     Returns:
         A ``FloorPoint`` (``.point``, ``.covariance``, ``.sigma_m``, ``.distance_m``,
         ``.distance_sigma_m``, ``.ground_distance_m``, ``.assumed``, ``.notes``, ``.text``); ``.notes``
-        flags a distance beyond room scale (usually a pixel above the true floor contact or a wrong tilt).
+        flags a distance beyond room scale (usually a pixel above the true floor contact or a wrong tilt)
+        or a ray within 5 degrees of the horizon, with ``.pitch_sensitivity_m`` (metres per degree).
 
     Raises:
         ValueError: the pixel is at or above the horizon of that camera (its ray never meets the floor).
@@ -217,6 +224,8 @@ def floor_point(
         size = image_size
         if size is None and frame is not None and hasattr(frame, "width") and hasattr(frame, "height"):
             size = (frame.width, frame.height)
+        elif size is None and isinstance(frame, np.ndarray) and frame.ndim in (2, 3):
+            size = (frame.shape[1], frame.shape[0])  # an (H, W[, 3]) image array
         if size is None or len(size) != 2:
             raise ValueError(
                 "floor_point needs K=(3, 3), or the image size to go with a field of view: pass the "
@@ -326,13 +335,21 @@ def floor_point(
         distance_sigma = _robust_sigma(d)
     else:
         covariance, distance_sigma = np.diag([np.inf] * 3), float("inf")
+    ray = pose[:3, :3] @ np.linalg.solve(K_used, np.array([xy[0], xy[1], 1.0]))
+    below = float(np.degrees(np.arcsin(np.clip(-ray[2] / np.linalg.norm(ray), -1.0, 1.0))))
+    ground = float(np.linalg.norm(point0[0][:2]))
+    turned = [  # the same pixel with the camera pitched 1 degree up and down (about its own x axis)
+        _intersect(xy[None], K_used[None], (pose[:3, :3] @ rot_x(d))[None], np.array([camera_height_m]))[0][0]
+        for d in (1.0, -1.0)
+    ]
+    sensitivity = max(abs(float(np.linalg.norm(t[:2])) - ground) if np.isfinite(t).all() else np.inf for t in turned)
     return FloorPoint(
         pixel=(float(xy[0]), float(xy[1])),
         point=point,
         covariance=covariance,
         distance_m=float(distance0[0]),
         distance_sigma_m=max(distance_sigma, 1e-6),
-        ground_distance_m=float(np.linalg.norm(point0[0][:2])),
+        ground_distance_m=ground,
         camera_height_m=camera_height_m,
         pitch_deg=float(pitch_deg),
         roll_deg=float(roll_deg),
@@ -341,6 +358,8 @@ def floor_point(
         assumed="; ".join(assumed),
         p_on_floor=float(hit.mean()),
         camera=camera,
+        below_horizon_deg=below,
+        pitch_sensitivity_m=sensitivity,
     )
 
 

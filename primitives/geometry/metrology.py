@@ -27,6 +27,7 @@ from spatialclaw.primitives.geometry.plane_detect import (
     smoothed,
 )
 from spatialclaw.primitives.geometry.plane_geometry import focal_for_aspect, quad_geometry
+from spatialclaw.primitives.geometry.plausibility import size_note
 from spatialclaw.primitives.geometry.quad_fit import refine_quad, strength_map
 from spatialclaw.primitives.geometry.rectify import Rectified, rectify_plane
 from spatialclaw.primitives.imaging import as_rgb_array
@@ -87,6 +88,7 @@ def _build(
     orientation: str,
     warnings: Sequence[str],
     alternative: Rectified | None = None,
+    color: str = "",
 ) -> Rectified:
     rect = rectify_plane(array, corners, size=size, px_per_m=px_per_unit, corner_sigma_px=0.0)
     return Rectified(
@@ -102,6 +104,7 @@ def _build(
         orientation=orientation,
         warnings=tuple(warnings),
         alternative=alternative,
+        color=color,
     )
 
 
@@ -111,8 +114,9 @@ def _polygon_area(quad: np.ndarray) -> float:
 
 def _detect(
     array: np.ndarray, size: tuple[float, float], color: Any, band_px: float | None, seed: int
-) -> tuple[np.ndarray, np.ndarray, list[float]]:
-    """Refine the best candidates of ``find_candidates`` and keep the most plausible fit."""
+) -> tuple[tuple[np.ndarray, np.ndarray, list[float]], float]:
+    """Refine the best candidates of ``find_candidates`` and keep the most plausible fit (and its score,
+    0..1: sides on strong edges, the known aspect, tight side fits)."""
     mask, colour_strength = strength_map(array, color if color is not None else "white")
     candidates = find_candidates(array, mask, size)
     if not candidates:
@@ -161,7 +165,63 @@ def _detect(
             f"sides are not on strong edges or its shape does not match the size; read its four corners "
             f"off a zoom and pass them as quad= (rough is fine), or pass color="
         )
-    return best
+    return best, float(best_score)
+
+
+AUTO_COLORS = ("white", "red", "orange", "yellow", "green", "cyan", "blue", "purple", "magenta", "pink")
+"""The colours ``color="auto"`` tries: a bright low-saturation sheet and the salient tape colours."""
+_AUTO_MIN_SHARE = 0.002  # a colour covering less of the image holds no reference worth a try
+_AUTO_REFINED = 2  # colours whose best rough candidates are refined at full resolution
+_AUTO_ROUGH_SIDE_PX = 320  # the colours are ranked on a copy at most this many pixels on its longer side
+
+
+def _by_area(found: list[tuple[float, float, str, Any]]) -> list[tuple[float, float, str, Any]]:
+    """(score x sqrt(area / largest area), area, name, payload), best first: a small patch that happens
+    to fit well loses to the whole reference."""
+    largest = max((area for _, area, _, _ in found), default=1.0)
+    weighed = [(score * np.sqrt(min(1.0, area / largest)), area, name, x) for score, area, name, x in found]
+    return sorted(weighed, key=lambda f: -f[0])
+
+
+def _detect_auto(
+    array: np.ndarray, size: tuple[float, float], band_px: float | None, seed: int
+) -> tuple[tuple[np.ndarray, np.ndarray, list[float]], str]:
+    """``_detect`` for the colours of ``AUTO_COLORS`` present in the image: every colour's rough candidates
+    are scored by their sides (the share of the weakest on a strong edge) and weighed by their area
+    against the largest of all; the two colours with the best candidates that refine are kept, and the best refined fit,
+    weighed the same way, wins."""
+    import cv2
+
+    from spatialclaw.primitives.display.color_mask import color_mask, color_space
+
+    scale = min(1.0, _AUTO_ROUGH_SIDE_PX / max(array.shape[:2]))  # the rough look runs on a small copy
+    small = array if scale == 1.0 else cv2.resize(array, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    space = color_space(small)
+    rough = []
+    for name in AUTO_COLORS:
+        mask = color_mask(space, name, None, None)[0]
+        if mask.mean() >= _AUTO_MIN_SHARE:
+            # ranked by their sides alone: a tape border fills little of its quad, unlike a sheet
+            rough += [(min(c.support), _polygon_area(c.quad), name, None) for c in find_candidates(small, mask, size)]
+    found: list[tuple[float, float, str, Any]] = []
+    for name in dict.fromkeys(name for _, _, name, _ in _by_area(rough)):  # colours, best candidate first
+        if len(found) == _AUTO_REFINED:
+            break
+        try:
+            fit, score = _detect(array, size, name, band_px, seed)
+        except ValueError:
+            continue
+        found.append((score, _polygon_area(fit[0]), name, fit))
+    if not found:
+        raise ValueError(
+            f"find_plane_reference(color='auto') found no {size[0]:g} x {size[1]:g} rectangle in any of the "
+            f"colours {', '.join(AUTO_COLORS)}: read its four corners off a zoom and pass them as quad= "
+            f"(rough is fine), or pass its colour as color=(r, g, b)"
+        )
+    ranked = _by_area(found)
+    score, _, name, fit = ranked[0]
+    others = ", ".join(f"{n} {s:.2f}" for s, _, n, _ in ranked[1:])
+    return fit, f"{name} (auto: score {score:.2f} by fit and area" + (f"; also {others})" if others else ")")
 
 
 def find_plane_reference(
@@ -190,7 +250,10 @@ def find_plane_reference(
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
         size: (width, height) of the rectangle in ``unit``; width runs quad[0] -> quad[1] of the result.
-        color: the reference's colour (a ``find_color`` name or (r, g, b)), or None to use brightness.
+        color: the reference's colour (a ``find_color`` name or (r, g, b)), None to use brightness, or
+            "auto": try a bright sheet and every salient colour (``AUTO_COLORS``) and keep the best quad by
+            fit and area (a small patch that fits loses to the whole reference); ``.color`` says which
+            colour won and the others' scores.
         quad: optional (4, 2) rough corners in order around the rectangle (skips the colour detection).
         unit: the unit of ``size`` ("m", "cm", "mm", "in", or "square" for a unit-less reference).
         px_per_unit: top-view resolution; default keeps about the source resolution.
@@ -222,8 +285,11 @@ def find_plane_reference(
         raise ValueError(f"size must be (width, height) with both > 0, got {size}")
     if orientation not in ("auto", "as_given"):
         raise ValueError(f'orientation must be "auto" or "as_given", got {orientation!r}')
-    if quad is None:
-        corners, samples, residuals = _detect(array, (width, height), color, band_px, seed)
+    chosen = ""
+    if quad is None and isinstance(color, str) and color.lower() == "auto":
+        (corners, samples, residuals), chosen = _detect_auto(array, (width, height), band_px, seed)
+    elif quad is None:
+        (corners, samples, residuals), _ = _detect(array, (width, height), color, band_px, seed)
     else:
         rough = np.asarray(quad, dtype=np.float64)
         if rough.shape == (4, 2) and np.isfinite(rough).all() and not is_convex(rough):
@@ -231,8 +297,14 @@ def find_plane_reference(
                 "quad= is not a convex quadrilateral in order: give the four corners in order around "
                 "the reference (e.g. top-left, top-right, bottom-right, bottom-left)"
             )
+        if isinstance(color, str) and color.lower() == "auto":
+            color = None  # the rough corners say where: follow the brightness edges
         corners, samples, residuals = refine_quad(array, rough, color=color, band_px=band_px, seed=seed)
     warnings = quad_checks(array, corners, (width, height), residuals)
+    metres = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254}.get(unit)
+    note = size_note(max(width, height) * metres, "reference") if metres else ""
+    if note:
+        warnings.append(f"size {width:g} x {height:g} {unit}: {note}")
     h, w = array.shape[:2]
     if orientation == "auto":
         shift, note, ambiguous = _orient(corners, (w, h), (width, height), unit)
@@ -253,10 +325,13 @@ def find_plane_reference(
             px_per_unit,
             "the other orientation of the same corners",
             warnings,
+            color=chosen,
         )
         warnings = [
             *warnings,
             "orientation ambiguous (both side assignments fit the perspective): measure on "
             ".alternative too and compare",
         ]
-    return _build(array, corners, samples, residuals, (width, height), unit, px_per_unit, note, warnings, alternative)
+    return _build(
+        array, corners, samples, residuals, (width, height), unit, px_per_unit, note, warnings, alternative, chosen
+    )

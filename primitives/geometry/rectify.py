@@ -62,6 +62,7 @@ class Rectified:
             rectified aspect far from the known size); empty when it looks right. See ``status``.
         alternative: where the orientation is ambiguous, the same corners with the other side taken as
             the width (measure on both and compare), else None.
+        color: the colour the reference was found by (with ``color="auto"``: the one chosen and why), or "".
 
     Measuring (image pixels in, plane units out, each a ``Measurement`` with ``.value``, ``.sigma``,
     ``.text``): ``length(a, b)``, ``angle(a, vertex, b)`` (degrees), ``ratio((a, b), (c, d))``,
@@ -81,6 +82,7 @@ class Rectified:
     orientation: str = ""
     warnings: tuple[str, ...] = ()
     alternative: Rectified | None = field(default=None, repr=False)
+    color: str = ""
 
     @property
     def status(self) -> str:
@@ -147,6 +149,7 @@ class Rectified:
         )
         edges = f"; side fits rms {max(self.edge_rms_px):.2f} px" if self.edge_rms_px else ""
         orientation = f"; {self.orientation}" if self.orientation else ""
+        orientation += f"; found by colour {self.color}" if self.color else ""
         status = f"; status {self.status}" if (self.warnings or self.edge_rms_px) else ""
         return (
             f"plane reference {self.size_m[0]:g} x {self.size_m[1]:g} {self.unit}:{corners}{edges}; "

@@ -16,6 +16,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.geometry.plane_measure import Measurement
+from spatialclaw.primitives.geometry.plausibility import size_note
 
 __all__ = ["KnownScale", "scale_from_known_size"]
 
@@ -60,7 +61,8 @@ class KnownScale:
         )
         if self.distance_m is not None:
             out += f"; {self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m from the camera"
-        return out
+        note = size_note(self.size_m)
+        return out + (f"; IMPLAUSIBLE? {note}" if note else "")
 
     def __repr__(self) -> str:
         return f"KnownScale({self.text})"

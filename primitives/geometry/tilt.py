@@ -12,12 +12,13 @@ edges (door frames, wall corners, furniture legs; +- 5 degrees).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
+from spatialclaw.primitives.geometry.horizon import HorizonTilt, horizon_tilt
 from spatialclaw.primitives.geometry.tilt_evidence import (
     RIVAL_SEPARATION_DEG,
     border_segments,
@@ -34,6 +35,7 @@ four real RGB-D room photos at 224 px, truth from their depth's floor plane)."""
 _MIN_EDGE_PX = 12.0
 _MAX_EDGE_TILT_DEG = 25.0
 _EDGE_TOLERANCE_RAD = 0.015
+_MIN_HORIZON_FOV_DEG = 40.0  # narrower views put the vanishing points far out: the horizon misled there
 
 _LEVEL = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # camera x, y, z -> world X, -Z, Y
 
@@ -71,8 +73,10 @@ class CameraTilt:
     Attributes:
         pitch_deg: pitch, degrees (> 0 tilts UP, < 0 looks down, as in ``motion``). roll_deg: roll, degrees
             (clockwise, right side lower, for > 0). pitch_sigma_deg: its uncertainty, degrees. edges: image
-            lines that agree. source: what it was read from ("vertical edges"). caveat: why the sigma is
-            wider than the usual 5 degrees ("" when it is not), e.g. a rival pitch the edges also support.
+            lines that agree. source: what it was read from ("vertical edges", "horizon through N vanishing
+            points", "vertical and horizontal vanishing points", "floor-wall boundary and 1 vanishing
+            point"). caveat: why the sigma is wider than usual ("" when it is not), e.g. a rival pitch the
+            edges also support or a horizon that disagrees. note: anything else to know ("" when nothing).
     """
 
     pitch_deg: float
@@ -81,59 +85,49 @@ class CameraTilt:
     edges: int
     source: str = "vertical edges"
     caveat: str = ""
+    note: str = ""
 
     @property
     def text(self) -> str:
         way = "up" if self.pitch_deg > 0 else "down"
         return (
             f"camera pitch {self.pitch_deg:+.1f} ± {self.pitch_sigma_deg:g} deg (looks {way} "
-            f"{abs(self.pitch_deg):.1f} deg), roll {self.roll_deg:+.0f} deg (from {self.edges} {self.source})"
+            f"{abs(self.pitch_deg):.1f} deg), roll {self.roll_deg:+.0f} deg ("
+            + (
+                f"from {self.edges} {self.source}"
+                if self.source == "vertical edges"
+                else f"from the {self.source}, {self.edges} edges"
+            )
+            + ")"
             + (f"; AMBIGUOUS: {self.caveat}" if self.caveat else "")
+            + (f"; {self.note}" if self.note else "")
         )
 
     def __repr__(self) -> str:
         return self.text
 
 
-def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> CameraTilt:
-    """Estimate a camera's pitch and roll from one image: world-vertical edges (door frames, wall corners,
-    furniture legs) converge to a vanishing point below the image when the camera looks down and above
-    it when it looks up; the pitch and roll whose vertical vanishing direction the most edge length passes
-    through (within about 3 px at 224 px wide) win. Needs a few vertical edges away from the centre column.
-
-    Args:
-        frame: the image (Frame, PIL image or (H, W, 3) array).
-        K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (horizontal field of view, degrees, default 60).
-
-    Edges along a flat dark border (the wedges of a rotated or padded image) are ignored. When another
-    pitch at least 8 degrees away is nearly as well supported, the sigma widens to cover it and
-    ``.caveat`` names it; without ``K`` the sigma also grows with the tilt (the field of view is a guess).
-
-    Returns:
-        A ``CameraTilt``: ``.pitch_deg`` (> 0 tilts UP, < 0 looks down), ``.roll_deg`` (> 0 clockwise),
-        ``.pitch_sigma_deg`` (degrees; the truth lies within 2 sigma), ``.edges``, ``.source``, ``.caveat``.
-
-    Raises:
-        ValueError: too few near-vertical edges to tell the tilt; pass ``pitch_deg`` to
-            ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
-    """
+def line_segments(frame: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gray (H, W) uint8, segments (N, 4) x0 y0 x1 y1 pixels, lengths (N,) pixels) of an image's straight
+    edges (OpenCV's line segment detector), without those along a flat border (a rotated photo's wedges)."""
     import cv2
 
     from spatialclaw.primitives.imaging import as_rgb_array
 
     gray = cv2.cvtColor(as_rgb_array(frame), cv2.COLOR_RGB2GRAY)
-    height, width = gray.shape
-    K = as_intrinsics(K) if K is not None else None
-    given_K = K is not None
-    if K is None:
-        fov = DEFAULT_HFOV_DEG if hfov_deg is None else float(hfov_deg)
-        f = (width / 2.0) / np.tan(np.radians(fov) / 2.0)
-        K = np.array([[f, 0.0, (width - 1) / 2.0], [0.0, f, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
     found = cv2.createLineSegmentDetector().detect(gray)[0]
     segments = np.zeros((0, 4)) if found is None else found.reshape(-1, 4).astype(np.float64)
     segments = segments[~border_segments(gray, segments)]
+    return gray, segments, np.hypot(segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1])
+
+
+def _from_vertical_edges(
+    segments: np.ndarray, length: np.ndarray, K: np.ndarray, width: int, given_K: bool
+) -> tuple[CameraTilt | None, str, np.ndarray]:
+    """The tilt whose vertical vanishing direction the most near-vertical edge length passes through, or
+    None and why when too few such edges agree (see ``camera_tilt``); and the (N,) mask of the edges that
+    agree with it."""
     dx, dy = segments[:, 2] - segments[:, 0], segments[:, 3] - segments[:, 1]
-    length = np.hypot(dx, dy)
     long_enough = length >= _MIN_EDGE_PX * width / 224.0
     steep = np.degrees(np.arctan2(np.abs(dx), np.abs(dy))) < _MAX_EDGE_TILT_DEG
     ends = [
@@ -152,20 +146,124 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
     i, j = np.unravel_index(int(np.argmax(support)), support.shape) if len(v_lines) else (0, 0)
     agreeing = residual[i, j] < _EDGE_TOLERANCE_RAD if len(v_lines) else np.zeros(0, bool)
     off_centre = np.abs((segments[vertical, 0] + segments[vertical, 2]) / 2.0 - K[0, 2]) > 0.15 * width
-    from_verticals = agreeing.sum() >= 6 and (agreeing & off_centre).sum() >= 3 and i not in (0, len(down) - 1)
-    if from_verticals:
-        pitch = -float(down[i])
-        sigma = TILT_SIGMA_DEG if given_K else float(np.hypot(TILT_SIGMA_DEG, intrinsics_sigma_deg(pitch)))
-        # edges near the centre column fit every pitch: judge rivals by the off-centre edges alone
-        side = (v_length * off_centre * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(-1)
-        rival = rival_pitch(down, side.max(axis=1), int(np.argmax(side.max(axis=1))))
-        caveat = ""
-        if rival is not None and abs(-rival - pitch) >= RIVAL_SEPARATION_DEG:
-            sigma = max(sigma, abs(-rival - pitch) / 2.0 + TILT_SIGMA_DEG)
-            caveat = f"the edges also fit pitch {-rival:+.1f} deg"
-        return CameraTilt(pitch, float(rolls[j]), round(sigma, 1), int(agreeing.sum()), caveat=caveat)
+    used = np.zeros(len(segments), bool)
+    used[np.flatnonzero(vertical)[agreeing]] = True
+    if not (agreeing.sum() >= 6 and (agreeing & off_centre).sum() >= 3 and i not in (0, len(down) - 1)):
+        return (
+            None,
+            (
+                f"too few near-vertical edges ({int(agreeing.sum())} near-vertical agree, "
+                f"{int((agreeing & off_centre).sum())} away from the centre)"
+            ),
+            used,
+        )
+    pitch = -float(down[i])
+    sigma = TILT_SIGMA_DEG if given_K else float(np.hypot(TILT_SIGMA_DEG, intrinsics_sigma_deg(pitch)))
+    # edges near the centre column fit every pitch: judge rivals by the off-centre edges alone
+    side = (v_length * off_centre * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(-1)
+    rival = rival_pitch(down, side.max(axis=1), int(np.argmax(side.max(axis=1))))
+    caveat = ""
+    if rival is not None and abs(-rival - pitch) >= RIVAL_SEPARATION_DEG:
+        sigma = max(sigma, abs(-rival - pitch) / 2.0 + TILT_SIGMA_DEG)
+        caveat = f"the edges also fit pitch {-rival:+.1f} deg"
+    return CameraTilt(pitch, float(rolls[j]), round(sigma, 1), int(agreeing.sum()), caveat=caveat), "", used
+
+
+def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> CameraTilt:
+    """Estimate a camera's pitch and roll from one image, from the best evidence it shows (``.source``):
+
+    1. "vertical edges": world-vertical edges (door frames, wall corners, furniture legs) converge to a
+       vanishing point below the image when the camera looks down, above it when it looks up; the tilt
+       whose vertical vanishing direction the most edge length passes through (within about 3 px at
+       224 px wide) wins. Needs 6 agreeing edges, 3 of them away from the centre column.
+    2. "horizon through N vanishing points" (when vertical edges are too few): families of parallel
+       horizontal edges (floor boards, tiles, table and shelf edges, the floor-wall line) meet at
+       vanishing points on the horizon; the line through two or more of them is the horizon, so pitch =
+       atan((cy - y_horizon) / f) and roll its slope.
+    3. "floor-wall boundary and 1 vanishing point": one family of horizontal edges and a long edge
+       across the image orthogonal to it (a room's floor-wall line), assuming square corners.
+
+    Args:
+        frame: the image (Frame, PIL image or (H, W, 3) array).
+        K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (horizontal field of view, degrees, default 60).
+
+    Edges along a flat dark border (the wedges of a rotated or padded image) are ignored. The sigma is
+    honest: it widens to cover another pitch the edges nearly as well support (``.caveat`` names it),
+    when the vertical edges and a strong horizon disagree, and, without ``K``, with the tilt (the field
+    of view is a guess).
+
+    Returns:
+        A ``CameraTilt``: ``.pitch_deg`` (> 0 tilts UP, < 0 looks down), ``.roll_deg`` (> 0 clockwise),
+        ``.pitch_sigma_deg`` (degrees; the truth lies within 2 sigma), ``.edges``, ``.source``, ``.caveat``.
+
+    Raises:
+        ValueError: neither vertical edges nor a horizon nor a floor-wall boundary tells the tilt; pass
+            ``pitch_deg`` to ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
+    """
+    gray, segments, length = line_segments(frame)
+    height, width = gray.shape
+    K = as_intrinsics(K) if K is not None else None
+    given_K = K is not None
+    if K is None:
+        fov = DEFAULT_HFOV_DEG if hfov_deg is None else float(hfov_deg)
+        f = (width / 2.0) / np.tan(np.radians(fov) / 2.0)
+        K = np.array([[f, 0.0, (width - 1) / 2.0], [0.0, f, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
+    long_enough = length >= _MIN_EDGE_PX * width / 224.0
+    segments, length = segments[long_enough], length[long_enough]
+    vertical, why_vertical, used = _from_vertical_edges(segments, length, K, width, given_K)
+    fov = float(np.degrees(2.0 * np.arctan(width / 2.0 / K[0, 0])))
+    horizon, why_horizon = None, f"a view this narrow (fov {fov:.0f} deg) leaves its vanishing points ill-conditioned"
+    if fov >= _MIN_HORIZON_FOV_DEG:
+        horizon, why_horizon = horizon_tilt(segments, length, K, width)
+    if vertical is not None:
+        return (
+            with_horizon_check(vertical, length[used & horizon.members].sum() / length[used].sum(), horizon, given_K)
+            if horizon
+            else vertical
+        )
+    if horizon is not None:
+        return from_horizon(horizon, given_K)
     raise ValueError(
-        f"too few near-vertical edges to tell the camera's tilt ({int(agreeing.sum())} near-vertical agree, "
-        f"{int((agreeing & off_centre).sum())} away from the centre); "
-        f"pass pitch_deg= (degrees, < 0 looks down)"
+        f"{why_vertical} and {why_horizon} to tell the camera's tilt; pass pitch_deg= (degrees, < 0 looks down)"
+    )
+
+
+def with_horizon_check(vertical: CameraTilt, on_horizon: float, horizon: HorizonTilt, given_K: bool) -> CameraTilt:
+    """The vertical-edge tilt checked against an unrivalled horizon: the horizon's tilt when at least half
+    the edges read as vertical (``on_horizon``, a share of their length) belong to its horizontal families
+    (floor or table lines receding to the horizon, not verticals); else the vertical-edge tilt, its sigma
+    widened to cover a horizon that disagrees beyond 1.5 combined sigmas (the horizon's taken no wider than
+    the edges'), which ``.caveat`` then names."""
+    if horizon.rival_deg is not None:
+        return vertical
+    if on_horizon >= 0.5:
+        misread = f"{vertical.edges} near-vertical edges run to the horizon (floor or table lines, not verticals)"
+        return replace(from_horizon(horizon, given_K), note=misread)
+    gap = abs(horizon.pitch_deg - vertical.pitch_deg)
+    # a horizon less sure than the edges still counts as sure as them: a steep one's wide sigma is a floor
+    if gap <= 1.5 * float(np.hypot(vertical.pitch_sigma_deg, min(horizon.pitch_sigma_deg, vertical.pitch_sigma_deg))):
+        return vertical
+    caveat = f"the {horizon.source} says pitch {horizon.pitch_deg:+.1f} deg"
+    sigma = max(vertical.pitch_sigma_deg, gap / 2.0 + TILT_SIGMA_DEG)
+    return replace(
+        vertical, pitch_sigma_deg=round(sigma, 1), caveat="; ".join(c for c in (vertical.caveat, caveat) if c)
+    )
+
+
+def from_horizon(horizon: HorizonTilt, given_K: bool) -> CameraTilt:
+    """A ``CameraTilt`` from the horizon fallback; without ``K`` its sigma grows with the tilt (the field of
+    view is a guess)."""
+    sigma = (
+        horizon.pitch_sigma_deg
+        if given_K
+        else float(np.hypot(horizon.pitch_sigma_deg, intrinsics_sigma_deg(horizon.pitch_deg)))
+    )
+    caveat = "" if horizon.rival_deg is None else f"the edges also fit pitch {horizon.rival_deg:+.1f} deg"
+    return CameraTilt(
+        round(horizon.pitch_deg, 1),
+        round(horizon.roll_deg, 1),
+        round(sigma, 1),
+        horizon.segments,
+        horizon.source,
+        caveat,
     )
