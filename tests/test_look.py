@@ -93,7 +93,7 @@ def test_draw_puts_overlays_where_asked():
     assert out[80, 35].any() and not out[50, 80].any()
     assert out[5, 110].any() and out[99, 20].any()
     assert np.asarray(image).sum() == 0  # the input is not modified
-    with pytest.raises(ValueError, match="exactly one of"):
+    with pytest.raises(ValueError, match="1 labels for 2 items"):
         draw(image, boxes=[(0, 0, 5, 5)], points=[(1, 1)], labels=["a"])
     with pytest.raises(ValueError, match=r"\(N, 4\)"):
         draw(image, boxes=[(0, 0, 5)])

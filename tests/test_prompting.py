@@ -28,7 +28,7 @@ def test_api_section_quotes_the_real_docstring_and_signature_of_show(fresh_api):
     api = kernel_docs.api_section("full")
     assert inspect.getdoc(display.show) in api
     assert (
-        "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: str | None = None"
+        "show(*images: Any, label: str | list[str] | None = None, sheet: bool = False, contrast: None|'auto' = None"
         in api
     )
 

@@ -1,4 +1,5 @@
-"""Everyday colour names for ``find_color``: each name's hue bands, lightness range and chroma limit.
+"""Everyday colour names for ``find_color`` (each name's hue bands, lightness range and chroma limit) and
+the colour ``draw`` paints a label of that name in.
 
 A name is one or more bands; a pixel has the colour when it lies in any of them. Hue is HSV hue in
 degrees (0..360: red 0, yellow 60, green 120, cyan 180, blue 240, magenta 300), given as
@@ -9,9 +10,10 @@ The chroma floor (how colourful a pixel must be at least) is adaptive and set in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["COLOR_NAMES", "ColorBand", "color_names_table"]
+__all__ = ["COLOR_NAMES", "DISPLAY_RGB", "ColorBand", "color_names_table", "contrasting", "label_rgb"]
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,61 @@ def color_names_table() -> str:
             parts.append(text)
         rows.append(f"{name}: " + " or ".join(parts))
     return "\n".join(rows)
+
+
+DISPLAY_RGB: dict[str, tuple[int, int, int]] = {
+    "red": (230, 25, 25),
+    "orange": (255, 140, 0),
+    "yellow": (255, 225, 0),
+    "green": (20, 190, 40),
+    "cyan": (0, 220, 230),
+    "blue": (30, 90, 255),
+    "purple": (140, 50, 200),
+    "violet": (150, 80, 230),
+    "magenta": (235, 0, 200),
+    "pink": (255, 140, 190),
+    "brown": (140, 80, 30),
+    "beige": (230, 215, 175),
+    "tan": (210, 180, 140),
+    "gold": (240, 190, 20),
+    "olive": (120, 120, 20),
+    "lime": (170, 240, 40),
+    "mint": (170, 240, 200),
+    "teal": (0, 128, 128),
+    "navy": (10, 20, 120),
+    "maroon": (128, 10, 20),
+    "white": (255, 255, 255),
+    "black": (0, 0, 0),
+    "gray": (128, 128, 128),
+    "grey": (128, 128, 128),
+}
+"""Every colour name ``find_color`` knows -> the RGB ``draw`` paints a label of that name in (each lies in
+its own name's bands, so ``find_color`` finds a drawn "red" as red)."""
+
+_SHADES = {"light": (255, 255, 255), "pale": (255, 255, 255), "dark": (0, 0, 0)}
+
+
+def label_rgb(label: str | None) -> tuple[int, int, int] | None:
+    """The colour a label names, or None: a label that is (or starts with) a colour name ("red", "Blue cup",
+    "green_2", "reddish", "light blue", "dark green") gets that colour; "light"/"pale"/"dark" mix it 45%
+    towards white or black."""
+    words = re.findall(r"[a-z]+", (label or "").lower())
+    shade = _SHADES.get(words[0]) if len(words) > 1 else None
+    if shade is not None:
+        words = words[1:]
+    if not words:
+        return None
+    word = words[0]
+    if word.endswith("ish") and word not in DISPLAY_RGB:
+        word = word[:-3]
+        word = word[:-1] if word not in DISPLAY_RGB and word[-2:-1] == word[-1:] else word  # reddish -> red
+    rgb = DISPLAY_RGB.get(word)
+    if rgb is None or shade is None:
+        return rgb
+    r, g, b = (round(0.55 * value + 0.45 * towards) for value, towards in zip(rgb, shade, strict=True))
+    return r, g, b
+
+
+def contrasting(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Black for a light colour, white for a dark one (an outline or text background that stands out)."""
+    return (0, 0, 0) if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] >= 110 else (255, 255, 255)

@@ -8,7 +8,7 @@ pixels (x, y) of the original image, origin top-left, integer coordinates at pix
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -118,8 +118,8 @@ def zoom(
     grid: bool = True,
     pad: int = 0,
     target_px: int = 768,
-    interpolation: str = "nearest",
-    contrast: str | None = None,
+    interpolation: Literal["nearest", "bilinear", "bicubic", "lanczos"] = "nearest",
+    contrast: Literal[None, "auto"] = None,
 ) -> Zoom:
     """Crop ``box`` from ``frame`` and upscale it, with a labelled pixel grid in ORIGINAL pixel coordinates.
 
@@ -160,10 +160,17 @@ def zoom(
         raise ValueError(
             f"box {tuple(box)} lies outside the {width}x{height} image (x in 0..{width - 1}, y in 0..{height - 1})"
         )
+    call = f"zoom(frames[0], {tuple(int(round(float(v))) for v in box)}"  # the caller's box, for a call that works
     if interpolation not in _RESAMPLING:
-        raise ValueError(f"interpolation must be one of {sorted(_RESAMPLING)}, got {interpolation!r}")
+        raise ValueError(
+            f"interpolation must be one of {', '.join(map(repr, _RESAMPLING))}, got {interpolation!r}; "
+            f"e.g. {call}, interpolation='bicubic')"
+        )
     if contrast not in (None, "auto"):
-        raise ValueError(f"contrast must be None or 'auto', got {contrast!r}")
+        raise ValueError(
+            f"contrast must be None or 'auto' (a stretch chosen from the crop's own brightness; there is no "
+            f"strength to set), got {contrast!r}; e.g. {call}, contrast='auto')"
+        )
     crop = array[cy0:cy1, cx0:cx1]
     if contrast == "auto":
         crop = auto_contrast(crop)

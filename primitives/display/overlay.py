@@ -1,4 +1,4 @@
-"""Drawing on images: labelled points, boxes, masks and lines (``draw``), and contact sheets of several images.
+"""Drawing on images: labelled points, boxes, masks, lines and polygons (``draw``), and contact sheets.
 
 All coordinates are pixels (x, y) of the image, origin top-left, integer coordinates at pixel centres.
 """
@@ -11,20 +11,11 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from spatialclaw.primitives.display.color_names import contrasting, label_rgb
+from spatialclaw.primitives.display.draw_items import KINDS, apply_labels, assign_colours, parse_items
 from spatialclaw.primitives.imaging import as_pil
 
 __all__ = ["contact_sheet", "draw", "label_font", "overlay_sizes"]
-
-PALETTE = [
-    (255, 64, 64),
-    (64, 160, 255),
-    (64, 220, 64),
-    (255, 200, 0),
-    (220, 64, 255),
-    (0, 220, 220),
-    (255, 128, 0),
-    (255, 255, 255),
-]
 
 
 def label_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -38,69 +29,38 @@ def overlay_sizes(width: int, height: int) -> tuple[int, int]:
     return int(np.clip(round(side / 300), 1, 24)), int(np.clip(round(side / 40), 8, 80))
 
 
-def _named_items(items: Any, kind: str) -> list[tuple[Any, str | None]]:
-    if items is None:
-        return []
-    if isinstance(items, dict):
-        return [(value, str(key)) for key, value in items.items()]
-    if kind == "boxes" and hasattr(items, "box"):
-        items = [items]
-    if kind == "boxes" and not isinstance(items, np.ndarray) and any(hasattr(i, "box") for i in items):
-        return [(np.asarray(getattr(i, "box", i), dtype=np.float64), getattr(i, "label", None)) for i in items]
-    if kind in ("points", "boxes", "lines"):
-        array = np.asarray(items, dtype=np.float64)
-        if array.size == 0:
-            return []
-        width = {"points": 2, "boxes": 4, "lines": 4}[kind]
-        if array.ndim == 1 and array.size == width:
-            array = array[None]
-        if kind == "lines" and array.ndim == 3 and array.shape[1:] == (2, 2):
-            array = array.reshape(-1, 4)
-        if array.ndim != 2 or array.shape[1] != width:
-            shapes = {
-                "points": "(N, 2) (x, y)",
-                "boxes": "(N, 4) (x0, y0, x1, y1)",
-                "lines": "(N, 4) (x0, y0, x1, y1) or (N, 2, 2)",
-            }
-            raise ValueError(f"{kind} must be {shapes[kind]} pixels, got shape {array.shape}")
-        return [(row, None) for row in array]
-    entries: list[tuple[Any, str | None]] = []
-    if isinstance(items, np.ndarray) and items.size == 0:
-        return []
-    many = not isinstance(items, np.ndarray) and not hasattr(items, "mask") and hasattr(items, "__len__")
-    for item in items if many else [items]:
-        mask = np.asarray(getattr(item, "mask", item)).astype(bool)
-        if mask.ndim == 3:
-            entries.extend((layer, None) for layer in mask)
-        elif mask.ndim == 2:
-            label = getattr(item, "label", None)
-            entries.append((mask, None if label is None else str(label)))
-        else:
-            raise ValueError(f"masks must be (H, W) or (N, H, W) bool arrays, got shape {mask.shape}")
-    return entries
-
-
 def draw(
     frame: Any,
     points: Any = None,
     boxes: Any = None,
     masks: Any = None,
     lines: Any = None,
-    labels: Sequence[str] | None = None,
+    polygons: Any = None,
+    labels: Sequence[str] | str | None = None,
     width: int | None = None,
     font_px: int | None = None,
 ) -> Image.Image:
-    """Overlay labelled points, boxes, masks and lines on an image; returns a new PIL RGB image.
+    """Overlay points, boxes, masks, lines, polygons (each one item, a list or {label: item(s)}) on an image.
+
+    Returns a new PIL RGB image (the input is not changed).
+
+    Every kind takes the same forms: one item, a list of items, or a dict {label: item} whose value may
+    also be a list of items (all drawn under that label), e.g. ``draw(frame, points={"cup": (40, 30)},
+    lines={"edge": [(0, 0, 50, 50), (50, 50, 90, 20)]}, polygons={"sheet": plane.quad})``. A label that is
+    (or starts with) a colour name ("red", "blue cup", "light green"; the names ``find_color`` knows) is
+    drawn in that colour, with a contrasting outline; other labels get distinct colours, one per label.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
-        points: (N, 2) pixels (x, y), or a dict {label: (x, y)}.
-        boxes: (N, 4) pixels (x0, y0, x1, y1), a dict {label: box}, or detections (``Detections`` or
-        ``Instance`` objects: their ``.box`` and ``.label`` are used).
-        masks: an (H, W) bool mask, a list of them (or of objects with ``.mask``), or a dict {label: mask}.
-        lines: (N, 4) pixels (x0, y0, x1, y1) or (N, 2, 2), or a dict {label: line}.
-        labels: texts for the elements when exactly one of points/boxes/masks/lines is given as a
-            sequence (use dicts to label several kinds at once).
+        points: (x, y) or (N, 2) pixels; ``Blob``s (their centroid).
+        boxes: (x0, y0, x1, y1) or (N, 4) pixels; detections (``Detections`` or ``Instance``: their
+            ``.box`` and ``.label`` are used) or ``Blob``s.
+        masks: an (H, W) bool mask, (N, H, W), or objects with ``.mask`` (instances, blobs).
+        lines: segments (x0, y0, x1, y1) or ((x0, y0), (x1, y1)) pixels; (N, 4) or (N, 2, 2) for several.
+        polygons: (K, 2) corners (x, y) pixels, K >= 3, drawn closed: e.g. a plane reference's ``.quad``
+            (``geom.find_plane_reference`` / ``geom.rectify_plane``; the result itself works too).
+        labels: one text per item given without a dict, in the order points, boxes, masks, lines,
+            polygons (several kinds at once are fine); dict keys label the others.
         width: line width in pixels; default scales with the image (1 px on a 200-px frame, 2 px at
             640x480, about 12 px on a 4000-px photo).
         font_px: label height in pixels; default scales with the image (8 px on a 200-px frame, 14 px at
@@ -113,68 +73,56 @@ def draw(
     auto_width, auto_font = overlay_sizes(base.width, base.height)
     width = auto_width if width is None else max(1, int(width))
     font_px = auto_font if font_px is None else max(6, int(font_px))
-    groups = {
-        kind: _named_items(value, kind)
-        for kind, value in (("masks", masks), ("boxes", boxes), ("lines", lines), ("points", points))
-    }
-    if labels is not None:
-        given = [
-            kind
-            for kind, value in (("points", points), ("boxes", boxes), ("masks", masks), ("lines", lines))
-            if value is not None
-        ]
-        if len(given) != 1:
-            raise ValueError(
-                "labels= applies when exactly one of points/boxes/masks/lines is given; "
-                "to label several kinds, pass each as a dict {label: geometry}"
-            )
-        items = groups[given[0]]
-        if len(labels) != len(items):
-            raise ValueError(f"got {len(labels)} labels for {len(items)} {given[0]}")
-        groups[given[0]] = [(geometry, str(label)) for (geometry, _), label in zip(items, labels, strict=True)]
-    for colour_index, (mask, _) in enumerate(groups["masks"]):
+    given = dict(zip(KINDS, (points, boxes, masks, lines, polygons), strict=True))
+    groups = {kind: parse_items(kind, value) for kind, value in given.items()}
+    apply_labels(groups, given, labels)
+    colours = assign_colours(groups)
+    texts: list[tuple[tuple[float, float], str, tuple[int, int, int]]] = []
+    for (mask, label), colour in zip(groups["masks"], colours["masks"], strict=True):
         if mask.shape != (base.height, base.width):
             raise ValueError(f"mask shape {mask.shape} does not match the {base.width}x{base.height} image (H, W)")
-        colour = PALETTE[colour_index % len(PALETTE)]
-        tint = Image.new("RGB", base.size, colour)
-        alpha = Image.fromarray((mask.astype(bool) * 110).astype(np.uint8))
-        base.paste(tint, (0, 0), alpha)
-    pen = ImageDraw.Draw(base)
-    font = label_font(font_px)
-    text_pad = max(1, font_px // 7)
-    colour_index = 0
-    texts: list[tuple[tuple[float, float], str, tuple[int, int, int]]] = []
-    for mask, label in groups["masks"]:
-        colour = PALETTE[colour_index % len(PALETTE)]
-        colour_index += 1
+        alpha = Image.fromarray((mask * 110).astype(np.uint8))
+        base.paste(Image.new("RGB", base.size, colour), (0, 0), alpha)
         if label and mask.any():
             ys, xs = np.nonzero(mask)
             texts.append(((float(xs.mean()), float(ys.mean())), label, colour))
-    for box, label in groups["boxes"]:
-        colour = PALETTE[colour_index % len(PALETTE)]
-        colour_index += 1
-        x0, y0, x1, y1 = (float(v) for v in np.asarray(getattr(box, "box", box), dtype=np.float64))
-        pen.rectangle([min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)], outline=colour, width=width)
+    pen = ImageDraw.Draw(base)
+
+    def stroke(path: list[tuple[float, float]], colour: tuple[int, int, int], label: str | None) -> None:
+        if label_rgb(label) is not None:  # a named colour may match the background: outline it
+            pen.line(path, fill=contrasting(colour), width=width + 2, joint="curve")
+        pen.line(path, fill=colour, width=width, joint="curve")
+
+    for (quad, label), colour in zip(groups["polygons"], colours["polygons"], strict=True):
+        corners = [(float(x), float(y)) for x, y in quad]
+        stroke([*corners, corners[0]], colour, label)
         if label:
-            texts.append(((min(x0, x1), min(y0, y1) - 2), label, colour))
-    for line, label in groups["lines"]:
-        colour = PALETTE[colour_index % len(PALETTE)]
-        colour_index += 1
-        x0, y0, x1, y1 = (float(v) for v in np.asarray(line, dtype=np.float64).ravel())
-        pen.line([(x0, y0), (x1, y1)], fill=colour, width=width)
+            highest = int(np.argmin(quad[:, 1]))
+            texts.append(((corners[highest][0], corners[highest][1] - 2), label, colour))
+    for (box, label), colour in zip(groups["boxes"], colours["boxes"], strict=True):
+        x0, y0, x1, y1 = (float(v) for v in box)
+        x0, y0, x1, y1 = min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+        if label_rgb(label) is not None:
+            pen.rectangle([x0 - 1, y0 - 1, x1 + 1, y1 + 1], outline=contrasting(colour), width=width + 2)
+        pen.rectangle([x0, y0, x1, y1], outline=colour, width=width)
+        if label:
+            texts.append(((x0, y0 - 2), label, colour))
+    for (line, label), colour in zip(groups["lines"], colours["lines"], strict=True):
+        x0, y0, x1, y1 = (float(v) for v in line)
+        stroke([(x0, y0), (x1, y1)], colour, label)
         if label:
             texts.append((((x0 + x1) / 2, (y0 + y1) / 2), label, colour))
     radius = max(3, width * 2)
-    for point, label in groups["points"]:
-        colour = PALETTE[colour_index % len(PALETTE)]
-        colour_index += 1
-        x, y = (float(v) for v in np.asarray(point, dtype=np.float64).ravel())
-        pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colour, outline=(0, 0, 0))
+    for (point, label), colour in zip(groups["points"], colours["points"], strict=True):
+        x, y = (float(v) for v in point)
+        pen.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colour, outline=contrasting(colour))
         if label:
             texts.append(((x + radius + 2, y - radius - 2), label, colour))
+    font = label_font(font_px)
+    text_pad = max(1, font_px // 7)
     for (x, y), label, colour in texts:
         left, top, right, bottom = pen.textbbox((x, y), label, font=font, anchor="lb")
-        pen.rectangle([left - text_pad, top - text_pad, right + text_pad, bottom + text_pad], fill=(0, 0, 0))
+        pen.rectangle([left - text_pad, top - text_pad, right + text_pad, bottom + text_pad], fill=contrasting(colour))
         pen.text((x, y), label, fill=colour, font=font, anchor="lb")
     return base
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from spatialclaw.primitives.answers import AnswerError, normalise_answer
 from spatialclaw.primitives.imaging import png_bytes
@@ -77,7 +77,7 @@ def show(
     *images: Any,
     label: str | list[str] | None = None,
     sheet: bool = False,
-    contrast: str | None = None,
+    contrast: Literal[None, "auto"] = None,
     min_side: int = MIN_SIDE_PX,
 ) -> None:
     """Attach images to the observation you see after this cell.
@@ -94,7 +94,10 @@ def show(
     off. Large images may be downscaled by the model provider, so crop (``zoom``) to look at details.
     """
     if contrast not in (None, "auto"):
-        raise ValueError(f"contrast must be None or 'auto', got {contrast!r}")
+        raise ValueError(
+            f"contrast must be None or 'auto' (a stretch chosen from the image's own brightness; there is no "
+            f"strength to set), got {contrast!r}; e.g. show(frames[0], contrast='auto')"
+        )
     flat = _flatten(images)
     if not flat:
         raise ValueError("show() needs at least one image, e.g. show(frames[0])")

@@ -7,11 +7,14 @@ docstring and signature, or ``manual()`` for the list of names.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import re
+import typing
 from typing import Any, cast
 
-__all__ = ["manual"]
+__all__ = ["manual", "parameter_choices"]
 
 _P = "spatialclaw.primitives"
 # result and helper types a model meets in return values, found by name
@@ -51,11 +54,92 @@ def _target(entry: Any) -> Any:
     return tool._load() if tool is not None and hasattr(tool, "_load") else entry
 
 
+def _literal_values(annotation: Any) -> list[Any] | None:
+    """The values a ``Literal[...]`` annotation (an object or its text, ``| None`` included) allows."""
+    if isinstance(annotation, str):
+        match = re.search(r"Literal\[(.*?)\]", annotation)
+        if match is None:
+            return None
+        try:
+            values = list(ast.literal_eval(f"[{match.group(1)}]"))
+        except (ValueError, SyntaxError):
+            return None
+        rest = annotation[: match.start()] + annotation[match.end() :]
+        return values + [None] if re.search(r"\bNone\b|Optional", rest) and None not in values else values
+    if typing.get_origin(annotation) is typing.Literal:
+        return list(typing.get_args(annotation))
+    values = [value for arg in typing.get_args(annotation) for value in (_literal_values(arg) or [])]
+    if values and type(None) in typing.get_args(annotation) and None not in values:
+        values.append(None)
+    return values or None
+
+
+_QUOTED = r"(?:\"([\w.\- ]{1,24})\"|(?<![\w'])'([\w.\- ]{1,24})'(?![\w']))"
+
+
+def _documented_values(doc: str, name: str) -> list[Any]:
+    """Values a docstring states for parameter ``name``: its entry (``name: "a" (...), "b" or None``; the
+    first sentence and the sentences that begin with a quoted value) and mentions like ``name="a"``."""
+    values: list[Any] = [a or b for a, b in re.findall(rf"\b{re.escape(name)}\s*=\s*{_QUOTED}", doc)]
+    entry = re.search(rf"(?:^|\s)(?:``)?{re.escape(name)}(?:``)?(?:\s*\([^)\n]*\))?:\s", doc, re.MULTILINE)
+    if entry is not None:
+        text = re.split(r"\n\s*\n|\n\s*(?:``)?\w+(?:``)?(?:\s*\([^)\n]*\))?:\s", doc[entry.end() :])[0]
+        sentences = re.split(r"(?<=[.!?])\s+", text)
+        kept = " ".join([sentences[0]] + [s for s in sentences[1:] if re.match(rf"(?:``)?{_QUOTED}", s)])
+        values += [a or b for a, b in re.findall(_QUOTED, kept)]
+        values += [None] if re.search(r"\bNone\b", kept) else []
+    return list(dict.fromkeys(values))
+
+
+def parameter_choices(function: Any, parameter: inspect.Parameter) -> list[Any] | None:
+    """The fixed set of values ``parameter`` of ``function`` takes, its default first, or None when it is
+    not a fixed set: from a ``Literal[...]`` annotation, else (for a text parameter whose default is text or
+    None) from the values its docstring names when there are 2 to 6 of them and the default is one."""
+    default = None if parameter.default is parameter.empty else parameter.default
+    values = _literal_values(parameter.annotation)
+    if values is None:
+        annotation = parameter.annotation
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+        if text not in ("str", "str | None", "Optional[str]") or not isinstance(default, (str, type(None))):
+            return None
+        values = _documented_values(inspect.getdoc(function) or "", parameter.name)
+        if not 2 <= len(values) <= 6 or default not in values:
+            return None
+    if parameter.default is not parameter.empty and default in values:
+        values = [default] + [value for value in values if value != default]
+    return values
+
+
+class _Shown:
+    """An annotation shown as its text (``str | None``, not ``'str | None'``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _signature(obj: Any, name: str) -> str:
+    """``name(params) -> returns``; a parameter with a fixed set of values shows them, the default first:
+    ``contrast: None|'auto' = None``."""
     try:
-        return f"{name}{inspect.signature(obj)}"
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return name
+    parameters = []
+    for parameter in signature.parameters.values():
+        choices = parameter_choices(obj, parameter)
+        if choices is not None:
+            parameter = parameter.replace(annotation=_Shown("|".join(map(repr, choices))))
+        elif isinstance(parameter.annotation, str):
+            parameter = parameter.replace(annotation=_Shown(parameter.annotation))
+        parameters.append(parameter)
+    returns = signature.return_annotation
+    shown = signature.replace(
+        parameters=parameters, return_annotation=_Shown(returns) if isinstance(returns, str) else returns
+    )
+    return f"{name}{shown}"
 
 
 # A module's or class's entry longer than this lists its members by signature and summary instead, so

@@ -16,6 +16,8 @@ import logging
 import re
 from typing import Any
 
+from spatialclaw.primitives.runtime.manual import parameter_choices
+
 __all__ = ["API_DETAILS", "NAMESPACE_DOCS", "api_section"]
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,13 @@ def _signature(obj: Any, name: str, annotations: bool = True) -> str:
         elif parameter.kind is parameter.KEYWORD_ONLY and not saw_keyword_only:
             parts.append("*")
             saw_keyword_only = True
+        choices = parameter_choices(obj, parameter)
+        if choices is not None:  # a fixed set of values, the default first: ``contrast: None|'auto'``
+            text += f": {'|'.join(map(repr, choices))}"
+            parts.append(
+                text + (f" = {parameter.default!r}" if annotations and parameter.default is not parameter.empty else "")
+            )
+            continue
         annotation = _annotation(parameter.annotation) if annotations else ""
         if annotation:
             text += f": {annotation}"
@@ -194,7 +203,8 @@ def _core_section(entries: list[tuple[str, Any, str]], down: frozenset[str] = fr
     lines = [
         "Every name below is defined in the kernel. This is the short form: `manual('name')` (e.g. "
         "`manual('reconstruct')`, `manual('geom.distance')`, `manual('DepthResult')`) or `help(name)` in a "
-        "cell prints the full documentation with units, frames and examples; read it before relying on details."
+        "cell prints the full documentation with units, frames and examples; read it before relying on details. "
+        "`p: 'a'|'b'`: the only values p takes, default first."
     ]
     referenced: dict[str, type] = {}
     documented: set[str] = set()
