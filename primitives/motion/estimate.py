@@ -12,8 +12,10 @@ one homography; a translating one moves near points more than far ones. What eac
 :mod:`spatialclaw.primitives.motion.result`.
 
 Angles need a focal length: ``intrinsics=`` (3, 3) pixels, else ``fov_deg=`` (horizontal field of view),
-else EXIF, else it is estimated from the rotation itself when the camera turns enough (self-calibration),
-else a 60 degree field of view is ASSUMED; ``result.focal_source`` says which.
+else EXIF, else it is estimated from the rotation itself when the camera turns enough (self-calibration,
+one focal length for the clip: :mod:`spatialclaw.primitives.motion.focal`), else a 60 degree field of view
+is ASSUMED; ``result.focal_source`` says which. Without a given focal length, a step whose parallax would
+vanish at another field of view is "turn or move: cannot tell without the field of view", not a translation.
 """
 
 from __future__ import annotations
@@ -28,9 +30,17 @@ from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask
 from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
+from spatialclaw.primitives.motion.focal import (
+    HomographyFit,
+    estimate_focal,
+    fov_of_focal,
+    homography_fit,
+    rotation_parallax,
+    turn_or_move,
+)
 from spatialclaw.primitives.motion.object_motion import object_regions, object_step
-from spatialclaw.primitives.motion.pair import INLIER_PX, PairGeometry, estimate_pair, fit_rotation
-from spatialclaw.primitives.motion.result import CameraStep, Motion
+from spatialclaw.primitives.motion.pair import PARALLAX_PX, PairGeometry, estimate_pair
+from spatialclaw.primitives.motion.result import CameraStep, Motion, hidden_move
 
 __all__ = ["MAX_MOTION_FRAMES", "motion"]
 
@@ -76,35 +86,6 @@ def _pairs(pairs: Any, count: int, reference: str) -> list[tuple[int, int]]:
     return out
 
 
-# ---- focal self-calibration -------------------------------------------------------------------------------
-
-
-def _self_calibrate(rotation_pairs: list[PairGeometry], K: np.ndarray) -> float | None:
-    """The focal length (pixels) that best explains the rotation pairs' matches as pure rotations, when
-    the data pins it down (the cost rises by 15 % or more at +-20 %); else None."""
-    from scipy.optimize import minimize_scalar
-
-    data = [(g.points_a[g.inlier_mask], g.points_b[g.inlier_mask]) for g in rotation_pairs]
-
-    def cost(log_focal: float) -> float:
-        trial = K.copy()
-        trial[0, 0] = trial[1, 1] = math.exp(log_focal)
-        total = 0.0
-        for a, b in data:
-            _, _, errors = fit_rotation(a, b, trial, trial)
-            total += float(np.sum(np.minimum(errors, 3 * INLIER_PX) ** 2))
-        return total
-
-    width = 2 * (K[0, 2] + 0.5)
-    found = minimize_scalar(
-        cost, bounds=(math.log(0.3 * width), math.log(3.0 * width)), method="bounded", options={"xatol": 0.005}
-    )
-    best = float(found.fun)
-    if min(cost(found.x + math.log(1.2)), cost(found.x - math.log(1.2))) < 1.15 * best:
-        return None
-    return math.exp(found.x)
-
-
 # ---- main ------------------------------------------------------------------------------------------------
 
 
@@ -132,7 +113,9 @@ def motion(
         pairs: positions (i, j) into ``frames`` to compare; default consecutive pairs (``reference=
             "previous"``) or each frame against the first (``reference="first"``).
         intrinsics: (3, 3) pixel intrinsics; else ``fov_deg`` (horizontal field of view in degrees); else
-            EXIF; else self-calibrated from rotation pairs; else a 60 degree field of view is assumed.
+            EXIF; else self-calibrated from the clip's turns (``focal_source`` says how well); else a 60 degree
+            field of view is assumed, and a step that is a turn at another one is "unknown": "turn or move:
+            cannot tell without the field of view" (``step.turn_or_move``).
         object: the object to measure relative to the background, located in EVERY frame: a ``Track`` (or
             the one-element list ``track`` returns for a list prompt), a list with one box (x0, y0, x1, y1)
             pixels / (H, W) mask / ``Instance`` per frame (None where absent), or one box / mask /
@@ -146,7 +129,8 @@ def motion(
     Returns:
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
         (camera k+1 in camera k's frame; yaw > 0 = turns right, pitch > 0 = up, roll > 0 = clockwise),
-        kind ("rotation" / "translation" / "static" / "unknown"), translation_words, zoom, parallax_px,
+        kind ("rotation" / "translation" / "static" / "unknown"; "rotation" and "static" mean no MEASURABLE
+        translation, and the step says how large a move could hide), translation_words, zoom, parallax_px,
         inliers, confidence, reason, status ("measured" / "unknown"), warnings (where the agreeing
         matches lie: one region, a still border), and ``object`` (an ``ObjectStep``) when an object was
         given. A fit that fails a plausibility gate (the frames cannot share that view, a roll over 30
@@ -188,30 +172,37 @@ def motion(
     used = sorted({position for pair in chosen for position in pair})
     features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
     matches = {pair: (*matched_keypoints(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
-    if calibrate:
-        first = {
-            pair: estimate_pair(
-                arrays[pair[0]], arrays[pair[1]], K, K, ignore_a=ignored(pair[0]), matches=matches[pair]
-            )
-            for pair in chosen
-        }
-        turning = [
-            g
-            for g in first.values()
-            if g.kind == "rotation"
-            and g.R_ab is not None
-            and np.degrees(np.arccos(np.clip((np.trace(g.R_ab) - 1) / 2, -1, 1))) > 3.0
-        ]
-        focal = _self_calibrate(turning, K) if turning else None
-        if focal is not None:
+    fits: dict[tuple[int, int], HomographyFit] = {}
+    if calibrate:  # no focal length given: estimate one for the clip from its turns (``focal``)
+        fits = {pair: homography_fit(*matches[pair][:2], width, height, ignored(pair[0])) for pair in chosen}
+        found = estimate_focal(list(fits.values()), K, width)
+        if found.focal_px is not None and found.fov_range_deg is not None:
             K = K.copy()
-            K[0, 0] = K[1, 1] = focal
-            hfov = math.degrees(2 * math.atan(0.5 * width / focal))
-            source = f"self-calibrated from the camera's rotation ({hfov:.0f} degree field of view)"
+            K[0, 0] = K[1, 1] = found.focal_px
+            low, high = found.fov_range_deg
+            source = (
+                f"{'ROUGHLY ' if found.rough else ''}self-calibrated {fov_of_focal(found.focal_px, width):.0f} degree "
+                f"field of view ({found.reason}; {low:.0f}-{high:.0f} fit about as well; angles are at this estimate)"
+            )
+        elif found.steps:
+            source += f"; not estimated from the motion: {found.reason}"
     steps = []
     for a, b in chosen:
         geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=ignored(a), matches=matches[(a, b)])
         step = _camera_step(geometry, indices[a], indices[b], width, height)
+        if step.kind == "translation":  # is the parallax real? (``focal``: a test that needs no focal length)
+            fit = fits.get((a, b)) or homography_fit(*matches[(a, b)][:2], width, height, ignored(a))
+            if _outside_rigid(geometry, fit, K):  # the parallax sits in matches that no rigid scene explains
+                kept = (fit.points_a[fit.support], fit.points_b[fit.support], scale)
+                again = estimate_pair(arrays[a], arrays[b], K, K, matches=kept)
+                if again.kind != "translation":
+                    left = len(fit.points_a) - len(kept[0])
+                    again.reason += f"; {left} matches that no single rigid scene explains (moving things?) left out"
+                    geometry, step = again, _camera_step(again, indices[a], indices[b], width, height)
+            if calibrate and step.kind == "translation" and (other := turn_or_move(fit, K, width)) is not None:
+                step = _unknown(geometry, indices[a], indices[b], other)  # a turn at another focal length fits
+        if step.kind != "unknown":
+            step.hidden_move = hidden_move(float(K[0, 0]))
         if followed is not None and step.kind != "unknown":
             region_a, region_b = followed.regions[a], followed.regions[b]
             if region_a is not None and region_b is not None:
@@ -222,6 +213,12 @@ def motion(
                     step.object.label = followed.label
         steps.append(step)
     return Motion(steps, K, source, notes)
+
+
+def _outside_rigid(geometry: PairGeometry, fit: HomographyFit, K: np.ndarray) -> bool:
+    """A clear translation verdict (parallax over twice the threshold) that the matches one rigid scene
+    explains contradict: one homography and the rotation model at ``K`` both fit them to the threshold."""
+    return geometry.parallax_px > 2 * PARALLAX_PX and fit.fits and rotation_parallax(fit, K) <= PARALLAX_PX
 
 
 def _unknown(geometry: PairGeometry, frame_a: int, frame_b: int, reason: str) -> CameraStep:

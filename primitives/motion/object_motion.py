@@ -109,6 +109,31 @@ def _centre_size(region: np.ndarray) -> tuple[np.ndarray, float]:
     return np.array([xs.mean(), ys.mean()]), math.sqrt(float(region.sum()))
 
 
+def _background_scale(
+    geometry: PairGeometry, centre_a: np.ndarray, size_a: float, nearest: np.ndarray | None
+) -> tuple[float, str]:
+    """(scale, what it is): how much the background at the object's place grows from a to b. For a camera
+    that turns or zooms, the homography's local scale there (exact); for one that translates, the median
+    ratio of the distances between the agreeing background matches nearest to the object (nearer things
+    grow more as the camera approaches), or the homography's when fewer than 6 lie near it."""
+    assert geometry.homography is not None
+    H = geometry.homography
+    moved = H @ np.r_[centre_a, 1.0]
+    jacobian = (H[:2, :2] * moved[2] - np.outer(moved[:2], H[2, :2])) / moved[2] ** 2
+    local = math.sqrt(abs(float(np.linalg.det(jacobian))))
+    if geometry.kind != "translation":
+        return local, "the camera's turn and zoom there"
+    if nearest is None or len(nearest) < 6:
+        return local, "the camera's turn (too few background matches near it to measure the background's growth)"
+    a, b = geometry.points_a[nearest], geometry.points_b[nearest]
+    i, j = np.triu_indices(len(a), 1)
+    span_a, span_b = np.linalg.norm(a[i] - a[j], axis=1), np.linalg.norm(b[i] - b[j], axis=1)
+    wide = span_a > max(0.1 * size_a, 2.0)
+    if wide.sum() < 6:
+        return local, "the camera's turn (the background matches near it are too close together to measure its growth)"
+    return float(np.median(span_b[wide] / span_a[wide])), "the background around it"
+
+
 def object_step(
     geometry: PairGeometry,
     region_a: np.ndarray,
@@ -122,25 +147,34 @@ def object_step(
     """The object's motion between two frames relative to the background: its centre in frame b against
     where the background at its centre in frame a went (the camera's homography, corrected by the
     parallax of the background matches nearest to it), and its size ratio (square root of the region
-    areas) beyond the camera's zoom. None when the camera motion is unknown."""
+    areas) beyond the background's own scale change there (``_background_scale``). None when the camera
+    motion is unknown. Moving means a shift over max(``shift_px``, 10 % of its size) or a size change
+    over ``SIZE_MOVE`` (log ratio); below both, the step claims no motion, only that none was measurable."""
     if geometry.homography is None or geometry.kind == "unknown":
         return None
     (centre_a, size_a), (centre_b, size_b) = _centre_size(region_a), _centre_size(region_b)
     moved = geometry.homography @ np.r_[centre_a, 1.0]
     predicted = moved[:2] / moved[2]
     background_a, background_b = geometry.points_a, geometry.points_b  # the object's matches were left out
+    nearest = None
     if len(background_a) >= 5:
         carried = np.column_stack([background_a, np.ones(len(background_a))]) @ geometry.homography.T
         residual = background_b - carried[:, :2] / carried[:, 2:3]
         nearest = np.argsort(np.linalg.norm(background_a - centre_a, axis=1))[:15]
         predicted = predicted + np.median(residual[nearest], axis=0)
+        agreeing = np.flatnonzero(geometry.inlier_mask)
+        nearest = agreeing[np.argsort(np.linalg.norm(background_a[agreeing] - centre_a, axis=1))[:15]]
+    background, reference = _background_scale(geometry, centre_a, size_a, nearest)
     shift = centre_b - predicted
-    scale = size_b / size_a / geometry.zoom
+    scale = size_b / size_a / background
     focal = float(K[0, 0])
     lateral, vertical, depth_change = shift[0] / focal, shift[1] / focal, 1.0 / scale - 1.0
-    moving = bool(np.hypot(*shift) > max(shift_px, 0.1 * size_a) or abs(math.log(scale)) > SIZE_MOVE)
+    shift_limit = max(shift_px, 0.1 * size_a)
+    across = bool(np.hypot(*shift) > shift_limit)
+    moving = across or abs(math.log(scale)) > SIZE_MOVE
     words = direction_words(np.array([lateral, vertical, depth_change]))
     words = words.replace("forward", "away from the camera").replace("back", "towards the camera")
+    image_move = centre_b - centre_a
     step = ObjectStep(
         frame_a,
         frame_b,
@@ -149,11 +183,16 @@ def object_step(
         float(lateral),
         float(vertical),
         float(depth_change),
-        words if moving else "nowhere",
+        words if moving else "no measurable motion",
         moving,
         int(region_a.sum()),
         size_px=(size_a, size_b),
-        image_move_px=(float(centre_b[0] - centre_a[0]), float(centre_b[1] - centre_a[1])),
+        image_move_px=(float(image_move[0]), float(image_move[1])),
+        shift_limit_px=float(shift_limit),
+        size_limit=math.exp(SIZE_MOVE),
+        scale_reference=reference,
+        follows=across and float(np.hypot(*image_move)) < 0.5 * float(np.hypot(*shift)),
+        camera_translates=geometry.kind == "translation",
     )
     if heading_deg is not None:
         h = math.radians(float(heading_deg))
@@ -161,5 +200,5 @@ def object_step(
         right = lateral * math.cos(h) - depth_change * math.sin(h)
         step.heading_deg, step.own_forward, step.own_right = float(heading_deg), float(forward), float(right)
         own = np.array([right, 0.0, forward])
-        step.own_direction = direction_words(own).replace("back", "backward") if moving else "not moving"
+        step.own_direction = direction_words(own).replace("back", "backward") if moving else "no measurable motion"
     return step

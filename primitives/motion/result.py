@@ -6,7 +6,10 @@ and ``ObjectStep`` (an object's motion relative to the background).
   image content turns counter-clockwise). A pan is yaw, a tilt is pitch.
 - translation: a direction only (forward / back / left / right / up / down in the earlier camera's frame);
   its length needs depth. ``kind`` says "rotation" (no detectable translation), "translation", "static"
-  or "unknown" (with the reason).
+  or "unknown" (with the reason). "No detectable translation" is a limit, not a measurement of zero: the
+  readout says how large a move could hide below the parallax threshold (``hidden_move``). Without a
+  field of view, a step that is a turn at another one is unknown with "turn or move: cannot tell without the
+  field of view" (``turn_or_move``), never a translation.
 - zoom: focal-length ratio (> 1 = zooms in), only when no translation is detected.
 - confidence in [0, 1]: fraction of matches that agree with the reported motion, discounted below 30
   agreeing matches and when the parallax test was close to its threshold.
@@ -20,26 +23,49 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spatialclaw.primitives.motion.angles import turn_words, yaw_pitch_roll
+from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
 from spatialclaw.primitives.motion.pair import PairGeometry
 
-__all__ = ["CameraStep", "Motion", "ObjectStep"]
+__all__ = ["HIDDEN_FORWARD_FACTOR", "HIDDEN_SIDEWAYS_PX", "CameraStep", "Motion", "ObjectStep", "hidden_move"]
+
+# How far a camera can move before the parallax test sees it, as a fraction of the distance to the nearest
+# surfaces: about HIDDEN_SIDEWAYS_PX / focal sideways and HIDDEN_FORWARD_FACTOR times that forward. Measured
+# on the real Redwood RGB-D room (nearest surfaces 1.0 m, median 1.9 m) rendered at 200 px (focal 164 px):
+# sideways moves of 2 cm and forward moves of 5 cm stayed below the 0.6 px threshold, 3 and 8 cm did not.
+HIDDEN_SIDEWAYS_PX = 4.2
+HIDDEN_FORWARD_FACTOR = 3.0
+
+
+def hidden_move(focal_px: float) -> tuple[float, float]:
+    """(sideways, forward): the largest camera moves, as fractions of the distance to the nearest surfaces,
+    that the parallax test would not see in a room-like scene (depths varying by 2-3x); in a flat scene
+    (one wall) no move shows."""
+    sideways = HIDDEN_SIDEWAYS_PX / max(float(focal_px), 1e-6)
+    return sideways, HIDDEN_FORWARD_FACTOR * sideways
 
 
 @dataclass
 class ObjectStep:
     """An object's motion between two frames, relative to the background (the camera's motion removed).
 
-    image_shift_px: (dx, dy) pixels the object moved in the image beyond what the camera motion explains
-        (x right, y down). scale: its size ratio b / a beyond the camera's zoom (> 1 = it grew: approaching).
+    image_shift_px: (dx, dy) pixels the object moved in the image beyond what the background there did
+        (x right, y down). scale: its size ratio b / a beyond the background's (``scale_reference``: the
+        background around it, or the camera's zoom when too few background matches lie near it); > 1 = it
+        grew: approaching.
     lateral / vertical / depth_change: motion in units of the object's distance from the camera a:
         lateral = dx / f (> 0 = to the camera's right), vertical = dy / f (> 0 = down), depth_change =
         1 / scale - 1 (> 0 = moves away). direction: words for (lateral, vertical, depth_change).
+    moving: the shift or the size change is above what can be measured (``shift_limit_px``, or a size
+        change of ``size_limit`` as a ratio); when False, nothing is claimed beyond those limits.
     heading_deg: the object's heading given by the caller (its forward direction on the ground, degrees
         from the camera's forward, > 0 towards the camera's right; 180 = facing the camera), or None.
     own_forward / own_right: the motion in the object's own frame (units of its distance) when the heading
         is known; own_direction: words ("forward", "backward and left", ...). points: the object's area in frame a
         (pixels). size_px: its size (square root of its area, pixels) in frames a and b; image_move_px:
         (dx, dy) pixels its centre moved in the image (the camera's motion included).
+    follows: the object moved across the background but kept its place in the image (the camera follows it).
+    camera_translates: the camera moved in this step, so "relative to the background" means relative to the
+        background around the object (something nearer or farther than it seems to move too).
     label: how the readout names it ("the car" for a Track or Instance labelled "car").
     """
 
@@ -60,18 +86,34 @@ class ObjectStep:
     label: str = "the object"
     size_px: tuple[float, float] = (float("nan"), float("nan"))
     image_move_px: tuple[float, float] = (0.0, 0.0)
+    shift_limit_px: float = float("nan")
+    size_limit: float = 1.05
+    scale_reference: str = "the camera's zoom"
+    follows: bool = False
+    camera_translates: bool = False
 
     def readout(self) -> str:
         name = self.label
         evidence = (
             f"shift {self.image_shift_px[0]:+.1f}, {self.image_shift_px[1]:+.1f} px beyond the background's, "
-            f"size {self.size_px[0]:.0f} -> {self.size_px[1]:.0f} px, x{self.scale:.2f} beyond the camera's zoom"
+            f"size {self.size_px[0]:.0f} -> {self.size_px[1]:.0f} px, x{self.scale:.2f} beyond "
+            f"{self.scale_reference}"
+        )
+        caveat = (
+            "; the camera moves, so this is relative to the background around it: something nearer or farther "
+            "than that background would seem to move too"
+            if self.camera_translates
+            else ""
         )
         if not self.moving:
-            return f"{name} does not move relative to the background ({evidence})"
-        text = f"{name} moves {self.direction} relative to the background ({evidence})"
-        own = math.hypot(*self.image_move_px)
-        if own < 0.5 * math.hypot(*self.image_shift_px):
+            return (
+                f"{name} shows no measurable motion relative to the background ({evidence}; a shift under about "
+                f"{self.shift_limit_px:.1f} px or a size change under {100 * (self.size_limit - 1):.0f} % would "
+                f"not show){caveat}"
+            )
+        text = f"{name} moves {self.direction} relative to the background ({evidence}){caveat}"
+        if self.follows:
+            own = math.hypot(*self.image_move_px)
             text += f"; it stays near its place in the image (moves {own:.1f} px) because the camera follows it"
         if self.own_direction is not None:
             text += f", i.e. {self.own_direction} in its own heading ({self.heading_deg:g} deg)"
@@ -108,6 +150,21 @@ class CameraStep:
     object: ObjectStep | None = None
     geometry: PairGeometry | None = field(default=None, repr=False)
     warnings: list[str] = field(default_factory=list)
+    hidden_move: tuple[float, float] | None = None
+
+    def _limit(self) -> str:
+        if self.hidden_move is None:
+            return "a small move would not show"
+        sideways, forward = self.hidden_move
+        return (
+            f"a move under about {100 * sideways:.0f} % (sideways) or {100 * forward:.0f} % (forward) of the "
+            f"distance to the nearest surfaces would not show, nor any move against one flat wall"
+        )
+
+    @property
+    def turn_or_move(self) -> bool:
+        """Unknown because, without a field of view, a turn and a move past a distant or flat scene fit alike."""
+        return self.kind == "unknown" and self.reason.startswith(TURN_OR_MOVE)
 
     @property
     def status(self) -> str:
@@ -117,10 +174,13 @@ class CameraStep:
     def readout(self) -> str:
         head = f"frames {self.frame_a}->{self.frame_b}: "
         if self.kind == "unknown":
-            return head + f"camera motion unknown ({self.reason})"
+            return head + (self.reason if self.turn_or_move else f"camera motion unknown ({self.reason})")
         turn = turn_words(self.yaw_deg, self.pitch_deg, self.roll_deg)
         if self.kind == "static":
-            text = "the camera does not move (no rotation, zoom or parallax)"
+            text = (
+                f"no measurable camera motion (turn {self.rotation_deg or 0.0:.2f} deg, zoom x{self.zoom:.3f}, "
+                f"parallax {self.parallax_px:.2f} px: {self._limit()})"
+            )
         elif self.kind == "rotation":
             text = f"the camera {turn or 'barely turns'}"
             if abs(self.zoom - 1) > 0.01:
@@ -133,9 +193,11 @@ class CameraStep:
                 )
                 text += f" (parallax {self.parallax_px:.2f} px)"
             else:
-                text += f" and does not translate (parallax {self.parallax_px:.2f} px)"
+                text += f", with no measurable translation (parallax {self.parallax_px:.2f} px: {self._limit()})"
         else:
-            text = f"the camera moves {self.translation_words}" + (f" while it {turn}" if turn else " without turning")
+            text = f"the camera moves {self.translation_words}" + (
+                f" while it {turn}" if turn else " with no turn over 0.5 deg"
+            )
             text += f" (parallax {self.parallax_px:.2f} px; distance unknown without depth)"
         text += (
             f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; "
@@ -153,9 +215,9 @@ class Motion:
     """Per-pair camera (and object) motion; ``print(result)`` gives the plain-language readout.
 
     steps: one ``CameraStep`` per pair. intrinsics: (3, 3) pixels used; focal_source: where the focal
-    length came from. ``readout`` summarises (e.g. "the camera pans right about 12 deg per step and does
-    not translate") with totals that count measured steps only: for consecutive pairs the sum of the
-    steps and the net first-to-last rotation (unknown when a step is), for pairs against the first frame
+    length came from. ``readout`` summarises (e.g. "the camera pans right about 12 deg per step, with no
+    measurable translation in any step") with totals that count measured steps only: for consecutive pairs
+    the sum of the steps and the net first-to-last rotation (unknown when a step is), for pairs against the first frame
     the last pair itself (they are already cumulative). ``yaw_deg`` etc.: (P,) arrays over the steps (NaN
     where unknown); ``net()`` the first-to-last rotation; ``orientations()`` chains consecutive steps.
     notes: sentences about the whole call (letterbox bars masked, how the object was followed).
@@ -229,6 +291,9 @@ class Motion:
     @property
     def readout(self) -> str:
         known = [s for s in self.steps if s.kind != "unknown"]
+        if not known and all(s.turn_or_move for s in self.steps):
+            what = "; ".join(dict.fromkeys(s.reason.split("): ", 1)[-1] for s in self.steps))
+            return f"{TURN_OR_MOVE} in any step: {what}; focal: {self.focal_source}"
         if not known:
             reasons = "; ".join(dict.fromkeys(s.reason for s in self.steps[:3]))
             return "the camera motion could not be measured: " + reasons
@@ -242,11 +307,11 @@ class Motion:
                 float(np.median([s.roll_deg for s in known])),
             )
             if star:
-                parts.append("the camera turns and does not translate")
+                parts.append("the camera turns, with no measurable translation from the first frame")
             else:
                 parts.append(
-                    f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'} "
-                    f"and does not translate"
+                    f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'}, "
+                    f"with no measurable translation in any step (see a step for how large a move could hide)"
                 )
         elif kinds <= {"translation", "static"}:
             words = sorted({s.translation_words for s in known if s.translation_words})
@@ -255,9 +320,12 @@ class Motion:
             moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
             parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
         parts.append(self._totals(known))
-        missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
+        missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown" and not s.turn_or_move]
         if missing:
             parts.append(f"unknown (left out of every total) for steps {', '.join(missing)}")
+        either = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.turn_or_move]
+        if either:
+            parts.append(f"{TURN_OR_MOVE} for steps {', '.join(either)} (left out of every total; pass fov_deg=)")
         warned = [f"{s.frame_a}->{s.frame_b}" for s in known if s.warnings]
         if warned:
             parts.append(f"WARNINGS for steps {', '.join(warned)} (see each step)")
