@@ -35,7 +35,17 @@ import numpy as np
 from spatialclaw.primitives.perception.remote import MAX_REQUEST_BYTES, read_frame, write_frame
 from spatialclaw.primitives.reconstruction.da3 import pack, unpack
 
-__all__ = ["Da3Server", "Prediction", "StandInDA3", "handle", "handle_batch", "load_model", "main"]
+__all__ = [
+    "Batcher",
+    "Da3Server",
+    "Prediction",
+    "StandInDA3",
+    "answer",
+    "handle",
+    "handle_batch",
+    "load_model",
+    "main",
+]
 
 PATCH = 14
 
@@ -187,47 +197,27 @@ def _value(model: Any, prediction: Any) -> dict[str, Any]:
     }
 
 
-class Da3Server:
-    """``model`` served on the Unix socket ``path`` (one request per connection) from background threads;
-    ``close()`` stops it and removes the socket.
+class Batcher:
+    """Answers requests from concurrent callers in batches: one worker thread runs ``model``. Requests that
+    arrive within ``batch_window_s`` seconds of the first waiting one are answered from one
+    :func:`handle_batch` call, at most ``max_batch`` at once. ``counts``: requests, batches, the largest batch
+    and this process's id. Shared by :class:`Da3Server` (a Unix socket) and the Ray actor of
+    ``spatialclaw.services.service_actor`` (concurrent actor calls)."""
 
-    Batching: one worker runs the model. Requests that arrive within ``batch_window_s`` seconds of the first
-    waiting one (from concurrent episodes) are answered from one :func:`handle_batch` call, at most
-    ``max_batch`` at once. ``stats`` (a request with method ``"stats"``) counts requests and batches."""
-
-    def __init__(self, path: str, model: Any, batch_window_s: float = 0.005, max_batch: int = 8) -> None:
+    def __init__(self, model: Any, batch_window_s: float = 0.005, max_batch: int = 8) -> None:
         self.model = model
         self.batch_window_s = batch_window_s
         self.max_batch = max_batch
         self.counts = {"requests": 0, "batches": 0, "largest_batch": 0, "pid": os.getpid()}
         self._queue: queue.Queue[tuple[dict[str, Any], queue.Queue[dict[str, Any]]]] = queue.Queue()
-        server = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                try:
-                    method, value = unpack(read_frame(self.request, MAX_REQUEST_BYTES))
-                    if method == "stats":
-                        reply: dict[str, Any] = {"ok": True, **server.counts}
-                    elif method != "run" or not isinstance(value, dict):
-                        raise ValueError(f"unknown request {method!r}")
-                    else:
-                        answer: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1)
-                        server._queue.put((value, answer))
-                        reply = answer.get()
-                except (ValueError, ConnectionError) as error:
-                    reply = {"ok": False, "error": str(error)}
-                write_frame(self.request, pack("reply", reply))
-
-        if os.path.exists(path):
-            os.unlink(path)
-        self.path = path
-        self.server = socketserver.ThreadingUnixStreamServer(path, Handler)
-        self.server.daemon_threads = True
         self.worker = threading.Thread(target=self._work, daemon=True)
         self.worker.start()
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+
+    def submit(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The reply value for ``inputs``, computed in the next batch (blocks until then)."""
+        answer: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1)
+        self._queue.put((inputs, answer))
+        return answer.get()
 
     def _work(self) -> None:
         while True:
@@ -244,6 +234,53 @@ class Da3Server:
             self.counts["largest_batch"] = max(self.counts["largest_batch"], len(waiting))
             for (_, answer), reply in zip(waiting, replies, strict=True):
                 answer.put(reply)
+
+
+def answer(batcher: Batcher, request: bytes) -> bytes:
+    """The reply message to one request message: ``run`` (through ``batcher``) or ``stats`` (its counts)."""
+    try:
+        method, value = unpack(request)
+        if method == "stats":
+            reply: dict[str, Any] = {"ok": True, **batcher.counts}
+        elif method != "run" or not isinstance(value, dict):
+            raise ValueError(f"unknown request {method!r}")
+        else:
+            reply = batcher.submit(value)
+    except (ValueError, ConnectionError) as error:
+        reply = {"ok": False, "error": str(error)}
+    return pack("reply", reply)
+
+
+class Da3Server:
+    """``model`` served on the Unix socket ``path`` (one request per connection) from background threads;
+    ``close()`` stops it and removes the socket.
+
+    Batching: a :class:`Batcher` (``batch_window_s``, ``max_batch``) answers the requests of concurrent
+    episodes together. ``stats`` (a request with method ``"stats"``) counts requests and batches."""
+
+    def __init__(self, path: str, model: Any, batch_window_s: float = 0.005, max_batch: int = 8) -> None:
+        self.batcher = Batcher(model, batch_window_s, max_batch)
+        server = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                try:
+                    reply = answer(server.batcher, read_frame(self.request, MAX_REQUEST_BYTES))
+                except (ValueError, ConnectionError) as error:
+                    reply = pack("reply", {"ok": False, "error": str(error)})
+                write_frame(self.request, reply)
+
+        if os.path.exists(path):
+            os.unlink(path)
+        self.path = path
+        self.server = socketserver.ThreadingUnixStreamServer(path, Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.batcher.counts
 
     def close(self) -> None:
         self.server.shutdown()

@@ -106,6 +106,15 @@ def register(subparsers: Any) -> None:
         metavar="G",
         help="GPUs per perception actor (default 1; 0 runs the models on CPUs)",
     )
+    parser.add_argument(
+        "--service",
+        action="append",
+        default=[],
+        metavar="NAME=DIR[,gpus=G]",
+        help="Ray executor: run backend NAME (da3) as a Ray actor from its own environment DIR (prepared by "
+        "`spatialclaw serve NAME --env DIR --ray`) with G GPUs (default 1; also cpus=C, model=ID, restarts=N, "
+        "default 3); kernels reach it through their host's relay; repeatable",
+    )
     parser.add_argument("--max-steps", type=int, default=None, help="agent step budget (default: the agent's)")
     from spatialclaw.commands.run import add_sandbox_option
 
@@ -239,6 +248,7 @@ def _frames(args: argparse.Namespace) -> dict[str, Any]:
 
 def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: str | None) -> Any:
     from spatialclaw.runner import RunConfig
+    from spatialclaw.services.ray_services import parse_service_option
 
     model_options = {"max_attempts": args.model_retries} if args.model_retries is not None else {}
     return RunConfig(
@@ -262,6 +272,7 @@ def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: s
         ray_gpus_per_worker=args.ray_gpus_per_worker,
         perception_actors=args.perception_actors,
         perception_gpus=args.perception_gpus,
+        services=[parse_service_option(text) for text in args.service],
         progress=not args.no_progress,
         frames=_frames(args),
         generation=_generation(args),
@@ -274,8 +285,17 @@ def _failures() -> tuple[type[BaseException], ...]:
     from spatialclaw.benchmarks.spec import DatasetUnavailable
     from spatialclaw.models import ModelError
     from spatialclaw.runner.lock import RunLockedError
+    from spatialclaw.services.toolshed import ServiceError
 
-    return (FileExistsError, FileNotFoundError, ValueError, DatasetUnavailable, ModelError, RunLockedError)
+    return (
+        FileExistsError,
+        FileNotFoundError,
+        ValueError,
+        DatasetUnavailable,
+        ModelError,
+        RunLockedError,
+        ServiceError,
+    )
 
 
 def handle(args: argparse.Namespace) -> int:

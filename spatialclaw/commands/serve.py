@@ -1,4 +1,5 @@
-"""``spatialclaw serve``: create a backend service's own environment and start the service in it."""
+"""``spatialclaw serve``: create a backend service's own environment and start the service in it (or, with
+``--ray``, prepare the environment for the Ray executor, which starts the service as an actor)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--pip-arg", action="append", default=[], help="extra pip option, repeatable")
     parser.add_argument("--stop", action="store_true", help="stop the service started from DIR and exit")
+    parser.add_argument(
+        "--ray",
+        action="store_true",
+        help="prepare DIR for the Ray executor instead of starting the service here: install (or refresh) the "
+        "backend's packages, this environment's Ray version and spatialclaw in DIR/venv; then "
+        "`spatialclaw bench --executor ray --service NAME=DIR[,gpus=G]` runs the service as a Ray actor",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -38,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if args.stop:
         stop_service(args.env)
         return 0
+    if args.ray:
+        return _prepare_for_ray(args)
     try:
         if not python_of(args.env).exists():
             print(f"creating {args.env / 'venv'} for {args.name} ...", file=sys.stderr)
@@ -49,4 +59,21 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{args.name} serving on {sock}")
     print(f"export {BACKENDS[args.name].socket_env}={sock}")
+    return 0
+
+
+def _prepare_for_ray(args: argparse.Namespace) -> int:
+    from spatialclaw.services.toolshed import ServiceError, create_env
+
+    print(f"installing {args.name}, Ray and spatialclaw into {args.env / 'venv'} ...", file=sys.stderr)
+    try:
+        create_env(args.name, args.env, stand_in=args.stand_in, pip_args=tuple(args.pip_arg), ray=True)
+    except ServiceError as error:
+        print(f"spatialclaw serve: {error}", file=sys.stderr)
+        return 1
+    model = ",model=stand-in" if args.stand_in and not args.model else (f",model={args.model}" if args.model else "")
+    gpus = "0" if args.stand_in else "1"  # the stand-in is numpy only; the real model wants its GPU
+    where = args.env.absolute()
+    print(f"{args.name} is ready for the Ray executor in {where}")
+    print(f"spatialclaw bench --executor ray --service {args.name}={where},gpus={gpus}{model} ...")
     return 0

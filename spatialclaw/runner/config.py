@@ -58,6 +58,7 @@ class RunConfig:
     ray_gpus_per_worker: float = 0.0
     perception_actors: int = 0
     perception_gpus: float = 1.0
+    services: list[Any] = field(default_factory=list)  # --service: spatialclaw.services.ray_services.ServiceOption
     progress: bool = True
     frames: dict[str, Any] = field(default_factory=dict)  # fps / key_frames / long_side over the spec's policy
     generation: dict[str, Any] | None = None  # temperature, max_tokens, provider options; None: see the module
@@ -92,6 +93,11 @@ class RunConfig:
             raise ValueError(
                 "--perception-actors shares perception models between episodes on Ray actors; "
                 "add --executor ray (the local executor loads the models in each kernel)"
+            )
+        if self.services and self.executor != "ray":
+            raise ValueError(
+                "--service runs a backend as a Ray actor of the run; add --executor ray (for a local run start it "
+                "with `spatialclaw serve NAME --env DIR` and export the variable it prints)"
             )
         if self.perception_actors < 0 or self.perception_gpus < 0:
             raise ValueError(
@@ -142,6 +148,7 @@ class RunConfig:
             "limit": self.limit,
             "episode_timeout_s": self.episode_timeout_s,
             "perception": self.perception_setup(),
+            **({"services": {o.name: o.as_dict() for o in self.services}} if self.services else {}),
             "sandbox": self.sandbox_setup(),
             "cache": self.cache,
         }

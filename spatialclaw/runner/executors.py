@@ -22,6 +22,9 @@ With ``perception_actors`` N > 0 the learned perception models (depth, detect, s
 actors (``perception_gpus`` GPUs each) instead of in every episode's kernel: the service is started once
 for the run (:mod:`spatialclaw.services.perception`), each kernel gets ``SPATIALCLAW_PERCEPTION`` in
 its environment (:mod:`spatialclaw.primitives.perception.remote`), and the actors are stopped when the run ends.
+With ``services`` (``--service NAME=DIR[,gpus=G]``) each backend runs as an actor in its own environment
+(:mod:`spatialclaw.services.ray_services`), started before the episodes and stopped after them; each episode
+actor opens a proxy socket to it and names that to its kernels, whose host relay is their only way to it.
 """
 
 from __future__ import annotations
@@ -105,7 +108,17 @@ class LocalExecutor:
 class _RayEpisodeActor:
     """A Ray actor: one :class:`EpisodeWorker` with its own one-kernel pool."""
 
-    def __init__(self, worker_args: dict[str, Any], kernel_options: dict[str, Any]) -> None:
+    def __init__(
+        self, worker_args: dict[str, Any], kernel_options: dict[str, Any], services: dict[str, Any] | None = None
+    ) -> None:
+        self.proxies: list[Any] = []
+        if services:  # backend actors: a proxy socket each, named to the kernels in the backend's variable
+            from spatialclaw.services.ray_services import ServiceProxy
+            from spatialclaw.services.toolshed import BACKENDS
+
+            self.proxies = [ServiceProxy(name, handle) for name, handle in services.items()]
+            routes = {BACKENDS[proxy.name].socket_env: proxy.path for proxy in self.proxies}
+            kernel_options = {**kernel_options, "env": {**kernel_options.get("env", {}), **routes}}
         pool = None
         if needs_kernel(worker_args.get("interface", "code")):
             from spatialclaw.kernel.pool import KernelPool
@@ -121,6 +134,8 @@ class _RayEpisodeActor:
         self.worker.close()
         if self.pool is not None:
             self.pool.close()
+        for proxy in self.proxies:
+            proxy.close()
         return True
 
 
@@ -139,6 +154,7 @@ class RayExecutor:
         perception_actors: int = 0,
         perception_gpus: float = 1.0,
         perception_cpus: float = 1.0,
+        services: list[Any] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"--workers must be at least 1, got {workers}")
@@ -154,6 +170,7 @@ class RayExecutor:
         self.perception_actors = perception_actors
         self.perception_gpus = perception_gpus
         self.perception_cpus = perception_cpus
+        self.services = services or []  # ServiceOption each (spatialclaw.services.ray_services)
 
     def run(self, jobs: list[EpisodeJob], on_row: OnRow) -> None:
         try:
@@ -168,12 +185,17 @@ class RayExecutor:
                 import os
 
                 needed = self.workers * self.ray_num_cpus + self.perception_actors * self.perception_cpus
+                needed += sum(option.cpus for option in self.services)
                 ray.init(
                     num_cpus=max(int(needed + 0.999), os.cpu_count() or 1), include_dashboard=False, log_to_driver=False
                 )
-        perception = None
+        perception = services = None
         kernel_options = self.kernel_options
         try:
+            if self.services:
+                from spatialclaw.services.ray_services import start_service_actors
+
+                services = start_service_actors(self.services, fail_fast=started_here and not self.address)
             if self.perception_actors:
                 from spatialclaw.services.perception import start_perception_service
 
@@ -184,18 +206,27 @@ class RayExecutor:
                     fail_fast=started_here and not self.address,
                 )
                 kernel_options = {**kernel_options, "env": {**kernel_options.get("env", {}), **perception.env}}
-            self._run_episodes(ray, jobs, on_row, kernel_options)
+            self._run_episodes(ray, jobs, on_row, kernel_options, services.handles if services else None)
         finally:
             if perception is not None:
                 perception.close()
+            if services is not None:
+                services.close()
             if started_here:
                 ray.shutdown()
 
-    def _run_episodes(self, ray: Any, jobs: list[EpisodeJob], on_row: OnRow, kernel_options: dict[str, Any]) -> None:
+    def _run_episodes(
+        self,
+        ray: Any,
+        jobs: list[EpisodeJob],
+        on_row: OnRow,
+        kernel_options: dict[str, Any],
+        services: dict[str, Any] | None = None,
+    ) -> None:
         actor_class = ray.remote(num_cpus=self.ray_num_cpus, num_gpus=self.ray_num_gpus)(_RayEpisodeActor)
 
         def new_actor() -> Any:
-            return actor_class.remote(self.worker_args, kernel_options)
+            return actor_class.remote(self.worker_args, kernel_options, services)
 
         actors = [new_actor() for _ in range(min(self.workers, max(len(jobs), 1)))]
         idle = list(actors)

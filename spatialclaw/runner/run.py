@@ -185,6 +185,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
             ray_num_gpus=config.ray_gpus_per_worker,
             perception_actors=config.perception_actors,
             perception_gpus=config.perception_gpus,
+            services=config.services,
         )
         run_dir.record_perception(config.perception_setup())
     else:

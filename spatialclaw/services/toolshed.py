@@ -43,7 +43,9 @@ class ServiceError(RuntimeError):
 class BackendSpec:
     """One backend served from its own environment.
 
-    ``module``: run as ``python -m module --socket PATH --model MODEL --device DEVICE``. ``requirements`` and
+    ``module``: run as ``python -m module --socket PATH --model MODEL --device DEVICE``; as a Ray actor
+    (:mod:`spatialclaw.services.service_actor`) its ``load_model(model, device)``, ``Batcher(model, ...)`` and
+    ``answer(batcher, request) -> reply`` serve the same messages. ``requirements`` and
     ``stand_in_requirements``: pip install arguments (the backend's own packages; what its random-weight
     stand-in needs). ``socket_env``: the kernel variable naming its socket. ``good_for``: one line for the
     model's manual."""
@@ -90,15 +92,27 @@ def python_of(env_dir: Path) -> Path:
     return Path(env_dir) / "venv" / "bin" / "python"
 
 
-def create_env(name: str, env_dir: Path, *, stand_in: bool = False, pip_args: tuple[str, ...] = ()) -> Path:
+def create_env(
+    name: str, env_dir: Path, *, stand_in: bool = False, pip_args: tuple[str, ...] = (), ray: bool = False
+) -> Path:
     """Create ``DIR/venv`` for backend ``name`` and pip-install its requirements (the stand-in's with
     ``stand_in``) and spatialclaw itself (``--no-deps``, for the service module and the wire format).
-    ``pip_args``: extra pip options (``--no-index --find-links DIR`` offline). Returns the interpreter."""
+    ``pip_args``: extra pip options (``--no-index --find-links DIR`` offline). ``ray``: also Ray, the version
+    this environment runs (a Ray worker in ``DIR/venv`` must match its cluster), for the Ray executor's
+    service actors (:mod:`spatialclaw.services.ray_services`). Returns the interpreter."""
     spec = _spec(name)
     python = python_of(env_dir)
     steps = [] if python.exists() else [[sys.executable, "-m", "venv", str(Path(env_dir) / "venv")]]
     pip = [str(python), "-m", "pip", "install", "--quiet", *pip_args]
-    steps.append([*pip, *(spec.stand_in_requirements if stand_in else spec.requirements)])
+    requirements = [*(spec.stand_in_requirements if stand_in else spec.requirements)]
+    if ray:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            requirements.append(f"ray=={version('ray')}")
+        except PackageNotFoundError:
+            raise ServiceError("Ray is not installed here: pip install 'spatialclaw[ray]' first") from None
+    steps.append([*pip, *requirements])
     steps.append([*pip, "--no-deps", str(SOURCE)])
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True)
