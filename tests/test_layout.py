@@ -132,3 +132,19 @@ def test_no_flat_modules_left_where_a_layer_now_lives():
     flat = {path.stem for path in (ROOT / "spatialclaw").glob("*.py")}
     assert flat <= {"__init__", "cli", "task", "chat", "extras", "input_paths", "jsonl"}
     assert {path.stem for path in (ROOT / "primitives").glob("*.py")} <= {"__init__", "imaging", "protocol", "answers"}
+
+
+def test_no_docstring_contradicts_the_one_sign_convention() -> None:
+    """pitch > 0 tilts UP in every tool (primitives/runtime/conventions.py); a manual that says otherwise
+    made a model pass the wrong sign (floor points 30 m away)."""
+    import re
+
+    stale = re.compile(r"pitch\W{0,4}\s*>\s*0\s+(is|means|looks)\s+down", re.IGNORECASE)
+    offenders = [
+        f"{path}:{number}"
+        for folder in ("primitives", "spatialclaw")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if stale.search(line)
+    ]
+    assert not offenders, offenders

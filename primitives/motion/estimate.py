@@ -137,7 +137,8 @@ def motion(
         deg, confidence < 0.3, < 15 agreeing matches) is "unknown" with the reason and enters no total.
         ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
         against the first frame are already cumulative). Black letterbox bars are masked.
-        Sign note: motion's pitch > 0 tilts UP; ``camera_tilt``'s pitch > 0 is DOWN (an absolute tilt).
+        Sign note: one convention in every tool (``manual('conventions')``): pitch > 0 tilts UP, here as in
+        ``geom.camera_tilt`` and ``geom.floor_point`` (an absolute tilt there, relative here).
 
     Example: ``m = motion(frames); print(m); m.yaw_deg`` (degrees per step).
     """
