@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -71,8 +72,36 @@ class LazyCallable:
         return f"<function {self._attribute} from {self._module}>"
 
 
+#: What a lazy instance does to its object for each special method (Python looks special methods up on the
+#: type, so ``__getattr__`` never sees ``scene["chair"]``, ``"chair" in scene``, ``len(scene)``, ...).
+FORWARDED: dict[str, Callable[..., Any]] = {
+    "__getitem__": operator.getitem,
+    "__setitem__": operator.setitem,
+    "__delitem__": operator.delitem,
+    "__contains__": lambda target, key: key in target,
+    "__len__": len,
+    "__iter__": iter,
+    "__reversed__": reversed,
+    "__bool__": bool,
+    "__enter__": lambda target: type(target).__enter__(target),
+    "__exit__": lambda target, *exc: type(target).__exit__(target, *exc),
+}
+
+
+def _forward(name: str) -> Callable[..., Any]:
+    """The special method ``name`` of ``LazyInstance``: build the object, then do the same to it."""
+
+    def method(self: LazyInstance, *args: Any) -> Any:
+        return FORWARDED[name](self._load(), *args)
+
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` of the object (built on first use)."
+    return method
+
+
 class LazyInstance:
-    """An object built by ``factory()`` on first attribute access (``scene.add(...)`` creates the Scene)."""
+    """An object built by ``factory()`` on first attribute access (``scene.add(...)`` creates the Scene);
+    indexing, ``in``, ``len``, iteration, truth and ``with`` reach the object too (``FORWARDED``)."""
 
     def __init__(self, factory: Callable[[], Any], description: str) -> None:
         object.__setattr__(self, "_lazy_factory", factory)
@@ -108,6 +137,10 @@ class LazyInstance:
 
     def __reduce__(self) -> Any:
         return (_identity, (self._load(),))
+
+
+for _name in FORWARDED:
+    setattr(LazyInstance, _name, _forward(_name))
 
 
 def _identity(value: Any) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 
 from spatialclaw.primitives.scene.perspective import COMPASS
 
-__all__ = ["CompassReading", "compass_bearing", "compass_reading", "compass_word", "parse_direction"]
+__all__ = ["CompassReading", "compass_bearing", "compass_reading", "compass_word", "mix_readings", "parse_direction"]
 
 _NAMES = {
     "north": 0.0,
@@ -56,8 +56,9 @@ class CompassReading:
     """A compass readout. subject/reference: what was asked ("the sofa", "the table", "camera 3").
     bearing_deg: compass bearing in degrees [0, 360) (0 = N, 90 = E) of the subject from the reference (or
     of the camera's facing); sigma_deg: its standard deviation; direction: eight-way word; p_direction: the
-    probability of that word under the positions' uncertainty; distance_m: ground distance (None for a
-    facing)."""
+    probability of that word under the positions' uncertainty (and over every floor plan that fits);
+    distance_m: ground distance (None for a facing); probabilities: (8,) the probability of each word of
+    ``COMPASS`` (N, NE, ...); note: what else to know (the floor plan is ambiguous, ...), or ""."""
 
     subject: str
     reference: str
@@ -66,17 +67,20 @@ class CompassReading:
     direction: str
     p_direction: float
     distance_m: float | None
+    probabilities: tuple[float, ...] = ()
+    note: str = ""
 
     @property
     def text(self) -> str:
         """E.g. "the sofa is NE of the table (compass bearing 47° ± 5°, P = 0.93; 2.1 m on the ground)"."""
         spread = f" ± {self.sigma_deg:.0f}°" if self.sigma_deg >= 0.5 else ""
         p = f", P = {self.p_direction:.2f}" if self.sigma_deg >= 0.5 else ""
+        note = f" {self.note}" if self.note else ""
         if self.distance_m is None:
-            return f"{self.subject} faces {self.direction} (compass bearing {self.bearing_deg:.0f}°{spread}{p})"
+            return f"{self.subject} faces {self.direction} (compass bearing {self.bearing_deg:.0f}°{spread}{p}){note}"
         return (
             f"{self.subject} is {self.direction} of {self.reference} (compass bearing {self.bearing_deg:.0f}°"
-            f"{spread}{p}; {self.distance_m:.2f} m on the ground)"
+            f"{spread}{p}; {self.distance_m:.2f} m on the ground){note}"
         )
 
     def __str__(self) -> str:
@@ -106,12 +110,44 @@ def compass_reading(
     spread = (headings - centre + 180.0) % 360.0 - 180.0
     word = compass_word(bearing)
     words = np.round(((centre + spread - north_deg) % 360.0) / 45.0).astype(int) % 8
+    probabilities = np.bincount(words, minlength=8) / len(words)
     return CompassReading(
         subject=subject,
         reference=reference,
         bearing_deg=bearing,
         sigma_deg=float(np.std(spread)),
         direction=word,
-        p_direction=float(np.mean(words == COMPASS.index(word))),
+        p_direction=float(probabilities[COMPASS.index(word)]),
         distance_m=None if reference == "" else float(np.hypot(offset[0], offset[1])),
+        probabilities=tuple(float(p) for p in probabilities),
+    )
+
+
+def mix_readings(readings: list[CompassReading], weights: list[float], plans_note: str) -> CompassReading:
+    """One reading from the same question asked of several floor plans (``readings[0]`` of the best plan,
+    ``weights`` summing to 1): the best plan's bearing and word, the word's probability over every plan,
+    the sigma widened to the plans' spread, and a note naming the ambiguity (``plans_note`` says what
+    would resolve it) when the plans disagree on the word."""
+    best, w = readings[0], np.asarray(weights, dtype=float)
+    offsets = np.array([(r.bearing_deg - best.bearing_deg + 180.0) % 360.0 - 180.0 for r in readings])
+    sigmas = np.array([r.sigma_deg for r in readings])
+    mixed = np.sum(w[:, None] * np.array([r.probabilities for r in readings]), axis=0)
+    note = best.note
+    if len({r.direction for r, wi in zip(readings, w, strict=True) if wi >= 0.05}) > 1:
+        order = np.argsort(-mixed)
+        words = ", ".join(f"P({COMPASS[k]}) = {mixed[k]:.2f}" for k in order[:3] if mixed[k] >= 0.01)
+        note = (note + " " if note else "") + (
+            f"AMBIGUOUS: {len(readings)} floor plans fit the sightings about as well and disagree here: {words}. "
+            + plans_note
+        )
+    return CompassReading(
+        subject=best.subject,
+        reference=best.reference,
+        bearing_deg=best.bearing_deg,
+        sigma_deg=float(np.sqrt(np.sum(w * (sigmas**2 + offsets**2)))),
+        direction=best.direction,
+        p_direction=float(mixed[COMPASS.index(best.direction)]),
+        distance_m=best.distance_m,
+        probabilities=tuple(float(p) for p in mixed),
+        note=note,
     )

@@ -74,7 +74,7 @@ class Scene(ViewLinking):
         scene.perspective("lamp", standing_at="sofa", facing="tv")   # "at 4 o'clock (back-right): 116° ± 39° ..."
 
     A bearing from a second frame with its camera pose (``scene.add_camera(k, pose)``) fuses with the first.
-    Views far apart without poses: ``add_view``, ``link_views``, ``set_north``.
+    Views far apart without poses: ``add_view``, ``link_views``, ``set_north``, ``compass``, ``wall_facing``.
     """
 
     def __init__(self) -> None:

@@ -12,13 +12,13 @@ distance's standard deviations and the probability of each worded answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.relate import format_metres
 
-__all__ = ["COMPASS", "EIGHT_WAY", "Perspective", "perspective_from_positions"]
+__all__ = ["COMPASS", "EIGHT_WAY", "Perspective", "mix_perspectives", "perspective_from_positions"]
 
 EIGHT_WAY = ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left")
 COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
@@ -50,6 +50,9 @@ class Perspective:
         distance_m / distance_sigma_m: horizontal distance viewer -> target on the ground, metres.
         p_right, p_front: probabilities (0..1) that the target is right of / in front of the viewer.
         p_clock, p_direction: probabilities of the stated clock hour and eight-way direction.
+        plan_note: when several floor plans fit the views (``scene.link_views``) and put the target
+            differently, what each says and what would resolve it (the probabilities then cover every
+            plan), else "".
     """
 
     target: str
@@ -69,6 +72,7 @@ class Perspective:
     p_clock: float
     p_direction: float
     compass_note: str = ""
+    plan_note: str = ""
 
     @property
     def text(self) -> str:
@@ -95,6 +99,7 @@ class Perspective:
             f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
             f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}"
             + (f" {self.compass_note}" if self.compass_note else "")
+            + (f" {self.plan_note}" if self.plan_note else "")
         )
 
     def __str__(self) -> str:
@@ -207,4 +212,50 @@ def _reading(
         p_front=float(np.mean(np.abs(drawn_angles) < 90.0)),
         p_clock=float(np.mean(_clock(drawn_angles) == clock)),
         p_direction=float(np.mean(_sector(drawn_angles) == sector)),
+    )
+
+
+def _p_between(centre: float, sigma: float, low: float, high: float) -> float:
+    """P(low <= angle < high) (degrees, wrapped) for an angle ~ normal(centre, sigma)."""
+    from scipy.stats import norm
+
+    if sigma < 1e-6:
+        return float((centre - low) % 360.0 < high - low)
+    shifts = centre + 360.0 * np.arange(-2, 3)
+    return float(np.sum(norm.cdf((high - shifts) / sigma) - norm.cdf((low - shifts) / sigma)))
+
+
+def mix_perspectives(readings: list[Perspective], weights: list[float], plans_note: str) -> Perspective:
+    """One readout from the same question asked of several floor plans (``readings[0]`` of the best plan,
+    ``weights`` summing to 1): the best plan's words and angle; P(right) and P(in front) over every plan;
+    P of the stated clock hour and eight-way direction over every plan (the other plans' angles taken as
+    normal with their sigma); the angle's sigma widened to the plans' spread; and a note with what each plan
+    says when they disagree (``plans_note`` says what would resolve it)."""
+    best, w = readings[0], np.asarray(weights, dtype=float)
+    offsets = np.array([float(_wrap(np.array(r.angle_deg - best.angle_deg))) for r in readings])
+    sigmas = np.array([r.angle_sigma_deg for r in readings])
+    clock_low, sector_low = best.clock * 30.0 - 15.0, EIGHT_WAY.index(best.direction) * 45.0 - 22.5
+    p_clock = [best.p_clock] + [
+        _p_between(r.angle_deg, r.angle_sigma_deg, clock_low, clock_low + 30) for r in readings[1:]
+    ]
+    p_sector = [best.p_direction] + [
+        _p_between(r.angle_deg, r.angle_sigma_deg, sector_low, sector_low + 45) for r in readings[1:]
+    ]
+    note = ""
+    if len({(r.side, r.depth) for r, wi in zip(readings, w, strict=True) if wi >= 0.05}) > 1:
+        says = "; ".join(
+            f"{r.clock} o'clock ({r.direction}) with weight {wi:.2f}" for r, wi in zip(readings, w, strict=True)
+        )
+        note = (
+            f"AMBIGUOUS: {len(readings)} floor plans fit the sightings about as well and put {best.target} at: "
+            f"{says}. {plans_note}"
+        )
+    return replace(
+        best,
+        angle_sigma_deg=float(np.sqrt(np.sum(w * (sigmas**2 + offsets**2)))),
+        p_right=float(np.sum(w * [r.p_right for r in readings])),
+        p_front=float(np.sum(w * [r.p_front for r in readings])),
+        p_clock=float(np.sum(w * p_clock)),
+        p_direction=float(np.sum(w * p_sector)),
+        plan_note=note,
     )

@@ -1,10 +1,13 @@
-"""Scene methods for views that barely overlap and for north: ``add_view``, ``link_views``, ``set_north``, ``compass``.
+"""Scene methods for views that barely overlap: ``add_view`` and ``link_views`` (north and compass words:
+``north.py``).
 
 A mixin of ``Scene`` (``memory.py``): it reads and writes the scene's ``cameras`` and ``instances``.
 Conventions (design world, metres, +Z up): a view's heading is degrees clockwise seen from above from
-world +Y; compass bearings are degrees clockwise from north (0 = N, 90 = E). Solved views become level
-cameras (pitch and roll 0) at the height of the first view; named landmarks become bearing-located
-objects with the covariance of the joint solve, so ``perspective``/``relation``/``describe``/``bev`` read them.
+world +Y. Solved views become cameras at the height of the first view, with the pitch and roll given to
+``add_view`` (level by default); named landmarks become bearing-located objects with the covariance of the
+joint solve, so ``perspective``/``relation``/``describe``/``bev`` read them. When several floor plans fit
+the sightings about as well (``layout_search``), the scene holds the best one with every uncertainty
+widened to cover the others, ``scene.layout.plans`` holds them all, and the readouts say so.
 Views linked by matched features (``link_views(a, b)`` without landmarks, ``feature_links``) add their
 correspondences as unnamed landmarks (in ``scene.layout`` only, not scene objects).
 """
@@ -16,47 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.scene.bearings import intrinsics_from_fov, make_bearing
-from spatialclaw.primitives.scene.compass import (
-    CompassReading,
-    compass_bearing,
-    compass_reading,
-    compass_word,
-    parse_direction,
-)
 from spatialclaw.primitives.scene.feature_links import FeatureLink, link_by_features
+from spatialclaw.primitives.scene.layout_problem import Sighting, ViewSpec
+from spatialclaw.primitives.scene.north import NorthKeeping
 from spatialclaw.primitives.scene.objects import SceneObject, frame_index
 from spatialclaw.primitives.scene.observations import DEFAULT_HFOV_DEG, _estimated_camera
-from spatialclaw.primitives.scene.perspective import Perspective
-from spatialclaw.primitives.scene.places import place
-from spatialclaw.primitives.scene.readouts import Readout, Relation
-from spatialclaw.primitives.scene.viewlinks import LayoutSolution, Sighting, ViewSpec, solve_layout
+from spatialclaw.primitives.scene.plans import heading_of_pose, resolve_hint, view_pose
+from spatialclaw.primitives.scene.readouts import Readout
+from spatialclaw.primitives.scene.viewlinks import FEATURE_NAME, LayoutSolution, solve_layout
 
-__all__ = ["FEATURE_PREFIX", "ViewLinking", "heading_of_pose", "level_pose"]
+__all__ = ["FEATURE_PREFIX", "ViewLinking"]
 
-FEATURE_PREFIX = "matched feature "  # names of the landmarks that link_views found by matching features
-
-
-def heading_of_pose(pose: np.ndarray) -> float:
-    """Heading (degrees clockwise from world +Y, seen from above) of a camera-to-world pose's forward on the ground."""
-    forward = geom.observer_axes(pose)[1]
-    return float(np.degrees(np.arctan2(forward[0], forward[1])))
+FEATURE_PREFIX = FEATURE_NAME  # names of the landmarks that link_views found by matching features
 
 
-def level_pose(heading_deg: float, position: Any) -> np.ndarray:
-    """(4, 4) camera-to-world pose of a level camera at ``position`` (x, y, z metres) facing ``heading_deg``."""
-    h = np.radians(heading_deg)
-    forward, right = np.array([np.sin(h), np.cos(h), 0.0]), np.array([np.cos(h), -np.sin(h), 0.0])
-    pose = np.eye(4)
-    pose[:3, :3] = np.stack([right, [0.0, 0.0, -1.0], forward], axis=1)
-    pose[:3, 3] = position
-    return pose
-
-
-class ViewLinking:
-    """The view-linking and compass methods of ``Scene`` (see the module docstring for the conventions)."""
+class ViewLinking(NorthKeeping):
+    """The view-linking methods of ``Scene`` (see the module docstring for the conventions)."""
 
     instances: dict[str, SceneObject]
     cameras: dict[int, np.ndarray]
@@ -66,6 +46,7 @@ class ViewLinking:
         self.sightings: list[Sighting] = []
         self.layout: LayoutSolution | None = None
         self.north_deg: float | None = None
+        self.north_from: tuple[Any, Any, float] | None = None
         self.view_frames: dict[int, Any] = {}
         self.feature_links: dict[tuple[int, int], FeatureLink] = {}
 
@@ -76,6 +57,9 @@ class ViewLinking:
         K: Any = None,
         hfov_deg: float | None = None,
         image_size: tuple[int, int] | None = None,
+        pitch_deg: float | None = None,
+        roll_deg: float | None = None,
+        tilt: Any = None,
     ) -> Readout:
         """Declare a view (a photo of the room) to place by ``link_views``.
 
@@ -85,8 +69,21 @@ class ViewLinking:
                 The first view added anchors the world: its registered camera, else heading 0 at the origin.
             K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (default: a depth model's estimate for this frame,
                 else 60, stated as assumed) with the image size (the Frame's, or ``image_size=(w, h)``).
+            pitch_deg / roll_deg: the camera's tilt, degrees (pitch > 0 tilts up, -10 = looks 10 degrees
+                down; roll > 0 clockwise), or ``tilt=`` a ``CameraTilt`` (``geom.camera_tilt(frame)``): the
+                landmarks' bearings are read from the levelled rays. Default level (0, 0): a tilted view
+                read as level puts landmarks off the image centre a few degrees off.
         """
         index, assumed = frame_index(frame), ""
+        if tilt is not None:
+            if pitch_deg is not None or roll_deg is not None:
+                raise ValueError("pass tilt=<CameraTilt> or pitch_deg=/roll_deg=, not both")
+            if not hasattr(tilt, "pitch_deg"):
+                raise ValueError(f"tilt must be a CameraTilt (geom.camera_tilt(frame)), got {tilt!r}")
+            pitch_deg, roll_deg = float(tilt.pitch_deg), float(getattr(tilt, "roll_deg", 0.0))
+        for name, value in (("pitch_deg", pitch_deg), ("roll_deg", roll_deg)):
+            if value is not None and not (np.isfinite(value) and abs(value) < 90):
+                raise ValueError(f"{name} must be degrees between -90 and 90, got {value!r}")
         if not isinstance(frame, (int, np.integer)):
             self.view_frames[index] = frame  # its pixels, for link_views by matched features
         if K is None and hfov_deg is None:
@@ -104,9 +101,12 @@ class ViewLinking:
         if not self.views and index in self.cameras:
             heading_deg = heading_of_pose(self.cameras[index]) if heading_deg is None else heading_deg
             position = (float(self.cameras[index][0, 3]), float(self.cameras[index][1, 3]))
-        self.views[index] = ViewSpec(index, as_intrinsics(K), heading_deg, position, assumed)
+        tilted = (float(pitch_deg or 0.0), float(roll_deg or 0.0))
+        self.views[index] = ViewSpec(index, as_intrinsics(K), heading_deg, position, assumed, *tilted)
+        level = "level" if tilted == (0.0, 0.0) else f"pitch {tilted[0]:+.1f}°, roll {tilted[1]:+.1f}°"
         return Readout(
-            f"view {index} added ({'anchor' if len(self.views) == 1 else 'to be placed'}; {assumed or 'K given'})"
+            f"view {index} added ({'anchor' if len(self.views) == 1 else 'to be placed'}; {assumed or 'K given'}; "
+            f"{level})"
         )
 
     def link_views(
@@ -124,8 +124,10 @@ class ViewLinking:
         Args:
             view_a, view_b: Frames or absolute frame indices (``add_view`` first).
             landmarks: ``(name, (x_a, y_a), (x_b, y_b))`` pixels of the same thing in both views, optionally
-                with ``dist_a, dist_b`` metres from each camera (a depth map's value; None when unknown). At
-                least 2 landmarks per new view (3 or more when only bearings are known).
+                with ``dist_a, dist_b`` metres from each camera (a depth map's value; None when unknown; sigma
+                ``distance_sigma``, default 10% + 0.25 m: a depth map reads a thing's near surface, not its
+                centre). At least 2 landmarks per new view (3 or more when only bearings are known). A
+                landmark named again in a view (linking it to another view) replaces its earlier pixel there.
                 None or "auto": found by matching features between the two frames (pass the Frames here or
                 to ``add_view``): up to ``max_matches`` matches spread over the view that agree with one
                 camera motion, with their distances from both cameras triangulated (relative, scaled to a
@@ -136,8 +138,11 @@ class ViewLinking:
             distance: a stated guess of the landmarks' distance from the cameras, metres, used when no
                 landmark has a distance (it sets the scale only; headings come from the bearings);
                 distance_sigma: its sigma (default 50% of it). Default guess 3 m, stated in the result.
-        Returns a text: each view's heading (± sigma; compass after ``set_north``), position, the fit.
-        ``scene.layout`` holds the numbers; cameras and named landmarks are in the scene.
+        Returns a text: each view's heading (± sigma; compass after ``set_north``), position, the fit. Every
+        floor plan that fits about as well is searched for (many starts): when plans that differ materially
+        fit, the text says AMBIGUOUS, names what differs and what would resolve it (distances, another
+        landmark), and every ± and P (here and in perspective/relation/compass) covers all of them.
+        ``scene.layout`` holds the numbers (``.plans``: each plan); cameras and named landmarks are in the scene.
         """
         a, b = frame_index(view_a), frame_index(view_b)
         for v in (a, b):
@@ -159,8 +164,9 @@ class ViewLinking:
                 name, pa, pb, *dist = item
                 da, db = (list(dist) + [None, None])[:2]
                 for v, px, d in ((a, pa, da), (b, pb, db)):
-                    sd = None if d is None else (distance_sigma or 0.1 * float(d))
-                    self.sightings.append(Sighting(v, str(name), tuple(map(float, px)), d, sd, pixel_sigma_px))  # type: ignore[arg-type]
+                    sd = None if d is None else (distance_sigma or 0.1 * float(d) + 0.25)
+                    pixel = (float(px[0]), float(px[1]))
+                    self._sight(Sighting(v, str(name), pixel, d, sd, pixel_sigma_px))
         named = [s for s in self.sightings if not s.landmark.startswith(FEATURE_PREFIX)]
         scaled = any(s.distance_m is not None for s in named)  # matched features' distances are up to scale
         anchor = next(iter(self.views))
@@ -179,14 +185,41 @@ class ViewLinking:
         head = f"Floor plan from {len(self.views)} views, bearing fit RMS {solution.rms_deg:.1f}°"
         if not scaled:
             head += f" (distances: assumed {guess:g} m, so positions are up to scale)"
-        lines.append(head)
+        lines += [head, *self._view_lines(solution, anchor)]
+        if solution.ambiguous:
+            lines.append(_ambiguity(solution))
+        lines += [f"Note: {note}." for note in solution.notes]
+        return Readout("\n".join(lines))
+
+    def _view_lines(self, solution: LayoutSolution, anchor: int) -> list[str]:
+        """One line per view: heading (± sigma, or why none), position, compass facing, other plans' headings."""
+        lines = []
         for v, h in solution.headings_deg.items():
             x, y = solution.positions[v]
-            line = f"- view {v}: heading {h:.0f}° ± {solution.heading_sigmas_deg[v]:.1f}° at ({x:.2f}, {y:.2f}) m"
+            if v == anchor:
+                spread = " (the anchor: it defines the world)"
+            elif self.views[v].heading_deg is not None:
+                spread = " (given)"
+            else:
+                spread = f" ± {max(solution.heading_sigmas_deg[v], 0.1):.1f}°"
+            x, y = round(x, 2) + 0.0, round(y, 2) + 0.0  # + 0.0: no "-0.00"
+            line = f"- view {v}: heading {round(h) + 0:.0f}°{spread} at ({x:.2f}, {y:.2f}) m"
             if self.north_deg is not None:
                 line += f", facing {self.compass(v).direction}"
+            if v in solution.ambiguous_views:
+                others = [f"{q.headings_deg[v]:.0f}° (weight {q.weight:.2f})" for q in solution.plans[1:]]
+                line += f"; other plans: {', '.join(others)}"
             lines.append(line)
-        return Readout("\n".join(lines))
+        return lines
+
+    def _sight(self, sighting: Sighting) -> None:
+        """Store a sighting once per (view, landmark): a landmark named again in a view (linking that view to
+        another one) replaces its earlier pixel, and keeps its earlier distance when the new one has none."""
+        key = (sighting.view, sighting.landmark)
+        old = next((s for s in self.sightings if (s.view, s.landmark) == key), None)
+        if old is not None and sighting.distance_m is None:
+            sighting = replace(sighting, distance_m=old.distance_m, distance_sigma_m=old.distance_sigma_m)
+        self.sightings = [s for s in self.sightings if (s.view, s.landmark) != key] + [sighting]
 
     def _matched_landmarks(
         self, view_a: Any, view_b: Any, a: int, b: int, guess: float, given: bool, max_matches: int
@@ -265,7 +298,7 @@ class ViewLinking:
         anchor = next(iter(self.views))
         z = float(self.cameras[anchor][2, 3]) if anchor in self.cameras else 0.0
         for v, h in solution.headings_deg.items():
-            self.cameras[v] = level_pose(h, (*solution.positions[v], z))
+            self.cameras[v] = view_pose(h, (*solution.positions[v], z), self.views[v].tilt)
         for name, position in solution.landmarks.items():
             if name.startswith(FEATURE_PREFIX):
                 continue  # matched features stay in scene.layout; they are not things to ask about
@@ -293,75 +326,21 @@ class ViewLinking:
                 located=f"linked views: {len(seen)} sightings in views {sorted({s.view for s in seen})}",
             )
 
-    def set_north(
-        self, direction: str | float = "north", view: Any = None, facing: Any = None, standing_at: Any = None
-    ) -> Readout:
-        """Say where north is; afterwards readouts (perspective, relation, describe, compass) add compass words.
 
-        Either ``view=k``: camera k looks ``direction`` ("facing the camera is north": someone facing the
-        camera looks north, so the camera looks south: ``set_north(view=k, direction="south")``); or ``facing=X``: the direction from ``standing_at`` (default: the first view or
-        camera) toward X (object name, camera index or world point) is ``direction``. Note an object that
-        *faces* north (its front points north) is looked at facing south: ``set_north(facing="fireplace",
-        direction="south")``. direction: "north", "NE", "south-west", ... or compass degrees."""
-        bearing = parse_direction(direction)
-        if (view is None) == (facing is None):
-            raise ValueError("pass exactly one of view=<frame index> or facing=<object, camera or point>")
-        if view is not None:
-            k = frame_index(view)
-            if k not in self.cameras:
-                raise ValueError(f"no camera for frame {k}; registered: {sorted(self.cameras)}")
-            heading = heading_of_pose(self.cameras[k])
-        else:
-            origin = standing_at if standing_at is not None else next(iter(self.views), min(self.cameras, default=None))
-            if origin is None:
-                raise ValueError("pass standing_at=<object, camera index or point> (no view or camera registered)")
-            start = place(self.instances, self.cameras, origin, "standing_at")[1]
-            end = place(self.instances, self.cameras, facing, "facing")[1]
-            heading = float(np.degrees(np.arctan2(*(end - start)[:2])))
-        self.north_deg = float((heading - bearing) % 360.0)
-        return Readout(f"North set: world heading {self.north_deg:.0f}° (clockwise from +Y) is north.")
-
-    def compass(self, subject: Any, reference: Any = None, seed: int = 0) -> CompassReading:
-        """Compass direction of ``subject`` from ``reference`` (names, camera frame indices or world points),
-        or with ``reference=None`` and a camera index, the way that camera faces. Needs ``set_north``."""
-        if self.north_deg is None:
-            raise ValueError('north is not set: call scene.set_north(view=k, direction="north") or facing=...')
-        if reference is None:
-            if not isinstance(subject, (int, np.integer)):
-                raise ValueError("give reference= (what the subject's direction is read from), or a camera index")
-            k = int(subject)
-            sigma = self.layout.heading_sigmas_deg.get(k, 0.0) if self.layout is not None else 0.0
-            h = np.radians(heading_of_pose(self.cameras[k]))
-            return compass_reading(
-                f"camera {k}", "", np.array([np.sin(h), np.cos(h)]), np.zeros((2, 2)), self.north_deg, sigma, seed
-            )
-        who, at, cov_a, _ = place(self.instances, self.cameras, subject, "subject")
-        of, base, cov_b, _ = place(self.instances, self.cameras, reference, "reference")
-        return compass_reading(who, of, (at - base)[:2], (cov_a + cov_b)[:2, :2], self.north_deg, 0.0, seed)
-
-    def _compass_perspective(self, p: Perspective, target: Any, standing_at: Any, facing: Any) -> Perspective:
-        if self.north_deg is None:
-            return p
-        where = place(self.instances, self.cameras, standing_at, "standing_at")
-        ahead = where[3] if facing is None else place(self.instances, self.cameras, facing, "facing")[1] - where[1]
-        assert ahead is not None  # perspective_of already refused a point viewer without a facing
-        facing_word = compass_bearing(float(np.degrees(np.arctan2(ahead[0], ahead[1]))), self.north_deg)
-        c = self.compass(target, standing_at)
-        note = f"Facing {compass_word(facing_word)} ({facing_word:.0f}°); {p.target} lies {c.direction} "
-        return replace(p, compass_note=note + f"({c.bearing_deg:.0f}° ± {c.sigma_deg:.0f}°) of the viewer.")
-
-    def _compass_relation(self, r: Relation) -> Relation:
-        if self.north_deg is None:
-            return r
-        c = self.compass(r.a, r.b)
-        return replace(
-            r,
-            compass_note=f"Compass: the {r.a} is {c.direction} ({c.bearing_deg:.0f}° ± {c.sigma_deg:.0f}°) of the {r.b}.",
-        )
-
-    def _compass_lines(self) -> str:
-        if self.north_deg is None:
-            return ""
-        lines = [f"\nNorth: world heading {self.north_deg:.0f}° (clockwise from +Y)."]
-        lines += [f"- {self.compass(k).text}" for k in sorted(self.cameras)]
-        return "\n".join(lines)
+def _ambiguity(solution: LayoutSolution) -> str:
+    """The paragraph that names the floor plans which fit about as well and what would tell them apart."""
+    plans = solution.plans
+    weights = ", ".join(f"{q.weight:.2f}" for q in plans)
+    rms = ", ".join(f"{q.rms_deg:.1f}°" for q in plans)
+    parts = []
+    if solution.ambiguous_views:
+        parts.append(f"the headings of views {', '.join(str(v) for v in solution.ambiguous_views)}")
+    if solution.ambiguous_landmarks:
+        verb = "is" if len(solution.ambiguous_landmarks) == 1 else "are"
+        parts.append(f"where the {', the '.join(solution.ambiguous_landmarks)} {verb}")
+    return (
+        f"AMBIGUOUS: {len(plans)} floor plans fit these sightings about as well (weights {weights}; bearing fit "
+        f"RMS {rms}) and disagree on {' and '.join(parts)}. The headings above are the best plan's; their ± and "
+        f"every readout's ± and P (perspective, relation, compass, describe) cover all plans (scene.layout.plans "
+        f"holds each). {resolve_hint(solution)}"
+    )
