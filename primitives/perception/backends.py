@@ -69,7 +69,7 @@ BACKEND_NOTES = {
     "through the frames, masks per frame",
     "sam2-video": "SAM 2.1 video: a mask or box followed through the frames, masks per frame (text: segmented in "
     "the start frame first)",
-    "flow": "optical flow (Lucas-Kanade + similarity, no weights): rigid objects, up to ~8 px per frame",
+    "flow": "optical flow (Lucas-Kanade + similarity, no weights): rigid objects, steps up to ~40% of their size",
     "depth-pro": "Depth Pro: metric depth and the camera's focal length from one image",
     "depth-anything": "Depth Anything V2 metric: metric depth from one image (focal length not estimated)",
     "stereo-sgbm": "classical stereo (SGBM) on a rectified pair: metric depth from the baseline, no weights",

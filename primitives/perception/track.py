@@ -21,8 +21,11 @@ absolute frame indices; given a text, every object of that concept. Backends (th
   box follows the features that move on their own instead. Honest visibility: each frame the start
   frame's object, moved by the track, is correlated with what is there now (its mask, or the central half
   of its box); below 0.3 it counts as occluded or gone (lost), even when features still move coherently.
-  Good for rigid objects and camera motion up to ~8 px per frame; it does not follow deformation, and a
-  mask spanning several depths follows the dominant one. For the camera's own motion use ``motion``.
+  Key frames far apart: when the flow from its last position fails, its last step and a re-detection of
+  its appearance (template matching at several scales) are tried as coarse guesses that the flow refines,
+  so it follows objects moving up to ~40% of their size per frame and approaching or receding. Rigid
+  objects; it does not follow deformation, and a mask spanning several depths follows the dominant one.
+  For the camera's own motion use ``motion``.
 - ``method="auto"`` (default): SAM 3 where its checkpoint serves the prompt kind here, else SAM 2 when its
   weights and torchvision are available, else flow; text without SAM 3 video is segmented in the start
   frame (``segment(text=)``) and those masks are followed. The route taken, and why a preferred backend
