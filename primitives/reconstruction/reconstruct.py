@@ -9,8 +9,14 @@
 - Scale: SfM alone has no scale. It is made metric with depth maps: user-given ones, or a learned metric
   depth model (``depth="auto"``, the default, uses ``depth.DEFAULT_MODEL`` when its weights are available).
   ``.metric`` and ``.scale_source`` say which; without depth the units are arbitrary.
-- Small frames (benchmark key frames, 150-250 px wide): features are detected upsampled and mapped back to
-  the original pixels and intrinsics.
+- Small frames (benchmark key frames, 150-250 px wide): features are detected upsampled (at a lower SIFT
+  contrast threshold, for weak texture) and mapped back to the original pixels and intrinsics.
+- Focal lengths (``rec.focal``): given, stated (``fov_deg``), EXIF, estimated by SfM from 3+ views, or
+  ASSUMED; flagged when implausible (a field of view outside 15-120 deg, or far from the clip's others).
+  Two views cannot fix it: their angles then rest on the assumption, are said to be no measurement, and are
+  solved again at other fields of view to show how they scale.
+- ``rec.orbit()``: angles between viewing directions, the angle swept around the scene's centre and the
+  travel direction, each with its stated uncertainty (SfM: bundle-adjustment covariance).
 - A camera that only turns (no parallax: SfM cannot triangulate): detected by the parallax test of
   ``motion`` and solved as rotation (a homography chain; focal from ``intrinsics``, ``fov_deg``, EXIF or
   self-calibration, as ``rec.notes`` says): method "rotation", camera centres all at the origin.
@@ -33,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spatialclaw.primitives.reconstruction.da3 import SOCKET_ENV_VAR, Da3Backend, MultiViewServiceError
+from spatialclaw.primitives.reconstruction.focal import describe_focal, focal_notes
 from spatialclaw.primitives.reconstruction.inputs import (
     frames_as_arrays,
     given_depths,
@@ -65,9 +72,10 @@ def reconstruct(
     backend: object = None,
     cross_check: bool = False,
 ) -> Reconstruction:
-    """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene. Small frames (150-250 px)
-    are matched upsampled; a camera that only turns is solved as rotations; ``print(rec)`` lists each
-    frame's status (registered / rotation-only / unregistered, inliers, confidence, reason).
+    """Reconstruct cameras and 3D points from 1 to 64 frames of a static scene; ``rec.orbit()`` reads the
+    angles a camera travels around an object. Small frames (150-250 px) are matched upsampled; a camera that
+    only turns is solved as rotations; ``print(rec)`` lists each frame's status (registered / rotation-only /
+    unregistered, inliers, confidence, reason) and where the focal length came from.
 
     Args:
         frames: ``Frames`` (or a list of ``Frame``, PIL images, (H, W, 3) uint8 arrays or image paths).
@@ -75,8 +83,10 @@ def reconstruct(
         depth: "auto" (default: a learned metric depth model when its weights are available, for metric
             scale), None (no depth: arbitrary scale), or one depth map per frame: ``DepthResult`` objects or
             (H, W) float arrays in metres (e.g. RGB-D sensor depth; NaN or 0 = no depth).
-        intrinsics: known (3, 3) pixel intrinsics (all frames) or (N, 3, 3); default: estimated by SfM (or,
-            for a turning camera or two views, from ``fov_deg``, EXIF, self-calibration or an assumed 60 deg).
+        intrinsics: known (3, 3) pixel intrinsics (all frames) or (N, 3, 3); default: estimated by SfM from
+            3+ views (or, for a turning camera or two views, from ``fov_deg``, EXIF, self-calibration or an
+            ASSUMED 60 deg: two views of an orbit cannot fix the focal length, and the angle between them grows
+            with it; ``rec.focal`` and ``rec.orbit()`` say so and give the angle at other fields of view).
         fov_deg: a stated horizontal field of view in degrees, used when ``intrinsics`` is not given and
             SfM cannot estimate the focal length (two views, a camera that only turns).
         depth_model: the model for ``depth="auto"`` (alias, hub id or folder; see ``depth.MODEL_ALIASES``).
@@ -90,7 +100,7 @@ def reconstruct(
 
     Returns:
         ``Reconstruction`` (poses (N, 4, 4) camera-to-world in input order, intrinsics, depth, points, colors,
-        confidence, frame_indices, registered, metric, scale_source, ``bev()``).
+        confidence, frame_indices, registered, metric, scale_source, focal, ``bev()``, ``orbit()``).
 
     Raises:
         ValueError: bad input (the message says what to pass).
@@ -98,7 +108,8 @@ def reconstruct(
             pair: tiny frames, too few matches, no single motion, and what to do).
 
     Use ``motion(frames)`` instead when the question is only how the camera (or an object) moves: it is
-    faster and reports rotation vs translation per pair; ``reconstruct`` is for 3D points and positions.
+    faster and reports rotation vs translation per pair; ``reconstruct`` is for 3D points and positions, and
+    for a camera circling an object (``print(rec.orbit())``: total turn, swept angle, left/right).
     """
     arrays, indices, items = frames_as_arrays(frames)
     count = len(arrays)
@@ -116,6 +127,9 @@ def reconstruct(
             notes.append(message)
             warnings.warn(message, stacklevel=2)
         else:
+            rec.focal = describe_focal(
+                "learned", rec.intrinsics, _widths(arrays), rec.registered, indices, given=known_K is not None
+            )
             if cross_check:
                 rec.notes.extend(_cross_check(rec, arrays))
             return rec
@@ -147,6 +161,7 @@ def reconstruct(
     rgbd_inliers: np.ndarray | None = None
     sparse: SfmResult | None
     chain = None  # the rotation chain (motion's steps), once computed
+    focal_words = ""  # where an assumed, stated or EXIF focal length came from (two views, rotation, PnP)
     given_K = known_K if known_K is not None else prior_K
     if count == 1:
         poses, K_out, registered, sparse = _single_frame(arrays[0], given_K)
@@ -163,16 +178,11 @@ def reconstruct(
         from spatialclaw.primitives.reconstruction.twoview import two_view
 
         chain = pair  # motion's step, measured just above
-        K_pair, K_source = _fallback_intrinsics(arrays, items, given_K, fov_deg)
+        K_pair, focal_words = _fallback_intrinsics(arrays, items, given_K, fov_deg)
         sfm = two_view(arrays, K_pair)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "two-view"
         notes.append(f"two-view: {sfm.summary}")
-        if known_K is None and prior_K is None:
-            notes.append(
-                f"two views cannot fix the focal length: {K_source} intrinsics were used, so rotations "
-                f"are approximate; pass intrinsics= or more views"
-            )
     else:
         from spatialclaw.primitives.reconstruction.sfm import run_sfm
 
@@ -206,17 +216,17 @@ def reconstruct(
         if method == "rotation" or few:
             rotation_steps = chain[3]  # the reasons of frames SfM could not place
         if method == "rotation":
-            poses, registered, K_out, focal_source = chain[0], chain[1], chain[2], chain[4]
+            poses, registered, K_out, focal_words = chain[0], chain[1], chain[2], chain[4]
             sparse = None
-            notes.append(f"rotation-only: camera centres are all at the first camera's; focal: {focal_source}")
+            notes.append(f"rotation-only: camera centres are all at the first camera's; focal: {focal_words}")
     if method in ("sfm", "two-view") and registered.sum() < 2 and depth_maps is not None:
         # no initial pair (too little camera motion, weak texture); depth still allows PnP registration
-        K_guess, K_source = _fallback_intrinsics(arrays, items, known_K, fov_deg)
+        K_guess, focal_words = _fallback_intrinsics(arrays, items, known_K, fov_deg)
         poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, K_guess)
         sparse, method = None, "rgbd"
         notes.append(
             f"SfM could not initialise (too little camera motion between the views); poses come from "
-            f"depth + PnP with {K_source} intrinsics"
+            f"depth + PnP with {focal_words} intrinsics"
         )
     if rotation_steps is None and count >= 2 and registered.sum() < 2:
         rotation_steps = rotation_chain(arrays, items, indices, given_K, fov_deg)[3]
@@ -252,6 +262,20 @@ def reconstruct(
         arrays, indices, poses, K_out, registered, depth_maps if metric else None, depth_confidences, sparse
     )
     poses, points = gravity_align(poses, points, registered, metric)
+    focal = describe_focal(  # given focal lengths are all checked, estimated ones where a frame registered
+        method,
+        np.stack(known_K) if known_K is not None else K_out,
+        _widths(arrays),
+        np.ones(count, dtype=bool) if known_K is not None else registered,
+        indices,
+        given=known_K is not None,
+        sensor=sensor_depth,
+        prior=prior_K is not None,
+        words=focal_words,
+        sfm_views=sparse.focal_views if method == "sfm" and sparse is not None else 0,
+        sfm_sd=sparse.focal_sd if method == "sfm" and sparse is not None else float("nan"),
+    )
+    notes.extend(focal_notes(focal, method, arrays, poses, registered, K_out))
     return Reconstruction(
         poses=poses,
         intrinsics=K_out,
@@ -267,7 +291,13 @@ def reconstruct(
         method=method,
         notes=notes,
         frame_status=frame_status(method, indices, registered, sparse, rgbd_inliers, rotation_steps),
+        focal=focal,
+        rotation_sd_deg=sparse.rotation_sd_deg if method == "sfm" and sparse is not None else None,
     )
+
+
+def _widths(arrays: list[np.ndarray]) -> list[int]:
+    return [int(rgb.shape[1]) for rgb in arrays]
 
 
 def _learned_backend(backend: object) -> MultiViewBackend | None:

@@ -1,6 +1,6 @@
 """Reconstruction result types and readouts: ``Reconstruction`` (poses, intrinsics, depth, world points,
-``bev()``), ``FrameStatus`` (how each frame fared), ``ReconstructionError``, and the per-frame status and
-the advice that ``reconstruct`` reports.
+``bev()``, ``orbit()``), ``FrameStatus`` (how each frame fared), ``ReconstructionError``, and the per-frame
+status and the advice that ``reconstruct`` reports.
 
 World frame (DESIGN.md): metres, right-handed, gravity-aligned +Z up (floor plane by RANSAC, else the first
 camera's up), origin at the first registered camera, +Y its forward projected on the ground, +X its right.
@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
+
+from spatialclaw.primitives.reconstruction.focal import FocalReport, focal_report
+from spatialclaw.primitives.reconstruction.orbit import Orbit, orbit_readout
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -70,6 +73,12 @@ class Reconstruction:
         frame_status: one ``FrameStatus`` per frame (status, inliers, confidence, reason).
         backend: which backend answered: the multi-view model (method "learned", e.g. "da3 (model id)"), else
             "classical <method>" plus the depth model that set the scale ("+ depth model X").
+        focal: ``FocalReport``: the focal lengths, whether they were given, estimated or ASSUMED (then angles
+            are not measurements), plausibility warnings, and for two views how the angle scales with them.
+        rotation_sd_deg: (N, N) standard deviation in degrees of the relative rotation of two frames (SfM's
+            bundle-adjustment covariance; NaN where unknown), or None.
+
+    ``rec.orbit()``: the angles a camera travels around an object (viewing directions, swept angle, left/right).
     """
 
     poses: np.ndarray
@@ -87,6 +96,8 @@ class Reconstruction:
     notes: list[str] = field(default_factory=list)
     frame_status: list[FrameStatus] = field(default_factory=list)
     backend: str = ""
+    focal: FocalReport | None = None
+    rotation_sd_deg: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if not self.backend:
@@ -131,8 +142,31 @@ class Reconstruction:
         )
         if self.unregistered:
             text += f", unregistered frames {self.unregistered}"
-        lines = [text + ")"] + [f"  {status}" for status in self.frame_status] + [f"  note: {n}" for n in self.notes]
+        lines = [text + ")"] + [f"  {status}" for status in self.frame_status]
+        lines += [f"  {self.focal}"] if self.focal is not None else []
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def orbit(self) -> Orbit:
+        """How the camera travelled around what it looks at, from the registered poses (``print(rec.orbit())``):
+        the angle between consecutive viewing directions and between the first and last; the angle swept around
+        the scene's centre (steps summed: can exceed 180); travel left/right in each camera's own frame and the
+        way it turned; each with a stated uncertainty (degrees). Names unregistered frames (steps measured
+        across them), extrapolates over unregistered end frames at the measured rate (labelled, not a
+        measurement), and marks angles that rest on an ASSUMED focal length (two views), with the angle at other
+        fields of view. Returns ``Orbit`` (``.first_to_last_deg``, ``.swept_deg``, ``.travel``, ``.steps``)."""
+        focal = self.focal or focal_report(
+            "unknown",
+            "not recorded with this reconstruction",
+            self.intrinsics,
+            [int(round(2 * (K[0, 2] + 0.5))) if np.isfinite(K).all() else 1 for K in self.intrinsics],
+            self.registered,
+            self.frame_indices.tolist(),
+        )
+        inliers = [s.inliers for s in self.frame_status] if len(self.frame_status) == len(self.registered) else None
+        return orbit_readout(
+            self.poses, self.registered, self.frame_indices, self.method, focal, self.rotation_sd_deg, inliers
+        )
 
     def bev(self, size: int = 640, max_points: int = 50_000, z_range: tuple[float, float] | None = None) -> Image.Image:
         """Bird's-eye view (PIL image): points seen from above (world X right, Y up on the page), coloured by

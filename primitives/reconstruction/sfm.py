@@ -1,5 +1,11 @@
 """Incremental structure from motion with pycolmap: SIFT features, exhaustive matching with geometric
-verification, incremental mapping with bundle adjustment. Scale is arbitrary (SfM cannot observe it).
+verification, incremental mapping with bundle adjustment, and the bundle-adjustment covariance of every
+relative rotation and of the focal length. Scale is arbitrary (SfM cannot observe it).
+
+Weakly textured objects (a white figure on black) give SIFT few keypoints at its default contrast threshold,
+so small frames (upsampled for detection) are read at a lower threshold, and larger ones are read again at it
+when frames are left unregistered. Up to ``DETERMINISTIC_MAX_FRAMES`` frames run single-threaded: COLMAP's
+threads make its answer differ from run to run, and the same frames should give the same answer.
 
 Conventions of the result: OpenCV camera frames (x right, y down, z forward), poses camera-to-world (4, 4)
 in COLMAP's arbitrary world frame, intrinsics (3, 3) in pixels with integer coordinates at pixel centres
@@ -9,6 +15,7 @@ in COLMAP's arbitrary world frame, intrinsics (3, 3) in pixels with integer coor
 from __future__ import annotations
 
 import contextlib
+import math
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,7 +27,11 @@ import numpy as np
 if TYPE_CHECKING:
     import pycolmap
 
-__all__ = ["SfmResult", "run_sfm"]
+__all__ = ["DETERMINISTIC_MAX_FRAMES", "WEAK_TEXTURE_PEAK_THRESHOLD", "SfmResult", "run_sfm"]
+
+DETERMINISTIC_MAX_FRAMES = 16
+WEAK_TEXTURE_PEAK_THRESHOLD = 0.002  # SIFT DoG contrast threshold for weak texture (COLMAP's default: 0.0067)
+RETRY_MAX_FRAMES = 16  # larger inputs are not read a second time (time)
 
 
 @dataclass
@@ -30,7 +41,10 @@ class SfmResult:
     poses: (N, 4, 4) camera-to-world, NaN for unregistered images; intrinsics: (N, 3, 3) pixels;
     registered: (N,) bool; points: (M, 3); colors: (M, 3) uint8; errors: (M,) reprojection error in pixels;
     track_lengths: (M,) number of images observing each point; observations: per image, an (K, 3) array of
-    (x, y, point row) for its keypoints with a 3D point (x, y in pixels, pixel centres at integers).
+    (x, y, point row) for its keypoints with a 3D point (x, y in pixels, pixel centres at integers);
+    rotation_sd_deg: (N, N) standard deviation of the relative rotation of two registered images in degrees
+    (bundle-adjustment covariance; NaN where unknown); focal_sd: relative standard deviation of the estimated
+    focal length (NaN when it was fixed or unknown); focal_views: how many images fixed the focal length.
     """
 
     poses: np.ndarray
@@ -42,6 +56,9 @@ class SfmResult:
     track_lengths: np.ndarray
     observations: list[np.ndarray]
     summary: str
+    rotation_sd_deg: np.ndarray | None = None
+    focal_sd: float = math.nan
+    focal_views: int = 0
 
 
 @contextlib.contextmanager
@@ -76,30 +93,52 @@ def run_sfm(
     unless ``refine_intrinsics`` (then they are a starting point), or None to estimate one shared focal
     length per image size (principal point at the centre).
 
-    Small images (longer side under ``features.TARGET_FEATURE_SIDE``) are upsampled for SfM, so that SIFT
-    finds enough keypoints; intrinsics and observations are mapped back to the original pixels."""
+    Small images (longer side under ``features.TARGET_FEATURE_SIDE``) are upsampled for SfM and read at
+    ``WEAK_TEXTURE_PEAK_THRESHOLD``, so that SIFT finds enough keypoints; intrinsics and observations are
+    mapped back to the original pixels. Larger images that leave frames unregistered are read again at that
+    threshold (up to ``RETRY_MAX_FRAMES`` images) and the run that registers more frames is kept."""
     import cv2
 
     from spatialclaw.primitives.motion.features import feature_scale
 
     factor = min(feature_scale(rgb.shape) for rgb in images)
     if factor <= 1.0:
-        return _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed)
+        result = _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed, weak_texture=False)
+        if result.registered.all() or len(images) > RETRY_MAX_FRAMES:
+            return result
+        retry = _run_sfm(images, intrinsics, refine_intrinsics, max_image_size, seed, weak_texture=True)
+        if _better(retry, result):
+            retry.summary += (
+                f" (read again at a lower SIFT contrast threshold for weak texture: {int(retry.registered.sum())} "
+                f"frames registered instead of {int(result.registered.sum())})"
+            )
+            return retry
+        return result
     S = _resize_matrix(factor)
     big = [
         cv2.resize(rgb, (round(rgb.shape[1] * factor), round(rgb.shape[0] * factor)), interpolation=cv2.INTER_CUBIC)
         for rgb in images
     ]
     result = _run_sfm(
-        big, None if intrinsics is None else [S @ K for K in intrinsics], refine_intrinsics, max_image_size, seed
+        big,
+        None if intrinsics is None else [S @ K for K in intrinsics],
+        refine_intrinsics,
+        max_image_size,
+        seed,
+        weak_texture=True,
     )
     back = np.linalg.inv(S)
     result.intrinsics = np.stack([back @ K if np.isfinite(K).all() else K for K in result.intrinsics])
     for obs in result.observations:
         if len(obs):
             obs[:, :2] = (obs[:, :2] + 0.5) / factor - 0.5
-    result.summary += f" (features at {factor:.1f}x: the frames are small)"
+    result.summary += f" (features at {factor:.1f}x and a lower SIFT contrast threshold: the frames are small)"
     return result
+
+
+def _better(a: SfmResult, b: SfmResult) -> bool:
+    """More frames registered, then more points."""
+    return (int(a.registered.sum()), len(a.points)) > (int(b.registered.sum()), len(b.points))
 
 
 def _run_sfm(
@@ -108,11 +147,13 @@ def _run_sfm(
     refine_intrinsics: bool,
     max_image_size: int,
     seed: int,
+    weak_texture: bool,
 ) -> SfmResult:
     import pycolmap
     from PIL import Image
 
     count = len(images)
+    threads = 1 if count <= DETERMINISTIC_MAX_FRAMES else -1
     with tempfile.TemporaryDirectory(prefix="spatialclaw-sfm-") as tmp, _quiet_glog():
         root = Path(tmp)
         image_dir = root / "images"
@@ -134,6 +175,9 @@ def _run_sfm(
             mode = pycolmap.CameraMode.SINGLE if same else pycolmap.CameraMode.PER_IMAGE
         extraction = pycolmap.FeatureExtractionOptions()
         extraction.max_image_size = max_image_size
+        extraction.num_threads = threads
+        if weak_texture:
+            extraction.sift.peak_threshold = WEAK_TEXTURE_PEAK_THRESHOLD
         pycolmap.extract_features(
             database,
             image_dir,
@@ -145,16 +189,18 @@ def _run_sfm(
         )
         if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
             _write_known_cameras(database, names, intrinsics)
-        pycolmap.match_exhaustive(database, device=pycolmap.Device.cpu)
+        matching = pycolmap.FeatureMatchingOptions()
+        matching.num_threads = threads
+        pycolmap.match_exhaustive(database, matching_options=matching, device=pycolmap.Device.cpu)
         fixed = intrinsics is not None and not refine_intrinsics
-        models = pycolmap.incremental_mapping(
-            database, image_dir, root / "sparse", _mapping_options(fixed, seed, small_motion=False)
-        )
+        options = _mapping_options(fixed, seed, small_motion=False)
+        options.num_threads = threads
+        models = pycolmap.incremental_mapping(database, image_dir, root / "sparse", options)
         if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
-            models = pycolmap.incremental_mapping(
-                database, image_dir, root / "sparse", _mapping_options(fixed, seed, small_motion=True)
-            )
-        return _collect(models, names, images)
+            options = _mapping_options(fixed, seed, small_motion=True)
+            options.num_threads = threads
+            models = pycolmap.incremental_mapping(database, image_dir, root / "sparse", options)
+        return _collect(models, names, images, refine_focal=not fixed)
 
 
 def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool) -> pycolmap.IncrementalPipelineOptions:
@@ -206,7 +252,11 @@ def _write_known_cameras(database: Path, names: list[str], intrinsics: list[np.n
         db.close()
 
 
-def _collect(models: dict[int, pycolmap.Reconstruction], names: list[str], images: list[np.ndarray]) -> SfmResult:
+def _collect(
+    models: dict[int, pycolmap.Reconstruction], names: list[str], images: list[np.ndarray], refine_focal: bool
+) -> SfmResult:
+    from spatialclaw.primitives.reconstruction.covariance import sfm_uncertainty
+
     count = len(names)
     poses = np.full((count, 4, 4), np.nan)
     intrinsics = np.full((count, 3, 3), np.nan)
@@ -250,4 +300,19 @@ def _collect(models: dict[int, pycolmap.Reconstruction], names: list[str], image
         registered[i] = True
         obs = [(p.xy[0] - 0.5, p.xy[1] - 0.5, row_of[p.point3D_id]) for p in image.points2D if p.has_point3D()]
         observations[i] = np.array(obs, dtype=float).reshape(-1, 3)
-    return SfmResult(poses, intrinsics, registered, points, colors, errors, tracks, observations, model.summary())
+    uncertainty = sfm_uncertainty(model, position, count, refine_focal)
+    summary = model.summary() + (f"; {uncertainty.note}" if uncertainty.note else "")
+    return SfmResult(
+        poses,
+        intrinsics,
+        registered,
+        points,
+        colors,
+        errors,
+        tracks,
+        observations,
+        summary,
+        rotation_sd_deg=uncertainty.rotation_sd_deg,
+        focal_sd=uncertainty.focal_sd,
+        focal_views=int(registered.sum()) if refine_focal else 0,
+    )

@@ -52,6 +52,8 @@ RESULT_TYPES: dict[str, str] = {
     "DepthResult": "perception.depth",
     "Reconstruction": "reconstruction.result",
     "FrameStatus": "reconstruction.result",
+    "Orbit": "reconstruction.orbit",
+    "FocalReport": "reconstruction.focal",
     "Motion": "motion.result",
     "CameraStep": "motion.result",
     "ObjectStep": "motion.result",
