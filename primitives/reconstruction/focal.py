@@ -138,12 +138,12 @@ def focal_report(
     if odd:
         what = ", ".join(f"frame {i}: {h:.1f} deg" for i, h in odd[:4])
         report.warnings.append(
-            f"IMPLAUSIBLE? horizontal field of view outside the usual {low:g}-{high:g} deg ({what}): a zoomed "
-            f"(telephoto) or cropped view, or a wrong focal length"
+            f"horizontal field of view outside the usual {low:g}-{high:g} deg ({what}): "
             + (
-                "; from 3+ views the angles depend little on it (their stated uncertainty includes it)"
+                "a telephoto or object-capture rig (normal for turntable sets) or a cropped view; from 3+ views "
+                "the angles depend little on it (their stated uncertainty includes it)"
                 if status == "estimated" and views >= 3
-                else ""
+                else "a zoomed (telephoto) or cropped view, or a wrong focal length (IMPLAUSIBLE? for an everyday camera)"
             )
         )
     finite = [(i, f) for i, f in zip(indices, focal, strict=True) if math.isfinite(f)]
