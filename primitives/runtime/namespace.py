@@ -75,6 +75,7 @@ RESULT_TYPES: dict[str, str] = {
     "Relation": "scene.readouts",
     "Readout": "scene.readouts",
     "Perspective": "scene.perspective",
+    "CompassReading": "scene.compass",
     "Bearing": "scene.bearings",
     "Zoom": "display.look",
     "Blob": "display.color",

@@ -53,6 +53,30 @@ def _annotation(value: Any) -> str:
     return getattr(value, "__qualname__", None) or str(value).replace("typing.", "")
 
 
+#: Characters of parameters a short signature shows before "...": the rest is one ``manual(...)`` away.
+SHORT_PARAMETERS = 72
+
+
+def _shortened(parts: list[str]) -> list[str]:
+    """Keep the required parameters, those with a fixed set of values and the first defaults within
+    ``SHORT_PARAMETERS`` characters; the rest become one ``...``."""
+    if len(", ".join(parts)) <= SHORT_PARAMETERS:
+        return parts
+    kept: list[str] = []
+    dropped = False
+    for part in parts:
+        essential = "=" not in part or ": " in part or part in ("*",) or part.startswith("*")
+        if essential or len(", ".join([*kept, part])) <= SHORT_PARAMETERS:
+            kept.append(part)
+        else:
+            dropped = True
+    if dropped:
+        kept.append("...")
+    while kept and kept[-2:-1] == ["*"]:  # a bare * before the ellipsis says nothing
+        kept.pop(-2)
+    return kept
+
+
 def _signature(obj: Any, name: str, annotations: bool = True) -> str:
     try:
         signature = inspect.signature(obj)
@@ -84,6 +108,8 @@ def _signature(obj: Any, name: str, annotations: bool = True) -> str:
         if parameter.default is not parameter.empty:
             text += f" = {parameter.default!r}" if annotation else f"={parameter.default!r}"
         parts.append(text)
+    if not annotations:
+        parts = _shortened(parts)
     returns = _annotation(signature.return_annotation)
     if not annotations and returns and returns != "None":  # the short form keeps the result type's name
         returns = _identifiers(returns)[0] if _identifiers(returns) and returns[0].isupper() else returns
@@ -101,12 +127,19 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def _public_members(cls: type) -> list[tuple[str, Any]]:
-    members = []
-    for attr, value in cls.__dict__.items():
-        if attr.startswith("_") and not (attr in ("__call__", "__getitem__") and getattr(value, "__doc__", None)):
-            continue
-        if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
-            members.append((attr, value))
+    """The class's own public members, then those of its bases defined in this package (mixins such as the
+    scene's views and compass methods), each name once."""
+    members: list[tuple[str, Any]] = []
+    seen: set[str] = set()
+    for klass in (k for k in cls.__mro__ if k is cls or k.__module__.startswith("spatialclaw")):
+        for attr, value in klass.__dict__.items():
+            if attr in seen:
+                continue
+            if attr.startswith("_") and not (attr in ("__call__", "__getitem__") and getattr(value, "__doc__", None)):
+                continue
+            if callable(value) or isinstance(value, (property, staticmethod, classmethod)):
+                seen.add(attr)
+                members.append((attr, value))
     return members
 
 
