@@ -163,6 +163,9 @@ def test_a_session_prompt_shows_only_what_the_episode_can_use(tmp_path):
     rules = text.split("## Answer rules")[1].split("##")[0]
     assert "plain int or float" in rules and "yes_no" not in rules and "letter" not in rules
     assert CONVENTIONS in text and "pitch > 0 tilts UP" in text
+    # methods a mixin gives the scene are tools too (models missed link_views when the prompt left them out)
+    for method in ("scene.add_view(", "scene.link_views(", "scene.set_north(", "scene.compass(", "scene.wall_facing("):
+        assert method in text, method
     with_vlm = build_session_prompt(task, "s1", tmp_path, 30, vlm_available=True)
     assert "vlm.ask(" in with_vlm
     assert prompting.answer_rules(None).count(":") >= 4  # without a known type, all four are shown
