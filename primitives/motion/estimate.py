@@ -41,6 +41,7 @@ from spatialclaw.primitives.motion.focal import (
 from spatialclaw.primitives.motion.object_motion import object_regions, object_step
 from spatialclaw.primitives.motion.pair import PARALLAX_PX, PairGeometry, estimate_pair
 from spatialclaw.primitives.motion.result import CameraStep, Motion, hidden_move
+from spatialclaw.primitives.motion.translation import shared_words, ways
 
 __all__ = ["MAX_MOTION_FRAMES", "motion"]
 
@@ -130,7 +131,8 @@ def motion(
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
         (camera k+1 in camera k's frame; yaw > 0 = turns right, pitch > 0 = up, roll > 0 = clockwise),
         kind ("rotation" / "translation" / "static" / "unknown"; "rotation" and "static" mean no MEASURABLE
-        translation, and the step says how large a move could hide), translation_words, zoom, parallax_px,
+        translation, and the step says how large a move could hide), translation_words (None, with the
+        candidates in ``ways``, when the matches cannot tell which way it moved), zoom, parallax_px,
         inliers, confidence, reason, status ("measured" / "unknown"), warnings (where the agreeing
         matches lie: one region, a still border), and ``object`` (an ``ObjectStep``) when an object was
         given. A fit that fails a plausibility gate (the frames cannot share that view, a roll over 30
@@ -252,8 +254,13 @@ def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int, width: int,
     problem = implausible(geometry, roll, width, height)
     if problem is not None:
         return _unknown(geometry, frame_a, frame_b, problem)
-    angle = math.degrees(math.acos(float(np.clip((np.trace(geometry.R_ab) - 1) / 2, -1, 1))))
-    words = direction_words(geometry.direction) if geometry.direction is not None else None
+    angle = _angle_deg(geometry.R_ab)
+    translation, words, options, spread = geometry.direction, None, [], 0.0
+    if translation is not None:  # state only the direction words every plausible motion shares (``translation``)
+        words = shared_words(geometry.plausible) if geometry.plausible else direction_words(translation)
+        if words is None:
+            translation, options = None, ways(geometry.plausible)
+        spread = max((_angle_deg(geometry.R_ab.T @ R) for _, R in geometry.plausible), default=0.0)
     return CameraStep(
         frame_a,
         frame_b,
@@ -262,7 +269,7 @@ def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int, width: int,
         pitch,
         roll,
         angle,
-        geometry.direction,
+        translation,
         words,
         geometry.zoom,
         geometry.parallax_px,
@@ -273,4 +280,11 @@ def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int, width: int,
         geometry.reason,
         geometry=geometry,
         warnings=evidence_warnings(geometry, width, height),
+        ways=options,
+        turn_spread_deg=spread,
     )
+
+
+def _angle_deg(R: np.ndarray) -> float:
+    """The angle (degrees) of a rotation matrix."""
+    return math.degrees(math.acos(float(np.clip((np.trace(R) - 1) / 2, -1, 1))))

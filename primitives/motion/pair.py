@@ -5,14 +5,16 @@ Two models are fitted to the same SIFT matches (found at an upsampled scale for 
 - a *rotation* model, ``x_b ~ K_b diag(z, z, 1) R K_a^-1 x_a`` (the homography of a camera that only turns,
   with a focal-length ratio ``z`` for zoom), started from a RANSAC homography and refined by robust
   least squares;
-- an *essential matrix* (RANSAC, OpenCV), which also explains translation.
+- an *essential matrix* (RANSAC, OpenCV), which also explains translation; for a translating camera its
+  direction is then searched over every way of moving (:mod:`spatialclaw.primitives.motion.translation`),
+  since a sideways move and a pan plus a move along the view axis look alike at small baselines.
 
 The parallax test: the 75th percentile of the rotation model's reprojection error over the essential
 matrix's inliers. A camera that only turns (or zooms) moves every point by the same homography, whatever its
 depth, so that error stays at the matching noise (a few tenths of a pixel); a camera that translates moves
 near points more than far ones, and the rotation model cannot follow. Above ``PARALLAX_PX`` the pair is
-"translation" (direction from the essential matrix; its length is unobservable without depth), else
-"rotation" (or "static" when the rotation and zoom are negligible).
+"translation" (its direction, with the others that fit about as well; its length is unobservable without
+depth), else "rotation" (or "static" when the rotation and zoom are negligible).
 
 Conventions: pixels (x, y) at pixel centres; OpenCV camera axes (x right, y down, z forward); ``R_ab``: camera
 b's orientation in a's frame (columns: b's axes in a's coordinates); ``direction``: unit vector a -> b in a's frame.
@@ -20,11 +22,12 @@ b's orientation in a's frame (columns: b's axes in a's coordinates); ``direction
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from spatialclaw.primitives.motion.features import matched_points
+from spatialclaw.primitives.motion.translation import fit_translation, ransac_essential, sampson, skew
 
 __all__ = [
     "INLIER_PX",
@@ -64,6 +67,9 @@ class PairGeometry:
     homography: (3, 3) rotation-model homography, pixels of a -> pixels of b (the background motion of a
         turning camera; an approximation when it translates).
     feature_scale: the upsampling factor used for feature detection.
+    plausible: for "translation", [(direction, R_ab)] of the motions that explain the matches about as well
+        as the best (the best first; ``translation.fit_translation``): which way it moved is only as
+        certain as the direction words they share.
     """
 
     kind: str
@@ -81,6 +87,7 @@ class PairGeometry:
     inlier_mask: np.ndarray
     homography: np.ndarray | None
     feature_scale: float
+    plausible: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def rotation_homography(K_a: np.ndarray, K_b: np.ndarray, R_m: np.ndarray, zoom: float = 1.0) -> np.ndarray:
@@ -147,56 +154,6 @@ def fit_rotation(
     return R, zoom, errors
 
 
-def _essential(
-    points_a: np.ndarray,
-    points_b: np.ndarray,
-    K_a: np.ndarray,
-    K_b: np.ndarray,
-    seed: int,
-    R_turn: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(R, t, inlier mask, Sampson errors in pixels) for x_b = R x_a + t, or None. ``R_turn`` (the rotation
-    model's answer) is a second starting point for the refinement; the lower-cost solution is kept (with
-    little parallax the 5-point answer can trade a few degrees of rotation for translation)."""
-    import cv2
-
-    n_a = cv2.undistortPoints(points_a.reshape(-1, 1, 2), K_a, None).reshape(-1, 2)
-    n_b = cv2.undistortPoints(points_b.reshape(-1, 1, 2), K_b, None).reshape(-1, 2)
-    focal = float(np.mean([K_a[0, 0], K_a[1, 1], K_b[0, 0], K_b[1, 1]]))
-    cv2.setRNGSeed(seed)
-    E, mask = cv2.findEssentialMat(n_a, n_b, np.eye(3), method=cv2.RANSAC, prob=0.999, threshold=INLIER_PX / focal)
-    if E is None or E.shape != (3, 3):
-        return None
-    inliers = mask.ravel() > 0  # epipolar inliers (recoverPose's mask also drops points behind a camera)
-    _, R, t, _ = cv2.recoverPose(E, n_a, n_b, np.eye(3), mask=mask.copy())
-    ha, hb = np.column_stack([n_a, np.ones(len(n_a))]), np.column_stack([n_b, np.ones(len(n_b))])
-    R, t = refine_essential(R, t.ravel(), ha[inliers], hb[inliers])
-    if R_turn is not None and inliers.sum() >= 8:
-        rows = np.cross(ha[inliers] @ R_turn.T, hb[inliers])  # x_b . (t x R x_a) = 0 is linear in t
-        t_turn = np.linalg.svd(rows)[2][-1]
-        R_alt, t_alt = refine_essential(R_turn, t_turn, ha[inliers], hb[inliers])
-
-        def cost(R_: np.ndarray, t_: np.ndarray) -> float:
-            return float(np.sum(np.minimum(_sampson(_skew(t_) @ R_, ha[inliers], hb[inliers]), 3 / focal) ** 2))
-
-        if cost(R_alt, t_alt) < cost(R, t):
-            R, t = R_alt, t_alt
-    sampson = _sampson(_skew(t) @ R, ha, hb)
-    return R, t, inliers, sampson * focal
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
-def _sampson(E: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
-    Ex, Etx = ha @ E.T, hb @ E
-    numerator = np.sum(hb * Ex, axis=1) ** 2
-    return np.asarray(
-        np.sqrt(numerator / np.maximum(Ex[:, 0] ** 2 + Ex[:, 1] ** 2 + Etx[:, 0] ** 2 + Etx[:, 1] ** 2, 1e-30))
-    )
-
-
 def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares (R, unit t) over the epipolar inliers' Sampson distances (the 5-point RANSAC answer is
     a minimal-sample fit; on narrow fields of view its rotation and translation trade off by a degree or two)."""
@@ -215,10 +172,10 @@ def refine_essential(R: np.ndarray, t: np.ndarray, ha: np.ndarray, hb: np.ndarra
     t = t / np.linalg.norm(t)
     start = np.r_[cv2.Rodrigues(R)[0].ravel(), np.arccos(np.clip(t[2], -1, 1)), np.arctan2(t[1], t[0])]
     fit = least_squares(
-        lambda p: _sampson(_skew(unpack(p)[1]) @ unpack(p)[0], ha, hb),
+        lambda p: sampson(skew(unpack(p)[1]) @ unpack(p)[0], ha, hb),
         start,
         loss="huber",
-        f_scale=float(np.median(_sampson(_skew(t) @ R, ha, hb))) * 2 + 1e-9,
+        f_scale=float(np.median(sampson(skew(t) @ R, ha, hb))) * 2 + 1e-9,
         max_nfev=100,
     )
     return unpack(fit.x)
@@ -281,9 +238,9 @@ def estimate_pair(
             scale,
         )
     R_m, zoom, rotation_errors = fit_rotation(points_a, points_b, K_a, K_b)
-    essential = _essential(points_a, points_b, K_a, K_b, seed, R_turn=R_m)
+    essential = ransac_essential(points_a, points_b, K_a, K_b, INLIER_PX, seed)
     if essential is not None and essential[2].sum() >= MIN_MATCHES:
-        R_e, t_e, e_inliers, sampson = essential
+        e_inliers = essential[2]
         parallax = float(np.percentile(rotation_errors[e_inliers], 75))
     else:
         e_inliers, parallax = None, float(np.percentile(rotation_errors, 75))
@@ -297,20 +254,20 @@ def estimate_pair(
             parallax = float(np.percentile(rotation_errors[rest], 75))  # an object moving on its own
         else:  # no group, or nothing left outside it: it cannot be told from the background
             moving_box = None
-    if parallax > parallax_px and e_inliers is not None:
-        inliers = e_inliers
+    if parallax > parallax_px and essential is not None and e_inliers is not None:
+        fit = fit_translation(points_a, points_b, K_a, K_b, R_m, INLIER_PX, essential)
+        inliers = fit.inliers
         support = int(inliers.sum())
         confidence = support / len(points_a) * min(1.0, support / FULL_SUPPORT) * (0.5 + 0.5 * margin)
-        direction = _signed_direction(-R_e.T @ t_e, R_e, points_a[inliers], points_b[inliers], K_a, K_b)
         return PairGeometry(
             "translation",
-            R_e.T,
+            fit.R.T,
             1.0,
-            direction / np.linalg.norm(direction),
+            fit.direction,
             len(points_a),
             support,
             parallax,
-            float(np.median(sampson[inliers])),
+            float(np.median(fit.sampson_px[inliers])),
             float(confidence),
             f"parallax {parallax:.2f} px > {parallax_px:g} px: the camera moved (the rotation-only "
             f"model leaves depth-dependent motion)",
@@ -319,6 +276,7 @@ def estimate_pair(
             inliers,
             H,
             scale,
+            fit.plausible,
         )
     inliers = rotation_errors <= INLIER_PX
     support = int(inliers.sum())
@@ -381,20 +339,3 @@ def _compact_group(points: np.ndarray, width: int, height: int) -> tuple[float, 
         float(high[0] + margin[0]),
         float(high[1] + margin[1]),
     )
-
-
-def _signed_direction(
-    direction: np.ndarray, R: np.ndarray, points_a: np.ndarray, points_b: np.ndarray, K_a: np.ndarray, K_b: np.ndarray
-) -> np.ndarray:
-    """The translation direction with its sign checked against the flow: once the rotation is removed,
-    every point moves away from the camera's motion (right -> points drift left; forward -> they spread
-    out), by an amount proportional to its inverse depth (always positive). The essential matrix alone
-    fixes the sign by which side points triangulate, which small parallax leaves to noise."""
-    rays_a = np.column_stack([points_a, np.ones(len(points_a))]) @ np.linalg.inv(K_a).T
-    rays_b = np.column_stack([points_b, np.ones(len(points_b))]) @ np.linalg.inv(K_b).T
-    derotated = rays_b @ R  # camera b's rays in camera a's orientation (x_b = R x_a + t)
-    flow = derotated[:, :2] / derotated[:, 2:3] - rays_a[:, :2] / rays_a[:, 2:3]
-    c: np.ndarray = direction / np.linalg.norm(direction)
-    expected = -(c[:2][None, :] - rays_a[:, :2] / rays_a[:, 2:3] * c[2])  # flow of a unit move c, times 1/Z
-    agreement = float(np.sum(np.sum(flow * expected, axis=1)))
-    return c if agreement >= 0 else -c

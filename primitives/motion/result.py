@@ -5,11 +5,13 @@ and ``ObjectStep`` (an object's motion relative to the background).
   yaw > 0 = turns RIGHT, pitch > 0 = tilts UP, roll > 0 = rolls clockwise as the camera sees it (the
   image content turns counter-clockwise). A pan is yaw, a tilt is pitch.
 - translation: a direction only (forward / back / left / right / up / down in the earlier camera's frame);
-  its length needs depth. ``kind`` says "rotation" (no detectable translation), "translation", "static"
-  or "unknown" (with the reason). "No detectable translation" is a limit, not a measurement of zero: the
-  readout says how large a move could hide below the parallax threshold (``hidden_move``). Without a
-  field of view, a step that is a turn at another one is unknown with "turn or move: cannot tell without the
-  field of view" (``turn_or_move``), never a translation.
+  its length needs depth. Only the words that every motion fitting the matches about as well shares are
+  said; when they share none (a sideways move or a turn plus another move, at a small baseline), the
+  step says which way cannot be told and lists them (``ways``). ``kind`` says "rotation" (no detectable
+  translation), "translation", "static" or "unknown" (with the reason). "No detectable translation" is a
+  limit, not a measurement of zero: the readout says how large a move could hide below the parallax
+  threshold (``hidden_move``). Without a field of view, a step that is a turn at another one is unknown
+  with "turn or move: cannot tell without the field of view" (``turn_or_move``), never a translation.
 - zoom: focal-length ratio (> 1 = zooms in), only when no translation is detected.
 - confidence in [0, 1]: fraction of matches that agree with the reported motion, discounted below 30
   agreeing matches and when the parallax test was close to its threshold.
@@ -127,8 +129,12 @@ class CameraStep:
     kind: "rotation" | "translation" | "static" | "unknown". yaw_deg / pitch_deg / roll_deg: rotation of
     camera b in camera a's frame (None when unknown). rotation_deg: total rotation angle. translation:
     (3,) unit direction in camera a's frame (x right, y down, z forward) or None; translation_words: e.g.
-    "forward and left". zoom: focal ratio. parallax_px: the parallax statistic (pixels; > threshold means
-    translation). matches / inliers / residual_px / confidence / reason: the evidence.
+    "forward and left": only the words that every motion fitting the matches about as well shares (None,
+    and translation None, when they share none: ``ways`` then lists them, e.g. "right (no turn)" and
+    "forward (pans right 1.2 deg)", and the angles are the best fit's); turn_spread_deg: how far (degrees)
+    the turns of those motions lie from the best fit's, said in the readout from 0.5 deg. zoom: focal ratio.
+    parallax_px: the parallax statistic (pixels; > threshold means translation). matches / inliers /
+    residual_px / confidence / reason: the evidence.
     """
 
     frame_a: int
@@ -151,6 +157,8 @@ class CameraStep:
     geometry: PairGeometry | None = field(default=None, repr=False)
     warnings: list[str] = field(default_factory=list)
     hidden_move: tuple[float, float] | None = None
+    ways: list[str] = field(default_factory=list)
+    turn_spread_deg: float = 0.0
 
     def _limit(self) -> str:
         if self.hidden_move is None:
@@ -194,13 +202,21 @@ class CameraStep:
                 text += f" (parallax {self.parallax_px:.2f} px)"
             else:
                 text += f", with no measurable translation (parallax {self.parallax_px:.2f} px: {self._limit()})"
+        elif self.translation_words is None:
+            text = (
+                f"the camera moves, but which way cannot be told: {' or '.join(self.ways)} fit the matches "
+                f"alike (parallax {self.parallax_px:.2f} px)"
+            )
         else:
             text = f"the camera moves {self.translation_words}" + (
                 f" while it {turn}" if turn else " with no turn over 0.5 deg"
             )
-            text += f" (parallax {self.parallax_px:.2f} px; distance unknown without depth)"
+            spread = self.turn_spread_deg  # the matches can trade some of the turn against the direction
+            text += f" ({f'the turn is uncertain by up to {spread:.1f} deg; ' if spread >= 0.5 else ''}"
+            text += f"parallax {self.parallax_px:.2f} px; distance unknown without depth)"
+        best = "best fit: " if self.kind == "translation" and self.translation_words is None else ""
         text += (
-            f"; yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; "
+            f"; {best}yaw {self.yaw_deg:+.1f}, pitch {self.pitch_deg:+.1f}, roll {self.roll_deg:+.1f} deg; "
             f"confidence {self.confidence:.2f} ({self.inliers}/{self.matches} matches agree)"
         )
         for warning in self.warnings:
@@ -315,7 +331,12 @@ class Motion:
                 )
         elif kinds <= {"translation", "static"}:
             words = sorted({s.translation_words for s in known if s.translation_words})
-            parts.append(f"the camera translates ({', '.join(words)})")
+            unclear = [
+                f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation" and not s.translation_words
+            ]
+            parts.append("the camera translates" + (f" ({', '.join(words)})" if words else ""))
+            if unclear:
+                parts.append(f"which way cannot be told in steps {', '.join(unclear)}")
         else:
             moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
             parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
