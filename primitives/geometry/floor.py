@@ -16,8 +16,11 @@ from level, so a camera looking down at the floor has a NEGATIVE pitch (-15 = 15
 = rolled clockwise as the camera sees it (right side lower, the horizon rises towards the right of the
 image). With no tilt given, it is estimated from the image (``camera_tilt``: its vertical edges, else its
 horizon or floor-wall line) and, when the image shows none of them, assumed: pitch -15 +- 8 (15 down),
-level in roll +- 3. The readout says which, and flags distances beyond room scale or too near the horizon
-to trust (with how far 1 degree of pitch moves the point).
+level in roll +- 3. When the image supports two pitches (``CameraTilt.rival_pitch_deg``), both are kept
+as a mixture weighted by their evidence, and a pitch that puts the pixel above the horizon is ruled out
+(``floor_tilt``). The readout says which, says "distance unknown" when the distance's sigma exceeds the
+distance itself, and flags distances beyond room scale or too near the horizon to trust (with how far 1
+degree of pitch moves the point).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
-from spatialclaw.primitives.geometry.floor_camera import FloorCamera
+from spatialclaw.primitives.geometry.floor_camera import FloorCamera, pitch_roll_of_pose
+from spatialclaw.primitives.geometry.floor_tilt import PitchReading, intersect, mode_readings, robust_sigma, tilt_modes
 from spatialclaw.primitives.geometry.plausibility import floor_notes
 from spatialclaw.primitives.geometry.tilt import (
     DEFAULT_HFOV_DEG,
@@ -70,6 +74,9 @@ class FloorPoint:
         below_horizon_deg: the ray's angle below the horizon, degrees (a few degrees: ill-conditioned).
         pitch_sensitivity_m: how far (metres, along the ground) 1 degree more or less camera pitch
             moves the point (inf when it would put it above the horizon).
+        pitch_readings: when the image supports two pitches, what each says (``.pitch_deg``, ``.weight``
+            given this pixel is on the floor, ``.distance_m``, NaN when ruled out), else (). The point is
+            at the estimate unless only the rival keeps it on the floor; the covariance covers both.
     """
 
     pixel: tuple[float, float]
@@ -88,6 +95,12 @@ class FloorPoint:
     camera: FloorCamera | None = field(default=None, repr=False)
     below_horizon_deg: float = 90.0
     pitch_sensitivity_m: float = 0.0
+    pitch_readings: tuple[PitchReading, ...] = ()
+
+    @property
+    def distance_known(self) -> bool:
+        """False when the distance's sigma exceeds the distance itself: then it is unknown, not measured."""
+        return bool(self.distance_sigma_m <= self.distance_m)
 
     @property
     def sigma_m(self) -> np.ndarray:
@@ -113,11 +126,14 @@ class FloorPoint:
         """E.g. "floor point at (0.42, 3.10, -1.50) m ± (0.2, 0.9, 0.25): 3.4 ± 0.9 m from the camera ..." """
         x, y, z = self.point
         sx, sy, sz = self.sigma_m
+        unknown = "" if self.distance_known else "distance unknown (its sigma exceeds it): "
         out = (
             f"floor point of pixel ({self.pixel[0]:.1f}, {self.pixel[1]:.1f}) at ({x:.2f}, {y:.2f}, {z:.2f}) m "
-            f"± ({sx:.2f}, {sy:.2f}, {sz:.2f}): {self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m from the "
-            f"camera along the ray, {self.ground_distance_m:.2f} m on the ground"
+            f"± ({sx:.2f}, {sy:.2f}, {sz:.2f}): {unknown}{self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m "
+            f"from the camera along the ray, {self.ground_distance_m:.2f} m on the ground"
         )
+        if self.pitch_readings:
+            out += "; the camera tilt is ambiguous: " + ", ".join(r.text for r in self.pitch_readings)
         if self.p_on_floor < 0.99:
             out += f"; near the horizon ({100 * (1 - self.p_on_floor):.0f}% of the assumed tilts put it above)"
         if self.notes:
@@ -126,23 +142,6 @@ class FloorPoint:
 
     def __repr__(self) -> str:
         return self.text
-
-
-def _intersect(pixels: np.ndarray, K: np.ndarray, R: np.ndarray, height: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(S, 3) floor points relative to the camera centre and (S,) ray lengths for per-sample pixels (S, 2),
-    intrinsics (S, 3, 3), rotations (S, 3, 3) and heights (S,); NaN where the ray misses the floor."""
-    rays_cam = np.linalg.solve(K, np.concatenate([pixels, np.ones((len(pixels), 1))], axis=1)[..., None])[..., 0]
-    rays = np.einsum("sij,sj->si", R, rays_cam)
-    down = rays[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(down < -1e-9, -height / down, np.nan)
-    points = rays * t[:, None]
-    return points, np.linalg.norm(points, axis=1)
-
-
-def _robust_sigma(values: np.ndarray) -> float:
-    low, high = np.percentile(values, [15.87, 84.13])
-    return float((high - low) / 2.0)
 
 
 def floor_point(
@@ -191,7 +190,8 @@ def floor_point(
         pitch_deg: pitch, degrees (> 0 tilts up, < 0 looks down); None: from ``tilt``, estimated from
             ``frame`` or assumed. pitch_sigma_deg: its std (default 5 when estimated, 8 when assumed, else
             0). roll_deg: roll, degrees (clockwise, right side lower, for > 0; default 0 ± 3 assumed).
-        tilt: a ``CameraTilt`` from ``geom.camera_tilt`` (its pitch, roll and sigma), instead of pitch_deg.
+        tilt: a ``CameraTilt`` from ``geom.camera_tilt`` (its pitch, roll and sigma; with a rival pitch,
+            both pitches weighted by their evidence), instead of pitch_deg (which also takes one).
         pose: (4, 4) camera-to-world pose instead of pitch/roll/tilt (e.g. ``scene.cameras[k]``).
         hfov_sigma_deg: std of the field of view (default 10 when assumed, else 0).
         pixel_sigma_px: std of the pixel, pixels (default 1).
@@ -253,23 +253,24 @@ def floor_point(
         raise ValueError(
             f"camera_height_m must be the camera's height above the floor, metres (> 0), got {camera_height_m}"
         )
-    roll_sigma = 0.0
+    roll_sigma, sigma_given = 0.0, pitch_sigma_deg
+    modes: tuple[tuple[float, float, float], ...] = ()
+    if tilt is None and hasattr(pitch_deg, "pitch_sigma_deg"):  # a CameraTilt passed as the pitch
+        tilt, pitch_deg = pitch_deg, None
     if tilt is not None:
         if not all(hasattr(tilt, a) for a in ("pitch_deg", "roll_deg", "pitch_sigma_deg")):
             raise ValueError(f"tilt= takes a CameraTilt from geom.camera_tilt, got {type(tilt).__name__}")
         if pitch_deg is not None or roll_deg is not None:
             raise ValueError("pass either tilt= or pitch_deg=/roll_deg=, not both")
         pitch_deg, roll_deg, roll_sigma = float(tilt.pitch_deg), float(tilt.roll_deg), DEFAULT_ROLL_SIGMA_DEG
-        pitch_sigma_deg = float(tilt.pitch_sigma_deg) if pitch_sigma_deg is None else pitch_sigma_deg
+        pitch_sigma_deg, modes = tilt_modes(tilt, sigma_given)
         assumed.append(f"camera tilt given: {tilt.text}")
     if pose is not None:
         if pitch_deg is not None or roll_deg is not None:
             raise ValueError("pass either pose= or pitch_deg=/roll_deg=/tilt=, not both (the pose fixes the tilt)")
         pose = as_pose(pose)
         pitch_sigma = float(pitch_sigma_deg or 0.0)
-        forward = pose[:3, 2]
-        pitch_deg = float(np.degrees(np.arcsin(np.clip(forward[2], -1.0, 1.0))))
-        roll_deg = float(np.degrees(np.arcsin(np.clip(-pose[2, 0] / max(np.cos(np.radians(pitch_deg)), 1e-9), -1, 1))))
+        pitch_deg, roll_deg = pitch_roll_of_pose(pose)
     else:
         if pitch_deg is None:
             tilt, why = None, "pitch not given and no image to estimate it from"
@@ -280,10 +281,13 @@ def floor_point(
                     why = str(error).split(";")[0]
             if tilt is not None:
                 pitch_deg = tilt.pitch_deg
-                pitch_sigma_deg = tilt.pitch_sigma_deg if pitch_sigma_deg is None else pitch_sigma_deg
+                pitch_sigma_deg, modes = tilt_modes(tilt, sigma_given)
                 if roll_deg is None:
                     roll_deg, roll_sigma = tilt.roll_deg, DEFAULT_ROLL_SIGMA_DEG
-                assumed.append(f"camera tilt estimated from the image's {tilt.source}: {tilt.text.split(' (from')[0]}")
+                assumed.append(
+                    f"camera tilt estimated from the image's {tilt.source}: {tilt.text.split(' (from')[0]}"
+                    + (f" (AMBIGUOUS: {tilt.caveat})" if tilt.caveat else "")
+                )
             else:
                 pitch_deg = DEFAULT_PITCH_DEG
                 pitch_sigma_deg = DEFAULT_PITCH_SIGMA_DEG if pitch_sigma_deg is None else pitch_sigma_deg
@@ -311,35 +315,44 @@ def floor_point(
         pitch_sigma_deg=pitch_sigma,
         roll_sigma_deg=roll_sigma,
         pixel_sigma_px=float(pixel_sigma_px),
+        pitch_modes=modes,
     )
     K_used = camera.nominal_K
-    point0, distance0 = _intersect(xy[None], K_used[None], pose[:3, :3][None], np.array([camera_height_m]))
+    rng = np.random.default_rng(seed)
+    Ks, rotations, heights, which = camera.sample(SAMPLES, rng)
+    pixels = xy[None] + camera.pixel_sigma_px * rng.standard_normal((SAMPLES, 2))
+    points, distances = intersect(pixels, Ks, rotations, heights)
+    hit = np.isfinite(distances)
+    readings = mode_readings(camera, xy, hit, which, K_used)
+    fits = next((r for r in readings[1:] if np.isfinite(r.distance_m)), None)
+    if fits is not None and not np.isfinite(readings[0].distance_m):  # in the sky at the estimate, not the rival
+        pose = pose.copy()
+        pose[:3, :3] = camera.rotation_at(fits.pitch_deg - float(pitch_deg))
+        assumed.append(f"placed at the rival pitch {fits.pitch_deg:+.1f} deg: the estimate puts it above the horizon")
+        pitch_deg = fits.pitch_deg
+    point0, distance0 = intersect(xy[None], K_used[None], pose[:3, :3][None], np.array([camera_height_m]))
     if not np.isfinite(distance0[0]):
         row = horizon_row(K_used, pitch_deg)
+        rival = f" (and at the rival pitch {readings[1].pitch_deg:+.1f} deg)" if readings else ""
         raise ValueError(
             f"pixel ({xy[0]:.1f}, {xy[1]:.1f}) is at or above the horizon (about row {row:.0f} for a "
-            f"camera pitch {pitch_deg:+.1f} deg), so its ray never meets the floor: pick the pixel where the "
-            f"object touches the floor, or pass a more negative pitch_deg= if the camera looks down more"
+            f"camera pitch {pitch_deg:+.1f} deg){rival}, so its ray never meets the floor: pick the pixel where "
+            f"the object touches the floor, or pass a more negative pitch_deg= if the camera looks down more"
         )
-    rng = np.random.default_rng(seed)
-    Ks, rotations, heights = camera.sample(SAMPLES, rng)
-    pixels = xy[None] + camera.pixel_sigma_px * rng.standard_normal((SAMPLES, 2))
-    points, distances = _intersect(pixels, Ks, rotations, heights)
-    hit = np.isfinite(distances)
     origin = pose[:3, 3]
     point = point0[0] + origin
     if hit.sum() >= 10:
         d = distances[hit]
         keep = (d >= np.percentile(d, 2.5)) & (d <= np.percentile(d, 97.5))
         covariance = np.cov(points[hit][keep].T)
-        distance_sigma = _robust_sigma(d)
+        distance_sigma = robust_sigma(d)
     else:
         covariance, distance_sigma = np.diag([np.inf] * 3), float("inf")
     ray = pose[:3, :3] @ np.linalg.solve(K_used, np.array([xy[0], xy[1], 1.0]))
     below = float(np.degrees(np.arcsin(np.clip(-ray[2] / np.linalg.norm(ray), -1.0, 1.0))))
     ground = float(np.linalg.norm(point0[0][:2]))
     turned = [  # the same pixel with the camera pitched 1 degree up and down (about its own x axis)
-        _intersect(xy[None], K_used[None], (pose[:3, :3] @ rot_x(d))[None], np.array([camera_height_m]))[0][0]
+        intersect(xy[None], K_used[None], (pose[:3, :3] @ rot_x(d))[None], np.array([camera_height_m]))[0][0]
         for d in (1.0, -1.0)
     ]
     sensitivity = max(abs(float(np.linalg.norm(t[:2])) - ground) if np.isfinite(t).all() else np.inf for t in turned)
@@ -360,6 +373,7 @@ def floor_point(
         camera=camera,
         below_horizon_deg=below,
         pitch_sensitivity_m=sensitivity,
+        pitch_readings=readings,
     )
 
 
@@ -377,9 +391,9 @@ def floor_samples(points: Any, samples: int = SAMPLES, seed: int = 0) -> np.ndar
             "these floor points were located with different cameras or assumptions; sample them separately"
         )
     rng = np.random.default_rng(seed)
-    Ks, rotations, heights = camera.sample(int(samples), rng)
+    Ks, rotations, heights, _ = camera.sample(int(samples), rng)
     out = np.empty((int(samples), len(points), 3))
     for k, p in enumerate(points):
         pixels = np.asarray(p.pixel)[None] + camera.pixel_sigma_px * rng.standard_normal((int(samples), 2))
-        out[:, k] = _intersect(pixels, Ks, rotations, heights)[0] + camera.pose[:3, 3]
+        out[:, k] = intersect(pixels, Ks, rotations, heights)[0] + camera.pose[:3, 3]
     return out

@@ -77,6 +77,9 @@ class CameraTilt:
             points", "vertical and horizontal vanishing points", "floor-wall boundary and 1 vanishing
             point"). caveat: why the sigma is wider than usual ("" when it is not), e.g. a rival pitch the
             edges also support or a horizon that disagrees. note: anything else to know ("" when nothing).
+        rival_pitch_deg: the other pitch the caveat names (degrees, same signs), or None; rival_support: its
+            evidence as a share of the chosen pitch's (0..1; 1 when the two are as well supported).
+            ``floor_point`` mixes the two pitches instead of one wide spread.
     """
 
     pitch_deg: float
@@ -86,6 +89,8 @@ class CameraTilt:
     source: str = "vertical edges"
     caveat: str = ""
     note: str = ""
+    rival_pitch_deg: float | None = None
+    rival_support: float = 1.0
 
     @property
     def text(self) -> str:
@@ -162,11 +167,13 @@ def _from_vertical_edges(
     # edges near the centre column fit every pitch: judge rivals by the off-centre edges alone
     side = (v_length * off_centre * np.clip(1.0 - (residual / _EDGE_TOLERANCE_RAD) ** 2, 0.0, None)).sum(-1)
     rival = rival_pitch(down, side.max(axis=1), int(np.argmax(side.max(axis=1))))
-    caveat = ""
+    caveat, rival_deg, support = "", None, 1.0
     if rival is not None and abs(-rival - pitch) >= RIVAL_SEPARATION_DEG:
         sigma = max(sigma, abs(-rival - pitch) / 2.0 + TILT_SIGMA_DEG)
-        caveat = f"the edges also fit pitch {-rival:+.1f} deg"
-    return CameraTilt(pitch, float(rolls[j]), round(sigma, 1), int(agreeing.sum()), caveat=caveat), "", used
+        caveat, rival_deg = f"the edges also fit pitch {-rival:+.1f} deg", -rival
+        support = float(side.max(axis=1)[int(np.argmin(np.abs(down - rival)))] / side.max())
+    tilt = CameraTilt(pitch, float(rolls[j]), round(sigma, 1), int(agreeing.sum()), caveat=caveat)
+    return replace(tilt, rival_pitch_deg=rival_deg, rival_support=round(support, 2)), "", used
 
 
 def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> CameraTilt:
@@ -246,7 +253,10 @@ def with_horizon_check(vertical: CameraTilt, on_horizon: float, horizon: Horizon
     caveat = f"the {horizon.source} says pitch {horizon.pitch_deg:+.1f} deg"
     sigma = max(vertical.pitch_sigma_deg, gap / 2.0 + TILT_SIGMA_DEG)
     return replace(
-        vertical, pitch_sigma_deg=round(sigma, 1), caveat="; ".join(c for c in (vertical.caveat, caveat) if c)
+        vertical,
+        pitch_sigma_deg=round(sigma, 1),
+        caveat="; ".join(c for c in (vertical.caveat, caveat) if c),
+        rival_pitch_deg=vertical.rival_pitch_deg if vertical.rival_pitch_deg is not None else horizon.pitch_deg,
     )
 
 
@@ -266,4 +276,5 @@ def from_horizon(horizon: HorizonTilt, given_K: bool) -> CameraTilt:
         horizon.segments,
         horizon.source,
         caveat,
+        rival_pitch_deg=horizon.rival_deg,
     )

@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from PIL import Image
 
 from spatialclaw.primitives.geometry.camera import as_points, as_pose
-from spatialclaw.primitives.scene.bearings import Bearing, locate
+from spatialclaw.primitives.scene.bearings import Bearing
 from spatialclaw.primitives.scene.bev import draw_bev
 from spatialclaw.primitives.scene.objects import SceneObject, frame_index, get_instance, registered_cameras
-from spatialclaw.primitives.scene.observations import bearing_from_pixel, points_from_mask
+from spatialclaw.primitives.scene.observations import bearing_from_pixel, fuse_bearing, points_from_mask
 from spatialclaw.primitives.scene.perspective import Perspective
 from spatialclaw.primitives.scene.places import perspective_of
 from spatialclaw.primitives.scene.readouts import Readout, Relation, describe_scene, observer_pose, relation_between
+from spatialclaw.primitives.scene.tilts import relation_across_tilts
 from spatialclaw.primitives.scene.views import ViewLinking
 
 __all__ = ["Scene"]
@@ -190,7 +191,8 @@ class Scene(ViewLinking):
         replace: bool = False,
         on_floor: bool = False,
         camera_height_m: float | None = None,
-        pitch_deg: float | None = None,
+        pitch_deg: Any = None,
+        tilt: Any = None,
     ) -> SceneObject | Readout:
         """Locate an object from 2D evidence: where it is in an image plus (optionally) how far it is.
 
@@ -226,6 +228,10 @@ class Scene(ViewLinking):
                 ``distance``. Use it for every object of a no-depth photo.
             camera_height_m / pitch_deg: with ``on_floor``: the camera's height above the floor (metres)
                 and pitch (degrees, > 0 tilts up, < 0 looks down) when you know or can judge them.
+            tilt: with ``on_floor``: the ``CameraTilt`` of ``geom.camera_tilt(frame)`` (or pass it as
+                ``pitch_deg``): its sigma, and its rival pitch when the image also fits one, carry into the
+                position and every readout (``perspective`` then says whether the answer holds at every
+                plausible tilt or depends on it).
 
         Returns:
             The located ``SceneObject`` (``.center``, ``.covariance``, ``.sigma_m``, ``.located``); for a
@@ -246,6 +252,10 @@ class Scene(ViewLinking):
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if tilt is not None:
+            if pitch_deg is not None:
+                raise ValueError("pass either tilt= or pitch_deg=, not both")
+            pitch_deg = tilt
         bearing, index = bearing_from_pixel(
             self.cameras,
             pixel,
@@ -261,36 +271,7 @@ class Scene(ViewLinking):
             camera_height_m,
             pitch_deg,
         )
-        previous = self.instances.get(name)
-        if previous is not None and not replace and previous.covariance is None:
-            raise ValueError(
-                f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
-                f"bearings instead, or use another name"
-            )
-        earlier = () if replace else (previous.bearings if previous is not None else self.pending.get(name, ()))
-        bearings = earlier + (bearing,)
-        if index is not None and index not in self.cameras and "camera at the origin" not in bearing.assumed:
-            self.add_camera(index, bearing.pose)
-        if len(bearings) == 1 and bearing.distance_m is None:
-            self.pending[name] = bearings
-            return Readout(
-                f"{name}: 1 bearing kept (frame {index}); it is located once you add a bearing of it from "
-                f"another view (with that camera's pose) or a distance estimate"
-            )
-        position, covariance, how = locate(bearings)
-        self.pending.pop(name, None)
-        frames = tuple(sorted({b.frame for b in bearings if b.frame is not None}))
-        instance = SceneObject(
-            name=name,
-            label=label or (previous.label if previous is not None else name),
-            points=position[None],
-            frames=frames,
-            covariance=covariance,
-            bearings=bearings,
-            located=how,
-        )
-        self.instances[name] = instance
-        return instance
+        return fuse_bearing(self, name, bearing, index, label, replace)
 
     def perspective(self, target: Any, standing_at: Any, facing: Any = None, seed: int = 0) -> Perspective:
         """Perspective taking: standing at ``standing_at`` facing ``facing``, where is ``target``?
@@ -311,7 +292,10 @@ class Scene(ViewLinking):
         Returns:
             A ``Perspective``: ``.angle_deg``, ``.angle_sigma_deg``, ``.clock``, ``.direction``,
             ``.compass``, ``.side``, ``.depth``, ``.distance_m``, ``.distance_sigma_m``, ``.p_right``,
-            ``.p_front``, ``.p_clock``, ``.p_direction`` and ``.text``.
+            ``.p_front``, ``.p_clock``, ``.p_direction`` and ``.text``. For objects on the floor of one photo
+            ``.tilt_note`` says whether the answer holds at every camera tilt the image allows or depends
+            on it ("AMBIGUOUS: ..."); ``.distance_note`` says when the distance is unknown (no P is then
+            printed from it).
         """
         p = perspective_of(self.instances, self.cameras, target, standing_at, facing, seed)
         return self._compass_perspective(p, target, standing_at, facing)
@@ -367,14 +351,15 @@ class Scene(ViewLinking):
         Returns:
             A ``Relation``: signed offsets (``.direction.right_m/forward_m/up_m``), centre-to-centre, horizontal
             and closest-point distances in metres, and ``.text``. Left/right/front/behind are defined in
-            the class docstring (camera k's gravity-aligned frame).
+            the class docstring (camera k's gravity-aligned frame). For objects on the floor of one photo,
+            ``.tilt_note`` says whether the words hold at every camera tilt the image allows.
         """
         if position not in ("box", "centroid"):
             raise ValueError(f"position must be 'box' or 'centroid', got {position!r}")
         ia, ib = self._get(a), self._get(b)
         pose, who = observer_pose(self.cameras, observer)
         r = relation_between(a, b, ia, ib, pose, who, tolerance=tolerance, position=position)
-        return self._compass_relation(r)
+        return self._compass_relation(relation_across_tilts(r, self.instances, pose))
 
     def describe(self, observer: Any = None, tolerance: float = 0.05, position: str = "box") -> Readout:
         """All instances (sizes, positions) and their pairwise relations, in plain language.

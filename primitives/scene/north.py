@@ -27,9 +27,10 @@ from spatialclaw.primitives.scene.compass import (
 from spatialclaw.primitives.scene.layout_problem import ViewSpec
 from spatialclaw.primitives.scene.objects import SceneObject, frame_index
 from spatialclaw.primitives.scene.perspective import Perspective, mix_perspectives
-from spatialclaw.primitives.scene.places import perspective_of, place
+from spatialclaw.primitives.scene.places import perspective_across_tilts, perspective_of, place
 from spatialclaw.primitives.scene.plans import PlanWorld, heading_of_pose, plan_worlds, resolve_hint
 from spatialclaw.primitives.scene.readouts import Readout, Relation
+from spatialclaw.primitives.scene.tilts import answer_across_tilts, tilt_worlds, unknown_floor_distances
 from spatialclaw.primitives.scene.viewlinks import LayoutSolution
 
 __all__ = ["NorthKeeping"]
@@ -121,9 +122,29 @@ class NorthKeeping:
                 reading = compass_reading(who, of, (at - base)[:2], (cov_a + cov_b)[:2, :2], north, 0.0, seed)
             readings.append(reading)
         if len(readings) == 1:
-            return readings[0]
+            return self._compass_across_tilts(readings[0], subject, reference, extra)
         assert self.layout is not None
         return mix_readings(readings, [w.weight for w in worlds], resolve_hint(self.layout))
+
+    def _compass_across_tilts(
+        self, reading: CompassReading, subject: Any, reference: Any, extra: tuple[Any, ...]
+    ) -> CompassReading:
+        """``reading`` with a note on objects on the floor of one photo: its word at every plausible camera
+        pitch (and north with it, when north was set from such objects), and floor distances unknown."""
+        unknown = unknown_floor_distances(self.instances, (subject, reference))
+        worlds = tilt_worlds(self.instances, (subject, reference, *extra)) if reference is not None else None
+        notes = [reading.note, f"Distance unknown: {unknown}." if unknown else ""]
+        if worlds is not None:
+
+            def word(i: int) -> str:
+                moved = worlds.instances_at(i, self.instances)
+                at = place(moved, self.cameras, subject, "subject")[1] - place(moved, self.cameras, reference, "")[1]
+                north = self._north_in(PlanWorld(1.0, moved, self.cameras))
+                return compass_word(compass_bearing(float(np.degrees(np.arctan2(at[0], at[1]))), north))
+
+            rival = any(label == "the rival" for _, label in worlds.sweep.candidates)
+            notes.append(answer_across_tilts(worlds, word, always=rival or bool(unknown)))
+        return replace(reading, note=" ".join(n for n in notes if n))
 
     def wall_facing(
         self, view: Any, base: Any = None, against: Any = None, pixel_sigma_px: float = 2.0, seed: int = 0
@@ -179,6 +200,8 @@ class NorthKeeping:
             assert self.layout is not None
             readings = [perspective_of(w.instances, w.cameras, target, standing_at, facing, 0) for w in worlds]
             p = mix_perspectives(readings, [w.weight for w in worlds], resolve_hint(self.layout))
+        else:  # objects on the floor of one photo: the answer at every camera pitch the image allows
+            p = perspective_across_tilts(p, self.instances, self.cameras, target, standing_at, facing)
         if self.north_deg is None:
             return p
         where = place(self.instances, self.cameras, standing_at, "standing_at")

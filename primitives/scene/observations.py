@@ -1,4 +1,5 @@
-"""Turning image evidence into scene-memory instances: a mask with metric depth -> 3D points, a pixel -> a ``Bearing``.
+"""Turning image evidence into scene-memory instances: a mask with metric depth -> 3D points, a pixel -> a
+``Bearing`` (fused with the object's earlier bearings into its position).
 
 Coordinates are metres in the episode's world frame; poses are (4, 4) camera-to-world; ``K`` (3, 3)
 intrinsics in pixels. ``cameras`` is the scene's registry (absolute frame index -> pose): read to find a
@@ -19,11 +20,13 @@ from spatialclaw.primitives.scene.bearings import (
     Bearing,
     intrinsics_from_fov,
     level_camera_pose,
+    locate,
     make_bearing,
 )
-from spatialclaw.primitives.scene.objects import frame_index
+from spatialclaw.primitives.scene.objects import SceneObject, frame_index
+from spatialclaw.primitives.scene.readouts import Readout
 
-__all__ = ["DEFAULT_HFOV_DEG", "bearing_from_pixel", "points_from_mask"]
+__all__ = ["DEFAULT_HFOV_DEG", "bearing_from_pixel", "fuse_bearing", "points_from_mask"]
 
 DEFAULT_HFOV_DEG = 60.0
 """Horizontal field of view assumed for a bearing when neither K nor hfov_deg is given, degrees."""
@@ -219,3 +222,40 @@ def bearing_from_pixel(
     if on_floor:
         bearing = replace_fields(bearing, floor=floor)
     return bearing, index
+
+
+def fuse_bearing(
+    scene: Any, name: str, bearing: Bearing, index: int | None, label: str | None, replace: bool
+) -> SceneObject | Readout:
+    """``Scene.add_bearing``'s last step: add ``bearing`` to object ``name``'s earlier ones (or start over
+    with ``replace``), register its camera, and locate the object (a ``Readout`` while one bearing without
+    a distance waits in ``scene.pending``)."""
+    previous = scene.instances.get(name)
+    if previous is not None and not replace and previous.covariance is None:
+        raise ValueError(
+            f"{name!r} is already in the scene from 3D points; pass replace=True to locate it from "
+            f"bearings instead, or use another name"
+        )
+    earlier = () if replace else (previous.bearings if previous is not None else scene.pending.get(name, ()))
+    bearings = earlier + (bearing,)
+    if index is not None and index not in scene.cameras and "camera at the origin" not in bearing.assumed:
+        scene.add_camera(index, bearing.pose)
+    if len(bearings) == 1 and bearing.distance_m is None:
+        scene.pending[name] = bearings
+        return Readout(
+            f"{name}: 1 bearing kept (frame {index}); it is located once you add a bearing of it from "
+            f"another view (with that camera's pose) or a distance estimate"
+        )
+    position, covariance, how = locate(bearings)
+    scene.pending.pop(name, None)
+    instance = SceneObject(
+        name=name,
+        label=label or (previous.label if previous is not None else name),
+        points=position[None],
+        frames=tuple(sorted({b.frame for b in bearings if b.frame is not None})),
+        covariance=covariance,
+        bearings=bearings,
+        located=how,
+    )
+    scene.instances[name] = instance
+    return instance

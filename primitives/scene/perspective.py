@@ -7,7 +7,10 @@ right. Clock: 12 = ahead, 3 = right, 6 = behind, 9 = left (30 degrees per hour).
 front-right, right, back-right, back, back-left, left, front-left (45-degree sectors centred on those
 directions); compass: the same with ahead as north (N, NE, E, ...). Uncertainty: the positions'
 covariances (bearing-located objects) are sampled (Monte Carlo, fixed seed), giving the angle's and the
-distance's standard deviations and the probability of each worded answer.
+distance's standard deviations and the probability of each worded answer. A distance whose standard
+deviation exceeds the distance itself is unknown, not measured: the readout says "distance unknown" and
+prints no probability resting on it; for objects on the floor of one photo it says instead whether the
+answer holds at every camera tilt the image allows (``tilts``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,16 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.relate import format_metres
 
-__all__ = ["COMPASS", "EIGHT_WAY", "Perspective", "mix_perspectives", "perspective_from_positions"]
+__all__ = [
+    "COMPASS",
+    "EIGHT_WAY",
+    "Perspective",
+    "eight_way",
+    "mix_perspectives",
+    "perspective_from_positions",
+    "quadrant",
+    "signed_angles",
+]
 
 EIGHT_WAY = ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left")
 COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
@@ -32,6 +44,16 @@ def _clock(angle_deg: np.ndarray | float) -> np.ndarray:
 
 def _sector(angle_deg: np.ndarray | float) -> np.ndarray:
     return np.round(np.asarray(angle_deg) / 45.0).astype(int) % 8
+
+
+def quadrant(angle_deg: float) -> str:
+    """The side and depth of a signed angle (degrees, > 0 right): "left and in front", "right and behind"."""
+    return f"{'right' if angle_deg > 0 else 'left'} and {'in front' if abs(angle_deg) < 90.0 else 'behind'}"
+
+
+def eight_way(angle_deg: float) -> str:
+    """The eight-way word of a signed angle (degrees, > 0 right): "front", "front-right", ..."""
+    return EIGHT_WAY[int(_sector(angle_deg))]
 
 
 @dataclass(frozen=True)
@@ -53,6 +75,10 @@ class Perspective:
         plan_note: when several floor plans fit the views (``scene.link_views``) and put the target
             differently, what each says and what would resolve it (the probabilities then cover every
             plan), else "".
+        tilt_note: for objects on the floor of one photo, whether the answer holds at every camera pitch
+            the image allows or depends on it (each answer with its share of the pitch evidence), else "".
+        distance_note: why the distance is unknown (its sigma exceeds it, or a floor point it rests on is
+            unknown), else "". Then the text prints no probability from those positions.
     """
 
     target: str
@@ -73,6 +99,8 @@ class Perspective:
     p_direction: float
     compass_note: str = ""
     plan_note: str = ""
+    tilt_note: str = ""
+    distance_note: str = ""
 
     @property
     def text(self) -> str:
@@ -89,15 +117,21 @@ class Perspective:
         distance = format_metres(self.distance_m)
         if self.distance_sigma_m >= 0.005:
             distance = f"{distance} ± {format_metres(self.distance_sigma_m)}"
+        distance = f"{distance} away on the ground"
         probabilities = ""
-        if self.angle_sigma_deg > 0:
+        if self.distance_note:
+            distance = f"distance unknown ({distance}: {self.distance_note})"
+            if not self.tilt_note:
+                probabilities = " No probability stated: it would rest on positions that are not known."
+        elif self.angle_sigma_deg > 0:
             probabilities = (
                 f" P(right) = {self.p_right:.2f}, P(in front) = {self.p_front:.2f}, "
                 f"P({self.clock} o'clock) = {self.p_clock:.2f}, P({self.direction}) = {self.p_direction:.2f}."
             )
         return (
             f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
-            f"({self.direction}, compass {self.compass}): {turn}, {distance} away on the ground.{probabilities}"
+            f"({self.direction}, compass {self.compass}): {turn}, {distance}.{probabilities}"
+            + (f" {self.tilt_note}" if self.tilt_note else "")
             + (f" {self.compass_note}" if self.compass_note else "")
             + (f" {self.plan_note}" if self.plan_note else "")
         )
@@ -113,7 +147,7 @@ def _wrap(angle_deg: np.ndarray) -> np.ndarray:
     return (np.asarray(angle_deg) + 180.0) % 360.0 - 180.0
 
 
-def _angles_and_distances(viewer: np.ndarray, ahead: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def signed_angles(viewer: np.ndarray, ahead: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(S,) signed angles (deg, clockwise from ahead) and horizontal distances for (S, 2) samples."""
     to_target = target - viewer
     heading = np.arctan2(ahead[:, 0], ahead[:, 1])  # clockwise from +Y, seen from above
@@ -178,7 +212,7 @@ def _reading(
         )
     if np.linalg.norm(target_xy[0] - viewer[0]) < 1e-9:
         raise ValueError(f"{target[0]} is where the viewer stands; its direction is undefined")
-    angles, distances = _angles_and_distances(viewer, ahead, target_xy)
+    angles, distances = signed_angles(viewer, ahead, target_xy)
     angle, distance = float(angles[0]), float(distances[0])
     drawn_angles, drawn_distances = angles[1:], distances[1:]
     uncertain = not np.allclose(drawn_angles, angle)
@@ -195,6 +229,7 @@ def _reading(
     else:
         side = "right" if angle > 0 else "left"
     depth = "beside" if abs(abs(angle) - 90.0) < 1.0 else ("in front" if abs(angle) < 90.0 else "behind")
+    distance_sigma = float(np.std(drawn_distances)) if uncertain else 0.0
     return Perspective(
         target=target[0],
         standing_at=standing_at[0],
@@ -207,11 +242,12 @@ def _reading(
         side=side,
         depth=depth,
         distance_m=distance,
-        distance_sigma_m=float(np.std(drawn_distances)) if uncertain else 0.0,
+        distance_sigma_m=distance_sigma,
         p_right=float(np.mean(drawn_angles > 0)),
         p_front=float(np.mean(np.abs(drawn_angles) < 90.0)),
         p_clock=float(np.mean(_clock(drawn_angles) == clock)),
         p_direction=float(np.mean(_sector(drawn_angles) == sector)),
+        distance_note="its sigma exceeds it" if distance_sigma > distance else "",
     )
 
 

@@ -48,6 +48,9 @@ class Relation:
             covariances (objects located from bearings); zeros for objects measured in 3D.
         compass_note: after ``scene.set_north``, a's true compass direction from b ("The chair is NE
             (41° ± 3°) of the table."), else "". text: the full readout.
+        tilt_note: for objects on the floor of one photo, whether the words hold at every camera pitch the
+            image allows or depend on it, else "". distance_note: why the distances are unknown (their
+            sigma exceeds them, a floor point they rest on is unknown), else "".
     """
 
     a: str
@@ -61,6 +64,8 @@ class Relation:
     closest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
     offset_sigma_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
     compass_note: str = ""
+    tilt_note: str = ""
+    distance_note: str = ""
 
     @property
     def text(self) -> Readout:
@@ -71,11 +76,16 @@ class Relation:
         if any(self.offset_sigma_m):
             r, f, u = (format_metres(v) for v in self.offset_sigma_m)
             spread = f" (1 sigma: ± {r} left-right, ± {f} front-back, ± {u} in height)"
-        return Readout(
-            f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}{spread}. "
+        apart = (
             f"{what} {format_metres(self.centre_distance_m)} apart "
             f"({format_metres(self.horizontal_distance_m)} on the ground); "
             f"closest points {format_metres(self.closest_distance_m)} apart."
+        )
+        if self.distance_note:
+            apart = f"Distance unknown ({apart[0].lower()}{apart[1:-1]}: {self.distance_note})."
+        return Readout(
+            f"{self.direction.sentence(self.a, self.b)}, seen from {self.observer}{spread}. {apart}"
+            + (f" {self.tilt_note}" if self.tilt_note else "")
             + (f" {self.compass_note}" if self.compass_note else "")
         )
 
@@ -116,11 +126,15 @@ def relation_between(
     pa, pb, gap = geom.closest_points(ia.points, ib.points)
     delta = pos_a - pos_b
     covariance = sum(np.asarray(i.covariance) for i in (ia, ib) if i.covariance is not None)
-    sigma = (0.0, 0.0, 0.0)
+    sigma, unknown = (0.0, 0.0, 0.0), ""
     if isinstance(covariance, np.ndarray):
         axes = geom.observer_axes(pose)
         sx, sy, sz = np.sqrt(np.clip(np.diag(axes @ covariance @ axes.T), 0, None))
         sigma = (float(sx), float(sy), float(sz))
+        along = delta[:2] / max(float(np.hypot(delta[0], delta[1])), 1e-12)
+        spread = float(np.sqrt(max(along @ covariance[:2, :2] @ along, 0.0)))
+        if spread > np.hypot(delta[0], delta[1]):
+            unknown = f"± {format_metres(spread)} on the ground exceeds it"
     return Relation(
         a=a,
         b=b,
@@ -132,6 +146,7 @@ def relation_between(
         closest_distance_m=gap,
         closest_points=(pa, pb),
         offset_sigma_m=sigma,
+        distance_note=unknown,
     )
 
 
