@@ -25,6 +25,7 @@ __all__ = [
     "evidence_warnings",
     "implausible",
     "letterbox_mask",
+    "lit_share",
     "shared_fraction",
 ]
 
@@ -78,19 +79,29 @@ def implausible(
     )
 
 
-def evidence_warnings(geometry: PairGeometry, width: int, height: int) -> list[str]:
-    """Warnings about where a measured step's agreeing matches lie (empty when they spread over the frame)."""
+def lit_share(array: np.ndarray, dark: int = 20) -> float:
+    """Share of a frame's pixels that are not near-black (brightest channel over ``dark``): the area where
+    matches can be found at all (an object photographed on black fills only this share)."""
+    brightest = array.max(axis=2) if array.ndim == 3 else array
+    return max(float((brightest > dark).mean()), 1e-6)
+
+
+def evidence_warnings(geometry: PairGeometry, width: int, height: int, lit: float = 1.0) -> list[str]:
+    """Warnings about where a measured step's agreeing matches lie (empty when they spread over the frame).
+    ``lit``: share of frame a that is not near-black (``lit_share``); the matches' box is measured against
+    that area, so an object on a black background is not taken for a moving region."""
     inliers = geometry.inlier_mask
     if geometry.homography is None or inliers.sum() < 5:
         return []
     warnings = []
     a, b = geometry.points_a[inliers], geometry.points_b[inliers]
     low, high = np.percentile(a, 5, axis=0), np.percentile(a, 95, axis=0)
-    cover = float(np.prod(high - low) / (width * height))
+    cover = float(np.prod(high - low) / (width * height * min(max(lit, 1e-6), 1.0)))
     if cover < CONCENTRATED:
+        area = "the frame" if lit >= 0.95 else "the frame's non-black area"
         warnings.append(
             f"the agreeing matches sit in one region (box {low[0]:.0f}, {low[1]:.0f}, {high[0]:.0f}, {high[1]:.0f} px, "
-            f"{100 * cover:.0f} % of the frame): if that is a moving object (a boat, a vehicle, a person) this "
+            f"{100 * cover:.0f} % of {area}): if that is a moving object (a boat, a vehicle, a person) this "
             f"is its motion relative to the camera, not the camera's own"
         )
     still = np.linalg.norm(b - a, axis=1) < STILL_PX

@@ -28,7 +28,7 @@ import numpy as np
 
 from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
-from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask
+from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask, lit_share
 from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
 from spatialclaw.primitives.motion.focal import (
     HomographyFit,
@@ -206,6 +206,7 @@ def motion(
                 step = _unknown(geometry, indices[a], indices[b], other)  # a turn at another focal length fits
         if step.kind != "unknown":
             step.hidden_move = hidden_move(float(K[0, 0]))
+            step.warnings = evidence_warnings(geometry, width, height, lit_share(arrays[a]))
         if followed is not None and step.kind != "unknown":
             region_a, region_b = followed.regions[a], followed.regions[b]
             if region_a is not None and region_b is not None:
@@ -215,7 +216,16 @@ def motion(
                 if step.object is not None:
                     step.object.label = followed.label
         steps.append(step)
-    return Motion(steps, K, source, notes)
+    span = None
+    if pairs is None and reference == "previous" and len(arrays) > 2:  # the larger baseline (``verdict``)
+        last = len(arrays) - 1
+        kept = (*matched_keypoints(features[0], features[last]), scale)
+        geometry = estimate_pair(arrays[0], arrays[last], K, K, ignore_a=ignored(0), matches=kept)
+        span = _camera_step(geometry, indices[0], indices[last], width, height)
+        if calibrate and span.kind == "translation":
+            fit = homography_fit(*kept[:2], width, height, ignored(0))
+            span = None if turn_or_move(fit, K, width) is not None else span
+    return Motion(steps, K, source, notes, span=span)
 
 
 def _outside_rigid(geometry: PairGeometry, fit: HomographyFit, K: np.ndarray) -> bool:

@@ -134,6 +134,20 @@ def _background_scale(
     return float(np.median(span_b[wide] / span_a[wide])), "the background around it"
 
 
+def _object_words(shift: np.ndarray, shift_limit: float, scale: float, components: tuple[float, float, float]) -> str:
+    """Every component that is measurable on its own, largest (in units of the distance) first: sideways or
+    vertical when that image shift alone is over ``shift_limit``, towards / away when the size change is
+    over ``SIZE_MOVE``; the largest ranked one when none is on its own (a diagonal shift)."""
+    large = [abs(float(shift[0])) > shift_limit, abs(float(shift[1])) > shift_limit, abs(math.log(scale)) > SIZE_MOVE]
+    names = (("right", "left"), ("down", "up"), ("away from the camera", "towards the camera"))
+    order = np.argsort(-np.abs(np.asarray(components)))
+    words = [names[axis][0 if components[axis] > 0 else 1] for axis in order if large[axis]]
+    if words:
+        return " and ".join(words)
+    ranked = direction_words(np.array(components))
+    return ranked.replace("forward", "away from the camera").replace("back", "towards the camera")
+
+
 def object_step(
     geometry: PairGeometry,
     region_a: np.ndarray,
@@ -172,8 +186,7 @@ def object_step(
     shift_limit = max(shift_px, 0.1 * size_a)
     across = bool(np.hypot(*shift) > shift_limit)
     moving = across or abs(math.log(scale)) > SIZE_MOVE
-    words = direction_words(np.array([lateral, vertical, depth_change]))
-    words = words.replace("forward", "away from the camera").replace("back", "towards the camera")
+    words = _object_words(shift, shift_limit, scale, (lateral, vertical, depth_change))
     image_move = centre_b - centre_a
     step = ObjectStep(
         frame_a,

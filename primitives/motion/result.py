@@ -27,6 +27,7 @@ import numpy as np
 from spatialclaw.primitives.motion.angles import turn_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
 from spatialclaw.primitives.motion.pair import PairGeometry
+from spatialclaw.primitives.motion.verdict import clip_verdict, reversals
 
 __all__ = ["HIDDEN_FORWARD_FACTOR", "HIDDEN_SIDEWAYS_PX", "CameraStep", "Motion", "ObjectStep", "hidden_move"]
 
@@ -236,13 +237,15 @@ class Motion:
     the sum of the steps and the net first-to-last rotation (unknown when a step is), for pairs against the first frame
     the last pair itself (they are already cumulative). ``yaw_deg`` etc.: (P,) arrays over the steps (NaN
     where unknown); ``net()`` the first-to-last rotation; ``orientations()`` chains consecutive steps.
-    notes: sentences about the whole call (letterbox bars masked, how the object was followed).
+    notes: sentences about the whole call (letterbox bars masked, how the object was followed). span: the
+    first-to-last pair of a chain of 3+ frames, read into one clip verdict (``verdict.clip_verdict``).
     """
 
     steps: list[CameraStep]
     intrinsics: np.ndarray
     focal_source: str
     notes: list[str] = field(default_factory=list)
+    span: CameraStep | None = None
 
     @property
     def yaw_deg(self) -> np.ndarray:
@@ -316,14 +319,28 @@ class Motion:
         kinds = {s.kind for s in known}
         parts = []
         star = self.layout == "star"
-        if kinds <= {"rotation", "static"}:
+        reversed_at = self.reversals()
+        net = self.net()
+        if kinds == {"static"}:
+            where = "from the first frame in any pair" if star else "in any step"
+            parts.append(f"no measurable camera motion {where} (see a step for how large a move could hide)")
+        elif kinds <= {"rotation", "static"}:
             turn = turn_words(
                 float(np.median([s.yaw_deg for s in known])),
                 float(np.median([s.pitch_deg for s in known])),
                 float(np.median([s.roll_deg for s in known])),
             )
+            net_turn = turn_words(*net) if net is not None else ""
             if star:
-                parts.append("the camera turns, with no measurable translation from the first frame")
+                parts.append(
+                    f"the camera {net_turn or 'barely turns'} from the first frame to the last, with no measurable "
+                    f"translation from the first frame"
+                )
+            elif reversed_at:
+                parts.append(
+                    f"the camera {'turns: net ' + net_turn if net_turn else 'ends about where it started'} from the "
+                    f"first frame to the last, with no measurable translation in any step; " + "; ".join(reversed_at)
+                )
             else:
                 parts.append(
                     f"the camera {'turns: it ' + turn + ' per step (median)' if turn else 'barely turns'}, "
@@ -340,6 +357,9 @@ class Motion:
         else:
             moving = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation"]
             parts.append(f"the camera mostly turns but translates in steps {', '.join(moving)}")
+        verdict = clip_verdict(self.steps, self.span) if self.layout == "chain" else None
+        if verdict is not None:
+            parts.insert(0, verdict)
         parts.append(self._totals(known))
         missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown" and not s.turn_or_move]
         if missing:
@@ -353,6 +373,10 @@ class Motion:
         parts += self.notes
         parts.append(f"focal: {self.focal_source}")
         return "; ".join(parts)
+
+    def reversals(self) -> list[str]:
+        """Where a pan or tilt changes direction along the chain (``verdict.reversals``)."""
+        return reversals(self.steps) if self.layout == "chain" else []
 
     def orientations(self) -> np.ndarray:
         """(P + 1, 3, 3) orientation of each step's later frame in the first frame's camera frame, chaining
