@@ -39,6 +39,7 @@ def test_every_class_is_present_at_benchmark_size(generated):
             assert 150 <= width <= 250
 
 
+@pytest.mark.slow  # generation runs again; the default run keeps one build per file
 def test_generation_is_deterministic(generated, tmp_path):
     _, records = generated
     again = [json.loads(line) for line in devset.generate(tmp_path).read_text().splitlines()]
@@ -83,6 +84,7 @@ def test_perspective_answers_are_unambiguous(generated):
         assert np.degrees(np.arccos(-up[1])) < 35
 
 
+@pytest.mark.slow
 def test_the_docs_dev_set_commands_run_as_written(tmp_path):
     from doc_examples import code_blocks
 

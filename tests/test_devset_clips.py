@@ -101,6 +101,7 @@ def test_every_item_is_six_key_frames_at_benchmark_size(generated):
             assert isinstance(record["answer"], float)
 
 
+@pytest.mark.slow  # generation runs again; the default run keeps one build per file
 def test_generation_is_deterministic(generated, tmp_path):
     path, records = generated
     assert build(tmp_path) == records

@@ -355,6 +355,7 @@ def run_chain(out: Path, items: list[dict], conditions: tuple[str, ...]) -> dict
     return report
 
 
+@pytest.mark.slow
 def test_the_kernel_chain_on_level_rooms(generated):
     """The chain a model would run, from exact landmark pixels (object centres), in the two level rooms, with
     distances unknown, read from the rendered depth, or exact. Everything it says is printed (``-s``); what

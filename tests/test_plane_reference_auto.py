@@ -38,7 +38,7 @@ def tape_canvas(texture_path, colour: tuple[int, int, int], size: tuple[float, f
     return (alpha * np.array(colour) + (1 - alpha) * canvas).astype(np.uint8)
 
 
-@pytest.mark.parametrize("width", [1600, 200])
+@pytest.mark.parametrize("width", [pytest.param(1600, marks=pytest.mark.slow), 200])
 def test_the_white_sheet_is_found_as_if_its_colour_had_been_given(test_data, width):
     texture = test_data / "rgbd-redwood" / "color" / "00000.jpg"
     photo = render(texture, width, canvas=table_canvas(texture))
