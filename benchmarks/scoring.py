@@ -136,6 +136,8 @@ def score_answer(
     name, param = parse_metric(metric)
     if name not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    if param is not None and name not in OFFICIAL_METRICS:  # else "mra:x" would be scored as exact text
+        raise ValueError(f"metric {metric!r}: {name!r} takes no ':' parameter; use {name!r}")
     if ground_truth is None:
         raise ValueError("cannot score a task without ground truth")
     if name in OFFICIAL_METRICS:

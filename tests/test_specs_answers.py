@@ -5,6 +5,8 @@ These are the behaviours benchmarks/perf/mutation.py found unspecified (a change
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from spatialclaw.agent.question import infer_answer_type, parse_question
@@ -154,3 +156,109 @@ def test_the_answer_type_reason_quotes_the_wording_that_decided_it() -> None:
 def test_a_text_with_several_numbers_is_refused_as_holding_more_than_one() -> None:
     with pytest.raises(AnswerError, match="ONE number; '3 4' holds 2"):
         normalise_answer("3 4", answer_type="number")
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_number_answer_is_asked_for_a_number_not_called_a_structure(text: str) -> None:
+    with pytest.raises(AnswerError, match="needs a number; got ") as refused:
+        normalise_answer(text, answer_type="number")
+    assert "structure" not in str(refused.value)
+
+
+@pytest.mark.parametrize("text", ['{"value": 3}', "[3]", " [1, 2]"])
+def test_a_json_object_or_list_is_refused_as_a_structure(text: str) -> None:
+    with pytest.raises(AnswerError, match="got a structure"):
+        normalise_answer(text, answer_type="number")
+
+
+def test_number_errors_quote_the_first_60_or_80_characters_and_the_first_four_numbers() -> None:
+    structure = "[" + ", ".join(str(i) for i in range(40)) + "]"
+    with pytest.raises(AnswerError) as refused:
+        normalise_answer(structure, answer_type="number")
+    assert f"got a structure {structure[:60]!r}." in str(refused.value)
+    with pytest.raises(AnswerError) as refused:
+        normalise_answer("1 2 3 4 5 6", answer_type="number")
+    assert "'1 2 3 4 5 6' holds 6 (1, 2, 3, 4)." in str(refused.value)
+    sentence = "3 metres, measured along the floor from the left leg of the chair to the wall behind it"
+    with pytest.raises(AnswerError) as refused:
+        normalise_answer(sentence, answer_type="number")
+    assert f"got the text {sentence[:80]!r}." in str(refused.value)
+
+
+def test_an_answer_type_read_from_a_task_file_means_what_the_literal_means() -> None:
+    number, yes_no, multiple_choice, text = json.loads('["number", "yes_no", "multiple_choice", "text"]')
+    assert normalise_answer("3.5 m", answer_type=number) == 3.5
+    assert normalise_answer("Yes", answer_type=yes_no) == "yes"
+    assert normalise_answer("a chair", answer_type=text) == "a chair"
+    with pytest.raises(AnswerError, match="no options"):
+        normalise_answer("A", answer_type=multiple_choice)
+
+
+def test_without_options_or_a_type_an_answer_is_text_and_multiple_choice_needs_options() -> None:
+    assert normalise_answer("the red chair") == "the red chair"
+    assert normalise_answer("B", []) == "B"
+    with pytest.raises(AnswerError, match="no options to answer from"):
+        normalise_answer("A", answer_type="multiple_choice")
+
+
+@pytest.mark.parametrize("value", [0, 0.0, 1])
+def test_a_number_is_not_a_yes_no_answer_not_even_0_or_1(value: float) -> None:
+    with pytest.raises(AnswerError, match="needs 'yes' or 'no'"):
+        normalise_answer(value, answer_type="yes_no")
+
+
+def test_a_letter_followed_by_a_text_that_is_no_option_is_refused_as_no_option() -> None:
+    with pytest.raises(AnswerError, match="not one of the options"):
+        normalise_answer("B. the sofa", CHOICES)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "not a position"),
+        (2, "not a position"),
+        (3, "not one of the options"),
+        (4, "not one of the options"),
+        (-1, "not one of the options"),
+        (True, "got True"),
+        (False, "got False"),
+        (None, "got None"),
+    ],
+)
+def test_a_position_from_0_to_the_last_option_is_refused_as_a_position_and_a_boolean_as_itself(
+    value: object, message: str
+) -> None:
+    with pytest.raises(AnswerError, match=message):
+        normalise_answer(value, CHOICES)
+
+
+def test_given_choices_keep_their_letters_when_a_letter_is_skipped_or_they_run_backwards() -> None:
+    assert parse_question("Where is it?", ["A. left", "C. right"]).choices == ["A. left", "C. right"]
+    assert parse_question("Where is it?", "B. right\nA. left").choices == ["B. right", "A. left"]
+    assert parse_question("Where is it?", "A. left\nB. right").choices == ["left", "right"]
+
+
+def test_a_repeated_letter_ends_a_block_of_lettered_lines() -> None:
+    parsed = parse_question("Which colour?\nA. red\nB. blue\nB. green")
+    assert parsed.choices == ["red", "blue"]
+    assert parsed.text == "Which colour?\nB. green"
+
+
+def test_options_on_the_first_lines_are_read_and_the_question_after_them_stays() -> None:
+    parsed = parse_question("A. the chair\nB. the table\nWhich one is nearer to the door?")
+    assert parsed.choices == ["the chair", "the table"]
+    assert parsed.text == "Which one is nearer to the door?"
+
+
+def test_options_after_a_long_question_are_read_however_many_lines_it_has() -> None:
+    context = "\n".join(f"Frame {i}: nothing new." for i in range(300))
+    parsed = parse_question(f"{context}\nWhich is closest?\nA. chair\nB. table")
+    assert parsed.choices == ["chair", "table"]
+    assert parsed.text.endswith("Frame 299: nothing new.\nWhich is closest?")
+
+
+def test_only_the_marker_line_before_the_options_leaves_and_every_line_above_it_stays() -> None:
+    parsed = parse_question("In the kitchen.\nWhich is closest?\nOptions:\nA. chair\nB. table")
+    assert parsed.text == "In the kitchen.\nWhich is closest?"
+    headed = parse_question("Choices\nWhich one is nearer to the door? Options:\nA. chair\nB. table")
+    assert headed.text == "Choices\nWhich one is nearer to the door?"

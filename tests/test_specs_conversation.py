@@ -3,6 +3,7 @@ output by the call's purpose, the kinds of user turns, trimmed history, and merg
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,22 @@ def test_merging_same_role_turns_keeps_the_lowest_weight_and_the_last_known_step
     assert alone[0].step == 2 and alone[0].reasoning is None
     tail = merge_consecutive([Turn("assistant", [TextPart("x")], "output", step=2), Turn("assistant", [], "output")])
     assert tail[0].step == 2 and tail[0].parts == [TextPart("x")]
+
+
+def test_merging_leaves_turns_that_already_alternate_as_they_are():
+    turns = [
+        Turn("system", [TextPart("sys")], "system"),
+        Turn("user", [TextPart("task")], "prompt"),
+        Turn("assistant", [TextPart("a")], "output", step=0),
+        Turn("user", [TextPart("out 0")], "observation"),
+        Turn("assistant", [TextPart("b")], "output", step=1, weight=0),
+    ]
+    assert merge_consecutive(turns) == turns
+
+
+def test_merging_compares_roles_by_name_so_turns_read_back_from_a_file_merge_too():
+    roles = json.loads('["user", "user"]')  # equal names, but not the module's own string objects
+    merged = merge_consecutive(
+        [Turn(roles[0], [TextPart("a")], "observation"), Turn(roles[1], [TextPart("b")], "observation")]
+    )
+    assert len(merged) == 1 and merged[0].text == "a\n\nb"

@@ -105,3 +105,55 @@ def test_a_kernel_gets_allowed_host_variables_and_what_the_caller_passes_but_not
     assert env["MPLBACKEND"] == "module://spatialclaw.primitives.display.mpl_backend"
     assert env["PYDEVD_DISABLE_FILE_VALIDATION"] == "1" and env["PYTHONUNBUFFERED"] == "1"
     assert kernel_environment(base={"PYTHONUNBUFFERED": "0"})["PYTHONUNBUFFERED"] == "0"
+
+
+def test_spent_tokens_are_the_sum_of_prompt_and_completion_tokens_of_each_reply() -> None:
+    clock = LimitClock(Limits(tokens=100), time.monotonic())
+    clock.settle(None, ModelReply("x", usage=Usage(prompt_tokens=7, completion_tokens=5)))
+    clock.settle(None, ModelReply("y", usage=Usage(prompt_tokens=6, completion_tokens=3)))
+    assert clock.spent_tokens == 21
+    held = clock.reserve(3)
+    with pytest.raises(LimitReached) as refused:
+        clock.reserve(77)  # 21 spent + 3 held + 77 > 100
+    assert refused.value.hit.used == 24
+    clock.settle(held, None)
+    assert clock.reserve(79) == Reservation(79, 0.0)
+
+
+def test_dollars_held_by_calls_in_flight_count_against_the_cost_limit() -> None:
+    clock = LimitClock(Limits(cost_usd=1.0), time.monotonic())
+    clock.reserve(0, 0.6)
+    with pytest.raises(LimitReached, match="cost limit") as refused:
+        clock.reserve(0, 0.5)
+    assert refused.value.hit.used == 0.6
+
+
+def test_a_large_token_limit_is_reached_exactly_at_it_and_beyond() -> None:
+    limit = 100_000
+    clock = LimitClock(Limits(tokens=limit), time.monotonic())
+    hit = clock.spend_hit(Usage(prompt_tokens=60_000, completion_tokens=40_000), None)
+    assert hit is not None and hit.used == limit
+    beyond = clock.spend_hit(Usage(prompt_tokens=60_000, completion_tokens=40_001), None)
+    assert beyond is not None and beyond.used == limit + 1
+    assert clock.spend_hit(Usage(prompt_tokens=150), None) is None
+    assert LimitClock(Limits(tokens=100), time.monotonic()).spend_hit(Usage(prompt_tokens=150), None) is not None
+    clock.settle(None, ModelReply("x", usage=Usage(prompt_tokens=60_000, completion_tokens=40_000)))
+    with pytest.raises(LimitReached, match="tokens limit"):
+        clock.reserve(0)
+
+
+def test_costs_are_reported_to_the_micro_dollar() -> None:
+    clock = LimitClock(Limits(cost_usd=0.1), time.monotonic())
+    hit = clock.spend_hit(Usage(), 0.1234567)
+    assert hit is not None and hit.used == 0.123457
+    clock.settle(None, ModelReply("x", cost_usd=0.1234567))
+    with pytest.raises(LimitReached) as refused:
+        clock.reserve()
+    assert refused.value.hit.used == 0.123457
+
+
+def test_time_is_up_only_when_none_is_left_and_not_while_under_a_second_remains() -> None:
+    now = time.monotonic()
+    assert LimitClock(Limits(time_s=100.0), now - 99.05).time_hit() is None  # about 0.95 s left
+    hit = LimitClock(Limits(time_s=100.0), now - 100.5).time_hit()  # half a second over
+    assert hit is not None and hit.kind == "time" and hit.used >= 100.5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from spatialclaw.benchmarks.official_mcq import leading_letter, omnispatial_choice, viewspatial_choice
@@ -78,3 +80,36 @@ def test_a_number_answer_scores_by_its_sign_and_number_exact_needs_the_same_coun
     assert score_answer("4", 3, answer_type="number", metric="number_exact").value == 0.0
     with pytest.raises(ValueError):
         score_answer("3", None, answer_type="number")
+
+
+def test_number_exact_needs_the_same_number_within_1e_6_inclusive_not_a_multiple() -> None:
+    assert score_answer("6", 3, answer_type="number", metric="number_exact").value == 0.0
+    assert score_answer(1e-6, 0, answer_type="number", metric="number_exact").value == 1.0
+    assert score_answer(2e-6, 0, answer_type="number", metric="number_exact").value == 0.0
+
+
+def test_zero_ground_truth_accepts_a_prediction_up_to_1e_9_inclusive() -> None:
+    assert mean_relative_accuracy(1e-9, 0) == 1.0 and mean_relative_accuracy(-1e-9, 0.0) == 1.0
+    assert mean_relative_accuracy(2e-9, 0) == 0.0
+
+
+def test_a_choice_scores_only_the_same_letter_and_no_letter_scores_zero() -> None:
+    choices = ["left", "right", "behind"]
+    assert score_answer("C", "B", answer_type="multiple_choice", choices=choices).value == 0.0
+    assert score_answer("A", "B", answer_type="multiple_choice", choices=choices).value == 0.0
+    assert score_answer("I cannot tell", "B", answer_type="multiple_choice", choices=choices).value == 0.0
+    assert score_answer("B", "B", answer_type="multiple_choice", choices=choices).value == 1.0
+
+
+def test_a_metric_name_read_from_a_task_file_means_what_the_literal_means() -> None:
+    choice, mra, number_exact, yes_no = json.loads('["choice", "mra", "number_exact", "yes_no"]')
+    assert score_answer("right", "B", choices=["left", "right"], metric=choice).value == 1.0  # not exact text
+    assert score_answer("9", 10, metric=mra).value == pytest.approx(0.9)
+    assert score_answer("3 chairs", 3, metric=number_exact).value == 1.0
+    assert score_answer("yes, it is", "yes", metric=yes_no).value == 1.0  # exact text would score 0
+
+
+@pytest.mark.parametrize("metric", ["mra:x", "choice:strict", "exact:lower", "yes_no:1"])
+def test_a_parameter_on_a_metric_that_takes_none_is_refused_naming_it(metric: str) -> None:
+    with pytest.raises(ValueError, match=f"metric '{metric}'"):
+        score_answer("3", 3, answer_type="number", choices=["x", "y"], metric=metric)

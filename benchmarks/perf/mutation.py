@@ -14,8 +14,11 @@ against the fast tests that cover them, listed there too (``pytest -x``; a timeo
 unmutated tests must pass first, else that module is reported as ``baseline failed``. ``--max-mutants N`` keeps
 N mutants spread evenly over the module, for a quick run.
 
-Prints per module the mutants killed / total and the score, then every survivor (line, operator, diff), and one
-JSON line: ``{"modules": {name: {"killed", "survived", "total", "score", "survivors": [...]}}, "total_score"}``.
+Prints per module the mutants killed / total, the score, how many survivors are argued (:data:`ARGUED`: equivalent,
+or not killable without a fake clock or a power cut; argued in CONTRIBUTING.md) and how many are unexplained, then
+every survivor (line, operator, diff, argued or not), and one JSON line: ``{"modules": {name: {"killed",
+"survived", "argued", "unexplained", "total", "score", "survivors": [{"line", "operator", "diff", "argued"}]}},
+"total_score"}`` (``argued``: the reason, or null).
 """
 
 from __future__ import annotations
@@ -38,27 +41,27 @@ MAPPED = {"primitives": "primitives", "prompts": "prompts", "benchmarks": "bench
 FAST = "-x -q -p no:cacheprovider -p no:randomly --timeout=120"
 
 #: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
-#: and the tests each mutant runs against.
+#: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure).
 MODULES: dict[str, dict[str, Any]] = {
     "official_mcq": {
         "path": "benchmarks/official_mcq.py",
         "functions": ["omnispatial_choice", "viewspatial_option", "viewspatial_choice", "leading_letter"],
-        "tests": ["tests/test_scoring.py", "tests/test_specs_scoring.py"],
+        "tests": ["tests/test_specs_scoring.py", "tests/test_scoring.py"],
     },
     "scoring": {
         "path": "benchmarks/scoring.py",
         "functions": ["mean_relative_accuracy", "exact_match", "_yes_no", "score_answer"],
-        "tests": ["tests/test_scoring.py", "tests/test_specs_scoring.py"],
+        "tests": ["tests/test_specs_scoring.py", "tests/test_scoring.py"],
     },
     "answers": {
         "path": "primitives/answers.py",
         "functions": ["_choice", "_number", "_number_in_text", "_yes_no", "normalise_answer"],
-        "tests": ["tests/test_question.py", "tests/test_specs_answers.py"],
+        "tests": ["tests/test_specs_answers.py", "tests/test_question.py"],
     },
     "question": {
         "path": "spatialclaw/agent/question.py",
         "functions": ["_strip_letter_prefixes", "_line_options", "infer_answer_type"],
-        "tests": ["tests/test_question.py", "tests/test_specs_answers.py"],
+        "tests": ["tests/test_specs_answers.py", "tests/test_question.py"],
     },
     "environment": {
         "path": "spatialclaw/kernel/environment.py",
@@ -73,12 +76,12 @@ MODULES: dict[str, dict[str, Any]] = {
     "episode_log": {
         "path": "spatialclaw/trajectories/episode_log.py",
         "functions": ["TrajectoryWriter.__init__", "TrajectoryWriter.write", "load_episode", "Episode"],
-        "tests": ["tests/test_trajectory.py", "tests/test_specs_trajectories.py"],
+        "tests": ["tests/test_specs_trajectories.py", "tests/test_trajectory.py"],
     },
     "conversation": {
         "path": "spatialclaw/export/conversation.py",
         "functions": ["episode_conversation", "merge_consecutive"],
-        "tests": ["tests/test_export_rows.py", "tests/test_specs_conversation.py"],
+        "tests": ["tests/test_specs_conversation.py", "tests/test_export_rows.py"],
     },
     "relate": {
         "path": "primitives/geometry/relate.py",
@@ -88,9 +91,74 @@ MODULES: dict[str, dict[str, Any]] = {
     "lock": {
         "path": "spatialclaw/runner/lock.py",
         "functions": ["RunLock", "_read_holder"],
-        "tests": ["tests/test_runner_resume.py", "tests/test_specs_trajectories.py"],
+        "tests": ["tests/test_specs_trajectories.py", "tests/test_runner_resume.py"],
     },
 }
+
+
+#: Survivors no test can reasonably kill, argued in CONTRIBUTING.md: name -> [(reason, [fragment, ...])]. A survivor
+#: is argued when a fragment (spaces ignored) is in its mutated line but not in the original line.
+ARGUED: dict[str, list[tuple[str, list[str]]]] = {
+    "official_mcq": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
+    "lock": [
+        ("distinct flag bits: + and ^ are |", ["O_RDWR+os.O_CREAT", "O_CREAT+os.O_CLOEXEC", "O_RDWR^os.O_CREAT"]),
+        ("distinct flag bits: + and ^ are |", ["O_CREAT^os.O_CLOEXEC", "LOCK_EX+fcntl", "LOCK_EX^fcntl"]),
+        ("O_CREAT % O_CLOEXEC is O_CREAT: os.open sets close-on-exec anyway (PEP 446)", ["O_CREAT%os.O_CLOEXEC"]),
+        ("the holder record, longer than 1 byte, is written from offset 0 next", ["ftruncate(fd,1)"]),
+    ],
+    "relate": [
+        ("a norm is never negative", ["nu<=0", "nv<=0"]),
+        (
+            "which set the KD-tree holds: only which of several equally close pairs is returned (unspecified)",
+            ["len(pa)==len", "len(pa)!=len", "len(pa)<len", "len(pa)>len", "len(pa)>=len", "len(pa)is", "notlen(pa)"],
+        ),
+    ],
+    "conversation": [
+        ("'assistant' is the smallest of the four roles", ['m.role<="assistant"', 'message.role<="assistant"']),
+        ("'assistant' is the smallest of the four roles", ['t.role<="assistant"']),
+        ("these turns' roles are this module's own 'assistant' literal", ['t.role is"assistant"']),
+    ],
+    "answers": [
+        ("kind is one of ANSWER_TYPES here", ['kind<="multiple_choice"', 'kind<="number"', 'kind>="yes_no"']),
+        ("never empty here", ["len(named)!=1", "len(found)!=1"]),
+        ("the same lengths", ["strict=False"]),
+        ("exactly one entry here", ["named[-1]", "found[-1]", '"",2)']),
+    ],
+    "question": [
+        ("the inner loop re-reads the A line first", ["end=index*1", "index//1", "index**1", "index|1", "index+0"]),
+        ("a marker-only last line left in is stripped anyway", ['strip()<""', 'strip()<=""', 'strip()is""']),
+        ("a marker-only last line left in is stripped anyway", ["search(stem_lines[not1])", "search(stem_lines[-0])"]),
+        ("A-Z: nothing sorts below A", ['group(1)<="A"']),
+        ("one-letter strings are shared objects", ['group(1)is"A"', "isnotchr(", "isnotletter"]),
+        ("never passes len(lines)", ["index!=len", "end!=len"]),
+        ("the same lengths", ["strict=False"]),
+    ],
+    "limits": [
+        ("a float clock reading is never exactly 0.0 on cue", ["remaining>=0"]),
+        ("needs are never negative: the second clause refuses too", ["committed==limits", "committed_usd==limits"]),
+        ("remaining is None exactly when time_s is", ["time_sisNoneandremaining"]),
+        ("digits of a running clock's reading: needs a fake clock", ["elapsed_s(),4)", "elapsed_s(),2)"]),
+    ],
+    "episode_log": [
+        ("parts are text or image; only text parts carry text_ref", ['["type"]<="text"', '["type"]>="text"']),
+        ("durability after a power loss, not observable from a process", ["fsync:bool=False"]),
+    ],
+    "scoring": [
+        ("metric is exactly one of METRICS here", ['metric<="choice"', 'metric<="mra"', 'metric>="yes_no"']),
+        ("_yes_no returns this module's own literals", ["gotisgt"]),
+    ],
+}
+
+
+def argued(name: str, diff: str) -> str | None:
+    """The reason a survivor of module ``name`` is argued in :data:`ARGUED`, or None."""
+    lines = diff.splitlines()
+    before = "".join(line[1:] for line in lines if line.startswith("-")).replace(" ", "")
+    after = "".join(line[1:] for line in lines if line.startswith("+")).replace(" ", "")
+    for reason, fragments in ARGUED.get(name, []):
+        if any(f.replace(" ", "") in after and f.replace(" ", "") not in before for f in fragments):
+            return reason
+    return None
 
 
 def copy_tree(destination: Path) -> None:
@@ -219,12 +287,24 @@ def run_module(
                 survived += 1
                 lines = (result.diff or "").splitlines()
                 diff = "\n".join(line for line in lines if line[:1] in "+-" and line[:3] not in ("+++", "---"))
-                survivors.append({"line": mutation.start_pos[0], "operator": mutation.operator_name, "diff": diff})
+                reason = argued(name, diff)
+                survivors.append(
+                    {"line": mutation.start_pos[0], "operator": mutation.operator_name, "diff": diff, "argued": reason}
+                )
             else:
                 killed += 1
     total = killed + survived
     score = killed / total if total else 1.0
-    return {"killed": killed, "survived": survived, "total": total, "score": round(score, 4), "survivors": survivors}
+    count = sum(1 for survivor in survivors if survivor["argued"])
+    return {
+        "killed": killed,
+        "survived": survived,
+        "argued": count,
+        "unexplained": survived - count,
+        "total": total,
+        "score": round(score, 4),
+        "survivors": survivors,
+    }
 
 
 def in_copy(name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -263,13 +343,15 @@ def main(argv: list[str]) -> int:
     names = args.module or list(MODULES)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = dict(zip(names, pool.map(lambda name: in_copy(name, args), names), strict=True))
-    print(f"{'module':<14} {'killed':>7} {'total':>6} {'score':>7}")
+    print(f"{'module':<14} {'killed':>7} {'total':>6} {'score':>7} {'argued':>7} {'unexplained':>12}")
     for name, result in results.items():
         note = "  baseline failed" if result.get("baseline_failed") else "  no tests" if result.get("no_tests") else ""
-        print(f"{name:<14} {result['killed']:>7} {result['total']:>6} {result['score']:>7.1%}{note}")
+        counts = f"{result['killed']:>7} {result['total']:>6} {result['score']:>7.1%}"
+        print(f"{name:<14} {counts} {result.get('argued', 0):>7} {result.get('unexplained', 0):>12}{note}")
     for name, result in results.items():
         for survivor in result["survivors"]:
-            print(f"\nSURVIVED {name} {MODULES[name]['path']}:{survivor['line']} {survivor['operator']}")
+            why = f"  (argued: {survivor['argued']})" if survivor["argued"] else "  (unexplained)"
+            print(f"\nSURVIVED {name} {MODULES[name]['path']}:{survivor['line']} {survivor['operator']}{why}")
             print(survivor["diff"])
     killed = sum(result["killed"] for result in results.values())
     total = sum(result["total"] for result in results.values())
