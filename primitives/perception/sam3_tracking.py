@@ -92,11 +92,7 @@ def sam3_track(
 
     model, inputs = loaded.model, loaded.processor
     height, width = arrays[0].shape[:2]
-    session = Sam3TrackerVideoInferenceSession(
-        video_height=height, video_width=width, inference_device=model.device,
-        inference_state_device=model.device, video_storage_device="cpu", dtype=model.dtype,
-    )  # fmt: skip
-    session.processed_frames = cast(Any, LazyFrames(arrays, inputs, model.dtype))  # read by index and len only
+    session = _video_session(Sam3TrackerVideoInferenceSession, loaded, arrays)
     object_ids = list(range(1, len(prompts) + 1))
     for object_id, prompt in zip(object_ids, prompts, strict=True):
         slot = session.obj_id_to_idx(object_id)
@@ -145,11 +141,7 @@ def sam3_concept_track(
 
     model, inputs = loaded.model, loaded.processor
     height, width = arrays[0].shape[:2]
-    session = Sam3VideoInferenceSession(
-        video_height=height, video_width=width, inference_device=model.device,
-        inference_state_device=model.device, video_storage_device="cpu", dtype=model.dtype,
-    )  # fmt: skip
-    session.processed_frames = cast(Any, LazyFrames(arrays, inputs, model.dtype))  # read by index and len only
+    session = _video_session(Sam3VideoInferenceSession, loaded, arrays)
     for label in labels:
         prompt = session.add_prompt(label)
         tokens = inputs.text(label)
@@ -234,3 +226,16 @@ def _instance(
         empty = _EMPTY.setdefault(size, np.zeros(size, dtype=bool))
         return Instance(label, 0.0, (0.0, 0.0, 0.0, 0.0), mask=empty, frame_index=index)
     return Instance(label, max(score, 1e-6), box, mask=mask, frame_index=index)
+
+
+def _video_session(session_class: Any, loaded: LoadedModel, arrays: list[np.ndarray]) -> Any:
+    """A transformers video inference session over ``arrays`` (frames (H, W, 3) uint8), state on the model's
+    device, frames kept on the CPU and prepared lazily, one at a time, as the model reads them."""
+    model = loaded.model
+    height, width = arrays[0].shape[:2]
+    session = session_class(
+        video_height=height, video_width=width, inference_device=model.device,
+        inference_state_device=model.device, video_storage_device="cpu", dtype=model.dtype,
+    )  # fmt: skip
+    session.processed_frames = cast(Any, LazyFrames(arrays, loaded.processor, model.dtype))  # index and len only
+    return session
