@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Idempotent set-up: the Debian package Open3D needs, a virtualenv at .venv, and the project installed
-# into it in editable mode with every extra the tests use. Re-running it when nothing changed is a no-op.
+# Idempotent set-up: the Debian packages the project needs, a virtualenv, and in it exactly the locked set of
+# requirements/lock.txt (hash-checked, the CPU build of torch included) plus the project in editable mode.
+# Re-running it when nothing changed is a no-op.
+#
+#   bash scripts/bootstrap.sh             # .venv from the lock (what the README's commands use)
+#   bash scripts/bootstrap.sh --latest    # .venv-latest with the newest versions pyproject.toml's ranges allow
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+mode="locked"; venv=".venv"
+if [ "${1:-}" = "--latest" ]; then mode="latest"; venv=".venv-latest"; fi
 
 need_apt=()
 dpkg -s libusb-1.0-0 >/dev/null 2>&1 || need_apt+=(libusb-1.0-0)
@@ -21,21 +27,42 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  echo "[bootstrap] creating .venv"
-  "$python" -m venv .venv
+if [ ! -x "$venv/bin/python" ]; then
+  echo "[bootstrap] creating $venv"
+  "$python" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip install -q)
+quiet() { grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "^ *!!" -e "^ *\*\*\*" || true; }
+# The CPU build of torch is not on PyPI: pip takes it from its find-links folders where they hold it, else from
+# the PyTorch CPU index (SPATIALCLAW_TORCH_INDEX overrides it).
+torch_source=()
+if ! "$venv/bin/python" -m pip download -q --no-deps --no-index -d build/torch-probe "torch==2.13.0+cpu" \
+  >/dev/null 2>&1; then
+  torch_source=(--extra-index-url "${SPATIALCLAW_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}")
+fi
+rm -rf build/torch-probe
+
+if [ "$mode" = latest ]; then
+  # Every run re-resolves: the point of this mode is today's newest releases. torch stays the pinned CPU build.
+  echo "[bootstrap] upgrading $venv to the newest versions pyproject.toml allows"
+  "${pip[@]}" --upgrade pip setuptools wheel 2>&1 | quiet
+  "${pip[@]}" "${torch_source[@]}" "torch==2.13.0" 2>&1 | quiet
+  "${pip[@]}" --upgrade --upgrade-strategy eager -e ".[perception,data,ray,dev]" 2>&1 | quiet
+  "$venv/bin/python" scripts/check_env.py --report
+  exit 0
 fi
 
-stamp=".venv/.spatialclaw-installed"
-want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"
+stamp="$venv/.spatialclaw-installed"
+want="$(cat pyproject.toml requirements/lock.txt scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "[bootstrap] installing spatialclaw and its dependencies into .venv (first run takes a few minutes)"
-  quiet() { grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "^ *!!" -e "^ *\*\*\*" || true; }
-  .venv/bin/python -m pip install -q --upgrade pip setuptools wheel 2>&1 | quiet
-  # torch first and pinned: a bare requirement would pull a multi-GB CUDA build.
-  .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
-  .venv/bin/python -m pip install -q -e ".[perception,data,ray,dev]" 2>&1 | quiet
-  .venv/bin/python -c "import spatialclaw.kernel.kernel, torch, transformers, open3d, pycolmap, cv2, av" \
+  echo "[bootstrap] installing the locked environment (requirements/lock.txt) into $venv (first run takes a few minutes)"
+  # --require-hashes: every file is checked against the lock; --no-deps: nothing outside the lock comes in.
+  "${pip[@]}" "${torch_source[@]}" --require-hashes --no-deps -r requirements/lock.txt 2>&1 | quiet
+  "${pip[@]}" --no-deps --no-build-isolation -e . 2>&1 | quiet
+  # Packages from an earlier lock that the current one dropped.
+  extra="$("$venv/bin/python" scripts/check_env.py --report | sed -n 's/^  \([^:]*\): installed .*, not in the lock$/\1/p')"
+  if [ -n "$extra" ]; then "$venv/bin/python" -m pip uninstall -q -y $extra; fi
+  "$venv/bin/python" -c "import spatialclaw.kernel.kernel, torch, transformers, open3d, pycolmap, cv2, av" \
     || { echo "[bootstrap] the environment is incomplete; see the pip output above" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

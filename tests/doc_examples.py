@@ -266,7 +266,8 @@ def bootstrap_is_a_no_op() -> bool:
     """Whether ``scripts/bootstrap.sh`` (which demo.sh runs) would leave the shared virtualenv as it is."""
     import hashlib
 
-    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "scripts" / "bootstrap.sh").read_bytes())
+    parts = (ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "scripts" / "bootstrap.sh")
+    want = hashlib.sha256(b"".join(part.read_bytes() for part in parts))
     stamp = Path(sys.executable).parent.parent / ".spatialclaw-installed"
     return stamp.is_file() and stamp.read_text().strip() == want.hexdigest()
 
