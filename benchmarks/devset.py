@@ -28,7 +28,7 @@ Conventions: pixels (x, y) from the top-left; camera frames OpenCV (x right, y d
 pan to the right turns the optical axis towards +x, a tilt up towards -y; angles in degrees, distances
 in metres or the unit the question names. Each item's ``meta`` says how it was made.
 
-The output is the local task format (``benchmarks/local.py``): ``generate(out_dir)`` writes
+The output is the local task format (``benchmarks/data/local.py``): ``generate(out_dir)`` writes
 ``tasks.jsonl`` and the PNGs beside it; ``python -m spatialclaw.benchmarks.devset OUT`` does the same.
 """
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw import jsonl
-from spatialclaw.benchmarks.local import load_local_tasks
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.task import Task
 

@@ -116,7 +116,7 @@ def load_benchmark(
     if name == "local":
         if source is None:
             raise ValueError("the local benchmark needs --source TASKS.jsonl (see docs/benchmarks.md for the format)")
-        from spatialclaw.benchmarks.local import load_local_tasks
+        from spatialclaw.benchmarks.data.local import load_local_tasks
 
         tasks = load_local_tasks(source)
         return LoadedBenchmark(Path(source).stem, _policy_only(_take(tasks, limit, seed), frames), "micro")

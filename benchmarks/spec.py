@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.hub_access import datasets_missing, hub_problem
+from spatialclaw.benchmarks.data.hub import datasets_missing, hub_problem
 from spatialclaw.task import Task
 
 __all__ = [

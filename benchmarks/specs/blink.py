@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.data.published import missing, parquet_rows
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, iter_nonempty
 from spatialclaw.task import FrameSpec, Task
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.answer_parsing import choice_letters
-from spatialclaw.benchmarks.paper_read_p2 import check_keys, missing
+from spatialclaw.benchmarks.data.published import check_keys, missing
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,

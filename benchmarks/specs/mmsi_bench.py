@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.answer_parsing import choice_letters
-from spatialclaw.benchmarks.paper_read_p2 import missing, parquet_rows
+from spatialclaw.benchmarks.data.published import missing, parquet_rows
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, parse_inline_options
 from spatialclaw.task import FrameSpec, Task
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.paper_read_p2 import check_keys, json_data, missing
+from spatialclaw.benchmarks.data.published import check_keys, json_data, missing
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import AnswerType, FrameSpec, Task
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.answer_parsing import choice_letters
-from spatialclaw.benchmarks.paper_read_p2 import check_keys, json_data, missing
+from spatialclaw.benchmarks.data.published import check_keys, json_data, missing
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 

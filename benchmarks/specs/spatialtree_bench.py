@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.official_common import to_float
 from spatialclaw.benchmarks.official_paper_p3_numeric import SPATIALTREE_MRA, SPATIALTREE_UNSCORED
-from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import AnswerType, FrameSpec, Task
 

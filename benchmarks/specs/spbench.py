@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
+from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import AnswerType, FrameSpec, Task
 

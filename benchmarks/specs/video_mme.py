@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.paper_read_p3 import parquet_records
+from spatialclaw.benchmarks.data.published import parquet_records
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.paper_read_p3 import parquet_records, require_file
+from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.benchmarks.specs.vsi_bench import MEDIA_HELP, UNITS
 from spatialclaw.task import FrameSpec, Task

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.benchmarks.data.published import json_list, require_file
 from spatialclaw.benchmarks.official_common import to_float
-from spatialclaw.benchmarks.paper_read_p3 import json_list, require_file
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 

@@ -56,7 +56,7 @@ def folder_for(spec: BenchmarkSpec, root: Path) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from spatialclaw.benchmarks.data_files import download_repo, format_checks, prepare_folder
+    from spatialclaw.benchmarks.data.download import download_repo, format_checks, prepare_folder
     from spatialclaw.benchmarks.spec import DatasetUnavailable
 
     root = Path(args.root).expanduser()
