@@ -47,6 +47,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="clients' frames and videos must lie inside this folder (repeatable; default: any image or video file)",
     )
+    parser.add_argument(
+        "--allow-models",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a vlm_model spec (shell pattern) clients may name, e.g. 'openai-compat:*@http://localhost:8000/v1' "
+        "(repeatable; given, these are the only ones; default: openai:*, anthropic:*, hf:*, replay:*, "
+        "scripted:look-and-answer; never a file-reading or client-chosen-URL spec unless named here)",
+    )
     parser.set_defaults(handler=_serve)
 
 
@@ -59,5 +68,6 @@ def _serve(args: argparse.Namespace) -> int:
         sandbox=args.sandbox,
         replay_roots=args.replay_root,
         input_roots=args.input_root,
+        allowed_models=args.allow_models,
     )
     return 0

@@ -1,10 +1,14 @@
-"""Which host paths an MCP client may name: its inputs (frames, videos) and its ``vlm_model``'s files.
+"""Which host paths and models an MCP client may name: its inputs (frames, videos) and its ``vlm_model``.
 
 An MCP client is an agent that a model's output may steer, so every path it names is checked here before
 the session daemon opens it (:class:`ClientPaths`), against what the server's operator allowed:
 
 * inputs are regular image or video files (by the real file's suffix, after following links), and with
   ``spatialclaw mcp --input-root DIR`` they must lie inside one of those folders;
+* ``vlm_model`` must match one of the operator's model patterns (``spatialclaw mcp --allow-models SPEC``;
+  default :data:`DEFAULT_CLIENT_MODELS`): a spec that reads a host file (``scripted:replies=FILE``) or sends
+  the kernel's requests to a URL the client picks (``openai-compat:M@URL``, a loopback service) passes only
+  when the operator named it;
 * ``replay:DIR`` must be a session directory under the sessions root (a trajectory the server's own
   daemons wrote) or lie inside a ``--replay-root DIR``;
 * ``hf:`` names a hub id, or a local model folder inside a ``--replay-root DIR``;
@@ -15,6 +19,7 @@ Checked paths are passed on resolved (no link left to swap between the check and
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -27,7 +32,12 @@ from spatialclaw.input_paths import IMAGE_SUFFIXES, expand_paths
 from spatialclaw.interactive.session_dir import SESSION_FILE, SESSION_ID, resolve_root
 from spatialclaw.task import VIDEO_SUFFIXES
 
-__all__ = ["ClientPaths"]
+__all__ = ["DEFAULT_CLIENT_MODELS", "ClientPaths"]
+
+DEFAULT_CLIENT_MODELS = ("openai:*", "anthropic:*", "hf:*", "replay:*", "scripted:look-and-answer")
+"""The ``vlm_model`` patterns a client may name when the operator gives no ``--allow-models``: the hosted
+providers, hub ids and confined folders (``hf:``, ``replay:``, checked below) and the keyless policy; never a
+spec that reads a file (``scripted:replies=FILE``) or an endpoint of the client's choosing (``openai-compat:``)."""
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?")
 
@@ -39,17 +49,20 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
 @dataclass
 class ClientPaths:
     """The operator's choices for one MCP server: its sessions ``root``, the folders whose trajectories and
-    model folders clients may name (``replay_roots``) and, when any, the only folders inputs may come from
-    (``input_roots``)."""
+    model folders clients may name (``replay_roots``), when any, the only folders inputs may come from
+    (``input_roots``), and the ``vlm_model`` specs clients may name (``allowed_models``, shell-style
+    patterns matched against the whole spec; empty: :data:`DEFAULT_CLIENT_MODELS`)."""
 
     root: Path | None = None
     replay_roots: list[Path] = field(default_factory=list)
     input_roots: list[Path] = field(default_factory=list)
+    allowed_models: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.sessions = resolve_root(self.root)
         self.replay_roots = [Path(p).expanduser().resolve() for p in self.replay_roots]
         self.input_roots = [Path(p).expanduser().resolve() for p in self.input_roots]
+        self.allowed_models = list(self.allowed_models) or list(DEFAULT_CLIENT_MODELS)
 
     # ----- inputs ----------------------------------------------------------------------------
 
@@ -102,6 +115,12 @@ class ClientPaths:
         from spatialclaw.models import parse_spec
 
         backend, model, _ = parse_spec(spec)
+        if not any(fnmatch.fnmatchcase(spec, pattern) for pattern in self.allowed_models):
+            raise ValueError(
+                f"vlm_model {spec!r} is not a model this server's operator allowed clients to name "
+                f"({', '.join(self.allowed_models)}; `spatialclaw mcp --allow-models SPEC`): a spec that reads a "
+                "host file or sends requests to a URL of the client's choosing needs the operator's consent"
+            )
         if backend == "replay":
             return f"replay:{self._replay_dir(model)}"
         if backend == "hf":

@@ -164,6 +164,7 @@ def build_server(
     sandbox: str = "auto",
     replay_roots: Sequence[str | Path] = (),
     input_roots: Sequence[str | Path] = (),
+    allowed_models: Sequence[str] = (),
 ) -> tuple[Any, _Sessions]:
     """The MCP server with the five session tools, and the registry of sessions it starts.
 
@@ -171,13 +172,16 @@ def build_server(
     cannot (nor can a client name an API key: see :func:`spatialclaw.interactive.session.start_session`).
     Paths a client names are confined by :class:`~spatialclaw.interactive.mcp_paths.ClientPaths`:
     ``replay:``/``hf:`` folders to ``root``'s sessions and ``replay_roots``, inputs to image and video
-    files (inside ``input_roots`` when any are given)."""
+    files (inside ``input_roots`` when any are given), ``vlm_model`` to the patterns of ``allowed_models``
+    (default :data:`~spatialclaw.interactive.mcp_paths.DEFAULT_CLIENT_MODELS`)."""
     from mcp.server.mcpserver import MCPServer
 
     from spatialclaw import __version__
 
     sessions = _Sessions(Path(root) if root is not None else None)
-    paths = ClientPaths(sessions.root, [Path(p) for p in replay_roots], [Path(p) for p in input_roots])
+    paths = ClientPaths(
+        sessions.root, [Path(p) for p in replay_roots], [Path(p) for p in input_roots], list(allowed_models)
+    )
     server = MCPServer(name="spatialclaw", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     @server.tool(name="session_start", structured_output=False)
@@ -207,7 +211,8 @@ def build_server(
         choices: multiple-choice option texts; answer with the letter (A, B, ...).
         max_steps: the number of cells you may run before you must answer.
         vlm_model: a model spec (e.g. openai:gpt-4.1) for the kernel's vlm.ask/vlm.locate side questions;
-        ``replay:DIR`` only for a session of this server or a folder its operator allowed, ``hf:`` a hub id.
+        only the specs the operator allowed (default: openai:, anthropic:, hf: hub ids, replay: of a session
+        of this server or a folder its operator allowed, scripted:look-and-answer).
         Input files must be readable images or videos (and inside the operator's input folders, when set);
         they are opened before the kernel starts, so a corrupt or empty file is an error naming it.
         Returns the session id, the prompt file and the prompt (the kernel's manual and the question).
@@ -290,9 +295,12 @@ def serve_stdio(
     sandbox: str = "auto",
     replay_roots: Sequence[str | Path] = (),
     input_roots: Sequence[str | Path] = (),
+    allowed_models: Sequence[str] = (),
 ) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
-    server, sessions = build_server(root, sandbox=sandbox, replay_roots=replay_roots, input_roots=input_roots)
+    server, sessions = build_server(
+        root, sandbox=sandbox, replay_roots=replay_roots, input_roots=input_roots, allowed_models=allowed_models
+    )
     try:
         anyio.run(server.run_stdio_async)
     finally:

@@ -143,7 +143,11 @@ def test_an_mcp_client_names_only_what_the_operator_allowed(env: dict[str, str],
     sidecar.write_text("[7]")
     parameters = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "spatialclaw.cli", "mcp", "--replay-root", str(allowed), "--input-root", str(frame.parent)],
+        args=[
+            *("-m", "spatialclaw.cli", "mcp", "--replay-root", str(allowed), "--input-root", str(frame.parent)),
+            *("--allow-models", "openai-compat:m@http://127.0.0.1:*", "--allow-models", "replay:*"),
+            *("--allow-models", "hf:*"),
+        ],
         env=env,
         cwd=str(REPO_ROOT),
     )
