@@ -15,6 +15,9 @@
 The answers are usually wrong: the policy exercises the whole loop (kernel, images, tools, trajectories,
 scoring, reports, exports) honestly, with no key and no network. Replies cost 0 USD.
 
+``scripted:solve-synthetic`` (:mod:`spatialclaw.models.solve_synthetic`) measures the ``synthetic``
+benchmark's scenes with the kernel's tools and answers most of them right.
+
 ``scripted:replies=FILE`` answers the calls in order from ``FILE``: a JSON Lines file (each line a JSON
 string, or an object ``{"text": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}``) or plain text,
 one reply per line (write a line break inside a reply as ``\\n``).
@@ -33,7 +36,7 @@ from spatialclaw.models.scripted import ScriptedModel
 
 __all__ = ["POLICIES", "LookAndAnswer", "replies_from_file", "scripted_model"]
 
-POLICIES = ("look-and-answer",)
+POLICIES = ("look-and-answer", "solve-synthetic")
 COLOR = "red"
 
 
@@ -45,6 +48,10 @@ def scripted_model(name: str) -> Model:
         return model
     if name == "look-and-answer":
         return LookAndAnswer()
+    if name == "solve-synthetic":
+        from spatialclaw.models.solve_synthetic import SolveSynthetic
+
+        return SolveSynthetic()
     raise ValueError(
         f"unknown scripted model {name!r}; use scripted:{' | scripted:'.join(POLICIES)} or scripted:replies=FILE"
     )
