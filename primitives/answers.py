@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "MAX_TEXT_ANSWER_CHARS",
     "AnswerError",
     "normalise_answer",
+    "normalise_for",
     "option_key",
     "option_letters",
     "validate_claim",
@@ -65,7 +67,9 @@ def _scalar(value: Any) -> Any:
     return value
 
 
-def _choice(value: Any, choices: list[str]) -> str:
+def _choice(value: Any, choices: list[str], labels: list[str] | None = None) -> str | int:
+    if labels is not None:
+        return _numbered_choice(value, choices, labels)
     letters = option_letters(len(choices))
     options = "; ".join(f"{letter}. {choice}" for letter, choice in zip(letters, choices, strict=True))
     value = _scalar(value)
@@ -100,6 +104,39 @@ def _choice(value: Any, choices: list[str]) -> str:
             )
         return named[0]
     raise AnswerError(f"{value!r} is not one of the options. Answer with a letter: {options}")
+
+
+# "2", "2.", "(2)", "2)", "2: the pan", "option 2"
+_NUMBER_FORM = re.compile(
+    r"^\s*(?:option\s+)?[\(\[]?(\d+)[\)\]]?(?:\s*[.:)\-]\s*|\s+|$)(.*)$", re.DOTALL | re.IGNORECASE
+)
+
+
+def _numbered_choice(value: Any, choices: list[str], labels: list[str]) -> int:
+    """The number of the option ``value`` names (numbered options ``0. ...``, ``1. ...``: the number as an int)."""
+    if len(labels) != len(choices) or not all(label.isdigit() for label in labels):
+        raise AnswerError(f"the option numbers {labels!r} do not fit the {len(choices)} options")
+    options = "; ".join(f"{label}. {choice}" for label, choice in zip(labels, choices, strict=True))
+    value = _scalar(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise AnswerError(f"answer with an option's number; got {value!r}. The options are {options}")
+    text = str(value).strip()
+    match = _NUMBER_FORM.match(text)
+    if match and match.group(1).lstrip("0").zfill(1) in labels:
+        number, rest = match.group(1).lstrip("0").zfill(1), option_key(match.group(2))
+        if not rest or rest == option_key(choices[labels.index(number)]):
+            return int(number)
+        raise AnswerError(f"{value!r} names option {number} with another text; answer with one number: {options}")
+    named = [label for label, choice in zip(labels, choices, strict=True) if option_key(choice) == option_key(text)]
+    if len(named) == 1:
+        return int(named[0])
+    if named:
+        raise AnswerError(
+            f"{value!r} is the text of several options ({', '.join(named)}); answer with one number: {options}"
+        )
+    raise AnswerError(f"{value!r} is not one of the options. Answer with an option's number: {options}")
 
 
 def _number(value: Any) -> float:
@@ -160,6 +197,17 @@ def _yes_no(value: Any) -> str:
     raise AnswerError(f"this question needs 'yes' or 'no'; got {value!r}")
 
 
+def _allowed_text(value: Any, allowed: list[str]) -> str:
+    """The allowed value ``value`` names, spelt as the question lists it (compared case-insensitively)."""
+    listed = ", ".join(allowed)
+    value = _scalar(value)
+    if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        for item in allowed:
+            if option_key(item) == option_key(value):
+                return item
+    raise AnswerError(f"{value!r} is not one of the allowed answers; answer with one of: {listed}")
+
+
 def _text(value: Any) -> Any:
     value = _scalar(value)
     if value is None:
@@ -180,31 +228,58 @@ def _text(value: Any) -> Any:
     return value
 
 
-def normalise_answer(value: Any, choices: list[str] | None = None, answer_type: str | None = None) -> Any:
+def normalise_answer(
+    value: Any,
+    choices: list[str] | None = None,
+    answer_type: str | None = None,
+    labels: list[str] | None = None,
+    allowed: list[str] | None = None,
+) -> Any:
     """The answer as it is recorded, or :class:`AnswerError` saying what would fit.
 
     Multiple choice (``choices`` given): an option letter (``"B"``, ``"b"``, ``"(B)"``, ``"B."``,
     ``"B. the chair"``) or an option's text, returned as the letter; a text shared by several options
-    must be given as a letter. ``"number"``: an int, a float or a text holding one (``"3.2 m"``),
-    returned as a finite float, in the unit the question asks for. ``"yes_no"``: ``"yes"``/``"no"``
-    (also booleans). ``"text"``: a short text (at most :data:`MAX_TEXT_ANSWER_CHARS` characters).
+    must be given as a letter. Numbered options (``labels`` such as ``["0", "1", "2"]``): the option's
+    number (``2``, ``"2"``, ``"2. pan left"``) or its text, returned as the int. ``"number"``: an int, a
+    float or a text holding one (``"3.2 m"``), returned as a finite float, in the unit the question asks
+    for. ``"yes_no"``: ``"yes"``/``"no"`` (also booleans). ``"text"``: a short text (at most
+    :data:`MAX_TEXT_ANSWER_CHARS` characters); with ``allowed`` (the values the question lists) one of
+    them, returned spelt as listed.
     """
     kind = answer_type or ("multiple_choice" if choices else "text")
     if kind not in ANSWER_TYPES:
         raise AnswerError(f"unknown answer type {kind!r}; known: {', '.join(ANSWER_TYPES)}")
     if choices:
-        return _choice(value, list(choices))
+        return _choice(value, list(choices), list(labels) if labels else None)
     if kind == "multiple_choice":
         raise AnswerError("this multiple-choice question has no options to answer from")
     if kind == "number":
         return _number(value)
     if kind == "yes_no":
         return _yes_no(value)
+    if allowed:
+        return _allowed_text(value, list(allowed))
     return _text(value)
 
 
-def validate_claim(claim: Any, choices: list[str] | None = None, answer_type: str | None = None) -> Any:
-    """Check an answer message published by the kernel against the task; returns the value to record.
+def normalise_for(value: Any, spec: Mapping[str, Any] | None) -> Any:
+    """:func:`normalise_answer` against a task's answer spec (its kernel ``meta``: ``choices``,
+    ``answer_type``, ``option_labels``, ``allowed_answers``)."""
+    spec = spec or {}
+    return normalise_answer(
+        value, spec.get("choices"), spec.get("answer_type"), spec.get("option_labels"), spec.get("allowed_answers")
+    )
+
+
+def validate_claim(
+    claim: Any,
+    choices: list[str] | None = None,
+    answer_type: str | None = None,
+    labels: list[str] | None = None,
+    allowed: list[str] | None = None,
+) -> Any:
+    """Check an answer message published by the kernel against the task (the arguments of
+    :func:`normalise_answer`); returns the value to record.
 
     A genuine claim is ``{"value": v, "raw": ...}`` where ``v`` is already normalised, so normalising it
     again gives ``v`` back. Anything else (not a dict, no value, a value of the wrong type, outside the
@@ -217,7 +292,7 @@ def validate_claim(claim: Any, choices: list[str] | None = None, answer_type: st
     value = claim["value"]
     if value is not None and not isinstance(value, (str, int, float, bool)):
         raise AnswerError(f"the answer message carries a {type(value).__name__}, not an answer value")
-    normalised = normalise_answer(value, choices, answer_type)
+    normalised = normalise_answer(value, choices, answer_type, labels, allowed)
     if type(normalised) is not type(value) or normalised != value:
         raise AnswerError(
             f"the answer message carries {value!r}, which is not in normalised form (expected {normalised!r})"

@@ -85,7 +85,9 @@ class Task:
 
     ``inputs`` holds one :class:`FrameSpec` per image set or video; the first becomes ``frames`` in the
     kernel and all of them ``videos``. ``choices`` are option texts for multiple choice (answers are
-    letters ``A``, ``B``, ... in this order). ``ground_truth`` is optional and never shown to the model.
+    letters ``A``, ``B``, ... in this order, or by ``option_labels`` when the question numbers its options:
+    ``["0", "1", "2"]``, answered by the number). ``allowed_answers`` lists the values a text answer must
+    be one of ("Choose from N, NE, E, ..."). ``ground_truth`` is optional and never shown to the model.
     ``inferred`` holds one sentence per thing :func:`spatialclaw.agent.question.parse_question` inferred
     (options read from the text, the answer type); the prompt states them.
     """
@@ -100,6 +102,8 @@ class Task:
     category: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     inferred: list[str] = field(default_factory=list)
+    option_labels: list[str] | None = None
+    allowed_answers: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.inputs = [FrameSpec.coerce(i) for i in self.inputs]
@@ -114,6 +118,8 @@ class Task:
             "question": self.question,
             "choices": list(self.choices) if self.choices else None,
             "answer_type": self.answer_type,
+            "option_labels": list(self.option_labels) if self.option_labels else None,
+            "allowed_answers": list(self.allowed_answers) if self.allowed_answers else None,
             "benchmark": self.benchmark,
             "category": self.category,
             **{k: v for k, v in self.meta.items() if k not in HOST_ONLY_META},

@@ -49,6 +49,8 @@ _KNOWN = {
     "inputs",
     "benchmark",
     "inferred",
+    "option_labels",
+    "allowed_answers",
 }
 
 
@@ -105,6 +107,8 @@ def task_from_record(record: dict[str, Any], base: Path, line: int = 0, benchmar
         choices=parsed.choices,
         answer_type=answer_type,  # type: ignore[arg-type]
         inferred=notes,
+        option_labels=record.get("option_labels") or parsed.labels,  # a Task's dict form keeps them
+        allowed_answers=record.get("allowed_answers") or parsed.allowed,
         ground_truth=ground_truth,
         task_id=str(record.get("task_id") or f"line-{line}"),
         benchmark=record.get("benchmark") or benchmark,

@@ -153,22 +153,31 @@ class Answerer:
     """The ``answer`` function of one episode; validates against the question's choices and type
     (:func:`spatialclaw.primitives.answers.normalise_answer`, the same check the host repeats)."""
 
-    def __init__(self, choices: list[str] | None = None, answer_type: str | None = None) -> None:
+    def __init__(
+        self,
+        choices: list[str] | None = None,
+        answer_type: str | None = None,
+        labels: list[str] | None = None,
+        allowed: list[str] | None = None,
+    ) -> None:
         self.choices = list(choices) if choices else None
         self.answer_type = answer_type or ("multiple_choice" if choices else "text")
+        self.labels = list(labels) if labels else None
+        self.allowed = list(allowed) if allowed else None
         self.value: Any = None
         self.submitted = False
 
     def normalise(self, value: Any) -> Any:
-        return normalise_answer(value, self.choices, self.answer_type)
+        return normalise_answer(value, self.choices, self.answer_type, self.labels, self.allowed)
 
     def __call__(self, value: Any) -> None:
         """Submit the final answer and end the episode.
 
-        Multiple choice: the option's letter (``"B"``, ``"(B)"``, ``"B. the chair"``) or its text.
-        Numbers: a float in the unit the question asks for (metres unless stated). Yes/no: ``"yes"`` or
-        ``"no"``. Other questions: a short text. A value that does not fit raises ``AnswerError`` saying
-        what would.
+        Multiple choice: the option's letter (``"B"``, ``"(B)"``, ``"B. the chair"``) or its text;
+        numbered options (``0. ...``, ``1. ...``): the option's number (``answer(2)``). Numbers: a float
+        in the unit the question asks for (metres unless stated). Yes/no: ``"yes"`` or ``"no"``. Other
+        questions: a short text (one of the listed values when the question lists them). A value that
+        does not fit raises ``AnswerError`` saying what would.
         """
         from IPython.display import publish_display_data
 

@@ -196,7 +196,9 @@ def build_namespace(
         "videos": inputs,
         "meta": info,
         "show": show,
-        "answer": Answerer(info.get("choices"), info.get("answer_type")),
+        "answer": Answerer(
+            info.get("choices"), info.get("answer_type"), info.get("option_labels"), info.get("allowed_answers")
+        ),
         "depth": LazyCallable(f"{_P}.perception.depth", "depth"),
         "stereo_depth": LazyCallable(f"{_P}.reconstruction.stereo", "stereo_depth"),
         "reconstruct": LazyCallable(f"{_P}.reconstruction.reconstruct", "reconstruct"),

@@ -34,7 +34,14 @@ from spatialclaw.agent.context import PlanRecord, StepRecord, TaskRecord, build_
 from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.extraction import extract_cell
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
-from spatialclaw.agent.prompting import fallback_prompt, prompt_version, render, system_prompt, task_prompt
+from spatialclaw.agent.prompting import (
+    answer_rules_key,
+    fallback_prompt,
+    prompt_version,
+    render,
+    system_prompt,
+    task_prompt,
+)
 from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error, finish_episode
 from spatialclaw.agent.task_inputs import file_hashes, preview_frames
 from spatialclaw.chat import Message, ModelReply, Usage
@@ -201,7 +208,7 @@ class Agent:
         self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None
     ) -> tuple[str, Any, str | None]:
         config = self.config
-        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel), task.answer_type)
+        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel), answer_rules_key(task))
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:

@@ -18,15 +18,18 @@ from importlib import resources
 from typing import Any
 
 from spatialclaw.agent.kernel_docs import api_section
+from spatialclaw.agent.question_frames import frame_notes
 from spatialclaw.task import Task
 
 __all__ = [
     "answer_rules",
+    "answer_rules_key",
     "fallback_prompt",
     "prompt_version",
     "question_text",
     "render",
     "system_prompt",
+    "task_answer_rules",
     "task_prompt",
     "template",
 ]
@@ -96,7 +99,8 @@ def system_prompt(
 ) -> str:
     """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"core"``,
     ``"brief"`` or ``"full"``, see :func:`api_section`; ``tools``: the kernel's report of which learned
-    tools can run), answer rules (only ``answer_type``'s when the episode's type is known, else all).
+    tools can run), answer rules (only ``answer_type``'s when the episode's type is known, else all;
+    ``answer_type`` may name any section of the rules, see :func:`answer_rules_key`).
     ``spatialclaw.agent.prompting.system_prompt(30)`` is the prompt the agent sends by default."""
     from spatialclaw.primitives.runtime.conventions import CONVENTIONS
 
@@ -115,7 +119,28 @@ def choices_text(task: Task) -> str:
     (``meta["options_in_question"]``: benchmarks whose published question carries its options verbatim)."""
     if not task.choices or task.meta.get("options_in_question"):
         return ""
-    return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {choice}" for i, choice in enumerate(task.choices))
+    labels = task.option_labels or [chr(ord("A") + i) for i in range(len(task.choices))]
+    return "Options:\n" + "\n".join(f"{label}. {choice}" for label, choice in zip(labels, task.choices, strict=True))
+
+
+def answer_rules_key(task: Task) -> str:
+    """Which section of the answer rules ``task`` follows: ``numbered_choice`` when its options are
+    numbered (``task.option_labels``), ``allowed_text`` when a text answer must be one of
+    ``task.allowed_answers``, else its answer type."""
+    if task.option_labels and task.choices:
+        return "numbered_choice"
+    if task.allowed_answers and task.answer_type == "text":
+        return "allowed_text"
+    return task.answer_type
+
+
+def task_answer_rules(task: Task) -> str:
+    """The answer rules for ``task`` (:func:`answer_rules_key`), naming its allowed answers when it has them."""
+    key = answer_rules_key(task)
+    rules = answer_rules(key)
+    if key == "allowed_text" and task.allowed_answers:
+        rules += f" Allowed: {', '.join(task.allowed_answers)}."
+    return rules
 
 
 def _index_list(indices: list[Any], limit: int = 12) -> str:
@@ -125,7 +150,8 @@ def _index_list(indices: list[Any], limit: int = 12) -> str:
 
 def inputs_text(task: Task) -> str:
     """One line per input, named by where the kernel holds it (``frames`` is ``videos[0]``): the file,
-    how it is sampled, and the source frame indices when they were given."""
+    how it is sampled, and the source frame indices when they were given; then which loaded frames the
+    frames and times the question names are (:func:`spatialclaw.agent.question_frames.frame_notes`)."""
     import os
 
     lines = []
@@ -146,6 +172,9 @@ def inputs_text(task: Task) -> str:
             if spec.times:
                 indices += "; times " + _index_list([f"{t:g} s" for t in spec.times])
             lines.append(f"Input {number + 1} ({where}): {len(spec.paths)} image(s) ({names}){indices}.")
+    named = frame_notes(task)
+    if named:
+        lines.append("Frames the question names: " + " ".join(named))
     return "\n".join(lines)
 
 
@@ -178,7 +207,7 @@ def task_prompt(task: Task, preview: str = "") -> str:
         choices=choices_text(task),
         inferred=inferred_text(task),
         answer_type=task.answer_type.replace("_", " "),
-        answer_rules=" ".join(answer_rules(task.answer_type).split()),
+        answer_rules=" ".join(task_answer_rules(task).split()),
         inputs=inputs_text(task),
         preview=preview,
     )
@@ -193,10 +222,9 @@ def fallback_prompt(task: Task, spent: str) -> str:
         "yes_no": "yes or no",
         "text": "a few words",
     }
-    return render(
-        "fallback.md",
-        spent=spent,
-        question=task.question,
-        choices=choices_text(task),
-        answer_hint=hints.get(task.answer_type, "a short answer"),
-    )
+    hint = hints.get(task.answer_type, "a short answer")
+    if task.option_labels and task.choices:
+        hint = f"the number of one option, e.g. ANSWER: {task.option_labels[-1]}"
+    elif task.allowed_answers and task.answer_type == "text":
+        hint = f"one of {', '.join(task.allowed_answers)}, e.g. ANSWER: {task.allowed_answers[0]}"
+    return render("fallback.md", spent=spent, question=task.question, choices=choices_text(task), answer_hint=hint)

@@ -201,14 +201,14 @@ class SessionDaemon:
         No kernel name decides it (a cell may have redefined ``answer`` or patched ``Answerer``): the
         kernel is not asked at all, and the step is logged as the cell ``answer(VALUE)`` it stands for."""
         from spatialclaw.kernel.cell import CellError, CellResult
-        from spatialclaw.primitives.answers import AnswerError, normalise_answer
+        from spatialclaw.primitives.answers import AnswerError, normalise_for
 
         if value is not None and not isinstance(value, (str, int, float, bool)):
             raise RequestError(f"the answer must be text or a number, got {type(value).__name__}")
         code = f"answer({value!r})"
         meta = self.task.kernel_meta()
         try:
-            normalised = normalise_answer(value, meta.get("choices"), meta.get("answer_type"))
+            normalised = normalise_for(value, meta)
         except AnswerError as exc:
             error = CellError("AnswerError", str(exc), line=1, source=code)
             return self._execute(code, None, reasoning, CellResult(code=code, status="error", error=error))

@@ -58,7 +58,7 @@ def build_session_prompt(
         step_format=how_to,
         conventions=CONVENTIONS,
         api=api_section(api_detail, tools),
-        answer_rules=prompting.answer_rules(task.answer_type),
+        answer_rules=prompting.task_answer_rules(task),
         max_steps=max_steps,
     )
     return f"{system.strip()}\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"

@@ -78,7 +78,7 @@ class ShellExecutor:
         self.steps = 0
         self.pid = None
         self.workdir = None
-        self.answer_spec: dict[str, Any] | None = None  # the host's copy of choices / answer type
+        self.answer_spec: dict[str, Any] | None = None  # the host's copy of the answer spec (kernel meta)
 
     # -- the Kernel-compatible surface ----------------------------------------------------------
     def load(self, task: Task) -> None:
@@ -88,7 +88,7 @@ class ShellExecutor:
         from spatialclaw.primitives.runtime.namespace import build_namespace
 
         specs = [spec.to_dict() for spec in task.inputs]
-        self.answer_spec = {"choices": task.choices, "answer_type": task.answer_type}
+        self.answer_spec = task.kernel_meta()
         self.shell.user_ns.update(build_namespace(specs or None, task.kernel_meta(), None))
 
     def reset(
@@ -105,7 +105,7 @@ class ShellExecutor:
 
         inputs = videos if videos is not None else ([frames] if frames is not None else [])
         specs = [FrameSpec.coerce(i).to_dict() for i in inputs]
-        self.answer_spec = {"choices": (meta or {}).get("choices"), "answer_type": (meta or {}).get("answer_type")}
+        self.answer_spec = dict(meta or {})
         self.shell.user_ns.update(build_namespace(specs or None, meta, vlm))
 
     def is_alive(self) -> bool:

@@ -95,12 +95,14 @@ class StreamBuffer:
 
 def record_claim(result: CellResult, claim: Any, answer_spec: dict[str, Any] | None, rejected: list[str]) -> None:
     """Record an answer claim in ``result`` when it passes the host's own check against ``answer_spec``
-    (``choices``, ``answer_type``); the first claim that passes wins, a failing one goes to ``rejected``."""
+    (``choices``, ``answer_type``, ``option_labels``, ``allowed_answers``); the first claim that passes wins, a failing one goes to ``rejected``."""
     if result.answered:
         return
     spec = answer_spec or {}
     try:
-        value = validate_claim(claim, spec.get("choices"), spec.get("answer_type"))
+        value = validate_claim(
+            claim, spec.get("choices"), spec.get("answer_type"), spec.get("option_labels"), spec.get("allowed_answers")
+        )
     except AnswerError as error:
         rejected.append(str(error)[:500])
         return
