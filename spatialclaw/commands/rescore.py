@@ -1,4 +1,4 @@
-"""``spatialclaw rescore``: recompute the scores of run directories from their recorded answers (no model calls)."""
+"""``spatialclaw rescore``: recompute the scores of run directories from their recorded answers (no model calls but a judge's)."""
 
 from __future__ import annotations
 
@@ -12,21 +12,30 @@ def register(subparsers: Any) -> None:
         "rescore",
         help="recompute scores of runs without calling a model",
         description="Recompute every row's score from its recorded answer and RUN/tasks.jsonl; "
-        "rewrites RUN/results.jsonl atomically.",
+        "rewrites RUN/results.jsonl atomically. Only a judge (the run's or --judge) is asked, and only about "
+        "answers it has no verdict on in RUN/judge/.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
+    parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="MODEL",
+        help="model spec of the judge for the rows the rules leave to one (default: the run's own judge, if any; "
+        "verdicts kept in RUN/judge/ are reused)",
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    from spatialclaw.models import ModelError
     from spatialclaw.runner.rescore import rescore_run
 
     status = 0
     for run in args.runs:
         problems: list[str] = []
         try:
-            aggregate, changed = rescore_run(run, problems)
-        except (FileNotFoundError, ValueError) as failure:
+            aggregate, changed = rescore_run(run, problems, judge=args.judge)
+        except (FileNotFoundError, ValueError, ModelError) as failure:
             print(f"spatialclaw rescore: {failure}", file=sys.stderr)
             status = 2
             continue

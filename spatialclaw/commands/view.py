@@ -17,7 +17,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("path", metavar="RUN_OR_EPISODE", help="an episode directory or a run directory")
     parser.add_argument("--out", help="directory (or .html file for one episode) to write to instead")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="a run in progress: serve its page on 127.0.0.1 (printed), read anew on every refresh, with its "
+        "progress, until Ctrl-C; writes nothing",
+    )
+    parser.add_argument("--refresh", type=float, default=5.0, metavar="S", help="--live: refresh every S seconds")
     parser.set_defaults(handler=run)
+
+
+def _live(args: argparse.Namespace) -> int:
+    import time
+
+    from spatialclaw.trajectories.live_view import LiveRunView
+
+    with LiveRunView(args.path, args.refresh) as view:
+        print(f"serving {args.path} live at {view.url} (Ctrl-C stops)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from spatialclaw.trajectories.safe_files import UnsafeTarget
 
     try:
+        if args.live:
+            if not is_run_dir(args.path):
+                raise FileNotFoundError(
+                    f"{args.path} is not a run directory; --live follows a run of `spatialclaw bench`"
+                )
+            return _live(args)
         if is_run_dir(args.path):
             print(write_run_page(args.path, args.out))
             return 0

@@ -40,6 +40,7 @@ __all__ = [
     "ModelTimeoutError",
     "ModelUnavailableError",
     "RetryPolicy",
+    "limit_model",
     "load_model",
     "parse_spec",
 ]
@@ -111,6 +112,19 @@ def load_model(spec: str, **options: Any) -> Model:
     from spatialclaw.models.replay import ReplayModel
 
     return ReplayModel(model, **options)
+
+
+def limit_model(model: Model, limits: dict[str, Any]) -> Model:
+    """``model`` with its provider's limit (``limits``: provider -> :class:`~spatialclaw.models.throttle.ProviderLimit`)
+    in force, shared with every other model of the process under the same limit; a model whose provider has
+    none, or that sends no HTTP requests, is left as it is."""
+    from spatialclaw.models.base import SDKModel
+    from spatialclaw.models.throttle import throttle_for
+
+    provider = parse_spec(model.spec)[0] if model.spec else None
+    if isinstance(model, SDKModel) and provider in limits:
+        model.throttle = throttle_for(provider, limits[provider])
+    return model
 
 
 def _named_key(spec: str, variable: str | None, allow_none: bool) -> str | None:

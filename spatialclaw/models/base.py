@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from spatialclaw.chat import Message, ModelReply
+from spatialclaw.models.throttle import Throttle
 
 __all__ = [
     "Model",
@@ -173,6 +174,9 @@ class SDKModel(Model):
 
     _client: Any
     retry: RetryPolicy
+    #: Per-provider limits shared by every model of the process (:mod:`spatialclaw.models.throttle`);
+    #: each request, each retry included, holds one of its slots. None: no limit.
+    throttle: Throttle | None = None
 
     @abstractmethod
     def request_body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +199,10 @@ class SDKModel(Model):
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
 
         def attempt() -> Any:
-            return self._create(body, None if deadline is None else max(deadline - time.monotonic(), 0.001))
+            if self.throttle is None:
+                return self._create(body, None if deadline is None else max(deadline - time.monotonic(), 0.001))
+            with self.throttle.request():  # the wait for a slot counts against the deadline too
+                return self._create(body, None if deadline is None else max(deadline - time.monotonic(), 0.001))
 
         what = f"{self.spec} ({purpose})"
         try:

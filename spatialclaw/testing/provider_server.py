@@ -149,7 +149,8 @@ class ScriptedProvider(LocalHTTPServer):
 
     ``url`` is the base URL to give an SDK (``http://127.0.0.1:PORT/v1`` for OpenAI; the Anthropic SDK
     takes ``anthropic_url``, the same host without ``/v1``). ``requests`` holds each request's JSON
-    body, ``paths`` its path and ``headers`` its headers, in arrival order.
+    body, ``paths`` its path, ``headers`` its headers and ``arrivals`` its ``time.monotonic()`` arrival, in
+    arrival order; ``max_in_flight`` is the most requests it was answering at one time.
     """
 
     def __init__(self, script: Script, model: str = "scripted-model") -> None:
@@ -158,6 +159,9 @@ class ScriptedProvider(LocalHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         super().__init__("scripted provider")
 
@@ -190,6 +194,7 @@ class ScriptedProvider(LocalHTTPServer):
             self.requests.append(body)
             self.paths.append(path)
             self.headers.append(headers)
+            self.arrivals.append(time.monotonic())
         if callable(self.script):
             return self.script(body, index)
         if index >= len(self.script):
@@ -207,6 +212,24 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_POST(self) -> None:
+            with provider._lock:
+                provider.in_flight += 1
+                provider.max_in_flight = max(provider.max_in_flight, provider.in_flight)
+            self._answering = True
+            try:
+                self._post()
+            finally:
+                self._answered()
+
+        def _answered(self) -> None:
+            """This request is no longer in flight: called before its answer goes out, so a client that
+            sends its next request on reading the answer never finds this one still counted."""
+            if self._answering:
+                self._answering = False
+                with provider._lock:
+                    provider.in_flight -= 1
+
+        def _post(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
@@ -239,6 +262,7 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
                     self._answer(protocol, request, entry.then)
                     return
                 if entry.kind == "drop":
+                    self._answered()
                     self.close_connection = True
                     self.wfile.flush()
                     self.connection.shutdown(2)
@@ -258,6 +282,7 @@ def _make_handler(provider: ScriptedProvider) -> type[BaseHTTPRequestHandler]:
             )
 
         def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+            self._answered()
             self.send_response(status)
             for key, value in headers.items():
                 self.send_header(key, value)
