@@ -16,6 +16,7 @@ from typing import Any
 
 from spatialclaw.benchmarks.names import PAPER_NAMES
 from spatialclaw.benchmarks.registry import find_spec
+from spatialclaw.runner.markdown_text import md
 from spatialclaw.runner.run import aggregate_rows
 from spatialclaw.trajectories.run_dir import RunDir
 
@@ -118,7 +119,7 @@ def paper_table(paths: list[str | Path]) -> str:
         scores = [cell[(label, c)].overall if (label, c) in cell else None for c in columns]
         present = [s for s in scores if s is not None]
         average = sum(present) / len(present) if present else None
-        lines.append(f"| {label} | " + " | ".join(_pct(s) for s in scores) + f" | {_pct(average)} |")
+        lines.append(f"| {md(label)} | " + " | ".join(_pct(s) for s in scores) + f" | {_pct(average)} |")
     lines += ["", "n (scored questions): " + ", ".join(f"{c} {_n(runs, c)}" for c in columns), ""]
     lines += ["## Breakdowns", ""]
     for column in columns:
@@ -127,11 +128,12 @@ def paper_table(paths: list[str | Path]) -> str:
             values = list(dict.fromkeys(v for r in own for v in r.breakdowns.get(key, {})))
             if not values:
                 continue
-            lines += [f"### {column} by {key}", "", "| " + key + " | " + " | ".join(r.row_label for r in own) + " |"]
+            header = "| " + md(key) + " | " + " | ".join(md(r.row_label) for r in own) + " |"
+            lines += [f"### {column} by {md(key)}", "", header]
             lines.append("|---|" + "---:|" * len(own))
             for value in values:
                 lines.append(
-                    f"| {value} | " + " | ".join(_pct(r.breakdowns.get(key, {}).get(value)) for r in own) + " |"
+                    f"| {md(value)} | " + " | ".join(_pct(r.breakdowns.get(key, {}).get(value)) for r in own) + " |"
                 )
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

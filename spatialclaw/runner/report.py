@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.runner.interfaces import INTERFACES
+from spatialclaw.runner.markdown_text import md
 from spatialclaw.runner.report_stats import Interval, compare, score_interval
 from spatialclaw.runner.run import aggregate_rows
 from spatialclaw.trajectories.results import mean_over_repeats
@@ -264,7 +265,7 @@ def _markdown(reports: list[RunReport]) -> str:
             else []
         ),
         "",
-        *(f"**Warning:** {w}." for r in reports for w in r.warnings),
+        *(f"**Warning:** {md(w)}." for r in reports for w in r.warnings),
         "",
         "## Runs",
         "",
@@ -276,7 +277,7 @@ def _markdown(reports: list[RunReport]) -> str:
         duration = "–" if r.mean_duration_s is None else f"{r.mean_duration_s:.2f}"
         steps = "–" if r.mean_steps is None else f"{r.mean_steps:.1f}"
         lines.append(
-            f"| {r.label} | {r.benchmark} | {_with_interval(r.overall, r.interval)} | {len(r.by_task)} | "
+            f"| {md(r.label)} | {md(r.benchmark)} | {_with_interval(r.overall, r.interval)} | {len(r.by_task)} | "
             f"{_with_interval(r.gain_overall, r.gain_interval, signed=True)} | {r.gain_n if r.gain_n is not None else '–'} | "
             + " | ".join(str(r.statuses.get(s, 0)) for s in ("ok", "budget", "timeout", "error"))
             + f" | {r.prompt_tokens}/{r.completion_tokens} | {cost} | {duration} | {steps} |"
@@ -286,9 +287,9 @@ def _markdown(reports: list[RunReport]) -> str:
         categories = list(dict.fromkeys(c for r in group for c in r.categories))
         lines += [
             "",
-            f"## {benchmark}: per category",
+            f"## {md(benchmark)}: per category",
             "",
-            "| category | " + " | ".join(r.label for r in group) + " |",
+            "| category | " + " | ".join(md(r.label) for r in group) + " |",
             "|---|" + "---:|" * len(group),
         ]
         for category in categories:
@@ -298,12 +299,12 @@ def _markdown(reports: list[RunReport]) -> str:
                 if category in r.gain:
                     cell += f" ({_signed(r.gain[category])})"
                 cells.append(cell)
-            lines.append(f"| {category} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md(category)} | " + " | ".join(cells) + " |")
         lines.append("| **overall** | " + " | ".join(f"**{_pct(r.overall)}**" for r in group) + " |")
         lines += _interfaces_table(benchmark, group, categories)
     unreadable = [problem for r in reports for problem in r.unreadable]
     if unreadable:
-        lines += ["", "## Unreadable lines (not counted)", "", *(f"- {problem}" for problem in unreadable)]
+        lines += ["", "## Unreadable lines (not counted)", "", *(f"- {md(problem)}" for problem in unreadable)]
     return "\n".join(lines) + "\n"
 
 
@@ -323,11 +324,11 @@ def _interfaces_table(benchmark: str, group: list[RunReport], categories: list[s
         columns = [runs[i] for i in INTERFACES if i in runs]
         lines += [
             "",
-            f"## {benchmark}: interfaces ({model})",
+            f"## {md(benchmark)}: interfaces ({md(model)})",
             "",
             "Score per interface; in parentheses the tool gain over no-tools.",
             "",
-            "| category | " + " | ".join(r.interface for r in columns) + " |",
+            "| category | " + " | ".join(md(r.interface) for r in columns) + " |",
             "|---|" + "---:|" * len(columns),
         ]
         for category in categories:
@@ -335,7 +336,7 @@ def _interfaces_table(benchmark: str, group: list[RunReport], categories: list[s
                 _pct(r.categories.get(category)) + (f" ({_signed(r.gain[category])})" if category in r.gain else "")
                 for r in columns
             ]
-            lines.append(f"| {category} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md(category)} | " + " | ".join(cells) + " |")
         lines.append(
             "| **overall** | "
             + " | ".join(

@@ -277,7 +277,7 @@ function render() {
   const mean = latest.length ? latest.reduce((s, t) => s + (t.score ?? 0), 0) / latest.length : null;
   $('shown').innerHTML = `<span id="shown-count">${latest.length}</span> of ${DATA.tasks.length} task(s) shown, mean score <span id="shown-mean">${fmt(mean)}</span>`;
   $('rows').innerHTML = rows.map((t) => `<tr class="task${t.old ? ' old' : ''}" data-key="${esc(t.key)}" data-status="${esc(t.status)}">
-    <td>${esc(t.task_id)}${t.old ? ' (attempt ' + t.attempt + ')' : ''}</td><td>${esc(t.benchmark)}</td><td>${esc(t.category)}</td>
+    <td>${esc(t.task_id)}${t.old ? ' (attempt ' + esc(t.attempt) + ')' : ''}</td><td>${esc(t.benchmark)}</td><td>${esc(t.category)}</td>
     <td><span class="badge s-${esc(t.status)}">${esc(t.status)}</span></td><td class="score">${fmt(t.score)}</td>
     <td>${fmt(t.answer)}</td><td>${fmt(t.ground_truth)}</td></tr>`).join('');
   for (const tr of document.querySelectorAll('tr.task')) tr.onclick = () => detail(tr.dataset.key);
@@ -295,14 +295,14 @@ function detail(key) {
   const [id, which] = [key.slice(0, key.lastIndexOf('#')), key.slice(key.lastIndexOf('#') + 1)];
   const t = DATA.tasks.find((x) => x.task_id === id);
   const a = t.attempts.find((x) => which === 'latest' ? x.latest : String(x.attempt) === which);
-  let out = `<h2>${esc(t.task_id)}</h2><p class="meta">${esc(t.benchmark)} / ${esc(t.category)} · attempts: ${t.attempts.map((x) => x.attempt + (x.latest ? ' (latest)' : '') + ' ' + x.status).join(', ')}</p>`;
+  let out = `<h2>${esc(t.task_id)}</h2><p class="meta">${esc(t.benchmark)} / ${esc(t.category)} · attempts: ${t.attempts.map((x) => esc(x.attempt) + (x.latest ? ' (latest)' : '') + ' ' + esc(x.status)).join(', ')}</p>`;
   out += `<p>${esc(t.question)}</p>`;
   if (!a) { $('detail').innerHTML = out + '<p>no episode log for this attempt</p>'; return; }
   out += `<p>status <span class="badge s-${esc(a.status)}">${esc(a.status)}</span> · score <span class="score">${fmt(a.score)}</span> · answer ${fmt(a.answer)} · interface ${esc(a.interface)}</p>`;
   if (t.error && a.latest) out += `<pre class="err">${esc(t.error)}</pre>`;
   for (const e of a.events) {
     if (e.type === 'model_call') {
-      out += `<details class="call"><summary>step ${esc(e.step)} · ${esc(e.purpose)} · request of ${e.messages.length} message(s)</summary>`
+      out += `<details class="call"><summary>step ${esc(e.step)} · ${esc(e.purpose)} · request of ${esc(e.messages.length)} message(s)</summary>`
         + e.messages.map((m) => `<div class="msg"><div class="role">${esc(m.role)}${m.tool_call_id ? ' (' + esc(m.tool_call_id) + ')' : ''}</div>${content(m.content)}${(m.tool_calls || []).map((c) => `<pre>→ ${esc(c.name)}(${esc(JSON.stringify(c.arguments))})</pre>`).join('')}</div>`).join('')
         + '</details>';
       if (e.error) out += `<pre class="err">model call failed: ${esc(e.error)}</pre>`;
