@@ -1,6 +1,6 @@
 """Fenced code blocks from the user docs, and how tests run them exactly as written: from a bare copy of the
-repository, as a new user's shell would (``tests/test_docs_every_block.py``; the table of what runs how is
-``tests/doc_block_table.py``)."""
+repository, as a new user's shell would (``tests/docs/test_docs_every_block.py``; the table of what runs how is
+``tests/docs/doc_block_table.py``)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def block(document: str, snippet: str, blocks: list[Block]) -> Block:
 
 @dataclass(frozen=True)
 class Run:
-    """Blocks of one page, run in order in one working folder of a bare clone (``tests/doc_block_table.py``)."""
+    """Blocks of one page, run in order in one working folder of a bare clone (``tests/docs/doc_block_table.py``)."""
 
     document: str
     blocks: tuple[str, ...]  # a snippet that names each block, in the order they run

@@ -46,52 +46,52 @@ MODULES: dict[str, dict[str, Any]] = {
     "official_mcq": {
         "path": "benchmarks/official_mcq.py",
         "functions": ["omnispatial_choice", "viewspatial_option", "viewspatial_choice", "leading_letter"],
-        "tests": ["tests/test_specs_scoring.py", "tests/test_scoring.py"],
+        "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
     },
     "scoring": {
         "path": "benchmarks/scoring.py",
         "functions": ["mean_relative_accuracy", "exact_match", "_yes_no", "score_answer"],
-        "tests": ["tests/test_specs_scoring.py", "tests/test_scoring.py"],
+        "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
     },
     "answers": {
         "path": "primitives/answers.py",
         "functions": ["_choice", "_number", "_number_in_text", "_yes_no", "normalise_answer"],
-        "tests": ["tests/test_specs_answers.py", "tests/test_question.py"],
+        "tests": ["tests/specs/test_specs_answers.py", "tests/agent/test_question.py"],
     },
     "question": {
         "path": "spatialclaw/agent/question.py",
         "functions": ["_strip_letter_prefixes", "_line_options", "infer_answer_type"],
-        "tests": ["tests/test_specs_answers.py", "tests/test_question.py"],
+        "tests": ["tests/specs/test_specs_answers.py", "tests/agent/test_question.py"],
     },
     "environment": {
         "path": "spatialclaw/kernel/environment.py",
         "functions": ["is_secret", "is_allowed", "kernel_environment"],
-        "tests": ["tests/test_specs_limits.py"],
+        "tests": ["tests/specs/test_specs_limits.py"],
     },
     "limits": {
         "path": "spatialclaw/agent/limits.py",
         "functions": [f"LimitClock.{m}" for m in ("reserve", "settle", "remaining_s", "cap", "time_hit", "spend_hit")],
-        "tests": ["tests/test_specs_limits.py"],
+        "tests": ["tests/specs/test_specs_limits.py"],
     },
     "episode_log": {
         "path": "spatialclaw/trajectories/episode_log.py",
         "functions": ["TrajectoryWriter.__init__", "TrajectoryWriter.write", "load_episode", "Episode"],
-        "tests": ["tests/test_specs_trajectories.py", "tests/test_trajectory.py"],
+        "tests": ["tests/specs/test_specs_trajectories.py", "tests/trajectories/test_trajectory.py"],
     },
     "conversation": {
         "path": "spatialclaw/export/conversation.py",
         "functions": ["episode_conversation", "merge_consecutive"],
-        "tests": ["tests/test_specs_conversation.py", "tests/test_export_rows.py"],
+        "tests": ["tests/specs/test_specs_conversation.py", "tests/export/test_export_rows.py"],
     },
     "relate": {
         "path": "primitives/geometry/relate.py",
         "functions": ["closest_points", "distance", "angle_between"],
-        "tests": ["tests/test_specs_geometry.py"],
+        "tests": ["tests/specs/test_specs_geometry.py"],
     },
     "lock": {
         "path": "spatialclaw/runner/lock.py",
         "functions": ["RunLock", "_read_holder"],
-        "tests": ["tests/test_specs_trajectories.py", "tests/test_runner_resume.py"],
+        "tests": ["tests/specs/test_specs_trajectories.py", "tests/runner/test_runner_resume.py"],
     },
 }
 
@@ -337,7 +337,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-mutants", type=int, default=0, help="at most N mutants per module (0: all)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
     parser.add_argument("--jobs", type=int, default=2, help="modules run at once, each in its own copy")
-    parser.add_argument("--existing-only", action="store_true", help="leave out tests/test_specs_*.py")
+    parser.add_argument("--existing-only", action="store_true", help="leave out tests/specs/")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
     args = parser.parse_args(argv)
     names = args.module or list(MODULES)

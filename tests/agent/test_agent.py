@@ -7,7 +7,6 @@ import io
 
 import numpy as np
 import pytest
-from agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 from PIL import Image
 
 from spatialclaw import Kernel
@@ -17,6 +16,7 @@ from spatialclaw.agent.prompting import prompt_version
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import Reply, ScriptedProvider, unauthorized
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import anthropic, cell, openai_compat, openai_images, openai_text, photo
 
 
 @pytest.fixture(scope="module")

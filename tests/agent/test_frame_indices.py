@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from test_frames import encode_video, numbered_frame, read_number
 
 from spatialclaw import Kernel
 from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.task import FrameSpec, Task
+from tests.primitives.frames.test_frames import encode_video, numbered_frame, read_number
 
 SOURCE_FRAMES = 32  # "frame 16 of 32": a source list of 32 images, of which the benchmark gives key frames
 KEY = [0, 8, 16, 24, 31]

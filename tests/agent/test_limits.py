@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_helpers import anthropic, cell, openai_compat, openai_text, photo
 
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
@@ -24,6 +23,7 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.task import Task
 from spatialclaw.testing import Reply, ScriptedProvider, delayed, rate_limited
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import anthropic, cell, openai_compat, openai_text, photo
 
 QUICK = {"fsync": False, "vlm_side_channel": False}
 

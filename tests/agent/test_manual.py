@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from agent_helpers import cell, openai_compat, openai_text, photo
 
 from spatialclaw import Kernel
 from spatialclaw.agent import kernel_docs, prompting
@@ -16,6 +15,7 @@ from spatialclaw.primitives.perception.availability import tool_status, weights_
 from spatialclaw.primitives.runtime.namespace import NAMESPACE_NAMES
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
+from tests.agent_helpers import cell, openai_compat, openai_text, photo
 
 LEARNED = ("depth", "detect", "segment")
 

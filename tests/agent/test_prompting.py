@@ -130,12 +130,11 @@ def test_the_brief_manual_keeps_every_signature_in_under_half_the_text():
 
 
 def test_the_agent_sends_the_brief_manual_when_asked(tmp_path):
-    from agent_helpers import cell, openai_compat, photo
-
     from spatialclaw.agent.config import AgentConfig
     from spatialclaw.agent.loop import Agent
     from spatialclaw.task import FrameSpec, Task
     from spatialclaw.testing import ScriptedProvider
+    from tests.agent_helpers import cell, openai_compat, photo
 
     task = Task("Left or right?", inputs=[FrameSpec.images([photo(tmp_path)])], choices=["left", "right"])
     with ScriptedProvider([cell("answer('A')")]) as server:

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from agent_helpers import cell, fast_retry, openai_text, photo
 
 from spatialclaw.agent.loop import Agent
 from spatialclaw.agent.vlm_server import VLMServer
@@ -16,6 +15,7 @@ from spatialclaw.primitives.perception.vlm import Location, VLMClient, VLMError,
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import cell, fast_retry, openai_text, photo
 
 SECRET = "sk-secret-value-that-must-stay-on-the-host"
 

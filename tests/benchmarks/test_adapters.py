@@ -15,8 +15,9 @@ from spatialclaw.benchmarks.registry import benchmark_names, load_benchmark
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.benchmarks.spec import DatasetUnavailable, load_tasks, parse_inline_options
 from spatialclaw.benchmarks.specs import SPECS
+from tests import paths
 
-FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
+FIXTURES = paths.FIXTURES / "benchmarks"
 
 
 @pytest.fixture(autouse=True)

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_adapters import FIXTURES, _check_tasks, _write_video
 
 from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.benchmarks.spec import load_tasks
 from spatialclaw.benchmarks.specs import SPECS
+from tests.benchmarks.test_adapters import FIXTURES, _check_tasks, _write_video
 
 IMAGE = FIXTURES / "img" / "view0.png"
 
@@ -207,7 +207,7 @@ def test_vsti_bench_choices_by_mc_answer_and_macro_over_types(tmp_path: Path) ->
 
 
 def test_mmsi_video_bench_clips_reference_images_and_category_names(tmp_path: Path) -> None:
-    from paper_fixtures_p2 import build_fixture_mmsivideo
+    from tests.benchmarks.layouts_blink_to_osibench import build_fixture_mmsivideo
 
     tasks = load_tasks(SPECS["mmsi-video-bench"], source=build_fixture_mmsivideo(tmp_path), media_cache=tmp_path / "m")
     _check_tasks(tasks, "mmsi-video-bench")
@@ -219,7 +219,7 @@ def test_mmsi_video_bench_clips_reference_images_and_category_names(tmp_path: Pa
 
 
 def test_omni3d_bench_answer_types(tmp_path: Path) -> None:
-    from paper_fixtures_p2 import build_fixture_omni3d
+    from tests.benchmarks.layouts_blink_to_osibench import build_fixture_omni3d
 
     tasks = load_tasks(SPECS["omni3d-bench"], source=build_fixture_omni3d(tmp_path), media_cache=tmp_path / "m")
     _check_tasks(tasks, "omni3d-bench")

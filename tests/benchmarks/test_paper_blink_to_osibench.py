@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import paper_fixtures_p2 as fixtures
 import pytest
 
+import tests.benchmarks.layouts_blink_to_osibench as fixtures
 from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.official_paper_p2 import erqa_paper
 from spatialclaw.benchmarks.paper_setting import instruction_bytes

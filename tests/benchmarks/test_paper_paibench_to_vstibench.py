@@ -8,15 +8,16 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import paper_fixtures_p3 as fixtures
 import pytest
 
+import tests.benchmarks.layouts_paibench_to_vstibench as fixtures
 from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.official_paper_p3_numeric import abs_mra, signed_mra
 from spatialclaw.benchmarks.scoring import score_answer
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, load_tasks
 from spatialclaw.benchmarks.specs import SPECS
 from spatialclaw.task import Task
+from tests.paths import REPO_ROOT
 
 P3 = {
     "paibench": "pai-bench",
@@ -62,7 +63,7 @@ def test_spec_declares_the_papers_setting(paper_name: str, tmp_path: Path) -> No
     assert spec.frames.key_frames == 32 and spec.frames.long_side == 768
     assert spec.frames.fps == (1.0 if paper_name in ONE_FPS else None)
     assert spec.instruction == f"{paper_name}.md" and spec.expected_files
-    instruction = Path(__file__).parents[1] / "prompts" / "benchmarks" / spec.instruction
+    instruction = REPO_ROOT / "prompts" / "benchmarks" / spec.instruction
     assert instruction.read_text().strip()
     spec, tasks = _load(paper_name, tmp_path)
     assert tasks and len({t.task_id for t in tasks}) == len(tasks)
@@ -217,7 +218,7 @@ def test_vstibench_hub_id_mc_by_options_and_signed_mra(tmp_path: Path) -> None:
     assert _score(moved, "1.8 m") == 1.0 and _score(moved, "about 1.8") == 0.0
     assert _score(change, "5") == 1.0 and _score(change, "n/a") == 0.0  # a negative answer: any number scores 1
     assert score_answer("0", 0.0, "number", metric="vsti_na").value == 0.0
-    text = (Path(__file__).parents[1] / "prompts" / "benchmarks" / "vstibench.md").read_text()
+    text = (REPO_ROOT / "prompts" / "benchmarks" / "vstibench.md").read_text()
     assert '"frame X of N"' in text and "not an index into the frames you were given" in text
     result = aggregate(_rows(tasks, ["1.8", "A", "1"]), spec.aggregation)
     assert result.rule == "macro" and result.overall == 1.0

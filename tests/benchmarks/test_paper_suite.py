@@ -1,5 +1,5 @@
 """The paper's suite end to end: `bench --suite paper --limit 2` over all 20 benchmarks' published-layout fixtures
-(built by tests/paper_fixtures_p2.py and tests/paper_fixtures_p3.py), a scripted model, the key frames each request
+(built by tests/benchmarks/layouts_blink_to_osibench.py and tests/benchmarks/layouts_paibench_to_vstibench.py), a scripted model, the key frames each request
 carried (per input, as each benchmark's frame policy says), the instructions, and `report`'s paper table."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import paper_fixtures_p2 as fixtures_p2
-import paper_fixtures_p3 as fixtures_p3
 import pytest
 
+import tests.benchmarks.layouts_blink_to_osibench as fixtures_p2
+import tests.benchmarks.layouts_paibench_to_vstibench as fixtures_p3
 from spatialclaw.benchmarks.names import PAPER_NAMES
 from spatialclaw.benchmarks.paper_setting import PAPER_FOLDERS, instruction_bytes, paper_specs
 from spatialclaw.benchmarks.registry import find_spec

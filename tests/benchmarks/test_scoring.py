@@ -489,7 +489,7 @@ def test_benchmark_names_normalise_to_one_form() -> None:
 
 
 def test_the_scoring_examples_in_the_docs_run_as_written() -> None:
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     blocks = code_blocks("benchmarks.md", "Scoring", "python")
     assert len(blocks) == 2  # the generic scorer and the official per-benchmark metrics

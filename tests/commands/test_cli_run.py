@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from agent_helpers import cell, photo
 
 from spatialclaw.commands.demo import CALIBRATION, SCRIPT
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import cell, photo
 
 
 def spatialclaw(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from tiny_depth_models import save_tiny_depth_anything
 
 from spatialclaw.cli import main
 from spatialclaw.commands.doctor import backends
 from spatialclaw.primitives.perception.depth import DEFAULT_MODEL
 from spatialclaw.primitives.reconstruction.da3_service import Da3Server
+from tests.tiny_depth_models import save_tiny_depth_anything
 
 
 @pytest.fixture

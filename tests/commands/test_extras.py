@@ -13,8 +13,9 @@ import tomllib
 
 from spatialclaw.cli import LogFormatter, main
 from spatialclaw.extras import EXTRAS, install_hint
+from tests.paths import REPO_ROOT
 
-PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 
 def test_the_extras_table_matches_pyproject() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from agent_helpers import cell
 from PIL import Image
 
 from spatialclaw import Kernel
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import cell
 
 PRINT_INPUTS = (
     "print([(v.sources[0].rsplit('/', 1)[-1], v.indices) for v in videos], frames.indices == videos[0].indices)"

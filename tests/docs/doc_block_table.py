@@ -1,6 +1,6 @@
 """The reviewed table of every fenced block of README.md, CONTRIBUTING.md and docs/*.md: each either runs
 from a bare clone of the repository (``RUNS``) or is listed in ``SKIPPED`` with the reason
-(``tests/test_docs_every_block.py`` checks both ways and runs the runs).
+(``tests/docs/test_docs_every_block.py`` checks both ways and runs the runs).
 
 How a run runs (:class:`doc_examples.Run`): in an empty folder of a copy of the repository with nothing beside
 it (no ``../shared``), no API key, ``HF_HUB_OFFLINE=1`` and an empty home folder (no hub weights), in a shell
@@ -18,7 +18,7 @@ Runs over about 10 s that repeat what a default run covers, and the long ones, a
 
 from __future__ import annotations
 
-from doc_examples import Run
+from tests.doc_examples import Run
 
 KEYLESS = "scripted:look-and-answer"
 
@@ -279,7 +279,7 @@ SKIPPED: dict[tuple[str, str], str] = {
     ),
     ("docs/benchmarks.md", "python -m spatialclaw.benchmarks.devset dev"): (
         "needs the project's real data folder (SPATIALCLAW_TEST_DATA, as the block says); "
-        "tests/test_devset.py runs it where that folder exists"
+        "tests/benchmarks/devset/test_devset.py runs it where that folder exists"
     ),
     (
         "docs/benchmarks.md",
@@ -292,7 +292,7 @@ SKIPPED: dict[tuple[str, str], str] = {
         "needs a Ray cluster with GPUs, a vLLM server at http://vllm:8000 and VSI-Bench's media (~/data/vsi)"
     ),
     ("docs/benchmarks.md", "start_perception_service(actors=1, num_gpus=0)"): (
-        "needs hub weights (depth-anything-indoor, in the Ray actor); tests/test_perception_run.py runs it with "
+        "needs hub weights (depth-anything-indoor, in the Ray actor); tests/services/test_perception_run.py runs it with "
         "a tiny saved model in their place"
     ),
     ("docs/depth_and_reconstruction.md", "d = depth(frames[0])  # default model"): (
@@ -313,7 +313,7 @@ SKIPPED: dict[tuple[str, str], str] = {
     ),
     ("docs/design.md", "cli.py, commands/          the command line"): "the layout of the tree, not a command",
     ("docs/design.md", "Task(frames, question, choices, meta) ──► Kernel"): "a diagram, not a command",
-    ("docs/geometry.md", ".venv/bin/python -m pytest tests/test_geom.py"): (
+    ("docs/geometry.md", ".venv/bin/python -m pytest tests/primitives/geometry/test_geom.py"): (
         "runs test files of the suite this test belongs to, not an example"
     ),
     ("docs/mcp.md", '"mcpServers": {'): "a client's configuration file, not a command",
@@ -337,7 +337,7 @@ SKIPPED: dict[tuple[str, str], str] = {
         "a diagram, not a command"
     ),
     ("docs/trajectories.md", "trainer = GRPOTrainer("): (
-        "takes > 2 min on a CPU (GRPO rollouts, even with the tiny policy); tests/test_docs_training.py runs it "
+        "takes > 2 min on a CPU (GRPO rollouts, even with the tiny policy); tests/docs/test_docs_training.py runs it "
         "to its first training step with `spatialclaw tiny-models`"
     ),
 }

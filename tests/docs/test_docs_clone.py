@@ -1,6 +1,6 @@
 """What the docs state beyond their code blocks holds: the manual sizes they quote, the commands a session
 prints for the user to copy, and the quickstart script of the first hour (no key, no data). The code blocks
-themselves run from a bare clone in ``tests/test_docs_every_block.py``."""
+themselves run from a bare clone in ``tests/docs/test_docs_every_block.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 
 
 def _stated_sizes(document: str) -> list[int]:

@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_examples import code_blocks
 from PIL import Image
 
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
+from tests.doc_examples import code_blocks
+from tests.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
 
@@ -79,7 +80,7 @@ def test_errors_md_transcripts_print_what_they_show(tmp_path: Path) -> None:
     Image.new("RGB", (32, 24), (90, 90, 90)).save(tmp_path / "a.jpg")
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "todo.txt").write_text("not a run\n")
-    text = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    text = (REPO_ROOT / "docs" / "errors.md").read_text()
     blocks = re.findall(r"^```console\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
     assert blocks
     for block in blocks:
@@ -93,7 +94,7 @@ def test_trajectories_md_commands_run_as_written(tmp_path: Path) -> None:
     with ScriptedProvider(_answering_script()) as server:
         env = _env(server.url)
         heading = "Trajectories as data: export, replay, viewer, RL environment"
-        intro = (Path(__file__).resolve().parents[1] / "docs" / document).read_text().split("## Export", 1)[0]
+        intro = (REPO_ROOT / "docs" / document).read_text().split("## Export", 1)[0]
         assert heading in intro
         for block in re.findall(r"^```bash\n(.*?)^```", intro, flags=re.DOTALL | re.MULTILINE):
             _run_script(block, tmp_path, env)

@@ -1,6 +1,6 @@
 """Every fenced block of README.md, CONTRIBUTING.md and docs/*.md runs as written from a bare clone (no
 ``../shared``, no API key, no hub weights, an empty home folder) or is skipped with a reviewed reason:
-``tests/doc_block_table.py`` says which and how. A block in neither table, or a listed block that is gone,
+``tests/docs/doc_block_table.py`` says which and how. A block in neither table, or a listed block that is gone,
 fails the first test. ``SPATIALCLAW_SHOW_DOC_OUTPUT=1 pytest -s`` prints what each run printed."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from doc_block_table import RUNS, SKIPPED
-from doc_examples import (
+
+from tests.doc_examples import (
     Block,
     all_blocks,
     answering_server,
@@ -24,6 +24,8 @@ from doc_examples import (
     run_blocks,
     user_env,
 )
+from tests.docs.doc_block_table import RUNS, SKIPPED
+from tests.paths import REPO_ROOT
 
 
 def _claims() -> list[tuple[str, str, str]]:
@@ -64,7 +66,7 @@ def test_every_block_is_run_or_skipped_with_a_reason() -> None:
 def test_the_check_fails_for_a_new_block_and_for_a_gone_one(tmp_path: Path) -> None:
     """On a copy of the pages: a block added to one is reported unclaimed, a block removed leaves its claim
     naming nothing."""
-    root = Path(__file__).resolve().parents[1]
+    root = REPO_ROOT
     for page in ["README.md", "CONTRIBUTING.md", *(f"docs/{p.name}" for p in (root / "docs").glob("*.md"))]:
         (tmp_path / page).parent.mkdir(exist_ok=True)
         (tmp_path / page).write_text((root / page).read_text(encoding="utf-8"), encoding="utf-8")

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_examples import code_blocks
 
 from spatialclaw.benchmarks.synthetic import generate
 from spatialclaw.testing.provider_server import ScriptedProvider
+from tests.doc_examples import code_blocks
 
 SECTION = "Recipe: from a benchmark run to training"
 FIRST_STEP_ONLY = """

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from PIL import Image
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT
 
 
 @pytest.fixture
@@ -157,7 +157,7 @@ def test_sessions_left_open_are_closed_when_the_client_disconnects(tmp_path: Pat
 def test_the_python_client_of_the_mcp_guide_runs_as_written(tmp_path: Path) -> None:
     import subprocess
 
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     env = dict(
         os.environ,

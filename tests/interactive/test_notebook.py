@@ -15,8 +15,7 @@ from nbclient import NotebookClient
 from PIL import Image, ImageDraw
 
 from spatialclaw.testing.provider_server import Reply, ScriptedProvider
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT
 
 
 @pytest.fixture
@@ -206,7 +205,7 @@ def test_shell_executor_reports_errors_timeouts_results_and_figures(tmp_path: Pa
 
 
 def test_the_try_it_cells_of_the_notebook_guide_run_as_written(tmp_path: Path) -> None:
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     cells = code_blocks("notebook.md", "Try it", "python")
     notebook = nbformat.v4.new_notebook()

@@ -16,7 +16,7 @@ import psutil
 import pytest
 from PIL import Image
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT
 
 
 @pytest.fixture
@@ -273,7 +273,7 @@ def test_a_killed_daemon_is_reported_dead_and_close_reaps_its_kernel(
 
 
 def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     env = dict(
         os.environ,

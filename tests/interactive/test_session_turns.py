@@ -15,6 +15,7 @@ from spatialclaw.cli import main
 from spatialclaw.export import export_episodes
 from spatialclaw.interactive.session import start_session
 from spatialclaw.task import FrameSpec, Task
+from tests.paths import REPO_ROOT
 
 
 @pytest.fixture
@@ -122,7 +123,7 @@ def test_mcp_tools_take_the_reasoning(tmp_path, frames):
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "spatialclaw.cli", "mcp"],
-        cwd=str(Path(__file__).resolve().parents[1]),
+        cwd=str(REPO_ROOT),
         env={
             "SPATIALCLAW_SESSIONS": str(tmp_path / "sessions"),
             "SPATIALCLAW_KERNEL_MEMORY_MB": "0",

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from doc_examples import code_blocks
 from PIL import Image
 
 from spatialclaw.kernel.kernel import Kernel
@@ -19,6 +18,7 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.tool_calls import tool_specs
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.doc_examples import code_blocks
 
 MODULE = '''
 from typing import Any

@@ -18,8 +18,9 @@ import pytest
 from spatialclaw.kernel import sandbox
 from spatialclaw.primitives.frames.load import load_frames
 from spatialclaw.primitives.frames.sources import FrameLoadError
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 REDWOOD = DATA / "rgbd-redwood" / "color"
 STAGED = re.compile(r"spatialclaw-sandbox-|/inputs/\d+-\d+/")
 FENCE = "`" * 3

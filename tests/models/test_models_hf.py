@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from agent_helpers import photo
 from PIL import Image
 
 from spatialclaw.agent.config import AgentConfig
@@ -14,6 +13,7 @@ from spatialclaw.primitives.perception.models import MissingWeightsError
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.tiny_models import build_tiny_vlm
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import photo
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ import hashlib
 import json
 from pathlib import Path
 
-from test_repeats import bench, rows, tasks_file
-
 from spatialclaw.chat import ImagePart, Message, TextPart
 from spatialclaw.models import load_model
 from spatialclaw.models.response_cache import ResponseCache, request_key
 from spatialclaw.testing.provider_server import ScriptedProvider
+from tests.runner.test_repeats import bench, rows, tasks_file
 
 
 def lose_rows(run: Path) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_helpers import cell, openai_compat, openai_text, photo
 
 from spatialclaw import Kernel
 from spatialclaw.agent.config import AgentConfig
@@ -21,6 +20,7 @@ from spatialclaw.primitives.protocol import ANSWER_MIME
 from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import cell, openai_compat, openai_text, photo
 
 PUBLISH = "from IPython.display import publish_display_data\n"
 FORGERIES = {

@@ -18,7 +18,6 @@ from typing import Any
 
 import psutil
 import pytest
-from agent_helpers import cell, openai_compat, openai_text
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.limits import Limits
@@ -31,6 +30,7 @@ from spatialclaw.kernel.sandbox import ResourceLimits, support
 from spatialclaw.task import Task
 from spatialclaw.testing import Reply, ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.agent_helpers import cell, openai_compat, openai_text
 
 pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
 

@@ -231,8 +231,7 @@ def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(
 
 
 def test_the_docs_example_of_key_routing_runs_as_written(canary_env: dict[str, str]) -> None:
-    sys.path.insert(0, str(REPO_ROOT / "tests"))
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     (block,) = code_blocks("models.md", "Which key goes where", "python")
     done = subprocess.run(

@@ -11,9 +11,7 @@ import pytest
 from spatialclaw.kernel import sandbox
 from spatialclaw.kernel.kernel import Kernel
 from spatialclaw.kernel.sandbox import ResourceLimits, SandboxPolicy, SandboxUnavailable
-
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-from doc_examples import code_blocks
+from tests.doc_examples import code_blocks
 
 needs_sandbox = pytest.mark.skipif(
     not sandbox.support().available, reason=f"no kernel sandbox here: {sandbox.support().missing}"

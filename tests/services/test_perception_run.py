@@ -16,7 +16,7 @@ from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 pytest.importorskip("ray")
-from tiny_depth_models import save_tiny_depth_anything
+from tests.tiny_depth_models import save_tiny_depth_anything
 
 
 @pytest.mark.slow
@@ -64,7 +64,7 @@ def test_bench_with_perception_actors_runs_every_episode_on_the_service(
 
 @pytest.mark.slow
 def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
     [example] = code_blocks("benchmarks.md", "Shared perception on Ray", "python")

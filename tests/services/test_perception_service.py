@@ -18,7 +18,7 @@ from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 ray = pytest.importorskip("ray")
-from tiny_depth_models import save_tiny_depth_anything  # noqa: E402
+from tests.tiny_depth_models import save_tiny_depth_anything  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -126,11 +126,10 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
 def test_detect_and_segment_on_the_service_equal_the_local_calls(
     local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tiny_instance_models import build_grounding_dino, build_sam
-
     from spatialclaw.primitives.perception.detect import detect
     from spatialclaw.primitives.perception.segment import segment
     from spatialclaw.services.perception import start_perception_service
+    from tests.tiny_instance_models import build_grounding_dino, build_sam
 
     gdino, sam = str(build_grounding_dino(tmp_path / "gdino")), str(build_sam(tmp_path / "sam"))
     frame = _IndexedFrame(np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8), index=12)

@@ -16,8 +16,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw.benchmarks import devset, devset_eval
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
     not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
 )
@@ -86,7 +87,7 @@ def test_perspective_answers_are_unambiguous(generated):
 
 @pytest.mark.slow
 def test_the_docs_dev_set_commands_run_as_written(tmp_path):
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     [block] = code_blocks("benchmarks.md", "The model-in-the-loop dev set", "bash")
     env = {

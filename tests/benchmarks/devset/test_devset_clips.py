@@ -20,8 +20,9 @@ from spatialclaw.benchmarks import devset_eval
 from spatialclaw.benchmarks.devset_clips import camera_vertical, frame_number
 from spatialclaw.benchmarks.devset_orbit import orbit_clip
 from spatialclaw.benchmarks.local import load_local_tasks
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
     not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
 )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,9 @@ from spatialclaw import Kernel, jsonl
 from spatialclaw.benchmarks import devset_object
 from spatialclaw.benchmarks.devset_object import object_motion
 from spatialclaw.benchmarks.local import load_local_tasks
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
     not (DATA / "multiview-dino").is_dir() or not (DATA / "rgbd-redwood").is_dir(),
     reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from itertools import pairwise
 from pathlib import Path
@@ -19,8 +18,9 @@ from PIL import Image
 from spatialclaw import jsonl
 from spatialclaw.benchmarks import devset_render, devset_room
 from spatialclaw.benchmarks.local import load_local_tasks
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
     not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
 )

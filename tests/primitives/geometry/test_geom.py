@@ -11,12 +11,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from geom_synthetic import Box, intrinsics, look_at, render_depth
 from PIL import Image
 from scipy.spatial import cKDTree
 
 from spatialclaw.primitives.display.color import find_color
 from spatialclaw.primitives.geometry import geom
+from tests.geom_synthetic import Box, intrinsics, look_at, render_depth
+from tests.paths import REPO_ROOT
 
 
 def random_pose(rng: np.random.Generator) -> np.ndarray:
@@ -365,7 +366,7 @@ def test_geometry_doc_examples_run(tmp_path, monkeypatch):
     what they measure is the room's truth: camera height, stool height, the dots' floor positions."""
     import re
 
-    guide = Path(__file__).resolve().parents[1] / "docs" / "geometry.md"
+    guide = REPO_ROOT / "docs" / "geometry.md"
     text = guide.read_text().replace("/tmp/bev.png", str(tmp_path / "bev.png"))
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 8 and not any("../shared" in b or "SPATIALCLAW_TEST_DATA" in b for b in blocks)

@@ -7,10 +7,10 @@ from itertools import combinations
 import cv2
 import numpy as np
 import pytest
-from planar_photos import DOTS, SHEET, render, table_canvas
 
 from spatialclaw.primitives.display.color import find_color
 from spatialclaw.primitives.geometry import geom
+from tests.planar_photos import DOTS, SHEET, render, table_canvas
 
 COLOUR_NAMES = {"red": "red", "blue": "blue", "green": "green", "pale_yellow": "yellow", "pale_pink": "pink"}
 DOT_DIAMETER = 0.022
@@ -140,9 +140,8 @@ def test_no_reference_of_that_colour_says_what_to_pass():
 
 
 def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed_size():
-    from geom_synthetic import intrinsics
-
     from spatialclaw.primitives.scene.memory import Scene
+    from tests.geom_synthetic import intrinsics
 
     K = intrinsics(200, 150, 160.0)
     door_px = 160.0 * 2.0 / 4.0  # a 2.0 m door 4.0 m away spans 80 px
@@ -181,7 +180,7 @@ def test_scale_from_known_size_gives_distance_and_the_uncertainty_of_the_assumed
 
 @pytest.mark.parametrize("width", [1600, 200])
 def test_a_tape_border_cut_by_an_occluder_is_found_by_its_colour(test_data, width):
-    from planar_photos import BORDER, border_canvas
+    from tests.planar_photos import BORDER, border_canvas
 
     texture = test_data / "rgbd-redwood" / "color" / "00000.jpg"
     photo = render(texture, width, canvas=border_canvas(texture))

@@ -8,9 +8,19 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from planar_photos import BORDER, PX_PER_M, SHEET, TABLE, _apply, _sheet_to_table, border_canvas, render, table_canvas
 
 from spatialclaw.primitives.geometry import geom
+from tests.planar_photos import (
+    BORDER,
+    PX_PER_M,
+    SHEET,
+    TABLE,
+    _apply,
+    _sheet_to_table,
+    border_canvas,
+    render,
+    table_canvas,
+)
 
 
 def corner_error(found: np.ndarray, truth: np.ndarray) -> float:

@@ -10,12 +10,12 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 from spatialclaw.primitives.geometry.focal_prior import exif_focal_px, prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.result import Motion
+from tests.virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 WIDTH = 200
 
@@ -183,7 +183,7 @@ def test_an_object_growing_in_view_approaches_the_camera(redwood, test_data):
 
 
 def test_real_temple_views_at_200_px_give_the_ground_truth_rotation(test_data):
-    from test_reconstruct import read_middlebury, rotation_angle_deg
+    from tests.primitives.reconstruction.test_reconstruct import read_middlebury, rotation_angle_deg
 
     folder = test_data / "multiview-temple"
     cameras = read_middlebury(folder)

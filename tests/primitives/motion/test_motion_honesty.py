@@ -12,12 +12,12 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from test_motion import _paste
-from test_reconstruct import read_redwood, rotation_angle_deg
-from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
 
 from spatialclaw.primitives.motion.angles import yaw_pitch_roll
 from spatialclaw.primitives.motion.estimate import motion
+from tests.primitives.motion.test_motion import _paste
+from tests.primitives.reconstruction.test_reconstruct import read_redwood, rotation_angle_deg
+from tests.virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
 
 WIDTH = 200
 

@@ -16,13 +16,13 @@ from itertools import permutations
 
 import numpy as np
 import pytest
-from test_reconstruct import read_redwood
-from virtual_camera import scaled_K, shrink
 
 from spatialclaw.benchmarks.devset_camera import render_moved
 from spatialclaw.benchmarks.devset_data import rgbd, small_frame
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.result import CameraStep
+from tests.primitives.reconstruction.test_reconstruct import read_redwood
+from tests.virtual_camera import scaled_K, shrink
 
 WAYS = {
     "right": (1.0, 0.0, 0.0),

@@ -19,7 +19,6 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from virtual_camera import redwood_frame, shrink, translating_sequence
 
 from spatialclaw import Kernel
 from spatialclaw.benchmarks.devset import CLASSES
@@ -28,6 +27,7 @@ from spatialclaw.benchmarks.devset_data import rgbd, rotation, small_frame
 from spatialclaw.benchmarks.devset_object import object_motion
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
+from tests.virtual_camera import redwood_frame, shrink, translating_sequence
 
 VIEW = (448, 336)  # rendered at twice the 224 x 168 key frames, like the dev set
 ANGLE_TOLERANCE_DEG = 0.3  # per step, at the estimated field of view

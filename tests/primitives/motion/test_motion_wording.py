@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.result import hidden_move
+from tests.virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, translating_sequence, turning_sequence
 
 WIDTH = 200
 OVERCLAIMS = ("does not translate", "does not move", "without turning")

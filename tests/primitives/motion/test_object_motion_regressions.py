@@ -12,11 +12,11 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from test_motion import _paste
-from test_motion_honesty import _runner
-from virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
 
 from spatialclaw.primitives.motion.estimate import motion
+from tests.primitives.motion.test_motion import _paste
+from tests.primitives.motion.test_motion_honesty import _runner
+from tests.virtual_camera import redwood_frame, rotation_ypr, scaled_K, shrink, turning_sequence
 
 WIDTH = 200
 

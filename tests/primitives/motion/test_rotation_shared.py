@@ -17,7 +17,7 @@ STEP_DEG = 4.0
 
 
 def _pan(test_data, steps: int = 4) -> list[np.ndarray]:
-    from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
+    from tests.virtual_camera import redwood_frame, rotation_ypr, turning_sequence
 
     rgb, _, K = redwood_frame(test_data)
     return turning_sequence(rgb, K, [rotation_ypr(STEP_DEG * i) for i in range(steps + 1)], width=640)

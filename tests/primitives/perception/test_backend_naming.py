@@ -7,8 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro
-from tiny_instance_models import build_sam3
 
 from spatialclaw import Kernel
 from spatialclaw.agent import kernel_docs
@@ -18,6 +16,8 @@ from spatialclaw.primitives.perception.availability import tool_status
 from spatialclaw.primitives.perception.depth import depth
 from spatialclaw.primitives.perception.models import clear
 from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
+from tests.tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro
+from tests.tiny_instance_models import build_sam3
 
 
 @pytest.fixture(scope="module")

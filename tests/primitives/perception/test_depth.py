@@ -13,7 +13,7 @@ from spatialclaw.primitives.perception.depth import DEFAULT_HFOV_DEG, DepthResul
 from spatialclaw.primitives.reconstruction.stereo import stereo_depth
 
 pytest.importorskip("transformers")
-from tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro
+from tests.tiny_depth_models import save_tiny_depth_anything, save_tiny_depth_pro
 
 
 @dataclass

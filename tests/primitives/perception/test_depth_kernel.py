@@ -4,12 +4,12 @@ indices; and the examples of docs/depth_and_reconstruction.md, run as written.""
 from __future__ import annotations
 
 import pytest
-from doc_examples import code_blocks
 
 from spatialclaw import FrameSpec, Kernel, Task
+from tests.doc_examples import code_blocks
 
 pytest.importorskip("transformers")
-from tiny_depth_models import save_tiny_depth_anything
+from tests.tiny_depth_models import save_tiny_depth_anything
 
 
 def test_depth_and_reconstruct_in_the_kernel(test_data, tmp_path):

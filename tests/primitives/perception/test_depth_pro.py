@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tiny_depth_models import save_tiny_depth_pro
 
 from spatialclaw.primitives.frames.frame import Frame
 from spatialclaw.primitives.frames.sources import ArraySource
 from spatialclaw.primitives.perception.depth import depth, estimated_intrinsics
 from spatialclaw.primitives.scene.memory import Scene
+from tests.tiny_depth_models import save_tiny_depth_pro
 
 
 @pytest.fixture(scope="module")

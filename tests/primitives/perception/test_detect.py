@@ -8,12 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from PIL import Image
-from tiny_instance_models import build_grounding_dino, build_owlv2
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect, detector_id
 from spatialclaw.primitives.perception.instances import Detections
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
+from tests.tiny_instance_models import build_grounding_dino, build_owlv2
 
 
 @dataclass

@@ -17,11 +17,11 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from test_track import moving_square_video
 
 from spatialclaw.benchmarks.devset_object import object_motion
 from spatialclaw.primitives.perception.instances import box_iou
 from spatialclaw.primitives.perception.track import track
+from tests.primitives.perception.test_track import moving_square_video
 
 CLIPS = 10  # the object_motion plan's clips, numbered 0..9 (object<N>_<k>.png)
 

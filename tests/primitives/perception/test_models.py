@@ -7,12 +7,13 @@ import time
 
 import pytest
 
+from tests.paths import REPO_ROOT
+
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from tiny_depth_models import save_tiny_depth_anything
-
 from spatialclaw.primitives.perception import models
+from tests.tiny_depth_models import save_tiny_depth_anything
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,6 @@ def test_hub_id_loads_from_the_hugging_face_cache_offline_with_its_commit_as_ver
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     snapshot = tmp_path / "hf" / "hub" / "models--someorg--tiny-depth" / "snapshots" / "0123abcd"
     save_tiny_depth_anything(snapshot)
@@ -124,7 +124,7 @@ def test_hub_id_loads_from_the_hugging_face_cache_offline_with_its_commit_as_ver
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=REPO_ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["0123abcd", "DepthAnythingForDepthEstimation 0123abcd"]

@@ -4,9 +4,9 @@ indices, printing readable results and showing overlays (tiny random models from
 from __future__ import annotations
 
 import pytest
-from tiny_instance_models import build_grounding_dino, build_sam
 
 from spatialclaw import FrameSpec, Kernel, Task
+from tests.tiny_instance_models import build_grounding_dino, build_sam
 
 
 @pytest.fixture(scope="module")

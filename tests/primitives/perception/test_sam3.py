@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from tiny_instance_models import build_sam3
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.availability import tool_status
@@ -17,6 +16,7 @@ from spatialclaw.primitives.perception.detect import detect, detector_id
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear, load_model
 from spatialclaw.primitives.perception.sam3 import Sam3Inputs, load_sam3, sam3_instances
 from spatialclaw.primitives.perception.segment import segment, text_segmenter_id
+from tests.tiny_instance_models import build_sam3
 
 H, W = 72, 100  # not square, so that x/y or width/height mix-ups show
 
@@ -152,7 +152,7 @@ def test_explicit_sam3_without_weights_names_the_hub_id_and_the_command(frame, n
 
 
 def test_a_folder_that_is_not_sam3_is_refused_by_name(tmp_path):
-    from tiny_instance_models import build_sam
+    from tests.tiny_instance_models import build_sam
 
     folder = build_sam(tmp_path / "sam")
     with pytest.raises(ValueError, match="not a SAM 3 checkpoint"):

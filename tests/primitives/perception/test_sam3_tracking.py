@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiny_instance_models import clip_tokenizer
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.availability import tool_status
@@ -24,6 +23,7 @@ from spatialclaw.primitives.perception.sam3_tracking import load_sam3_tracker_vi
 from spatialclaw.primitives.perception.segment import segment
 from spatialclaw.primitives.perception.track import track
 from spatialclaw.primitives.perception.track_result import Track
+from tests.tiny_instance_models import clip_tokenizer
 
 H, W = 72, 100  # not square, so that x/y or width/height mix-ups show
 SIZE, PATCH = 112, 14  # the tiny model's input: 112 px, 8 x 8 patches

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from tiny_instance_models import build_grounding_dino, build_sam
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.segment import segment
+from tests.tiny_instance_models import build_grounding_dino, build_sam
 
 H, W = 72, 100
 
@@ -144,7 +144,7 @@ def test_bad_prompts_are_refused_before_any_model_loads(frame, kwargs, problem):
 
 @pytest.fixture(scope="module")
 def tiny_sam3(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from tiny_instance_models import build_sam3
+    from tests.tiny_instance_models import build_sam3
 
     return str(build_sam3(tmp_path_factory.mktemp("sam3") / "sam3"))
 

@@ -10,13 +10,13 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from tiny_instance_models import build_sam2_video, has_torchvision
 
 from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.instances import Instance
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, track
 from spatialclaw.primitives.perception.track_result import Track
+from tests.tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160
 
@@ -250,7 +250,7 @@ def test_sam2_without_torchvision_says_what_to_install_and_auto_falls_back_to_fl
 
 
 def test_the_documented_flow_example_runs_as_written(test_data, monkeypatch, capsys):
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     monkeypatch.setenv("SPATIALCLAW_TEST_DATA", str(test_data))
     (example,) = code_blocks("perception.md", "Tracking without weights", "python")

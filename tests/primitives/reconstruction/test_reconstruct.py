@@ -226,7 +226,7 @@ def test_metric_scale_is_the_depth_to_sfm_depth_ratio():
 
 def test_depth_model_makes_sfm_metric(test_data, tmp_path):
     pytest.importorskip("transformers")
-    from tiny_depth_models import save_tiny_depth_anything
+    from tests.tiny_depth_models import save_tiny_depth_anything
 
     folder = save_tiny_depth_anything(tmp_path / "tiny")  # random weights: a constant 10 m everywhere
     names = sorted((test_data / "multiview-temple").glob("*.png"))[:6]
@@ -295,7 +295,7 @@ def test_unmatchable_frames_raise_with_their_indices():
 
 
 def _small(image: np.ndarray, width: int = 200) -> np.ndarray:
-    from virtual_camera import shrink
+    from tests.virtual_camera import shrink
 
     return shrink(image, width)
 
@@ -303,7 +303,8 @@ def _small(image: np.ndarray, width: int = 200) -> np.ndarray:
 @pytest.mark.parametrize("folder_name", ["multiview-temple", pytest.param("multiview-dino", marks=pytest.mark.slow)])
 def test_six_ring_views_at_200_px_register_with_ground_truth_rotations(test_data, folder_name):
     from PIL import Image
-    from virtual_camera import scaled_K
+
+    from tests.virtual_camera import scaled_K
 
     folder = test_data / folder_name
     cameras = read_middlebury(folder)
@@ -323,7 +324,8 @@ def test_six_ring_views_at_200_px_register_with_ground_truth_rotations(test_data
 
 def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
     from PIL import Image
-    from virtual_camera import scaled_K
+
+    from tests.virtual_camera import scaled_K
 
     colors, depths, truth, K = read_redwood(test_data / "rgbd-redwood")
     small = [_small(c) for c in colors]
@@ -342,9 +344,8 @@ def test_redwood_at_200_px_rgbd_and_rgb_only_recover_the_trajectory(test_data):
 
 
 def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
-    from virtual_camera import redwood_frame, rotation_ypr, turning_sequence
-
     from spatialclaw.primitives.motion.angles import yaw_pitch_roll
+    from tests.virtual_camera import redwood_frame, rotation_ypr, turning_sequence
 
     rgb, _, K = redwood_frame(test_data)
     frames = [
@@ -366,7 +367,8 @@ def test_a_camera_that_only_pans_is_solved_as_rotation_per_frame(test_data):
 
 def test_a_virtual_translation_of_a_single_rgbd_frame_at_200_px_gives_its_direction(test_data):
     from PIL import Image
-    from virtual_camera import scaled_K, translating_sequence
+
+    from tests.virtual_camera import scaled_K, translating_sequence
 
     rgb = np.asarray(Image.open(test_data / "rgbd-single" / "TUM_color.png").convert("RGB"))
     depth = np.asarray(Image.open(test_data / "rgbd-single" / "TUM_depth.png")).astype(np.float64) / 5000.0
@@ -385,7 +387,7 @@ def test_a_virtual_translation_of_a_single_rgbd_frame_at_200_px_gives_its_direct
 
 
 def test_the_documented_small_frame_example_runs_as_written(test_data, capsys):
-    from doc_examples import code_blocks
+    from tests.doc_examples import code_blocks
 
     (example,) = code_blocks("depth_and_reconstruction.md", "reconstruct(frames)", "python")[2:3]
     exec(example.replace('"../shared/data/multiview-temple"', repr(str(test_data / "multiview-temple"))), {})

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_reconstruct import read_redwood
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.reconstruction.da3 import Da3Backend, MultiViewServiceError
 from spatialclaw.primitives.reconstruction.da3_service import Da3Server, Prediction
 from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
+from tests.paths import TESTS
+from tests.primitives.reconstruction.test_reconstruct import read_redwood
 
 
 def relative(poses: np.ndarray) -> np.ndarray:
@@ -174,7 +175,7 @@ def test_a_service_error_reaches_the_caller_with_its_reason(tmp_path):
 def test_stand_in_da3_service_in_its_own_process_end_to_end(tmp_path, monkeypatch):
     """The service started as `python -m` (random-weight stand-in, documented as such) and the adapter."""
     sock = tmp_path / "da3.sock"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
     process = subprocess.Popen(
         [sys.executable, "-m", "spatialclaw.primitives.reconstruction.da3_service", "--socket", str(sock)],
         env=env,

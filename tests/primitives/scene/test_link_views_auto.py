@@ -12,12 +12,12 @@ import cv2
 import numpy as np
 import pytest
 from PIL import Image
-from test_reconstruct import read_middlebury, read_redwood
-from virtual_camera import intrinsics, scaled_K, shrink
 
 from spatialclaw.primitives.frames.load import load_images
 from spatialclaw.primitives.motion.angles import yaw_pitch_roll
 from spatialclaw.primitives.scene.memory import Scene
+from tests.primitives.reconstruction.test_reconstruct import read_middlebury, read_redwood
+from tests.virtual_camera import intrinsics, scaled_K, shrink
 
 WIDTH = 200
 

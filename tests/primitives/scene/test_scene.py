@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from geom_synthetic import Box, intrinsics, look_at, render_depth
 
 from spatialclaw.primitives.display.color import find_color
 from spatialclaw.primitives.scene.memory import Scene
+from tests.geom_synthetic import Box, intrinsics, look_at, render_depth
 
 TABLE = Box((0.0, 3.0, 0.4), (1.2, 0.8, 0.8))
 CHAIR = Box((-1.3, 3.4, 0.5), (0.5, 0.5, 1.0))

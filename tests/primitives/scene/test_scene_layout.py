@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 import pytest
-from geom_synthetic import Box, intrinsics, look_at
 from PIL import Image
 
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.scene.memory import Scene
 from spatialclaw.primitives.scene.perspective import EIGHT_WAY
+from tests.geom_synthetic import Box, intrinsics, look_at
 
 K = intrinsics(200, 150, 160.0)
 CAMERA = look_at((0.0, 0.0, 1.5), (0.0, 5.0, 1.0))

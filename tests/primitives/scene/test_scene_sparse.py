@@ -4,16 +4,14 @@ depth) seen by level virtual cameras placed around them at known headings."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
-from virtual_camera import intrinsics, redwood_frame
 
 from spatialclaw.primitives.scene.memory import Scene
+from tests.paths import DATA_ROOT
+from tests.virtual_camera import intrinsics, redwood_frame
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(not (DATA / "rgbd-redwood").is_dir(), reason=f"no Redwood RGB-D data under {DATA}")
 
 HEADINGS = {0: 0.0, 1: 80.0, 2: 170.0, 3: 255.0}  # degrees clockwise from +Y: 80-90 degrees between views

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from pathlib import Path
 
@@ -21,8 +20,9 @@ from spatialclaw.benchmarks import devset_room
 from spatialclaw.primitives.geometry.tilt import CameraTilt
 from spatialclaw.primitives.scene.bearings import intrinsics_from_fov
 from spatialclaw.primitives.scene.memory import Scene
+from tests.paths import DATA_ROOT
 
-DATA = Path(os.environ.get("SPATIALCLAW_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = DATA_ROOT
 needs_rooms = pytest.mark.skipif(
     not (DATA / "rgbd-redwood").is_dir(), reason=f"real photos for the rooms' textures not found at {DATA}"
 )
