@@ -2,7 +2,9 @@
 
 ``load_benchmark("synthetic", limit=20, seed=3)``, ``load_benchmark("cv-bench")`` (from the hub),
 ``load_benchmark("cv-bench", source="~/data/CV-Bench")`` (a local copy), ``load_benchmark("local",
-source="tasks.jsonl")`` or simply ``load_benchmark("tasks.jsonl")``. The paper's short names
+source="tasks.jsonl")`` or simply ``load_benchmark("tasks.jsonl")``; ``load_benchmark("my_bench.py")`` runs
+the spec a file of yours defines, and specs from ``SPATIALCLAW_BENCHMARK_PATH`` folders and installed
+packages resolve by name (:mod:`spatialclaw.benchmarks.external`). The paper's short names
 (``load_benchmark("vsibench_unbiased", source=DIR)``) resolve too, through ``names.ALIASES`` or a spec's
 ``paper_name``. Dataset tasks carry their spec's frame policy and instruction
 (:func:`~spatialclaw.benchmarks.paper_setting.apply_setting`); ``frames={"key_frames": 16}`` changes the policy.
@@ -37,21 +39,33 @@ def benchmark_names() -> list[str]:
     """Every name :func:`load_benchmark` accepts (besides a path to a ``.jsonl`` file); any spelling that
     :func:`~spatialclaw.benchmarks.names.normalise_benchmark_name` folds to one of them works too
     (``VSI-Bench``, ``vsi_bench``)."""
+    return ["synthetic", "local", *_all_specs()]
+
+
+def _all_specs() -> dict[str, BenchmarkSpec]:
+    """The package's specs, then those from outside it (a name the package has stays the package's)."""
+    from spatialclaw.benchmarks.external import external_specs
     from spatialclaw.benchmarks.specs import SPECS
 
-    return ["synthetic", "local", *SPECS]
+    return {**{name: spec for name, (spec, _) in external_specs().items()}, **SPECS}
 
 
 def benchmark_table() -> str:
-    """Every benchmark with its source (hub id or URL), splits and metric: the ``bench --list`` table."""
+    """Every benchmark with its source (hub id or URL), splits and metric: the ``bench --list`` table; a
+    benchmark from outside the package says where it came from (its file or entry point)."""
+    from spatialclaw.benchmarks.external import external_specs
     from spatialclaw.benchmarks.specs import SPECS
 
+    outside = {name: found for name, found in external_specs().items() if name not in SPECS}
     rows = [
         ("benchmark", "source", "splits", "metric"),
         ("synthetic", "generated (--seed)", "-", "accuracy and MRA on rendered scenes with exact geometry"),
         ("local", "a .jsonl task file (--source)", "-", "per task: choice, mra, exact, number_exact, yes_no"),
     ]
     rows += [(_listed(s), _source(s), ", ".join(s.all_splits), s.metric) for s in SPECS.values()]
+    rows += [
+        (_listed(s), _source(s), ", ".join(s.all_splits), f"{s.metric} [from {where}]") for s, where in outside.values()
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
@@ -68,13 +82,13 @@ def _listed(spec: BenchmarkSpec) -> str:
 def find_spec(name: str) -> BenchmarkSpec | None:
     """The spec ``name`` names: its registry name in any spelling, an alias, or a spec's ``paper_name``."""
     from spatialclaw.benchmarks.names import normalise_benchmark_name
-    from spatialclaw.benchmarks.specs import SPECS
 
-    canonical = canonical_benchmark_name(name, SPECS)
+    specs = _all_specs()
+    canonical = canonical_benchmark_name(name, specs)
     if canonical is not None:
-        return SPECS[canonical]
+        return specs[canonical]
     wanted = {normalise_benchmark_name(name), name.strip().lower()}
-    return next((s for s in SPECS.values() if s.paper_name and s.paper_name.lower() in wanted), None)
+    return next((s for s in specs.values() if s.paper_name and s.paper_name.lower() in wanted), None)
 
 
 def _source(spec: BenchmarkSpec) -> str:
@@ -123,12 +137,27 @@ def load_benchmark(
     from spatialclaw.benchmarks.paper_setting import apply_setting, frame_policy
     from spatialclaw.benchmarks.spec import load_tasks
 
-    spec = find_spec(name)
+    spec = _spec_of_file(name) if name.endswith(".py") else find_spec(name)
     if spec is None:
-        raise ValueError(f"unknown benchmark {name!r}; choose one of: {', '.join(benchmark_names())}, or a .jsonl file")
+        raise ValueError(
+            f"unknown benchmark {name!r}; choose one of: {', '.join(benchmark_names())}, a .jsonl task file or a "
+            ".py spec file"
+        )
     policy = frame_policy(spec, **(frames or {}))
     tasks = load_tasks(spec, source=source, media_root=media_root, split=split, limit=None if seed else limit)
     return LoadedBenchmark(spec.name, apply_setting(spec, _take(tasks, limit, seed), policy), spec.aggregation)
+
+
+def _spec_of_file(path: str) -> BenchmarkSpec:
+    from spatialclaw.benchmarks.external import specs_in_file
+
+    specs = specs_in_file(path)
+    if len(specs) > 1:
+        raise ValueError(
+            f"{path} defines {len(specs)} benchmarks ({', '.join(s.name for s in specs)}); give its folder with "
+            "--include-path and the name with --benchmark"
+        )
+    return specs[0]
 
 
 def _policy_only(tasks: list[Task], frames: dict[str, Any] | None) -> list[Task]:

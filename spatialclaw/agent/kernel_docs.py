@@ -208,7 +208,25 @@ def _first_sentence(obj: Any) -> str:
     text = " ".join(_doc(obj, brief=True).split())
     match = re.match(r"(.+?[.!?])(?:\s|$)", text)
     sentence = match.group(1) if match else text
-    return sentence if len(sentence) <= 150 else sentence[:149].rstrip() + "…"
+    return sentence if len(sentence) <= ENTRY_CHARS else _cut_at_word(sentence, ENTRY_CHARS)
+
+
+ENTRY_CHARS = 150
+"""The longest first sentence an entry of the short manual shows; a longer one is cut after a whole word."""
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters after its last whole word, never inside a ``code``
+    span, ending in " …"."""
+    cut = text[: limit - 2]
+    if not text[limit - 2 : limit - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    cut = cut.rstrip(" ,;:(")
+    if cut.count("``") % 2:  # an unclosed ``code`` span: end before it
+        cut = cut[: cut.rfind("``")].rstrip(" ,;:(")
+    elif cut.count("`") % 2:
+        cut = cut[: cut.rfind("`")].rstrip(" ,;:(")
+    return cut + " …"
 
 
 def _core_class(cls: type, shown_name: str) -> list[str]:
@@ -294,7 +312,9 @@ def _unavailable_text(tools: dict[str, Any] | None) -> str:
     return ("Learned tools in this installation:\n" + "\n".join(lines)) if lines else ""
 
 
-def api_section(detail: str = "core", tools: dict[str, Any] | None = None) -> str:
+def api_section(
+    detail: str = "core", tools: dict[str, Any] | None = None, primitives: dict[str, Any] | None = None
+) -> str:
     """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
 
     ``detail="core"`` (the default) lists every entry of the namespace with its signature and one line
@@ -305,7 +325,8 @@ def api_section(detail: str = "core", tools: dict[str, Any] | None = None) -> st
     unavailable with the reason.
 
     Entries whose module cannot be imported in this installation are listed as unavailable (with a
-    logged warning), so the model is never told about a tool that is not there.
+    logged warning), so the model is never told about a tool that is not there. ``primitives``: your own
+    functions the kernel binds, by name (:mod:`spatialclaw.kernel.own_primitives`), listed after the rest.
     """
     if detail not in API_DETAILS:
         raise ValueError(f"detail must be one of {', '.join(API_DETAILS)}, got {detail!r}")
@@ -314,7 +335,18 @@ def api_section(detail: str = "core", tools: dict[str, Any] | None = None) -> st
         if tools is None
         else json.dumps({k: (v if isinstance(v, dict) else v.to_dict()) for k, v in tools.items()}, sort_keys=True)
     )
-    return _api_section(detail, key)
+    return _api_section(detail, key) + _own_section(detail, primitives or {})
+
+
+def _own_section(detail: str, primitives: dict[str, Any]) -> str:
+    """Your own primitives, each with its signature and (by ``detail``) its first sentence or docstring."""
+    if not primitives:
+        return ""
+    lines = ["", "Your own primitives (bound in the kernel):"]
+    for name, function in primitives.items():
+        text = _first_sentence(function) if detail == "core" else _doc(function, brief=detail == "brief")
+        lines.append(f"- `{_signature(function, name)}`: {text}")
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=8)

@@ -208,7 +208,10 @@ class Agent:
         self, task: Task, kernel: Any, episode: _Episode, on_step: Callable[[StepEvent], None] | None
     ) -> tuple[str, Any, str | None]:
         config = self.config
-        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel), answer_rules_key(task))
+        from spatialclaw.kernel.own_primitives import primitive_functions
+
+        own = primitive_functions(kernel)
+        system = system_prompt(config.max_steps, config.api_detail, _tool_report(kernel), answer_rules_key(task), own)
         preview, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
         memory: list[TaskRecord | PlanRecord | StepRecord] = [TaskRecord(task_prompt(task, preview_text), preview)]
         try:

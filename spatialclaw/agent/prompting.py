@@ -95,12 +95,17 @@ def answer_rules(answer_type: str | None = None) -> str:
 
 # prompts -------------------------------------------------------------------------------------------
 def system_prompt(
-    max_steps: int, api_detail: str = "core", tools: dict[str, Any] | None = None, answer_type: str | None = None
+    max_steps: int,
+    api_detail: str = "core",
+    tools: dict[str, Any] | None = None,
+    answer_type: str | None = None,
+    primitives: dict[str, Any] | None = None,
 ) -> str:
     """The system prompt: step format, conventions, the generated API manual (``api_detail``: ``"core"``,
     ``"brief"`` or ``"full"``, see :func:`api_section`; ``tools``: the kernel's report of which learned
     tools can run), answer rules (only ``answer_type``'s when the episode's type is known, else all;
-    ``answer_type`` may name any section of the rules, see :func:`answer_rules_key`).
+    ``answer_type`` may name any section of the rules, see :func:`answer_rules_key`; ``primitives``: your
+    own functions the kernel binds, by name, listed in the manual).
     ``spatialclaw.agent.prompting.system_prompt(30)`` is the prompt the agent sends by default."""
     from spatialclaw.primitives.runtime.conventions import CONVENTIONS
 
@@ -108,7 +113,7 @@ def system_prompt(
         "system.md",
         step_format=_template_text("step_format.md").strip(),
         conventions=CONVENTIONS,
-        api=api_section(api_detail, tools),
+        api=api_section(api_detail, tools, primitives),
         answer_rules=answer_rules(answer_type),
         max_steps=max_steps,
     )

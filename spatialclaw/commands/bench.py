@@ -21,13 +21,29 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--list", action=_ListBenchmarks, help="print every benchmark with its source, splits and metric, and exit"
     )
-    parser.add_argument("--benchmark", default=None, help="benchmark name (ours or the paper's) or a .jsonl task file")
+    parser.add_argument(
+        "--benchmark",
+        default=None,
+        help="benchmark name (ours, the paper's, or one from --include-path or an installed package), a .jsonl "
+        "task file, or a .py file of yours defining SPEC (a BenchmarkSpec; docs/benchmarks.md)",
+    )
+    parser.add_argument(
+        "--include-path",
+        action=_IncludePath,
+        metavar="DIR",
+        help="a folder of your own benchmark spec modules (each *.py defining SPEC or SPECS): their names join "
+        "--benchmark and --list (give it before --list); repeatable",
+    )
     parser.add_argument("--suite", choices=["paper"], default=None, help="run the paper's 20 benchmarks")
     parser.add_argument(
         "--source-root", default=None, metavar="ROOT", help="--suite: the data root holding each benchmark's folder"
     )
     parser.add_argument(
-        "--model", required=True, help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1"
+        "--model",
+        required=True,
+        help="model spec, e.g. openai:gpt-4.1 or openai-compat:MODEL@http://host:8000/v1; keyless: "
+        "scripted:look-and-answer, scripted:solve-synthetic (measures the synthetic scenes with the kernel's "
+        "tools, most answers right), scripted:replies=FILE",
     )
     parser.add_argument("--out", required=True, help="run directory")
     parser.add_argument(
@@ -139,6 +155,26 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-tokens",
         type=int,
+class _IncludePath(argparse.Action):
+    """``--include-path DIR``: DIR joins ``SPATIALCLAW_BENCHMARK_PATH`` at once (a later ``--list`` lists its
+    specs; workers inherit it)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from spatialclaw.benchmarks.external import include_path
+
+        try:
+            include_path(str(values))
+        except FileNotFoundError as error:
+            parser.error(str(error))
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), str(values)])
+
+
         default=None,
         metavar="N",
         help="completion tokens per model call (default: the provider's)",
@@ -170,7 +206,10 @@ class _ListBenchmarks(argparse.Action):
     ) -> None:
         from spatialclaw.benchmarks.registry import benchmark_table
 
-        print(benchmark_table())
+        try:
+            print(benchmark_table())
+        except ValueError as error:  # a spec file of yours that does not import: its file and line
+            parser.exit(2, f"spatialclaw bench: {error}\n")
         parser.exit()
 
 
@@ -214,7 +253,9 @@ def _check_setup(args: argparse.Namespace) -> None:
             f"{out} holds files but is not a run to resume (no manifest.json); choose another --out"
         )
     backend = parse_spec(args.model)[0]
-    known = args.benchmark in benchmark_names() or args.benchmark.endswith(".jsonl")  # else the runner names it first
+    known = args.benchmark in benchmark_names() or args.benchmark.endswith(
+        (".jsonl", ".py")
+    )  # else the runner names it first
     if known and backend in ("openai", "anthropic", "openai-compat"):
         load_model(args.model).close()
 

@@ -19,6 +19,7 @@ answer was given, 1 the episode ended without one, 2 bad arguments or a model th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,7 +35,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--model", required=True, help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR"
+        "--model",
+        required=True,
+        help="model spec: openai:M, anthropic:M, openai-compat:M@URL, hf:PATH, replay:DIR, or keyless "
+        "scripted:look-and-answer, scripted:solve-synthetic (measures synthetic scenes with the tools), "
+        "scripted:replies=FILE",
     )
     from spatialclaw.input_paths import add_input_options
 
@@ -87,6 +92,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="print only the final answer line on stdout")
     add_sandbox_option(parser)
+    parser.add_argument(
+        "--agent-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any AgentConfig field, typed as the field, as `bench` takes it (e.g. preview_images=4, "
+        'kernel_options=\'{"primitives": {"brightness": "my_tools.py:brightness"}}\'); repeatable, applied last',
+    )
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
@@ -102,10 +115,11 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
 def agent_config(args: argparse.Namespace) -> Any:
     from spatialclaw.agent.config import AgentConfig
     from spatialclaw.agent.limits import Limits
+    from spatialclaw.runner.options import parse_agent_options
 
     params = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     limits = Limits(time_s=args.time_limit, tokens=args.token_limit, cost_usd=args.cost_limit)
-    return AgentConfig(
+    config = AgentConfig(
         max_steps=args.max_steps,
         max_images_per_request=args.max_images,
         plan=args.plan,
@@ -114,6 +128,10 @@ def agent_config(args: argparse.Namespace) -> Any:
         api_detail=args.api_detail,
         sandbox=args.sandbox,
     )
+    options = parse_agent_options(getattr(args, "agent_option", []))
+    if "limits" in options:
+        options["limits"] = Limits(**options["limits"])
+    return dataclasses.replace(config, **options)
 
 
 def build_task(args: argparse.Namespace) -> Any:

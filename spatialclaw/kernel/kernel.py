@@ -93,10 +93,13 @@ class Kernel:
     datasets; ``$SPATIALCLAW_MODELS`` always is). A sandboxed kernel's mounts are fixed when it starts: its workdir is the one given
     here (or its own temporary one), and ``reset(workdir=...)`` cannot move it elsewhere.
 
-    ``primitives``: your own functions bound as kernel names, ``{"name": "package.module:function"}``,
-    imported in the kernel on first call; the module must be importable there (installed in the
-    environment, or its folder on ``env={"PYTHONPATH": ...}`` and in ``readable``). The tool-calls
-    interface offers them as tools; docs/design.md, "Adding a primitive".
+    ``primitives``: your own functions bound as kernel names, ``{"name": "package.module:function"}`` or
+    ``{"name": "path/to/file.py:function"}``, imported in the kernel on first call; a module must be
+    importable there (installed, or its folder on ``env={"PYTHONPATH": ...}``); a file's folder is put on
+    the kernel's ``PYTHONPATH`` and made readable. Installed packages' primitives (entry-point group
+    ``spatialclaw.primitives``) are bound too (:mod:`spatialclaw.kernel.own_primitives`). The tool-calls
+    interface offers them as tools and the code interface's manual lists them; docs/design.md, "Adding a
+    primitive".
     """
 
     def __init__(
@@ -119,10 +122,16 @@ class Kernel:
         readable: Iterable[str | Path] = (),
         primitives: dict[str, str] | None = None,
     ) -> None:
+        from spatialclaw.kernel.own_primitives import resolve_primitives
         from spatialclaw.primitives.runtime.namespace import parse_primitives
 
-        parse_primitives(primitives)  # a bad name or target fails here, before a process starts
-        self.primitives: dict[str, str] = dict(primitives or {})
+        own = resolve_primitives(primitives, env)
+        parse_primitives(own.targets)  # a bad name or target fails here, before a process starts
+        self.primitives: dict[str, str] = own.targets
+        self.primitive_path: tuple[str, ...] = own.path  # where the host imports them from too
+        if own.path:
+            env = {**(env or {}), "PYTHONPATH": os.pathsep.join(own.path)}
+            readable = [*readable, *own.path]
         self.sandbox_mode = check_mode(sandbox)
         self.sandboxed = use_sandbox(self.sandbox_mode)
         self.memory_limit_mb = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb

@@ -30,6 +30,7 @@ import importlib
 import inspect
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from spatialclaw.agent.context import fit_image
@@ -240,15 +241,19 @@ def _tools() -> tuple[tuple[ToolSpec, str], ...]:
     return tuple(tools)
 
 
-def tool_specs(primitives: dict[str, str] | None = None) -> tuple[list[ToolSpec], dict[str, str]]:
+def tool_specs(
+    primitives: dict[str, str] | None = None, path: Iterable[str] = ()
+) -> tuple[list[ToolSpec], dict[str, str]]:
     """The tools offered to the model, and each tool's path in the kernel namespace by tool name.
     ``primitives`` are the kernel's own extra functions (``Kernel(primitives=...)``), offered after the
-    built-in ones; each must be importable here too, for its signature and docstring."""
+    built-in ones; each is imported here with the kernel's module ``path`` (``Kernel.primitive_path``), for
+    its signature and docstring."""
+    from spatialclaw.kernel.own_primitives import import_primitive
     from spatialclaw.primitives.runtime.namespace import parse_primitives
 
     tools = list(_tools())
     for name, (module, attribute) in parse_primitives(primitives).items():
-        spec = _function_tool(name, name, getattr(importlib.import_module(module), attribute))
+        spec = _function_tool(name, name, import_primitive(module, attribute, path))
         if spec is not None:
             tools.append((spec, name))
     return [spec for spec, _ in tools], {spec.name: path for spec, path in tools}
@@ -267,7 +272,8 @@ class ToolCallAgent(KernelInterface):
 
     def play(self, episode: EpisodeContext) -> tuple[str, Any, str | None]:
         config, task = self.config, episode.task
-        tools, paths = tool_specs(getattr(episode.kernel, "primitives", None))
+        kernel = episode.kernel
+        tools, paths = tool_specs(getattr(kernel, "primitives", None), getattr(kernel, "primitive_path", ()))
         setup = episode.kernel.execute(TOOL_HELPER, timeout=episode.clock.cap(60.0))
         if not setup.ok:
             raise RuntimeError(f"the tool-call helper did not load in the kernel: {setup.to_text(2000)}")
