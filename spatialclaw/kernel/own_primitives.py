@@ -95,4 +95,8 @@ def primitive_functions(kernel: Any) -> dict[str, Any]:
     """The functions of ``kernel``'s own primitives by name, imported here as the kernel imports them."""
     targets = getattr(kernel, "primitives", None) or {}
     path = getattr(kernel, "primitive_path", ())
-    return {name: import_primitive(*target.split(":", 1), path=path) for name, target in targets.items()}
+    found = {}
+    for name, target in targets.items():
+        module, _, attribute = target.partition(":")
+        found[name] = import_primitive(module, attribute, path)
+    return found
