@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Refreshes requirements/lock.txt: every package of the project and of the extras the tests use
-# (perception, data, ray, dev), with exact versions and sha256 hashes, for CPython 3.11 on x86-64 Linux.
+# (perception, data, ray, dev), with exact versions and sha256 hashes, for CPython 3.11 on x86-64 Linux with glibc 2.35 or newer (Ubuntu 22.04, Debian 12).
 #
 # The resolver is uv's `pip compile` at a pinned version, run from its own tool environment under build/;
 # its output is pip's hashed-requirements format, so users need only pip (`scripts/bootstrap.sh` installs it
@@ -27,7 +27,7 @@ done
 "$tools/bin/uv" pip compile pyproject.toml requirements/tools.in \
   --extra perception --extra data --extra ray --extra dev \
   --constraint requirements/holds.txt \
-  --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+  --python-version 3.11 --python-platform x86_64-manylinux_2_35 \
   "${torch_source[@]}" --index-strategy unsafe-best-match --no-emit-find-links --no-emit-index-url \
   --generate-hashes --custom-compile-command "bash scripts/lock.sh" \
   --output-file requirements/lock.txt "$@"
