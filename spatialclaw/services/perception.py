@@ -10,7 +10,11 @@ along, so no GPU stays held by a forgotten actor).
 
 Each actor runs the same public functions as the local path (``depth.depth``, ``detect.detect``,
 ``segment.sam_masks``, ``segment.segment``) on the arrays it receives, so results are identical; models load
-once per actor (on first use) and stay loaded. Caching is the kernel's job (in front of the remote call):
+once per actor (on first use) and stay loaded. A kernel names a model by its id, and the actors (outside
+every sandbox) load only the ids the operator allowed (:func:`allowed_models`: each kind's default and
+aliases, the ``SPATIALCLAW_*_MODEL`` settings and ``$SPATIALCLAW_PERCEPTION_MODELS`` of the process that
+starts the service, and its ``models`` argument): any other id, a host path above all, is refused with a
+``ValueError`` before anything is looked up, so a cell can neither probe nor load host folders. Caching is the kernel's job (in front of the remote call):
 the actors run with ``SPATIALCLAW_CACHE=off``. Calls on one actor run one at a time (the actor serialises
 them), so ``N`` actors with ``G`` GPUs each serve ``N`` inferences at once.
 """
@@ -22,15 +26,37 @@ import platform
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PerceptionActor", "PerceptionService", "start_perception_service"]
+__all__ = ["MODELS_ENV", "PerceptionActor", "PerceptionService", "allowed_models", "start_perception_service"]
 
 KINDS = ("depth", "detect", "sam", "sam3")
+MODELS_ENV = "SPATIALCLAW_PERCEPTION_MODELS"
+"""Comma-separated model ids (hub ids or local folders) the operator lets kernels name besides the defaults."""
+_MODEL_SETTINGS = (
+    "SPATIALCLAW_DEPTH_MODEL",
+    "SPATIALCLAW_DETECT_MODEL",
+    "SPATIALCLAW_SEGMENT_MODEL",
+    "SPATIALCLAW_SAM3_MODEL",
+)
+
+
+def allowed_models(extra: Sequence[str] = ()) -> frozenset[str]:
+    """The model ids a service's actors load for kernels: every kind's default and alias targets, the
+    ``SPATIALCLAW_*_MODEL`` settings and ``$SPATIALCLAW_PERCEPTION_MODELS`` of this process, and ``extra``."""
+    from spatialclaw.primitives.perception.depth import DEFAULT_MODEL
+    from spatialclaw.primitives.perception.detect import DEFAULT_DETECT_MODEL, DETECT_ALIASES
+    from spatialclaw.primitives.perception.segment import DEFAULT_SAM3_MODEL, DEFAULT_SAM_MODEL, SAM_ALIASES
+
+    ids = {DEFAULT_MODEL, DEFAULT_DETECT_MODEL, DEFAULT_SAM_MODEL, DEFAULT_SAM3_MODEL}
+    ids |= set(DETECT_ALIASES.values()) | set(SAM_ALIASES.values())
+    ids |= {os.environ[name] for name in _MODEL_SETTINGS if os.environ.get(name)}
+    ids |= {part.strip() for part in os.environ.get(MODELS_ENV, "").split(",") if part.strip()}
+    return frozenset(ids | {str(model) for model in extra})
 
 
 def _describe(kind: str, model_id: str, device: str | None) -> dict[str, Any]:
@@ -114,23 +140,34 @@ def _reply(compute: Callable[[], Any]) -> dict[str, Any]:
 class PerceptionActor:
     """The actor body (wrapped with ``ray.remote`` by :func:`start_perception_service`).
 
-    ``device``: "cuda", "mps" or "cpu"; default automatic (the GPUs Ray assigned to this actor).
+    ``device``: "cuda", "mps" or "cpu"; default automatic (the GPUs Ray assigned to this actor). ``models``:
+    the only model ids it loads (default :func:`allowed_models` of the actor's process).
     """
 
-    def __init__(self, device: str | None = None) -> None:
+    def __init__(self, device: str | None = None, models: Sequence[str] | None = None) -> None:
         # The actor computes; it must neither forward to itself nor keep a second cache.
         os.environ.pop("SPATIALCLAW_PERCEPTION", None)
         os.environ["SPATIALCLAW_CACHE"] = "off"
         self.device = device
+        self.models = frozenset(models) if models is not None else allowed_models()
         self.calls: Counter[str] = Counter()
+
+    def _allowed(self, model_id: str) -> str:
+        if not isinstance(model_id, str) or model_id not in self.models:
+            raise ValueError(
+                f"{model_id!r} is not a model this perception service hosts (it loads only the models its "
+                f"operator allowed: {', '.join(sorted(self.models))}; more with ${MODELS_ENV} or "
+                "start_perception_service(models=[...]))"
+            )
+        return model_id
 
     def describe(self, kind: str, model_id: str) -> dict[str, Any]:
         self.calls[f"describe:{kind}"] += 1
-        return _reply(lambda: _describe(kind, model_id, self.device))
+        return _reply(lambda: _describe(kind, self._allowed(model_id), self.device))
 
     def run(self, kind: str, model_id: str, inputs: dict[str, Any]) -> dict[str, Any]:
         self.calls[f"run:{kind}"] += 1
-        return _reply(lambda: _run(kind, model_id, self.device, inputs))
+        return _reply(lambda: _run(kind, self._allowed(model_id), self.device, inputs))
 
     def stats(self) -> dict[str, Any]:
         """Calls per ``method:kind``, the models loaded (kind, classes:source, device), process id and node."""
@@ -205,12 +242,14 @@ def start_perception_service(
     device: str | None = None,
     startup_timeout_s: float = 600.0,
     fail_fast: bool = False,
+    models: Sequence[str] = (),
 ) -> PerceptionService:
     """Create ``actors`` named perception actors (``num_gpus``/``num_cpus`` each, fractions allowed) in
     ``namespace`` (default a fresh ``spatialclaw-perception-<hex>``) on the Ray cluster this process is
     connected to, and wait until all are running. Raises ``RuntimeError`` naming the missing resources when
     they cannot be placed within ``startup_timeout_s`` seconds, or at once with ``fail_fast`` (for a cluster
-    that cannot grow, such as a local instance) when its total GPUs or CPUs are too few."""
+    that cannot grow, such as a local instance) when its total GPUs or CPUs are too few. Kernels may name only
+    the model ids of :func:`allowed_models` (with ``models`` added), as this process sees them."""
     import ray
 
     if actors < 1:
@@ -232,7 +271,10 @@ def start_perception_service(
     names = [f"{name}-{index}" for index in range(actors)]
     # Ray's annotations give the decorated class as a union with the plain class; actor handles are dynamic.
     actor_class: Any = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(PerceptionActor)
-    handles = [actor_class.options(name=actor_name, namespace=namespace).remote(device) for actor_name in names]
+    allowed = sorted(allowed_models(models))
+    handles = [
+        actor_class.options(name=actor_name, namespace=namespace).remote(device, allowed) for actor_name in names
+    ]
     ready, waiting = ray.wait(
         [handle.stats.remote() for handle in handles], num_returns=len(handles), timeout=startup_timeout_s
     )

@@ -56,7 +56,7 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
     rgb = np.random.default_rng(7).integers(0, 256, size=(42, 60, 3), dtype=np.uint8)
     np.save(tmp_path / "frame.npy", rgb)
-    service = start_perception_service(actors=1, num_gpus=0, num_cpus=1)
+    service = start_perception_service(actors=1, num_gpus=0, num_cpus=1, models=[str(tiny)])
     try:
         env = {**service.env, "SPATIALCLAW_CACHE": str(tmp_path / "kernel-cache")}
         with Kernel(workdir=tmp_path, env=env) as kernel:  # the files the cells read and write are in the workdir
@@ -86,8 +86,8 @@ def test_depth_in_a_kernel_runs_on_the_shared_actor(local_ray, tmp_path: Path, m
             assert loaded_here.stdout.strip() == "[]"  # the kernel never loaded the model itself
 
             missing = kernel.execute(f"depth(rgb, model={str(tmp_path / 'no-such-model')!r})", timeout=60)
-            assert missing.error is not None and missing.error.type == "MissingWeightsError"
-            assert "does not exist" in missing.error.message and "on the perception service" in missing.error.message
+            assert missing.error is not None and missing.error.type == "ValueError"  # never looked up on the host
+            assert "is not a model this perception service hosts" in missing.error.message
 
             gone = kernel.execute(
                 f"import os\nos.environ['SPATIALCLAW_PERCEPTION'] = 'ray://{service.namespace}/nobody'\n"
@@ -143,7 +143,7 @@ def test_detect_and_segment_on_the_service_equal_the_local_calls(
             segment(frame, text="cup", model=sam, text_model="detect", detector=gdino, threshold=0.0),
         )
 
-    service = start_perception_service(actors=2, num_gpus=0, num_cpus=0.5)
+    service = start_perception_service(actors=2, num_gpus=0, num_cpus=0.5, models=[gdino, sam])
     try:
         monkeypatch.setenv(remote.ENV_VAR, service.url)
         on_service = calls()
