@@ -17,6 +17,13 @@ uint8 RGB arrays returns an object with ``depth`` (N, h, w) float32, ``conf`` (N
 ``extrinsics`` (N, 3, 4) world-to-camera (OpenCV axes), ``intrinsics`` (N, 3, 3) pixels at (h, w), and
 ``processed_images`` (N, h, w, 3) uint8, where (h, w) is the input resized so that its longest side is
 about ``process_res`` (multiples of 14).
+
+The service is shared by every kernel of a run, and a request's cost grows with its image count and the
+square of ``process_res``, so each request is bounded before it is queued (:func:`request_problem`):
+``process_res`` in [14, :data:`MAX_PROCESS_RES`], at most :data:`MAX_IMAGES` images of one size, at most
+:data:`MAX_PROCESSED_PIXELS` pixels processed in all. A request past a bound gets an error reply naming it.
+(Each kernel's host relay keeps at most one of its requests at the service at once, so the queue serves
+kernels in turn: :class:`spatialclaw.kernel.channels.ServiceRelay`.)
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ from spatialclaw.primitives.perception.remote import MAX_REQUEST_BYTES, read_fra
 from spatialclaw.primitives.reconstruction.da3 import pack, unpack
 
 __all__ = [
+    "MAX_IMAGES",
+    "MAX_PROCESSED_PIXELS",
+    "MAX_PROCESS_RES",
     "Batcher",
     "Da3Server",
     "Prediction",
@@ -45,9 +55,16 @@ __all__ = [
     "handle_batch",
     "load_model",
     "main",
+    "request_problem",
 ]
 
 PATCH = 14
+MAX_PROCESS_RES = 1022
+"""The largest ``process_res`` a request may ask for (DA3's default is 504)."""
+MAX_IMAGES = 64
+"""The most images one request may hold."""
+MAX_PROCESSED_PIXELS = 16_000_000
+"""The most pixels one request may make the model process (images x processing size)."""
 
 
 @dataclass
@@ -150,6 +167,30 @@ def load_model(model_id: str, device: str = "cpu") -> Any:
     return model
 
 
+def request_problem(inputs: Any) -> str | None:
+    """Why the request ``inputs`` may not be served (its images, ``process_res`` or total size), or None."""
+    images = inputs.get("images") if isinstance(inputs, dict) else None
+    if not isinstance(images, list) or not images:
+        return "images must be a non-empty list of (H, W, 3) uint8 arrays"
+    arrays = [np.asarray(i) for i in images]
+    if any(a.ndim != 3 or a.shape[2] != 3 or a.dtype != np.uint8 or 0 in a.shape for a in arrays):
+        return "images must be a non-empty list of (H, W, 3) uint8 arrays"
+    if len(arrays) > MAX_IMAGES:
+        return f"a request may hold at most {MAX_IMAGES} images, got {len(arrays)}"
+    if any(a.shape != arrays[0].shape for a in arrays):
+        return "every image of one request must have the same size"
+    res = inputs.get("process_res") or 504
+    if isinstance(res, bool) or not isinstance(res, int | np.integer) or not PATCH <= res <= MAX_PROCESS_RES:
+        return f"process_res must be a whole number of pixels from {PATCH} to {MAX_PROCESS_RES}, got {res!r}"
+    w, h = processing_size(arrays[0].shape[1], arrays[0].shape[0], int(res))
+    if w * h * len(arrays) > MAX_PROCESSED_PIXELS:
+        return (
+            f"{len(arrays)} images at process_res={res} are {w * h * len(arrays):,} processed pixels, over the "
+            f"service's limit of {MAX_PROCESSED_PIXELS:,}; send fewer images or a smaller process_res"
+        )
+    return None
+
+
 def handle(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     """The reply value for one request (module docstring of ``reconstruction.da3``); errors become replies."""
     return handle_batch(model, [inputs])[0]
@@ -161,14 +202,11 @@ def handle_batch(model: Any, requests: list[dict[str, Any]]) -> list[dict[str, A
     replies: list[dict[str, Any] | None] = [None] * len(requests)
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, inputs in enumerate(requests):
-        images = inputs.get("images") if isinstance(inputs, dict) else None
-        if not images or any(np.asarray(i).ndim != 3 or np.asarray(i).dtype != np.uint8 for i in images):
-            replies[index] = {
-                "ok": False,
-                "error": "ValueError: images must be a non-empty list of (H, W, 3) uint8 arrays",
-            }
+        problem = request_problem(inputs)
+        if problem is not None:
+            replies[index] = {"ok": False, "error": f"ValueError: {problem}"}
             continue
-        key = (np.asarray(images[0]).shape, int(inputs.get("process_res") or 504))
+        key = (np.asarray(inputs["images"][0]).shape, int(inputs.get("process_res") or 504))
         groups.setdefault(key if hasattr(model, "inference_batch") else (index,), []).append(index)
     for members in groups.values():
         res = int(requests[members[0]].get("process_res") or 504)

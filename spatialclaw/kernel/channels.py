@@ -13,8 +13,10 @@ host comes to it as Unix sockets in a directory bound into the sandbox, one set 
   refused from its length alone.
 * :class:`ServiceRelay` (``multiview.sock``): passes the kernel's requests to a backend service in its own
   environment (:mod:`spatialclaw.services.toolshed`; its socket sits in a host-owned 0700 directory the
-  sandbox cannot see). Only ``run`` and ``stats`` pass, over the same size limit; a service that died is
-  started again before the request is passed on.
+  sandbox cannot see). Only ``run`` and ``stats`` pass, over the same size limit, and one request of the
+  kernel at a time (the service is shared: with one request of each kernel in its queue at most, it serves
+  kernels in turn, whatever one of them sends); a service that died is started again before the request is
+  passed on.
 
 Every channel serves at most ``max_connections`` connections of its kernel at once (one more is refused at
 once), and drops a connection that sends nothing for :data:`IDLE_TIMEOUT_S`: a cell cannot use up the host's
@@ -245,7 +247,8 @@ class PerceptionRelay:
 
 class ServiceRelay:
     """Serve the kernel's requests on ``path`` with the backend service at ``target`` (a Unix socket outside
-    the sandbox), restarting the service when it does not answer. At most :attr:`MAX_CONNECTIONS` at once."""
+    the sandbox), restarting the service when it does not answer. At most :attr:`MAX_CONNECTIONS` at once, and
+    one request at the service at a time (the others of this kernel wait here, not in the shared queue)."""
 
     METHODS = ("run", "stats")
     MAX_CONNECTIONS = 4
@@ -253,6 +256,7 @@ class ServiceRelay:
     def __init__(self, path: Path, target: str) -> None:
         self.target = target
         self.restarts = 0
+        self._in_flight = threading.Lock()
         self._listener = _UnixListener(path, self._answer, "spatialclaw-service-relay", self.MAX_CONNECTIONS)
 
     @property
@@ -278,7 +282,7 @@ class ServiceRelay:
             if not ensure_running(Path(self.target)):
                 self.restarts += 1
                 log.warning("restarted the backend service at %s", self.target)
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as outside:
+            with self._in_flight, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as outside:
                 outside.connect(self.target)
                 write_frame(outside, request)
                 reply = read_frame(outside, MAX_FRAME_BYTES)

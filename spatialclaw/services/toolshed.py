@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from spatialclaw.kernel.environment import allowed_environment
+
 __all__ = ["BACKENDS", "BackendSpec", "ServiceError", "create_env", "ensure_running", "start_service", "stop_service"]
 
 SOURCE = Path(__file__).resolve().parents[2]
@@ -141,7 +143,8 @@ def _launch(state: dict[str, object], folder: Path, timeout_s: float) -> int:
             stdin=subprocess.DEVNULL,
             cwd=folder,  # not a checkout: its spatialclaw/ would shadow the installed one
             start_new_session=True,  # outlives a host that is interrupted; stop_service ends it
-            env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+            # the kernel's allow list, values scrubbed: no API key or password reaches the service's process
+            env={key: value for key, value in allowed_environment().items() if key != "PYTHONPATH"},
         )
     deadline = time.monotonic() + timeout_s
     while not _reachable(sock):
