@@ -2,7 +2,7 @@
 
 The layout is the paper's: ``hf download --repo-type dataset REPO --local-dir ROOT/<Folder>``, then every archive
 the spec names (``BenchmarkSpec.archives``, globs under the folder, at most three folders deep) is unzipped or
-untarred where it sits and deleted, repeated for archives that came out of archives (three rounds at most);
+untarred where it sits (member by member, never through a link: :mod:`.archives`) and deleted, repeated for archives that came out of archives (three rounds at most);
 then each ``(glob, count)`` of ``BenchmarkSpec.expected_files`` is counted. :func:`prepare_folder` is the part
 after the download and works on any folder, so it can be checked without network.
 """
@@ -14,7 +14,7 @@ import socket
 import tarfile
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -91,24 +91,10 @@ def _depth(path: Path, folder: Path) -> int:
     return len(path.relative_to(folder).parts) - 1
 
 
-def _safe_member(name: str, archive: Path) -> None:
-    member = PurePosixPath(name.replace("\\", "/"))
-    if member.is_absolute() or ".." in member.parts:
-        raise DatasetUnavailable(f"{archive} holds {name!r}, a path outside its folder; not extracted")
-
-
 def _extract_one(archive: Path) -> None:
-    target = archive.parent
-    if archive.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(archive) as bundle:
-            for name in bundle.namelist():
-                _safe_member(name, archive)
-            bundle.extractall(target)
-    else:
-        with tarfile.open(archive) as bundle:
-            for member in bundle.getmembers():
-                _safe_member(member.name, archive)
-            bundle.extractall(target, filter="data")
+    from spatialclaw.benchmarks.data.archives import extract
+
+    extract(archive, archive.parent)
 
 
 def extract_archives(spec: BenchmarkSpec, folder: Path, keep: bool = False) -> list[Path]:
