@@ -23,6 +23,7 @@ RESUMABLE = (
     "executor",
     "endpoint URL (openai-compat URL or model_options.base_url)",
     "model_options.max_attempts (--model-retries)",
+    "provider limits (--max-concurrency, --rate-limit)",
     "a larger limit",
 )
 
@@ -36,12 +37,17 @@ class RunConfig:
     agent's time limit (the episode ends itself with status ``timeout``), the Ray executor cancels the
     episode's actor. Either way the row's status is ``timeout`` and ``--resume`` runs the task again.
     ``repeats``: episodes per task (one row each; None: 1 for a new run, the run's for a resume);
-    ``cache``: answer requests already made from ``RUN/cache/`` (:mod:`spatialclaw.models.response_cache`)."""
+    ``cache``: answer requests already made from ``RUN/cache/`` (:mod:`spatialclaw.models.response_cache`).
+    ``limit``: a whole number of tasks, or a fraction in (0, 1) of the benchmark's tasks, evenly spaced over
+    its order (``0.1``: every tenth task). ``provider_limits``: provider -> :class:`~spatialclaw.models.throttle.ProviderLimit`
+    (concurrency and rate of model requests, per process). ``judge``: the model spec of the judge of the rows
+    a benchmark's rules leave to one (:mod:`spatialclaw.runner.judge`; None: no judge). ``command_config``:
+    the command's effective options, recorded in the session's manifest stamp and ``RUN/config.toml``."""
 
     benchmark: str
     model: str
     out: Path
-    limit: int | None = None
+    limit: int | float | None = None
     seed: int = 0
     source: str | None = None
     media_root: str | None = None
@@ -64,6 +70,9 @@ class RunConfig:
     generation: dict[str, Any] | None = None  # temperature, max_tokens, provider options; None: see the module
     repeats: int | None = None  # episodes per task (each its own attempt); None: 1, or the resumed run's
     cache: bool = True  # answer repeated requests from RUN/cache/ (see spatialclaw.models.response_cache)
+    provider_limits: dict[str, Any] = field(default_factory=dict)
+    judge: str | None = None
+    command_config: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -82,6 +91,8 @@ class RunConfig:
             raise ValueError(f"unknown executor {self.executor!r}; use 'local' or 'ray'")
         if self.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
+        if isinstance(self.limit, float) and not 0 < self.limit < 1:
+            raise ValueError(f"--limit as a fraction must be between 0 and 1, got {self.limit}")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError(f"--repeats must be at least 1, got {self.repeats}")
         if self.episode_timeout_s is not None and not self.episode_timeout_s > 0:
@@ -129,6 +140,7 @@ class RunConfig:
             **({"frames": self.frames} if self.frames else {}),  # only when set: older runs resume unchanged
             **({"generation": self.generation} if self.generation is not None else {}),
             **({"repeats": self.repeats} if (self.repeats or 1) > 1 else {}),  # only K > 1: older runs resume
+            **({"judge": self.judge} if self.judge else {}),  # only when set: older runs resume unchanged
         }
 
     def agent_with_generation(self) -> dict[str, Any]:
@@ -151,6 +163,12 @@ class RunConfig:
             **({"services": {o.name: o.as_dict() for o in self.services}} if self.services else {}),
             "sandbox": self.sandbox_setup(),
             "cache": self.cache,
+            **(
+                {"provider_limits": {k: vars(v) for k, v in self.provider_limits.items()}}
+                if self.provider_limits
+                else {}
+            ),
+            **({"options": self.command_config} if self.command_config is not None else {}),
         }
 
     def sandbox_setup(self) -> dict[str, Any]:

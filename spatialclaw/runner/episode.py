@@ -81,6 +81,8 @@ class EpisodeWorker:
         episode_timeout_s: float | None = None,
         interface: str = "code",
         cache: bool = False,
+        provider_limits: dict[str, Any] | None = None,
+        judge: str | None = None,
     ) -> None:
         from spatialclaw.agent.config import AgentConfig
 
@@ -96,18 +98,21 @@ class EpisodeWorker:
         self.model_options = dict(model_options or {})
         self.run_dir = run_dir
         self.cache = cache
+        self.provider_limits = dict(provider_limits or {})
+        self.judge_spec = judge
+        self._judge: Any = None  # the Judge, built on the first row that needs one
         self._cached: Any = None  # the ResponseCache around the model, when caching
         self._runner: Any = None
         self._kernel: Any = None
 
     def _episode_runner(self) -> Any:
         if self._runner is None:
-            from spatialclaw.models import RetryPolicy, load_model
+            from spatialclaw.models import RetryPolicy, limit_model, load_model
 
             options = dict(self.model_options)
             if "max_attempts" in options:
                 options["retry"] = RetryPolicy(max_attempts=int(options.pop("max_attempts")))
-            model = load_model(self.model_spec, **options)
+            model = limit_model(load_model(self.model_spec, **options), self.provider_limits)
             if self.cache and self.run_dir is not None:
                 from spatialclaw.models.response_cache import ResponseCache
 
@@ -197,6 +202,8 @@ class EpisodeWorker:
             row.update(score_row(task, result.answer))
         except ValueError as failure:  # a task whose ground truth cannot be scored: say so, keep the answer
             row.update({"score": None, "score_error": str(failure)})
+        if self.judge_spec is not None and self.run_dir is not None and "score_error" not in row:
+            self._judged(task, row, job.out_dir)
         if row.get("score") is not None:
             with TrajectoryWriter(job.out_dir, fsync=False) as writer:
                 writer.write(
@@ -207,6 +214,19 @@ class EpisodeWorker:
                 )
         return row
 
+    def _judged(self, task: Task, row: dict[str, Any], trajectory: Path) -> None:
+        """Hand ``row`` to the run's judge when its rules leave it to one; a judge that fails leaves the rule's
+        score and says why in ``judge_error`` (``rescore`` asks again)."""
+        from spatialclaw.models import ModelError
+        from spatialclaw.runner.judge import Judge
+
+        try:
+            if self._judge is None:
+                self._judge = Judge(str(self.judge_spec), Path(str(self.run_dir)), self.provider_limits)
+            self._judge.judge_row(task, row, trajectory)
+        except (ModelError, OSError) as failure:
+            row["judge_error"] = f"{type(failure).__name__}: {failure}"
+
     def _relative(self, path: Path) -> str:
         if self.run_dir is not None:
             try:
@@ -216,7 +236,9 @@ class EpisodeWorker:
         return str(path)
 
     def close(self) -> None:
-        """Give the kernel back to the pool and close the model client."""
+        """Give the kernel back to the pool and close the model client (and the judge's)."""
+        if self._judge is not None:
+            self._judge.close()
         if self._kernel is not None:
             self.pool.release(self._kernel)
             self._kernel = None

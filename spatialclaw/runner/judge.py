@@ -3,7 +3,8 @@
 Judge-scored rows, today: SpatialTree-Bench questions whose ``metricfunc`` is ``gpteval`` (the paper asks
 an LLM; without a judge they are run but left out of every number) and 3DSRBench replies in which
 VLMEvalKit's option/text matching finds no option (VLMEvalKit then asks an LLM; without a judge they score
-0). :func:`judge_reason` names the rule that hands a row to the judge.
+0). :func:`judge_reason` names the rule that hands a row to the judge. The judge reads the row's answer, or,
+where the agent's answer parsing found none (a reply naming no option), the episode's final model reply.
 
 Off by default: ``bench --judge SPEC`` (any model spec, ``scripted:`` and ``openai-compat:`` included) turns
 it on for a run and is part of the run's identity; ``rescore`` uses the run's judge (``--judge`` sets
@@ -29,7 +30,7 @@ from typing import Any
 from spatialclaw.task import Task
 from spatialclaw.trajectories.safe_files import BadReference, read_ref, write_file
 
-__all__ = ["JUDGE_DIR", "Judge", "judge_reason"]
+__all__ = ["JUDGE_DIR", "Judge", "final_reply", "judge_reason"]
 
 JUDGE_DIR = "judge"
 """The verdict cache's folder inside a run directory: ``RUN/judge/``."""
@@ -41,13 +42,25 @@ _VERDICT = re.compile(r"\b(INCORRECT|CORRECT)\b")
 def judge_reason(task: Task, row: dict[str, Any]) -> str | None:
     """Why ``row`` (scored by the rules) goes to the judge, or None when its rules' score stands."""
     metric = str(task.meta.get("metric") or "")
-    if row.get("answer") is None or task.ground_truth is None:
+    if task.ground_truth is None:
         return None
     if metric == "spatialtree_paper:unscored" and task.meta.get("metricfunc") == "gpteval":
         return "SpatialTree-Bench gpteval: the paper's LLM-judged question"
     if metric == "vlmeval_choice" and row.get("extracted") is None:
         return "3DSRBench: VLMEvalKit's matching found no option"
     return None
+
+
+def final_reply(trajectory: Path | None) -> str | None:
+    """The text of the last model reply in the episode at ``trajectory`` (None: no episode or no reply)."""
+    from spatialclaw.trajectories.episode_log import load_episode
+
+    if trajectory is None or not (trajectory / "episode.jsonl").is_file():
+        return None
+    texts = [
+        str((call.get("response") or {}).get("text") or "") for call in load_episode(trajectory).of_type("model_call")
+    ]
+    return next((text for text in reversed(texts) if text.strip()), None)
 
 
 def _prompt_template() -> Template:
@@ -81,13 +94,15 @@ class Judge:
         spec = self.spec.rsplit("@", 1)[0] if self.spec.startswith("openai-compat:") else self.spec
         return hashlib.sha256(json.dumps([spec, prompt]).encode()).hexdigest()
 
-    def judge_row(self, task: Task, row: dict[str, Any]) -> None:
-        """Score ``row`` by the judge when :func:`judge_reason` hands it over (in place); else leave it."""
+    def judge_row(self, task: Task, row: dict[str, Any], trajectory: Path | None = None) -> None:
+        """Score ``row`` by the judge when :func:`judge_reason` hands it over (in place); else leave it.
+        ``trajectory``: the row's episode folder, whose final reply is judged when the row has no answer."""
         row.pop("judge", None)
         reason = judge_reason(task, row)
-        if reason is None:
+        judged = row.get("answer") if row.get("answer") is not None else final_reply(trajectory)
+        if reason is None or judged is None:
             return
-        prompt = self.prompt(task, row["answer"])
+        prompt = self.prompt(task, judged)
         key = self._key(prompt)
         entry, cached = self._load(key), True
         if entry is None:
@@ -95,10 +110,13 @@ class Judge:
             match = _VERDICT.findall(reply.upper())
             entry = {"key": key, "judge": self.spec, "verdict": match[-1].lower() if match else "unclear"}
             entry["reply"] = reply
+            (self.run_dir / JUDGE_DIR).mkdir(exist_ok=True)
             write_file(self.run_dir / JUDGE_DIR / f"{key}.json", json.dumps(entry), inside=self.run_dir)
         row.setdefault("rule_score", row.get("score"))
         row["score"] = 1.0 if entry["verdict"] == "correct" else 0.0
         row["judge"] = {"model": self.spec, "verdict": entry["verdict"], "reason": reason, "cached": cached}
+        if row.get("answer") is None:
+            row["judge"]["judged"] = "final reply"
 
     def _load(self, key: str) -> dict[str, Any] | None:
         try:

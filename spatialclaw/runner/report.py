@@ -65,6 +65,7 @@ class RunReport:
     gain_n: int | None = None  # the shared tasks the gain compares
     warnings: list[str] = field(default_factory=list)
     repeats: int = 1  # episodes per task; with K > 1 a task's score is the mean over its K rows
+    judged: dict[str, list[str]] = field(default_factory=dict)  # judge spec -> the task ids it scored
     by_task: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     task_index: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -91,6 +92,10 @@ def load_run_report(path: str | Path) -> RunReport:
     costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
     durations = [r["duration_s"] for r in rows if r.get("duration_s") is not None]
     steps = [r["steps"] for r in rows if r.get("steps") is not None]
+    judged: dict[str, list[str]] = {}
+    for row in rows:
+        if isinstance(row.get("judge"), dict):
+            judged.setdefault(str(row["judge"].get("model")), []).append(str(row["task_id"]))
     interface = config.get("interface") or ("no-tools" if config.get("baseline") == "no-tools" else "code")
     baseline = "no-tools" if interface == "no-tools" else None
     label = f"{Path(path).name} ({config['model']}, {interface}{f', mean of {repeats} repeats' if repeats > 1 else ''})"
@@ -116,6 +121,7 @@ def load_run_report(path: str | Path) -> RunReport:
         unreadable=unreadable,
         interval=score_interval(by_task, tasks, manifest["aggregation"]),
         repeats=repeats,
+        judged=judged,
         by_task=by_task,
         task_index=tasks,
     )
@@ -266,6 +272,12 @@ def _markdown(reports: list[RunReport]) -> str:
         ),
         "",
         *(f"**Warning:** {md(w)}." for r in reports for w in r.warnings),
+        *(
+            f"**Judge-scored:** {md(r.label)}: {len(ids)} row(s) scored by the judge {md(judge)} (the rows with "
+            "`judge` in its results.jsonl; their ids in report.json)."
+            for r in reports
+            for judge, ids in r.judged.items()
+        ),
         "",
         "## Runs",
         "",

@@ -46,7 +46,7 @@ from spatialclaw.runner.lock import RunLock
 from spatialclaw.trajectories.results import mean_over_repeats, row_key
 from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
 
-__all__ = ["RunSummary", "aggregate_rows", "run_benchmark"]
+__all__ = ["RunSummary", "aggregate_rows", "fraction_of", "run_benchmark"]
 
 
 @dataclass
@@ -69,13 +69,17 @@ class RunSummary:
 
 
 def aggregate_rows(rows: list[dict[str, Any]], tasks_by_id: dict[str, Any], rule: str) -> Aggregate:
-    """Aggregate result rows by the benchmark's rule (rows without a score count as 0)."""
+    """Aggregate result rows by the benchmark's rule (rows without a score count as 0). A row its judge
+    scored counts even where the rules alone leave its question out (``paper_scored``)."""
     scored = [
         ScoredRow(
             r["task_id"],
             r.get("category"),
             r.get("score"),
-            dict(tasks_by_id[r["task_id"]].meta) if r["task_id"] in tasks_by_id else {},
+            {
+                **(dict(tasks_by_id[r["task_id"]].meta) if r["task_id"] in tasks_by_id else {}),
+                **({"paper_scored": True} if r.get("judge") else {}),
+            },
         )
         for r in rows
     ]
@@ -135,19 +139,29 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     else:
         from spatialclaw.benchmarks.registry import load_benchmark
 
+        fraction = isinstance(config.limit, float)
+        if fraction and config.benchmark == "synthetic":
+            raise ValueError("synthetic generates --limit N tasks; a fraction of tasks needs a dataset")
         loaded = load_benchmark(
             config.benchmark,
             source=config.source,
             media_root=config.media_root,
-            limit=config.limit,
+            limit=None if fraction else config.limit,
             seed=config.seed,
             split=config.split,
             frames=config.frames,
         )
         tasks, rule = loaded.tasks, loaded.aggregation
+        if isinstance(config.limit, float):
+            tasks = fraction_of(tasks, config.limit)
         if not tasks:
             raise ValueError(f"benchmark {config.benchmark!r} produced no tasks")
         run_dir.create(identity, tasks, rule, loaded.name, session=config.session())
+    if config.command_config is not None:
+        from spatialclaw.runner.config_file import CONFIG_NAME, to_toml
+        from spatialclaw.trajectories.safe_files import write_file
+
+        write_file(run_dir.path / CONFIG_NAME, to_toml(config.command_config), inside=run_dir.path)
     by_id = {t.task_id: t for t in tasks}
     session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
     previous, unreadable = run_dir.results.read()  # the rewrite below keeps unreadable lines aside
@@ -172,6 +186,8 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         "model_options": config.model_options,
         "run_dir": run_dir.path,
         "cache": config.cache,
+        "provider_limits": config.provider_limits,
+        "judge": config.judge,
     }
     executor: Any
     if config.executor == "ray":
@@ -232,8 +248,13 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
 
 def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks: list[Any]) -> list[Any]:
     """The run's tasks, extended to ``config.limit`` when a resume asks for more than the run holds."""
-    if config.limit is None or config.limit == len(tasks):
+    if config.limit is None or config.limit == len(tasks) or config.limit == manifest["config"].get("limit"):
         return tasks
+    if isinstance(config.limit, float):
+        raise ValueError(
+            f"cannot resume {config.out} with --limit {config.limit}: the run took a fraction "
+            f"{manifest['config'].get('limit')!r} of the tasks; a resume grows a run by a whole --limit N"
+        )
     if config.limit < len(tasks):
         raise ValueError(
             f"cannot resume {config.out} with --limit {config.limit}: the run already holds {len(tasks)} tasks "
@@ -261,6 +282,13 @@ def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks:
     if len(loaded.tasks) > len(tasks):
         run_dir.extend_tasks(loaded.tasks[len(tasks) :], config.limit)
     return run_dir.tasks()
+
+
+def fraction_of(tasks: list[Any], fraction: float) -> list[Any]:
+    """``fraction`` of ``tasks`` (rounded, at least one), evenly spaced over their order: the same tasks every
+    time for the same list (a ``--seed`` other than 0 shuffled it already)."""
+    count = min(len(tasks), max(1, int(fraction * len(tasks) + 0.5)))
+    return [tasks[i * len(tasks) // count] for i in range(count)] if tasks else []
 
 
 def _progress(total: int, config: RunConfig) -> Any:
