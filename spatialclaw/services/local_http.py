@@ -86,7 +86,7 @@ class _BoundedUnixHTTPServer(_Bounded, socketserver.ThreadingMixIn, socketserver
 class LocalHTTPServer:
     """Serves ``handler`` in a daemon thread; ``start``/``stop`` or a ``with`` block.
 
-    On 127.0.0.1 (``_serve``: a free port, reachable by every local user) or on a Unix socket
+    On 127.0.0.1 (``_serve``: a free port or the one asked for, reachable by every local user) or on a Unix socket
     (``_serve_unix``: ``socket_path`` in a new 0700 directory, reachable by this user only)."""
 
     def __init__(self, name: str) -> None:
@@ -95,9 +95,14 @@ class LocalHTTPServer:
         self._directory: Path | None = None
 
     def _serve(
-        self, handler: type[BaseHTTPRequestHandler], poll_interval_s: float = 0.05, max_connections: int = 256
+        self,
+        handler: type[BaseHTTPRequestHandler],
+        poll_interval_s: float = 0.05,
+        max_connections: int = 256,
+        port: int = 0,
     ) -> None:
-        self._start(_BoundedHTTPServer(("127.0.0.1", 0), handler, max_connections), poll_interval_s)
+        """Serve on ``127.0.0.1:port`` (``0``: a free port)."""
+        self._start(_BoundedHTTPServer(("127.0.0.1", port), handler, max_connections), poll_interval_s)
 
     def _serve_unix(
         self, handler: type[BaseHTTPRequestHandler], poll_interval_s: float = 0.05, max_connections: int = 256

@@ -145,7 +145,7 @@ def _format_seconds(seconds: float) -> str:
 
 
 class ScriptedProvider(LocalHTTPServer):
-    """Serve a script on ``127.0.0.1`` (a free port) in a background thread; a context manager.
+    """Serve a script on ``127.0.0.1`` (a free port, or ``port``) in a background thread; a context manager.
 
     ``url`` is the base URL to give an SDK (``http://127.0.0.1:PORT/v1`` for OpenAI; the Anthropic SDK
     takes ``anthropic_url``, the same host without ``/v1``). ``requests`` holds each request's JSON
@@ -153,9 +153,10 @@ class ScriptedProvider(LocalHTTPServer):
     arrival order; ``max_in_flight`` is the most requests it was answering at one time.
     """
 
-    def __init__(self, script: Script, model: str = "scripted-model") -> None:
+    def __init__(self, script: Script, model: str = "scripted-model", port: int = 0) -> None:
         self.script = script
         self.model = model
+        self._port = port
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
@@ -167,7 +168,7 @@ class ScriptedProvider(LocalHTTPServer):
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> ScriptedProvider:
-        self._serve(_make_handler(self))
+        self._serve(_make_handler(self), port=self._port)
         return self
 
     def __enter__(self) -> ScriptedProvider:
