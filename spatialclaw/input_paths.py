@@ -245,9 +245,21 @@ def specs_from_groups(
 
 def check_inputs(specs: list[FrameSpec]) -> None:
     """Open every input on the host as the kernel will (each image's header and integrity, a video's packet
-    index and first frame, the frame numbers asked for; no other pixels are decoded), so that a missing,
-    empty, corrupt or truncated file is one ``ValueError`` naming the user's path before a kernel starts."""
+    index and first frame, the frame numbers asked for) and decode every image, so that a missing, empty,
+    corrupt (in its header or inside its data) or truncated file is one ``ValueError`` naming the user's path
+    before a kernel starts (and before anything is written). A video's other frames are not decoded."""
+    from PIL import Image
+
     from spatialclaw.primitives.frames.load import load_frames
 
     for spec in specs:
         load_frames(spec.to_dict())  # FrameLoadError is a ValueError naming the file as given
+        for path in spec.paths if spec.kind == "images" else []:
+            try:
+                with Image.open(path) as image:
+                    image.load()
+            except (OSError, SyntaxError, ValueError) as error:
+                raise ValueError(
+                    f"cannot decode image {path}: {error}. The file is corrupt inside its data; re-export it or "
+                    "remove it from the input list"
+                ) from None

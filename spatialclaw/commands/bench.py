@@ -47,7 +47,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, help="run directory")
     parser.add_argument(
-        "--limit", type=_positive, default=None, help="run the first N tasks, N >= 1 (synthetic: generate N)"
+        "--limit",
+        type=_positive,
+        default=None,
+        help="run the first N tasks, N >= 1 (synthetic: generate N), or a fraction F in (0, 1) of the tasks, "
+        "evenly spaced (0.1: every tenth)",
     )
     parser.add_argument(
         "--seed",
@@ -155,6 +159,89 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-tokens",
         type=int,
+        default=None,
+        metavar="N",
+        help="completion tokens per model call (default: the provider's)",
+    )
+    parser.add_argument(
+        "--model-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a provider-specific generation option sent with every call, VALUE as JSON when it parses "
+        "(e.g. seed=7, top_p=0.9, 'extra_body={\"top_k\": 20}' for an OpenAI-compatible server); repeatable",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--config",
+        action=_ConfigFile,
+        metavar="FILE",
+        help='read options from a TOML file: keys are these flags without dashes (model = "...", limit = 0.1, '
+        "[max-concurrency] openai = 4); flags given override it; the run keeps what it ran with in RUN/config.toml",
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        action="append",
+        default=[],
+        metavar="PROVIDER=N",
+        help="at most N model requests in flight to PROVIDER (openai, anthropic, openai-compat) at once, shared "
+        "by every worker of the process (the judge's included); repeatable",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        action="append",
+        default=[],
+        metavar="PROVIDER=N/UNIT",
+        help="at most N model requests per s, min or hour to PROVIDER, spaced evenly (e.g. openai=60/min); repeatable",
+    )
+    parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="MODEL",
+        help="model spec of a judge for the rows the benchmark's rules leave to an LLM judge (SpatialTree-Bench's "
+        "gpteval questions, 3DSRBench replies no rule matches); off by default; verdicts kept in RUN/judge/",
+    )
+    parser.set_defaults(handler=handle)
+
+
+class _ConfigFile(argparse.Action):
+    """``--config FILE``: the file's options into the namespace where no flag set them before it (flags after
+    it override it; a repeatable flag's items follow the file's), before the required options are checked."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from spatialclaw.runner.config_file import config_argv, read_config
+
+        try:
+            argv = config_argv(read_config(str(values)), parser, str(values))
+        except (OSError, ValueError) as error:
+            parser.error(f"--config: {error}")
+        required = [action for action in parser._actions if action.required]
+        for action in required:  # the file alone need not be a whole command line
+            action.required = False
+        try:
+            given = parser.parse_args(argv)
+        finally:
+            for action in required:
+                action.required = True
+        named = {action.dest for action in parser._actions if set(action.option_strings) & set(argv)}
+        for action in parser._actions:
+            if action.dest not in named:
+                continue
+            now = getattr(namespace, action.dest, None)
+            if isinstance(action, argparse._AppendAction):
+                setattr(namespace, action.dest, [*getattr(given, action.dest), *(now or [])])
+            elif now == parser.get_default(action.dest):
+                setattr(namespace, action.dest, getattr(given, action.dest))
+            action.required = False  # the file gave it
+        namespace.config = str(values)
+
+
 class _IncludePath(argparse.Action):
     """``--include-path DIR``: DIR joins ``SPATIALCLAW_BENCHMARK_PATH`` at once (a later ``--list`` lists its
     specs; workers inherit it)."""
@@ -173,22 +260,6 @@ class _IncludePath(argparse.Action):
         except FileNotFoundError as error:
             parser.error(str(error))
         setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), str(values)])
-
-
-        default=None,
-        metavar="N",
-        help="completion tokens per model call (default: the provider's)",
-    )
-    parser.add_argument(
-        "--model-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a provider-specific generation option sent with every call, VALUE as JSON when it parses "
-        "(e.g. seed=7, top_p=0.9, 'extra_body={\"top_k\": 20}' for an OpenAI-compatible server); repeatable",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=handle)
 
 
 class _ListBenchmarks(argparse.Action):
@@ -224,12 +295,21 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _positive(text: str) -> int:
-    """``--limit``'s value: a whole number of tasks, at least 1 (0 would silently mean all of them)."""
+def _positive(text: str) -> int | float:
+    """``--limit``'s value: a whole number of tasks, at least 1 (0 would silently mean all of them), or a
+    fraction of them between 0 and 1."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--limit takes a whole number of tasks, got {text!r}") from None
+        try:
+            fraction = float(text)
+        except ValueError:
+            fraction = -1.0
+        if 0 < fraction < 1:
+            return fraction
+        raise argparse.ArgumentTypeError(
+            f"--limit takes a whole number of tasks or a fraction between 0 and 1, got {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"--limit must be at least 1 (leave it out to run every task), got {value}")
     return value
@@ -288,6 +368,7 @@ def _frames(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: str | None) -> Any:
+    from spatialclaw.models.throttle import parse_provider_limits
     from spatialclaw.runner import RunConfig
     from spatialclaw.services.ray_services import parse_service_option
 
@@ -319,7 +400,20 @@ def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: s
         generation=_generation(args),
         repeats=args.repeats,
         cache=not args.no_cache,
+        provider_limits=parse_provider_limits(args.max_concurrency, args.rate_limit),
+        judge=args.judge,
+        command_config=_effective(args),
     )
+
+
+def _effective(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option this command runs with (defaults included), for ``RUN/config.toml`` and the manifest."""
+    from spatialclaw.runner.config_file import effective_options
+
+    root = argparse.ArgumentParser(add_help=False)
+    commands = root.add_subparsers()
+    register(commands)
+    return effective_options(args, commands.choices["bench"])
 
 
 def _failures() -> tuple[type[BaseException], ...]:
@@ -372,10 +466,17 @@ def _run_suite(args: argparse.Namespace) -> int:
     if args.source or args.media_root:
         print("spatialclaw bench: --suite reads ROOT/<Folder> per benchmark; give --source-root ROOT", file=sys.stderr)
         return 2
+    if not args.source_root:  # each benchmark would quietly load from the hub instead of the paper's data
+        print(
+            "spatialclaw bench: --suite paper needs --source-root ROOT, the folder `spatialclaw data download paper "
+            "--root ROOT` fills (each benchmark reads ROOT/<Folder>)",
+            file=sys.stderr,
+        )
+        return 2
     worst = 0
     for spec in paper_specs():
         name = spec.paper_name or spec.name
-        source = str(Path(args.source_root) / PAPER_FOLDERS.get(name, spec.name)) if args.source_root else None
+        source = str(Path(args.source_root) / PAPER_FOLDERS.get(name, spec.name))
         one = argparse.Namespace(**{**vars(args), "benchmark": spec.name, "out": str(Path(args.out) / name)})
         try:
             _check_setup(one)
