@@ -80,14 +80,31 @@ class ColorBlobs(list[Blob]):
     thresholds used (hue band in degrees, Lab chroma or lightness floor)."""
 
     def __init__(
-        self, blobs: Sequence[Blob], color: str, mask: np.ndarray, thresholds: dict[str, Any] | None = None
+        self,
+        blobs: Sequence[Blob],
+        color: str,
+        mask: np.ndarray,
+        thresholds: dict[str, Any] | None = None,
+        paler: Sequence[tuple[tuple[float, float], int, float]] = (),
     ) -> None:
         super().__init__(blobs)
         self.color = color
         self.mask = mask
         self.thresholds = thresholds or {}
+        self.paler = list(paler)  # near misses when none was found: ((x, y) px, area px^2, median chroma)
 
     def __repr__(self) -> str:
+        if not self and self.paler:
+            floor = float(self.thresholds.get("min_chroma", 0.0))
+            low = min(c for _, _, c in self.paler)
+            regions = "; ".join(
+                f"({x:.0f}, {y:.0f}) px, area {area} px^2, chroma {c:.0f}" for (x, y), area, c in self.paler[:5]
+            )
+            return (
+                f"ColorBlobs(no {self.color} blobs at chroma >= {floor:.0f}; {len(self.paler)} paler {self.color} "
+                f"region{'s' if len(self.paler) != 1 else ''} at chroma {low:.0f}-{floor - 1:.0f}: {regions}; "
+                f"pass min_chroma={int(low)} to get them as blobs)"
+            )
         if not self:
             return f"ColorBlobs(no {self.color} blobs found; thresholds {self.thresholds})"
         lines = [f"{len(self)} {self.color} blob{'s' if len(self) != 1 else ''}, best match first:"]
@@ -137,7 +154,8 @@ def find_color(
 
     A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
     (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
-    (2.5 x the typical chroma of its more neutral half, at least 6 and at most 25), so pale stickers on
+    (2.5 x the typical chroma of the more neutral half of the pixels that could be mistaken for the colour,
+    so pink walls do not hide a pale green bag; at least 6 and at most 25), so pale stickers on
     white paper and saturated ones are both found, and grey or white surfaces are not; pink is the light (Lab L >= 60)
     and red the darker (L <= 75) part of the red-pink hues. White/grey/black use Lab lightness among
     neutral pixels.
@@ -184,7 +202,8 @@ def find_color(
     Returns:
         ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px sub-pixel, area px^2, box, mask, mean_rgb,
         match, compactness, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
-        thresholds used.
+        thresholds used; when none was found, ``.paler`` the near misses (regions of the hue at chroma from half
+        the floor up to it: ((x, y) px, area px^2, chroma)), which its readout names.
     """
     import cv2
 
@@ -257,7 +276,30 @@ def find_color(
         )
         for region, box, area, centroid, weighted, match, plane_xy, plane_size, mean_rgb, compact in found[:max_blobs]
     ]
-    return ColorBlobs(blobs[:max_blobs], label, mask, thresholds)
+    paler = _paler_regions(space, color, hue_tolerance, thresholds, min_area) if not blobs and bands else []
+    return ColorBlobs(blobs[:max_blobs], label, mask, thresholds, paler)
+
+
+def _paler_regions(
+    space: Any, color: Any, hue_tolerance: float | None, thresholds: dict[str, Any], min_area: int
+) -> list[tuple[tuple[float, float], int, float]]:
+    """Regions of the colour's hue below the chroma floor but at least half of it (and ``MIN_CHROMA``):
+    the near misses a readout names when nothing was found, largest first, ((x, y) px, area, chroma)."""
+    import cv2
+
+    floor = float(thresholds.get("min_chroma", 0.0))
+    lower = max(MIN_CHROMA, floor / 2.0)
+    if lower >= floor:
+        return []
+    mask = color_mask(space, color, hue_tolerance, lower)[0] & (space.chroma < floor)
+    count, components, stats, centroids = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    found = [
+        ((float(centroids[i][0]), float(centroids[i][1])), int(stats[i, cv2.CC_STAT_AREA]), i)
+        for i in range(1, count)
+        if stats[i, cv2.CC_STAT_AREA] >= min_area
+    ]
+    found.sort(key=lambda f: -f[1])
+    return [(xy, area, float(np.median(space.chroma[components == i]))) for xy, area, i in found[:10]]
 
 
 _SHAPE_WEIGHT = {None: 1.5, "dot": 4.0, "any": 0.0}

@@ -16,6 +16,7 @@ from spatialclaw.primitives.display.color_names import COLOR_NAMES, ColorBand
 __all__ = [
     "MAX_FLOOR_CHROMA",
     "MIN_CHROMA",
+    "adaptive_floor",
     "band_distance",
     "circular_mean",
     "color_mask",
@@ -80,11 +81,31 @@ def _neutral_floor(chroma: np.ndarray) -> float:
     return float(min(MAX_FLOOR_CHROMA, max(MIN_CHROMA, floor)))
 
 
+def _other_hue(space: _ColorSpace, bands: tuple[ColorBand, ...]) -> np.ndarray:
+    """Pixels clearly of another colour than ``bands``: coloured (chroma >= ``MIN_CHROMA``) with a hue
+    more than 45 degrees outside every band (pink walls when green is asked for)."""
+    near = np.zeros(space.hue.shape, bool)
+    for band in bands:
+        near |= hue_distance(space.hue, band.centre) <= band.half + 45.0
+    return (space.chroma >= MIN_CHROMA) & ~near
+
+
+def adaptive_floor(space: _ColorSpace, bands: tuple[ColorBand, ...]) -> float:
+    """The automatic chroma floor for ``bands``: :func:`_neutral_floor` over the pixels that could be
+    mistaken for the colour (neutral ones and those of nearby hues), so a large surface of another pale
+    colour (pink walls) does not raise it above a pale object of the asked colour; over the whole image
+    when fewer than 5% of the pixels are left."""
+    candidates = ~_other_hue(space, bands)
+    if candidates.sum() < 0.05 * candidates.size:
+        return _neutral_floor(space.chroma)
+    return _neutral_floor(space.chroma[candidates])
+
+
 def _chromatic_mask(
     space: _ColorSpace, bands: tuple[ColorBand, ...], min_chroma: float | None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     if min_chroma is None:
-        min_chroma = _neutral_floor(space.chroma)
+        min_chroma = adaptive_floor(space, bands)
     mask = np.zeros(space.hue.shape, bool)
     for band in bands:
         mask |= (

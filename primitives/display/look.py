@@ -32,6 +32,7 @@ class Zoom:
         scale: output pixels per original pixel (with ``interpolation="nearest"`` each original pixel
             is a ``scale`` x ``scale`` block).
         offset: (left, top) margin in output pixels.
+        label: the caption given to ``zoom(..., label=)`` (None: none).
         x_ticks / y_ticks: (original coordinate, output pixel) pairs; each grid line runs through the
             centre of the original pixel column/row it is labelled with.
     """
@@ -44,6 +45,7 @@ class Zoom:
     y_ticks: list[tuple[int, int]] = field(repr=False)
     interpolation: str = "nearest"
     contrast: str | None = None
+    label: str | None = None
 
     @property
     def array(self) -> np.ndarray:
@@ -82,12 +84,18 @@ _RESAMPLING = {
 
 
 def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: float = 99.0) -> np.ndarray:
-    """A display copy of an (H, W, 3) uint8 image with its brightness stretched (the input is untouched).
+    """A display copy of an (H, W, 3) uint8 image with its brightness stretched (the input is untouched),
+    never less readable than the input.
 
     The ``low_percentile``..``high_percentile`` range of the brightness (mean of R, G, B) is mapped to
-    0..255 (the same linear map for all channels, so hues are kept), then a gamma brings the median
-    brightness to mid-grey (gamma clamped to 0.33..3). For looking at dark or overexposed frames only.
+    0..255, then a gamma (0.5..2) brings the median brightness towards mid-grey unless that would bend
+    the image's edges (their gradient agreement with the input's drops by more than 0.01: then the
+    stretch stays linear). Colour (each pixel's difference from its brightness) is smoothed and raised
+    by at most the square root of the brightness gain, so the JPEG colour noise of a dark frame does not
+    turn into coloured blocks. For looking at dark or overexposed frames only.
     """
+    from scipy.ndimage import gaussian_filter
+
     image = np.asarray(array)
     if image.ndim != 3 or image.shape[2] != 3:
         raise ValueError(f"auto_contrast needs an (H, W, 3) RGB image, got shape {image.shape}")
@@ -96,12 +104,30 @@ def auto_contrast(array: Any, low_percentile: float = 1.0, high_percentile: floa
     lo, hi = np.percentile(brightness, [low_percentile, high_percentile])
     if hi - lo < 1.0:
         return image.copy()
-    stretched = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
-    median = float(np.median(stretched.mean(axis=2)))
+    gain = 255.0 / (hi - lo)
+    linear = np.clip((brightness - lo) / (hi - lo), 0.0, 1.0)
+    stretched = linear
+    median = float(np.median(linear))
     if 0.0 < median < 1.0:
-        gamma = float(np.clip(np.log(0.5) / np.log(median), 1 / 3, 3.0))
-        stretched = stretched**gamma
-    return np.asarray(np.round(stretched * 255).astype(np.uint8))
+        curved = linear ** float(np.clip(np.log(0.5) / np.log(median), 0.5, 2.0))
+        if _edge_agreement(curved, brightness) >= _edge_agreement(linear, brightness) - 0.01:
+            stretched = curved
+    out_brightness = stretched * 255.0
+    colour = values - brightness[..., None]
+    if gain > 2.0:
+        colour = gaussian_filter(colour, (1.0, 1.0, 0.0))
+    lift = np.clip(out_brightness / np.maximum(brightness, 1.0), 0.0, np.sqrt(gain))
+    out = out_brightness[..., None] + colour * lift[..., None]
+    return np.asarray(np.clip(np.round(out), 0, 255).astype(np.uint8))
+
+
+def _edge_agreement(a: np.ndarray, b: np.ndarray) -> float:
+    """Correlation of two (H, W) images' gradient magnitudes (1: the same edges, equally strong relative to
+    each other)."""
+    ga, gb = (np.hypot(*np.gradient(x.astype(np.float64))).ravel() for x in (a, b))
+    if ga.std() == 0 or gb.std() == 0:
+        return 1.0
+    return float(np.corrcoef(ga, gb)[0, 1])
 
 
 def _tick_step(scale: float, min_spacing_px: float = 48.0) -> int:
@@ -120,6 +146,7 @@ def zoom(
     target_px: int = 768,
     interpolation: Literal["nearest", "bilinear", "bicubic", "lanczos"] = "nearest",
     contrast: Literal[None, "auto"] = None,
+    label: str | None = None,
 ) -> Zoom:
     """Crop ``box`` from ``frame`` and upscale it, with a labelled pixel grid in ORIGINAL pixel coordinates.
 
@@ -128,8 +155,8 @@ def zoom(
     ``"bicubic"`` (or ``"lanczos"``) gives a smooth upscaled view that is easier to recognise things in
     (use it to identify what a small object is; the grid still labels original pixels, but a blurred edge
     no longer sits on a block boundary). ``contrast="auto"`` stretches a dark or overexposed crop for
-    viewing only (1st..99th brightness percentile to full range, then a gamma that brings the median to
-    mid-grey); the frame's pixels are never changed, so measure on the frame, not on the zoom.
+    viewing only (``auto_contrast``: never less readable than the crop); the frame's pixels are never
+    changed, so measure on the frame, not on the zoom.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
@@ -142,6 +169,7 @@ def zoom(
         interpolation: "nearest" (pixel blocks, for reading coordinates), "bicubic" or "lanczos" (smooth,
             for looking), or "bilinear".
         contrast: None (pixels as they are) or "auto" (stretch dark/overexposed crops for viewing).
+        label: a caption (``show(z)`` shows it, as does a contact sheet), e.g. ``"the mug"``.
 
     Returns:
         A ``Zoom`` (``.image``; ``show(z)`` displays it), with ``to_original(u, v)`` / ``to_zoom(x, y)``.
@@ -182,7 +210,7 @@ def zoom(
     out_w, out_h = max(1, int(round(crop_w * scale))), max(1, int(round(crop_h * scale)))
     upscaled = Image.fromarray(crop).resize((out_w, out_h), _RESAMPLING[interpolation])
     if not grid:
-        return Zoom(upscaled, (cx0, cy0, cx1, cy1), float(scale), (0, 0), [], [], interpolation, contrast)
+        return Zoom(upscaled, (cx0, cy0, cx1, cy1), float(scale), (0, 0), [], [], interpolation, contrast, label)
     font = label_font(12)
     label_w = int(ImageDraw.Draw(upscaled).textlength(str(cy1), font=font)) + 8
     left, top = max(label_w, 24), 18
@@ -207,4 +235,6 @@ def zoom(
         text.text((u, top - 2), str(x), fill=(0, 0, 0), font=font, anchor="mb")
     for y, v in y_ticks:
         text.text((left - 4, v), str(y), fill=(0, 0, 0), font=font, anchor="rm")
-    return Zoom(canvas, (cx0, cy0, cx1, cy1), float(scale), (left, top), x_ticks, y_ticks, interpolation, contrast)
+    return Zoom(
+        canvas, (cx0, cy0, cx1, cy1), float(scale), (left, top), x_ticks, y_ticks, interpolation, contrast, label
+    )

@@ -44,12 +44,15 @@ def _flatten(items: Iterable[Any]) -> list[Any]:
 
 
 MIN_SIDE_PX = 256
+SHEET_CELL_PX = 256  # a contact sheet's cell side when min_side asks for less
 """``show`` upscales images whose longer side is shorter than this (whole-number factor, pixels kept sharp)."""
 
 
 def _caption(image: Any, caption: str | None) -> str | None:
     if caption is None and hasattr(image, "index") and isinstance(image.index, int):
         return f"frame {image.index}"
+    if caption is None and isinstance(getattr(image, "label", None), str):  # a Zoom made with label=
+        return str(image.label)
     return caption
 
 
@@ -87,7 +90,8 @@ def show(
     images or one per image (frames are labelled with their absolute index by default).
 
     ``sheet=True`` tiles all the images into one labelled contact sheet (many frames at a glance, each
-    labelled ``frame <absolute index>``). ``contrast="auto"`` shows dark or overexposed images with their
+    labelled ``frame <absolute index>``; cells of ``max(256, min_side)`` pixels, so ``min_side=768`` keeps
+    768 px zooms at full size). ``contrast="auto"`` shows dark or overexposed images with their
     brightness stretched (a viewing copy; the frames' pixels are untouched; the label says so). Images
     whose longer side is under ``min_side`` pixels (default 256) are upscaled by a whole-number factor
     without smoothing, and the label states the factor and the original size; ``min_side=0`` turns this
@@ -119,9 +123,10 @@ def show(
         from spatialclaw.primitives.display.overlay import contact_sheet
         from spatialclaw.primitives.imaging import as_pil
 
-        tiles = [_for_viewing(image, contrast, 0)[0] for image in flat]
+        tiles = [_for_viewing(image, contrast, min_side)[0] for image in flat]
         names = [c if c is not None else f"image {i}" for i, c in enumerate(captions)]
-        grid = contact_sheet([as_pil(t) for t in tiles], labels=names)
+        cell = max(SHEET_CELL_PX, int(min_side or 0))  # a tile is never shrunk below min_side
+        grid = contact_sheet([as_pil(t) for t in tiles], labels=names, cell_px=cell)
         title = label if isinstance(label, str) else "contact sheet"
         png, width, height = png_bytes(grid)
         publish_png(

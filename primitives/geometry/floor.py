@@ -25,15 +25,14 @@ degree of pitch moves the point).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics, as_pose
 from spatialclaw.primitives.geometry.floor_camera import FloorCamera, pitch_roll_of_pose
-from spatialclaw.primitives.geometry.floor_tilt import PitchReading, intersect, mode_readings, robust_sigma, tilt_modes
-from spatialclaw.primitives.geometry.plausibility import floor_notes
+from spatialclaw.primitives.geometry.floor_reading import FloorPoint
+from spatialclaw.primitives.geometry.floor_tilt import intersect, mode_readings, robust_sigma, tilt_modes
 from spatialclaw.primitives.geometry.tilt import (
     DEFAULT_HFOV_DEG,
     camera_tilt,
@@ -55,95 +54,6 @@ DEFAULT_HFOV_SIGMA_DEG = 10.0
 SAMPLES = 2000
 
 
-@dataclass(frozen=True)
-class FloorPoint:
-    """Where a floor pixel is on the floor.
-
-    Attributes:
-        pixel: (x, y) pixels asked. point: (3,) world position, metres (see the module's frame: origin at
-            the camera, +Y its forward on the ground, +X right, +Z up, floor at z = -camera_height_m).
-        covariance: (3, 3) m^2 from the assumed ranges (height, pitch, roll, field of view, pixel).
-        distance_m / distance_sigma_m: distance from the camera centre to the point along the ray, metres
-            (what ``scene.add_bearing(distance=...)`` takes) and its robust standard deviation.
-        ground_distance_m: horizontal distance from the point under the camera, metres.
-        camera_height_m, pitch_deg, roll_deg: the values used (nominal). K: (3, 3) intrinsics used.
-        pose: (4, 4) camera-to-world pose used. assumed: what was assumed ("" if nothing).
-        camera: the ``FloorCamera`` (assumptions and ranges) that ``floor_samples`` draws jointly.
-        p_on_floor: fraction of the uncertainty samples whose ray still meets the floor (< 1 near the
-            horizon: the distance is then poorly known).
-        below_horizon_deg: the ray's angle below the horizon, degrees (a few degrees: ill-conditioned).
-        pitch_sensitivity_m: how far (metres, along the ground) 1 degree more or less camera pitch
-            moves the point (inf when it would put it above the horizon).
-        pitch_readings: when the image supports two pitches, what each says (``.pitch_deg``, ``.weight``
-            given this pixel is on the floor, ``.distance_m``, NaN when ruled out), else (). The point is
-            at the estimate unless only the rival keeps it on the floor; the covariance covers both.
-    """
-
-    pixel: tuple[float, float]
-    point: np.ndarray
-    covariance: np.ndarray = field(repr=False)
-    distance_m: float
-    distance_sigma_m: float
-    ground_distance_m: float
-    camera_height_m: float
-    pitch_deg: float
-    roll_deg: float
-    K: np.ndarray = field(repr=False)
-    pose: np.ndarray = field(repr=False)
-    assumed: str = ""
-    p_on_floor: float = 1.0
-    camera: FloorCamera | None = field(default=None, repr=False)
-    below_horizon_deg: float = 90.0
-    pitch_sensitivity_m: float = 0.0
-    pitch_readings: tuple[PitchReading, ...] = ()
-
-    @property
-    def distance_known(self) -> bool:
-        """False when the distance's sigma exceeds the distance itself: then it is unknown, not measured."""
-        return bool(self.distance_sigma_m <= self.distance_m)
-
-    @property
-    def sigma_m(self) -> np.ndarray:
-        """(3,) standard deviations of x, y, z, metres."""
-        return np.asarray(np.sqrt(np.clip(np.diag(self.covariance), 0.0, None)))
-
-    @property
-    def notes(self) -> str:
-        """Plausibility notes ("" if none): a floor distance beyond room scale, a ray within 5 degrees of
-        the horizon (with what 1 degree of pitch does to it), or a distance known worse than half its size."""
-        return "; ".join(
-            floor_notes(
-                self.ground_distance_m,
-                self.distance_m,
-                self.distance_sigma_m,
-                self.below_horizon_deg,
-                self.pitch_sensitivity_m,
-            )
-        )
-
-    @property
-    def text(self) -> str:
-        """E.g. "floor point at (0.42, 3.10, -1.50) m ± (0.2, 0.9, 0.25): 3.4 ± 0.9 m from the camera ..." """
-        x, y, z = self.point
-        sx, sy, sz = self.sigma_m
-        unknown = "" if self.distance_known else "distance unknown (its sigma exceeds it): "
-        out = (
-            f"floor point of pixel ({self.pixel[0]:.1f}, {self.pixel[1]:.1f}) at ({x:.2f}, {y:.2f}, {z:.2f}) m "
-            f"± ({sx:.2f}, {sy:.2f}, {sz:.2f}): {unknown}{self.distance_m:.2f} ± {self.distance_sigma_m:.2f} m "
-            f"from the camera along the ray, {self.ground_distance_m:.2f} m on the ground"
-        )
-        if self.pitch_readings:
-            out += "; the camera tilt is ambiguous: " + ", ".join(r.text for r in self.pitch_readings)
-        if self.p_on_floor < 0.99:
-            out += f"; near the horizon ({100 * (1 - self.p_on_floor):.0f}% of the assumed tilts put it above)"
-        if self.notes:
-            out += f"; IMPLAUSIBLE? {self.notes}"
-        return out + (f" (assumed: {self.assumed})" if self.assumed else "")
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 def floor_point(
     pixel: Any,
     frame: Any = None,
@@ -161,8 +71,9 @@ def floor_point(
     hfov_sigma_deg: float | None = None,
     pixel_sigma_px: float = 1.0,
     seed: int = 0,
-) -> FloorPoint:
-    """3D position of a pixel that shows a point ON the floor, from one image and no depth.
+) -> FloorPoint | list[FloorPoint]:
+    """3D position of a pixel that shows a point ON the floor, from one image and no depth; an (N, 2) array of
+    pixels gives a list of N (one camera set-up and one shared camera error for all: faster than N calls).
 
     Intersects the pixel's ray with the floor plane of a camera at ``camera_height_m`` above the floor,
     pitched ``pitch_deg`` (> 0 up, < 0 down) and rolled ``roll_deg``. Without ``pitch_deg`` (or a
@@ -180,7 +91,8 @@ def floor_point(
     z = pose_z - camera_height_m; the tilt then comes from the pose).
 
     Args:
-        pixel: (x, y) pixels (or anything with ``.centroid``, e.g. a ``find_color`` Blob).
+        pixel: (x, y) pixels (or anything with ``.centroid``, e.g. a ``find_color`` Blob), or an (N, 2) array
+            of them (then a list of N ``FloorPoint``; a pixel above the horizon raises for the call).
         frame: the Frame / PIL image / (H, W, 3) array the pixel is in (gives the image size), or None with
             ``image_size``.
         image_size: (width, height) pixels, when no frame is given and no K.
@@ -214,11 +126,15 @@ def floor_point(
         scene.add_bearing("red", red, frame=frames[0], on_floor=True)   # the same, as a scene object
     """
     try:
-        xy = np.asarray(getattr(pixel, "centroid", pixel), dtype=np.float64).ravel()
+        pixels_in = np.asarray(getattr(pixel, "centroid", pixel), dtype=np.float64)
     except (TypeError, ValueError):
-        xy = np.empty(0)
-    if xy.shape != (2,) or not np.isfinite(xy).all():
-        raise ValueError(f"pixel must be the floor point's (x, y) in the image, pixels, got {pixel!r}")
+        pixels_in = np.empty(0)
+    many = pixels_in.ndim == 2
+    xys = pixels_in.reshape(-1, 2) if pixels_in.size and pixels_in.shape[-1:] == (2,) else np.empty((0, 3))
+    if xys.shape[1] != 2 or pixels_in.ndim not in (1, 2) or not len(xys) or not np.isfinite(xys).all():
+        raise ValueError(
+            f"pixel must be the floor point's (x, y) in the image, or an (N, 2) array of them, pixels, got {pixel!r}"
+        )
     assumed: list[str] = []
     if K is None:
         size = image_size
@@ -276,7 +192,7 @@ def floor_point(
             tilt, why = None, "pitch not given and no image to estimate it from"
             if frame is not None and not isinstance(frame, (int, np.integer)):
                 try:
-                    tilt = camera_tilt(frame, K=K, hfov_deg=hfov_deg)
+                    tilt = _cached_tilt(frame, K, hfov_deg)
                 except ValueError as error:
                     why = str(error).split(";")[0]
             if tilt is not None:
@@ -317,9 +233,59 @@ def floor_point(
         pixel_sigma_px=float(pixel_sigma_px),
         pitch_modes=modes,
     )
-    K_used = camera.nominal_K
     rng = np.random.default_rng(seed)
-    Ks, rotations, heights, which = camera.sample(SAMPLES, rng)
+    shared = camera.sample(SAMPLES, rng)  # one camera error for all the points of this call
+    results = [
+        _place(xy, camera, shared, rng, pose, float(pitch_deg), float(roll_deg), camera_height_m, list(assumed))
+        for xy in xys
+    ]
+    return results if many else results[0]
+
+
+_TILTS: dict[tuple[Any, ...], Any] = {}
+"""``camera_tilt`` results per image content and lens (a sweep of floor points reads one frame's tilt once)."""
+
+
+def _cached_tilt(frame: Any, K: Any, hfov_deg: float | None) -> Any:
+    """``camera_tilt(frame, K=K, hfov_deg=hfov_deg)``, remembered per image content (a hash of its pixels)."""
+    import hashlib
+
+    from spatialclaw.primitives.imaging import as_rgb_array
+
+    array = np.ascontiguousarray(as_rgb_array(frame))
+    key = (
+        hashlib.blake2b(array.tobytes(), digest_size=16).hexdigest(),
+        array.shape,
+        None if K is None else np.asarray(K, dtype=np.float64).tobytes(),
+        hfov_deg,
+    )
+    if key not in _TILTS:
+        if len(_TILTS) >= 64:
+            _TILTS.pop(next(iter(_TILTS)))
+        try:
+            _TILTS[key] = camera_tilt(frame, K=K, hfov_deg=hfov_deg)
+        except ValueError as error:
+            _TILTS[key] = error
+    found = _TILTS[key]
+    if isinstance(found, ValueError):
+        raise found
+    return found
+
+
+def _place(
+    xy: np.ndarray,
+    camera: FloorCamera,
+    shared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+    pose: np.ndarray,
+    pitch_deg: float,
+    roll_deg: float,
+    camera_height_m: float,
+    assumed: list[str],
+) -> FloorPoint:
+    """The FloorPoint of one pixel ``xy`` for ``camera`` (``shared``: its sampled errors, ``FloorCamera.sample``)."""
+    K_used = camera.nominal_K
+    Ks, rotations, heights, which = shared
     pixels = xy[None] + camera.pixel_sigma_px * rng.standard_normal((SAMPLES, 2))
     points, distances = intersect(pixels, Ks, rotations, heights)
     hit = np.isfinite(distances)

@@ -34,6 +34,24 @@ def repitched(rotation: np.ndarray, roll_deg: float, delta_deg: float) -> np.nda
     return np.asarray(rotation @ rot_z(-roll_deg) @ rot_x(delta_deg) @ rot_z(roll_deg))
 
 
+def _rot_x_many(deg: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations about x by ``deg`` degrees (each as ``rot_x``)."""
+    c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+    out = np.zeros((len(deg), 3, 3))
+    out[:, 0, 0] = 1.0
+    out[:, 1, 1], out[:, 1, 2], out[:, 2, 1], out[:, 2, 2] = c, -s, s, c
+    return out
+
+
+def _rot_z_many(deg: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations about z by ``deg`` degrees (each as ``rot_z``)."""
+    c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+    out = np.zeros((len(deg), 3, 3))
+    out[:, 2, 2] = 1.0
+    out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = c, -s, s, c
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class FloorCamera:
     """The assumed camera of a ``floor_point`` call and its uncertainty (what ``floor_samples`` draws).
@@ -95,7 +113,10 @@ class FloorCamera:
         pitch = offsets[which] - sigmas[which] * unit  # (the sign keeps the draws of a level camera as before)
         own_roll = pitch_roll_of_pose(self.pose)[1]
         R0 = self.pose[:3, :3]
-        rotations = np.stack([repitched(R0, own_roll, dp) @ rot_z(dr) for dp, dr in zip(pitch, roll, strict=True)])
+        # repitched(R0, own_roll, dp) @ rot_z(dr) for every draw at once
+        rotations = np.einsum(
+            "ij,njk,kl,nlm->nim", R0 @ rot_z(-own_roll), _rot_x_many(pitch), rot_z(own_roll), _rot_z_many(roll)
+        )
         return self._intrinsics(fovs), rotations, heights, which
 
     def same_as(self, other: FloorCamera) -> bool:

@@ -189,6 +189,7 @@ def bearing_from_pixel(
             pose=camera,
             pixel_sigma_px=DEFAULT_PIXEL_SIGMA_PX if pixel_sigma_px is None else pixel_sigma_px,
         )
+        assert not isinstance(floor, list)  # one pixel, one FloorPoint
         K, distance, distance_sigma = floor.K, floor.distance_m, floor.distance_sigma_m
         if camera is None:
             pose = floor.pose

@@ -104,8 +104,9 @@ class Perspective:
 
     @property
     def text(self) -> str:
-        """E.g. "Standing at the sofa facing the tv, the lamp is at 2 o'clock (front-right, compass NE): 58°
-        ± 6° right of straight ahead, 2.3 ± 0.4 m away on the ground. P(right) = 0.99, P(in front) = 0.93." """
+        """E.g. "Standing at the sofa facing the tv, the lamp is at 2 o'clock (front-right): 58° ± 6° right of
+        straight ahead, 2.3 ± 0.4 m away on the ground. P(right) = 0.99, P(in front) = 0.93." Compass words
+        only after ``scene.set_north`` (``compass_note``: the true compass of the facing and the target)."""
         turn = (
             "straight ahead"
             if abs(self.angle_deg) < 0.5
@@ -130,7 +131,7 @@ class Perspective:
             )
         return (
             f"Standing at {self.standing_at} facing {self.facing}, {self.target} is at {self.clock} o'clock "
-            f"({self.direction}, compass {self.compass}): {turn}, {distance}.{probabilities}"
+            f"({self.direction}): {turn}, {distance}.{probabilities}"
             + (f" {self.tilt_note}" if self.tilt_note else "")
             + (f" {self.compass_note}" if self.compass_note else "")
             + (f" {self.plan_note}" if self.plan_note else "")

@@ -203,12 +203,14 @@ def _namespace_entries() -> list[tuple[str, str, str, str]]:
 API_DETAILS = ("core", "brief", "full")
 
 
-def _first_sentence(obj: Any) -> str:
-    """The first sentence of a docstring, on one line."""
+def _first_sentence(obj: Any, limit: int | None = None) -> str:
+    """The first sentence of a docstring, on one line, cut after a whole word at ``limit`` characters
+    (default ``ENTRY_CHARS``)."""
+    limit = limit or ENTRY_CHARS
     text = " ".join(_doc(obj, brief=True).split())
     match = re.match(r"(.+?[.!?])(?:\s|$)", text)
     sentence = match.group(1) if match else text
-    return sentence if len(sentence) <= ENTRY_CHARS else _cut_at_word(sentence, ENTRY_CHARS)
+    return sentence if len(sentence) <= limit else _cut_at_word(sentence, limit)
 
 
 ENTRY_CHARS = 150
@@ -229,15 +231,17 @@ def _cut_at_word(text: str, limit: int) -> str:
     return cut + " …"
 
 
-def _core_class(cls: type, shown_name: str) -> list[str]:
+def _core_class(cls: type, shown_name: str, limit: int) -> list[str]:
     lines = []
     for attr, member in _public_members(cls):
         if isinstance(member, property):
-            lines.append(f"  - `{shown_name}.{attr}`: {_first_sentence(member) if member.__doc__ else 'attribute'}")
+            lines.append(
+                f"  - `{shown_name}.{attr}`: {_first_sentence(member, limit) if member.__doc__ else 'attribute'}"
+            )
             continue
         function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
         call = _signature(function, shown_name if attr == "__call__" else f"{shown_name}.{attr}", annotations=False)
-        lines.append(f"  - `{call}`: {_first_sentence(function)}")
+        lines.append(f"  - `{call}`: {_first_sentence(function, limit)}")
     return lines
 
 
@@ -248,7 +252,9 @@ def _down(tools: dict[str, Any] | None) -> set[str]:
     }
 
 
-def _core_section(entries: list[tuple[str, Any, str]], down: frozenset[str] = frozenset()) -> str:
+def _core_section(
+    entries: list[tuple[str, Any, str]], down: frozenset[str] = frozenset(), limit: int | None = None
+) -> str:
     """One line per namespace entry (signature + first sentence), members of modules and instances
     indented under them; result types named, their docs one ``manual(...)`` away."""
     lines = [
@@ -262,29 +268,30 @@ def _core_section(entries: list[tuple[str, Any, str]], down: frozenset[str] = fr
     for name, obj, binding in entries:
         if binding == "function":
             _collect_returns(obj, referenced)
-            lines.append(f"- `{_signature(obj, name, annotations=False)}`: {_first_sentence(obj)}")
+            lines.append(f"- `{_signature(obj, name, annotations=False)}`: {_first_sentence(obj, limit)}")
         elif binding == "instance" and name in down:
             documented.add(obj.__name__)
             lines.append(f"- `{name}` ({obj.__name__}): UNAVAILABLE here, do not call (see below)")
         elif binding == "instance":
             documented.add(obj.__name__)
-            lines.append(f"- `{name}` ({obj.__name__}): {_first_sentence(obj)}")
-            lines.extend(_core_class(obj, name))
+            lines.append(f"- `{name}` ({obj.__name__}): {_first_sentence(obj, limit)}")
+            lines.extend(_core_class(obj, name, limit or ENTRY_CHARS))
             for _, member in _public_members(obj):
                 function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
                 if not isinstance(member, property):
                     _collect_returns(function, referenced)
         else:
-            lines.append(f"- `{name}` (module): {_first_sentence(obj)}")
+            lines.append(f"- `{name}` (module): {_first_sentence(obj, limit)}")
             for attr in getattr(obj, "__all__", []):
                 value = getattr(obj, attr, None)
                 if inspect.isclass(value):
                     documented.add(value.__name__)
-                    lines.append(f"  - `{name}.{attr}` (class): {_first_sentence(value)}")
+                    lines.append(f"  - `{name}.{attr}` (class): {_first_sentence(value, limit)}")
                 elif callable(value):
                     _collect_returns(value, referenced)
                     lines.append(
-                        f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: {_first_sentence(value)}"
+                        f"  - `{_signature(value, f'{name}.{attr}', annotations=False)}`: "
+                        f"{_first_sentence(value, limit)}"
                     )
     from spatialclaw.primitives.runtime import namespace as kernel_namespace
 
@@ -313,7 +320,10 @@ def _unavailable_text(tools: dict[str, Any] | None) -> str:
 
 
 def api_section(
-    detail: str = "core", tools: dict[str, Any] | None = None, primitives: dict[str, Any] | None = None
+    detail: str = "core",
+    tools: dict[str, Any] | None = None,
+    primitives: dict[str, Any] | None = None,
+    entry_chars: int = 0,
 ) -> str:
     """The manual of the kernel namespace, generated from the primitives' signatures and docstrings.
 
@@ -327,6 +337,7 @@ def api_section(
     Entries whose module cannot be imported in this installation are listed as unavailable (with a
     logged warning), so the model is never told about a tool that is not there. ``primitives``: your own
     functions the kernel binds, by name (:mod:`spatialclaw.kernel.own_primitives`), listed after the rest.
+    ``entry_chars``: the longest line of a ``"core"`` entry's text (0: ``ENTRY_CHARS``), cut after a word.
     """
     if detail not in API_DETAILS:
         raise ValueError(f"detail must be one of {', '.join(API_DETAILS)}, got {detail!r}")
@@ -335,7 +346,7 @@ def api_section(
         if tools is None
         else json.dumps({k: (v if isinstance(v, dict) else v.to_dict()) for k, v in tools.items()}, sort_keys=True)
     )
-    return _api_section(detail, key) + _own_section(detail, primitives or {})
+    return _api_section(detail, key, entry_chars or ENTRY_CHARS) + _own_section(detail, primitives or {})
 
 
 def _own_section(detail: str, primitives: dict[str, Any]) -> str:
@@ -350,7 +361,7 @@ def _own_section(detail: str, primitives: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _api_section(detail: str, tools_key: str | None) -> str:
+def _api_section(detail: str, tools_key: str | None, entry_chars: int = 0) -> str:
     """:func:`api_section` for a hashable tool report (its JSON), cached per detail and report."""
     tools = json.loads(tools_key) if tools_key else None
     brief = detail == "brief"
@@ -370,7 +381,7 @@ def _api_section(detail: str, tools_key: str | None) -> str:
         resolved.append((name, obj, binding))
     unavailable = _unavailable_text(tools)
     if detail == "core":
-        blocks = [_core_section(resolved, frozenset(_down(tools))), _LIBRARIES]
+        blocks = [_core_section(resolved, frozenset(_down(tools)), entry_chars or ENTRY_CHARS), _LIBRARIES]
         if unavailable:
             blocks.append(unavailable)
         if missing:

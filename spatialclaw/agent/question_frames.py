@@ -143,5 +143,6 @@ def frame_notes(task: Task) -> list[str]:
         found = [_of_n(ref, first, name, spec) if ref.of is not None else _plain(ref, name, spec) for ref in refs]
         if spec.times:
             found += [_at_time(s, name, list(spec.times)) for s in seconds]
-        lines += [f"In `{name}`: {line}." for line in found if line]
+        prefix = f"In `{name}`: " if several else ""
+        lines += [f"{prefix}{line}." for line in found if line]
     return lines

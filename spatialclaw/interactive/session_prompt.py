@@ -9,7 +9,12 @@ from typing import Any
 
 from spatialclaw.task import Task
 
-__all__ = ["build_session_prompt", "prompt_version", "session_ref"]
+__all__ = ["MAX_PROMPT_CHARS", "build_session_prompt", "prompt_version", "session_ref"]
+
+MAX_PROMPT_CHARS = 16_000
+"""The longest session prompt built while the manual's entries can still be shortened (characters)."""
+ENTRY_LIMITS = (150, 120, 100, 80, 60)
+"""The lengths the manual's one-line entries are cut to (after a whole word), tried in turn."""
 
 
 def prompt_version() -> str:
@@ -42,7 +47,9 @@ def build_session_prompt(
     api_detail: str = "core",
 ) -> str:
     """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
-    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``)."""
+    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``). With the
+    ``"core"`` manual it stays within ``MAX_PROMPT_CHARS``: the manual's one-line entries are cut shorter
+    (after a whole word, ending " …") until it fits."""
     from spatialclaw.agent import prompting
     from spatialclaw.agent.kernel_docs import api_section
     from spatialclaw.primitives.runtime.conventions import CONVENTIONS
@@ -53,12 +60,18 @@ def build_session_prompt(
     how_to = prompting.render(
         "session.md", session_id=session_id, session_ref=session_ref(session_id, directory), directory=str(directory)
     ).strip()
-    system = prompting.render(
-        "system.md",
-        step_format=how_to,
-        conventions=CONVENTIONS,
-        api=api_section(api_detail, tools),
-        answer_rules=prompting.task_answer_rules(task),
-        max_steps=max_steps,
-    )
-    return f"{system.strip()}\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"
+    task_part = f"\n\n## Your task\n\n{prompting.task_prompt(task).strip()}\n"
+    prompt = ""
+    for entry_chars in ENTRY_LIMITS:  # the manual's one-line entries shortened until the prompt fits
+        system = prompting.render(
+            "system.md",
+            step_format=how_to,
+            conventions=CONVENTIONS,
+            api=api_section(api_detail, tools, entry_chars=entry_chars),
+            answer_rules=prompting.task_answer_rules(task),
+            max_steps=max_steps,
+        )
+        prompt = system.strip() + task_part
+        if len(prompt) <= MAX_PROMPT_CHARS or api_detail != "core":
+            break
+    return prompt

@@ -57,11 +57,10 @@ def test_key_frames_with_source_indices_and_times_are_matched():
     spec = FrameSpec.images(_dino(6), indices=[0, 60, 120, 180, 240, 300], times=[0, 2, 4, 6, 8, 10])
     notes = frame_notes(Task("What is at frame 120, at frame 130, at frame 400 and at 4.4 s?", inputs=[spec]))
     assert notes == [
-        "In `frames`: frame 120 is `frames[2]`.",
-        "In `frames`: frame 130 was not loaded; it lies between `frames[2]` (source frame 120) and `frames[3]` "
-        "(source frame 180).",
-        "In `frames`: frame 400 is outside the loaded frames (source frames 0 to 300).",
-        "In `frames`: 4.4 s is nearest `frames[2]` (at 4 s).",
+        "frame 120 is `frames[2]`.",
+        "frame 130 was not loaded; it lies between `frames[2]` (source frame 120) and `frames[3]` (source frame 180).",
+        "frame 400 is outside the loaded frames (source frames 0 to 300).",
+        "4.4 s is nearest `frames[2]` (at 4 s).",
     ]
     frames = load_frames(spec.to_dict())
     assert frames[2].index == 120  # the loaded frame the note names carries that source number
@@ -77,7 +76,7 @@ def test_frame_x_of_n_on_an_even_sampling_names_the_loaded_frame_nearest_that_mo
     nearest = min(range(len(frames)), key=lambda i: abs(frames[i].index - target))
     assert nearest == 2 and abs(float(np.asarray(frames[2].image).mean()) - 4 * frames[2].index) < 3
     exact = frame_notes(Task("At frame 0 of 32?", inputs=[FrameSpec.video(video, count=32)]))
-    assert exact == ["In `frames`: frame 0 of 32 (counted from 0: 0% of the way through the video) is `frames[0]`."]
+    assert exact == ["frame 0 of 32 (counted from 0: 0% of the way through the video) is `frames[0]`."]
 
 
 def test_other_inputs_get_a_rule_or_nothing():
