@@ -27,6 +27,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -117,7 +118,24 @@ class RecordContext:
                     else "."
                 )
             )
-        return str(path.resolve())
+        return self._inside_dataset(path, relative)
+
+    def _inside_dataset(self, path: Path, relative: str) -> str:
+        """``path`` resolved, when it is a regular file inside the dataset's folders (``media_root``,
+        ``source_dir``); a record naming an absolute path or ``..`` out of them is refused, naming the record."""
+        real = path.resolve()
+        folders = [p.resolve() for p in (self.media_root, self.source_dir) if p is not None]
+        if not any(real == folder or real.is_relative_to(folder) for folder in folders):
+            raise DatasetUnavailable(
+                f"{self.spec.name}: record {self.index} names media file {relative!r}, which is outside the "
+                f"dataset's folder ({', '.join(map(str, folders)) or 'none given'}): a dataset may name only files "
+                "inside its own folder (no absolute path, no '..')"
+            )
+        if not stat.S_ISREG(real.stat().st_mode):
+            raise DatasetUnavailable(
+                f"{self.spec.name}: record {self.index} names media file {relative!r}, which is not a regular file"
+            )
+        return str(real)
 
     def _roots(self) -> list[Path]:
         if self.media_root is not None:
@@ -134,7 +152,7 @@ class RecordContext:
         for root in self._roots():
             for candidate in candidates:
                 if (root / candidate).exists():
-                    return str((root / candidate).resolve())
+                    return self._inside_dataset(root / candidate, candidate)
         return self.media(candidates[0])
 
     def _store(self, data: bytes, suffix: str) -> str:

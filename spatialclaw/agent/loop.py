@@ -154,7 +154,7 @@ class Agent:
             )
             try:
                 files, unreadable = file_hashes(task), None
-            except FileNotFoundError as failure:  # logged, then ends the episode with status "error"
+            except OSError as failure:  # missing or not a regular file: logged, then the episode ends "error"
                 files, unreadable = {}, failure
             episode.write("task", task=task.to_dict(), files=files)
             vlm = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 
 from spatialclaw.chat import ImagePart
 from spatialclaw.task import Task
@@ -14,25 +15,36 @@ __all__ = ["file_hashes", "preview_frames"]
 
 
 def file_hashes(task: Task) -> dict[str, str]:
-    """sha256 of every input file (so a trajectory names exactly the data it saw)."""
+    """sha256 of every input file (so a trajectory names exactly the data it saw). An input that is not a
+    regular file (``/dev/zero``, a FIFO, a folder) is an ``OSError`` naming it, found before anything opens
+    it, so that no host read waits forever or never ends."""
     hashes: dict[str, str] = {}
     for spec in task.inputs:
         for path in spec.paths:
             try:
-                stat = os.stat(path)
+                info = os.stat(path)
             except OSError as error:
                 raise FileNotFoundError(
                     f"input file {path} of task {task.task_id!r} cannot be read ({error})"
                 ) from None
-            hashes[path] = _sha256_file(path, stat.st_size, stat.st_mtime_ns)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(
+                    f"input file {path} of task {task.task_id!r} is not a regular file (a device, FIFO or folder); "
+                    "inputs must be image or video files"
+                )
+            hashes[path] = _sha256_file(path, info.st_size, info.st_mtime_ns)
     return hashes
 
 
 @functools.lru_cache(maxsize=4096)
 def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
-    """Hash of a file, remembered per (path, size, modification time): benchmarks reuse videos."""
+    """Hash of a file, remembered per (path, size, modification time): benchmarks reuse videos. Opened without
+    blocking and checked again, so a file swapped for a FIFO after the check cannot stall the host."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"input file {path} is not a regular file")
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
