@@ -86,6 +86,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="auto",
         help="kernel isolation: auto (the sandbox where this platform has one), required, or off (docs/security.md)",
     )
+    start.add_argument(
+        "--primitive",
+        action="append",
+        default=[],
+        metavar="NAME=TARGET",
+        help="your own function bound as NAME in the kernel and listed in the prompt: path/to/file.py:function "
+        "or package.module:function (docs/design.md); repeatable",
+    )
     start.add_argument("--id", dest="session_id", default=None, help="session id (default: time stamp + random suffix)")
     start.add_argument(
         "--max-steps",
@@ -175,6 +183,7 @@ def _start(args: argparse.Namespace) -> int:
         vlm_model=args.vlm_model,
         vlm_api_key_env=args.vlm_api_key_env,
         sandbox=args.sandbox,
+        primitives=_primitives(args.primitive),
     )
     from spatialclaw.interactive.preview import write_input_previews
     from spatialclaw.interactive.session_prompt import session_ref
@@ -195,6 +204,17 @@ def _start(args: argparse.Namespace) -> int:
         f"next: spatialclaw session exec {session_ref(session.id, session.directory)} --code - <<'EOF'\n...\nEOF",
     )
     return 0
+
+
+def _primitives(options: list[str]) -> dict[str, str]:
+    """``--primitive NAME=TARGET`` options by name."""
+    found = {}
+    for option in options:
+        name, sep, target = option.partition("=")
+        if not sep or not name or not target:
+            raise ValueError(f"--primitive {option!r}: give NAME=path/to/file.py:function or NAME=module:function")
+        found[name] = target
+    return found
 
 
 def _read_code(source: str) -> str:

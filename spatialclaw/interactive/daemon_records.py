@@ -15,8 +15,9 @@ __all__ = ["kernel_details", "rewrite_prompt", "write_daemon_file", "write_heade
 
 def rewrite_prompt(directory: Path, task: Any, session_id: str, info: dict[str, Any], kernel: Any) -> None:
     """Rewrite the prompt with what the kernel's learned tools reported at start (unavailable ones
-    are marked, with the reason)."""
+    are marked, with the reason) and the kernel's own primitives (yours and installed packages')."""
     from spatialclaw.interactive.session_prompt import build_session_prompt
+    from spatialclaw.kernel.own_primitives import primitive_functions
 
     tools = kernel.tool_status() if hasattr(kernel, "tool_status") else None
     if tools is None:
@@ -28,6 +29,7 @@ def rewrite_prompt(directory: Path, task: Any, session_id: str, info: dict[str, 
         int(info.get("max_steps") or 0),
         vlm_available=bool(info.get("vlm_model")),
         tools=tools,
+        primitives=primitive_functions(kernel),
     )
     (directory / PROMPT_FILE).write_text(prompt, encoding="utf-8")
 

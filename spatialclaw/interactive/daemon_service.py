@@ -90,6 +90,7 @@ class SessionDaemon:
             vlm=self.vlm.config,
             memory_limit_mb=self.info.get("memory_limit_mb"),
             sandbox=self.info.get("sandbox", "auto"),
+            primitives=self.info.get("primitives"),
         )
 
     def _write(self, event_type: str, **fields: Any) -> None:

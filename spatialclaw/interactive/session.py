@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from spatialclaw.interactive.session_client import Session, positive_number
@@ -72,6 +73,7 @@ def start_session(
     vlm_api_key_env: str | None = None,
     sandbox: str = "auto",
     start_timeout_s: float = 180.0,
+    primitives: Mapping[str, str] | None = None,
 ) -> Session:
     """Create a session directory, write its prompt and start its daemon; returns when the kernel is ready.
 
@@ -86,7 +88,9 @@ def start_session(
     ``$SPATIALCLAW_COMPAT_API_KEY`` implicitly, since a client may have chosen the URL).
     ``sandbox`` (``auto``, ``required``, ``off``) is the kernel's isolation (:class:`spatialclaw.Kernel`):
     sandboxed, a cell sees its frames and its workdir but no session directory (its own or another's).
-    Limits must be positive and finite (a one-line :class:`SessionError` otherwise).
+    Limits must be positive and finite (a one-line :class:`SessionError` otherwise). ``primitives``: your own
+    functions bound in the kernel and listed in the prompt, ``{"name": "path/to/file.py:function"}`` or
+    ``{"name": "package.module:function"}`` (:class:`spatialclaw.Kernel`); a missing file is named here.
     """
     max_steps = int(positive_number("max_steps (--max-steps)", max_steps, integer=True))
     cell_timeout_s = positive_number("cell_timeout_s (--cell-timeout, seconds)", cell_timeout_s)
@@ -104,6 +108,9 @@ def start_session(
     if session_id is not None:
         check_session_id(session_id)
     _check_sandbox(sandbox)
+    from spatialclaw.kernel.own_primitives import absolute_file_targets
+
+    primitives = absolute_file_targets(primitives or {})  # the daemon starts elsewhere: files by absolute path
     if not task.inputs:
         raise SessionError("a session needs frames: give --frames IMAGE... or --video PATH")
     for spec in task.inputs:
@@ -135,6 +142,7 @@ def start_session(
         "vlm_model": vlm_model,
         "vlm_api_key_env": vlm_api_key_env,
         "sandbox": sandbox,
+        "primitives": primitives,
         "socket": str(socket_path_for(directory)),
     }
     write_private(directory / SESSION_FILE, json.dumps(info, indent=2, default=str))

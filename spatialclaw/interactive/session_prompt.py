@@ -45,9 +45,11 @@ def build_session_prompt(
     vlm_available: bool,
     tools: dict[str, Any] | None = None,
     api_detail: str = "core",
+    primitives: dict[str, Any] | None = None,
 ) -> str:
     """The markdown prompt written to ``SESSION_DIR/prompt.md`` for whoever drives session ``session_id``;
-    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``). With the
+    ``tools`` is the kernel's report of which learned tools can run (see ``Kernel.tool_status``);
+    ``primitives`` the kernel's own functions by name, listed after the built-in ones. With the
     ``"core"`` manual it stays within ``MAX_PROMPT_CHARS``: the manual's one-line entries are cut shorter
     (after a whole word, ending " …") until it fits."""
     from spatialclaw.agent import prompting
@@ -67,7 +69,7 @@ def build_session_prompt(
             "system.md",
             step_format=how_to,
             conventions=CONVENTIONS,
-            api=api_section(api_detail, tools, entry_chars=entry_chars),
+            api=api_section(api_detail, tools, primitives, entry_chars=entry_chars),
             answer_rules=prompting.task_answer_rules(task),
             max_steps=max_steps,
         )

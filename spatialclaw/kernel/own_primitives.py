@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "ENTRY_POINT_GROUP",
     "OwnPrimitives",
+    "absolute_file_targets",
     "import_primitive",
     "installed_primitives",
     "primitive_functions",
@@ -55,17 +56,29 @@ def resolve_primitives(primitives: Mapping[str, str] | None, env: Mapping[str, s
     ``FileNotFoundError`` names a file target that does not exist."""
     targets: dict[str, str] = {}
     folders: list[str] = []
-    for name, target in {**installed_primitives(), **(primitives or {})}.items():
+    for name, target in absolute_file_targets({**installed_primitives(), **(primitives or {})}).items():
+        where, sep, attribute = target.rpartition(":")
+        if sep and where.endswith(".py"):
+            folders.append(str(Path(where).parent))
+            target = f"{Path(where).stem}:{attribute}"
+        targets[name] = target
+    folders += [p for p in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if p]
+    return OwnPrimitives(targets, tuple(dict.fromkeys(folders)))
+
+
+def absolute_file_targets(primitives: Mapping[str, str]) -> dict[str, str]:
+    """``primitives`` with each file target's path made absolute (against the current folder), for a kernel
+    started elsewhere; ``FileNotFoundError`` names a file target that does not exist."""
+    absolute = {}
+    for name, target in primitives.items():
         where, sep, attribute = str(target).rpartition(":")
         if sep and where.endswith(".py"):
             file = Path(where).expanduser().resolve()
             if not file.is_file():
                 raise FileNotFoundError(f"primitive {name!r}: {where} does not exist")
-            folders.append(str(file.parent))
-            target = f"{file.stem}:{attribute}"
-        targets[name] = str(target)
-    folders += [p for p in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if p]
-    return OwnPrimitives(targets, tuple(dict.fromkeys(folders)))
+            target = f"{file}:{attribute}"
+        absolute[name] = str(target)
+    return absolute
 
 
 def import_primitive(module: str, attribute: str, path: Iterable[str] = ()) -> Any:

@@ -18,6 +18,7 @@ from spatialclaw.agent.extraction import extract_cell
 from spatialclaw.agent.prompting import system_prompt, task_prompt
 from spatialclaw.agent.task_inputs import preview_frames
 from spatialclaw.chat import Message, TextPart
+from spatialclaw.kernel.own_primitives import primitive_functions
 from spatialclaw.runner.kernel_episode import EpisodeContext, KernelInterface
 
 __all__ = ["ANSWER_REQUEST", "SINGLE_PASS_RULE", "SinglePassAgent"]
@@ -44,7 +45,8 @@ class SinglePassAgent(KernelInterface):
     def play(self, episode: EpisodeContext) -> tuple[str, Any, str | None]:
         config, task = self.config, episode.task
         images, preview_text = preview_frames(task, config.preview_images, config.preview_max_side)
-        system = Message.text("system", system_prompt(1, config.api_detail))
+        own = primitive_functions(episode.kernel)  # the manual lists your own primitives too
+        system = Message.text("system", system_prompt(1, config.api_detail, primitives=own))
         question = Message("user", [TextPart(task_prompt(task, preview_text) + "\n\n" + SINGLE_PASS_RULE), *images])
         episode.step = 1
         reply = episode.call([system, question], "step")

@@ -145,3 +145,20 @@ def test_run_takes_the_primitive_through_agent_options(outside: Path, tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == "answer: 200.0"
+
+
+def test_the_single_pass_interface_lists_the_primitive_in_its_manual(outside: Path, tmp_path: Path) -> None:
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(json.dumps("```python\nanswer(mean_brightness(frames[0]))\n```") + "\n")
+    done = _cli(
+        "bench", "--benchmark", str(outside / "specs" / "grey.py"), "--source", str(outside / "records.jsonl"),
+        "--limit", "1", "--interface", "single-pass", "--model", f"scripted:replies={replies}",
+        "--out", str(tmp_path / "run"), "--no-progress", "--no-cache",
+        "--agent-option", _kernel_option(outside), "--agent-option", "fsync=false",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = _episodes(tmp_path / "run")
+    assert row["end_reason"] == "answered" and row["score"] == 1.0, row
+    texts = "".join(p.read_text() for p in (tmp_path / "run" / row["trajectory_dir"] / "texts").glob("*.txt"))
+    assert "`mean_brightness(image, channel: int = -1) -> float`: Mean brightness of an image" in texts, texts[:3000]
