@@ -5,7 +5,7 @@ rendered the way benchmarks present frames: 1, 2 or 6 key frames about 224 px wi
 because each image is made from a real photo by a known camera motion or a known planar layout:
 
 - ``camera_turn``, ``camera_translate``, ``orbit_angle``: camera motion between two views (how each is
-  made: :mod:`spatialclaw.benchmarks.devset_camera`).
+  made: :mod:`spatialclaw.benchmarks.devset.camera`).
 - ``perspective``: one real RGB-D frame with three coloured markers on floor pixels (the floor plane
   found by RANSAC in the measured depth); "standing at the red marker facing the blue one, is the green
   one front-left, front-right, back-left or back-right", with the answer from the measured 3D points in
@@ -16,13 +16,13 @@ because each image is made from a real photo by a known camera motion or a known
 - ``camera_vertical``, ``orbit_clip``, ``frame_number``: six-key-frame clips; the camera tilts or moves up
   or down, travels around the Middlebury temple or dino (forwards or reversed), or turns one way and then
   another in a 32-frame clip whose key frames carry their frame numbers (how:
-  :mod:`spatialclaw.benchmarks.devset_clips`, :mod:`spatialclaw.benchmarks.devset_orbit`).
+  :mod:`spatialclaw.benchmarks.devset.clips`, :mod:`spatialclaw.benchmarks.devset.orbit`).
 - ``object_motion``: the real ceramic dinosaur composited into real rooms, walking sideways or towards/away,
   seen by a static or following camera, some clips played backwards or mirrored
-  (:mod:`spatialclaw.benchmarks.devset_object`).
+  (:mod:`spatialclaw.benchmarks.devset.object`).
 - ``room_perspective``, ``room_compass``: ray-cast rooms (walls textured with the real photos) seen in 4-6
   views 60-120 degrees apart; perspective, net-turn and compass questions from the exact layout
-  (:mod:`spatialclaw.benchmarks.devset_room`).
+  (:mod:`spatialclaw.benchmarks.devset.room`).
 
 Conventions: pixels (x, y) from the top-left; camera frames OpenCV (x right, y down, z forward); a
 pan to the right turns the optical axis towards +x, a tilt up towards -y; angles in degrees, distances
@@ -41,13 +41,13 @@ from typing import Any
 import numpy as np
 
 from spatialclaw import jsonl
-from spatialclaw.benchmarks.devset_camera import camera_translate, camera_turn, orbit_angle
-from spatialclaw.benchmarks.devset_clips import camera_vertical, frame_number
-from spatialclaw.benchmarks.devset_data import data_root
-from spatialclaw.benchmarks.devset_layout import perspective, planar
-from spatialclaw.benchmarks.devset_object import object_motion
-from spatialclaw.benchmarks.devset_orbit import orbit_clip
-from spatialclaw.benchmarks.devset_room import room_compass, room_perspective
+from spatialclaw.benchmarks.devset.camera import camera_translate, camera_turn, orbit_angle
+from spatialclaw.benchmarks.devset.clips import camera_vertical, frame_number
+from spatialclaw.benchmarks.devset.data import data_root
+from spatialclaw.benchmarks.devset.layout import perspective, planar
+from spatialclaw.benchmarks.devset.object import object_motion
+from spatialclaw.benchmarks.devset.orbit import orbit_clip
+from spatialclaw.benchmarks.devset.room import room_compass, room_perspective
 
 __all__ = ["CLASSES", "generate"]
 
@@ -100,7 +100,10 @@ def generate(out_dir: str | Path, classes: tuple[str, ...] = CLASSES, seed: int 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="write the model-in-the-loop dev set (local task format)")
+    parser = argparse.ArgumentParser(
+        prog="python -m spatialclaw.benchmarks.devset",
+        description="write the model-in-the-loop dev set (local task format)",
+    )
     parser.add_argument("out", help="output folder")
     parser.add_argument("--classes", nargs="+", default=list(CLASSES), choices=CLASSES)
     parser.add_argument("--seed", type=int, default=0)
@@ -108,7 +111,3 @@ def main(argv: list[str] | None = None) -> int:
     path = generate(args.out, tuple(args.classes), args.seed)
     print(f"{sum(1 for _ in path.open())} tasks -> {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

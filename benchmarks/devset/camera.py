@@ -10,7 +10,7 @@
 - ``orbit_angle``: two real views of the Middlebury temple or dino; the angle in degrees between the two
   cameras' viewing directions, from the published calibration.
 
-Conventions (as in :mod:`spatialclaw.benchmarks.devset`): pixels (x, y) from the top-left; camera frames
+Conventions (as in :mod:`spatialclaw.benchmarks.devset.build`): pixels (x, y) from the top-left; camera frames
 OpenCV (x right, y down, z forward); a pan to the right turns the optical axis towards +x, a tilt up
 towards -y; angles in degrees, distances in metres or the unit the question names.
 """
@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_data import rgbd, rotation, save, small_frame
+from spatialclaw.benchmarks.devset.data import rgbd, rotation, save, small_frame
 
 __all__ = [
     "MOTION_CHOICES",

@@ -17,7 +17,7 @@ Angles are those of a tripod head: the pan turns about the clip's vertical axis,
 optical axis. The ``frame_number`` questions are chosen so that this is also exactly the azimuth (pan) or
 elevation (tilt) of the later key frame's optical axis in the earlier key frame's camera.
 
-Conventions (as in :mod:`spatialclaw.benchmarks.devset`): pixels (x, y) from the top-left; camera frames
+Conventions (as in :mod:`spatialclaw.benchmarks.devset.build`): pixels (x, y) from the top-left; camera frames
 OpenCV (x right, y down, z forward); a pan to the right turns the optical axis towards +x, a tilt up
 towards -y; angles in degrees, distances in metres.
 """
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from spatialclaw.benchmarks.devset_camera import render_moved, turn_view
-from spatialclaw.benchmarks.devset_data import rgbd, rotation, save, small_frame
+from spatialclaw.benchmarks.devset.camera import render_moved, turn_view
+from spatialclaw.benchmarks.devset.data import rgbd, rotation, save, small_frame
 
 __all__ = ["CLIP_FRAMES", "TURN_CHOICES", "VERTICAL_CHOICES", "camera_vertical", "frame_number"]
 

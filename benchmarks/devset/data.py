@@ -3,7 +3,7 @@ convention), key-frame resizing to the benchmark width, PNG saving and camera ro
 
 The data lives in ``$SPATIALCLAW_TEST_DATA`` (see its README).
 
-Conventions (as in :mod:`spatialclaw.benchmarks.devset`): pixels (x, y) from the top-left; camera frames
+Conventions (as in :mod:`spatialclaw.benchmarks.devset.build`): pixels (x, y) from the top-left; camera frames
 OpenCV (x right, y down, z forward); a pan to the right turns the optical axis towards +x, a tilt up
 towards -y; angles in degrees, distances in metres or the unit the question names.
 """

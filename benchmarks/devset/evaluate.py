@@ -1,4 +1,4 @@
-"""The model-in-the-loop harness for the dev set (:mod:`spatialclaw.benchmarks.devset`).
+"""The model-in-the-loop harness for the dev set (:mod:`spatialclaw.benchmarks.devset.build`).
 
 A model (a person, a coding agent, any harness) answers each question twice: once by looking at the
 images only, once by driving a spatial kernel through ``spatialclaw session``. The harness hands out
@@ -9,12 +9,12 @@ run), never from what the driver reports.
 ::
 
     python -m spatialclaw.benchmarks.devset DEV                         # DEV/tasks.jsonl + images
-    python -m spatialclaw.benchmarks.devset_eval prepare DEV/tasks.jsonl EVAL
+    python -m spatialclaw.benchmarks.devset.evaluate prepare DEV/tasks.jsonl EVAL
         # EVAL/questions.md: one block per question (ids, image paths, text, options) and the exact
         # `spatialclaw session start` command for the kernel condition (sessions under EVAL/sessions)
-    python -m spatialclaw.benchmarks.devset_eval score DEV/tasks.jsonl EVAL --looking EVAL/looking.jsonl
+    python -m spatialclaw.benchmarks.devset.evaluate score DEV/tasks.jsonl EVAL --looking EVAL/looking.jsonl
         # a table per question class: looking-only vs kernel score, tool gain, steps; JSON last line
-    python -m spatialclaw.benchmarks.devset_eval cells EVAL             # every cell the kernel ran, per question
+    python -m spatialclaw.benchmarks.devset.evaluate cells EVAL             # every cell the kernel ran, per question
 
 ``looking.jsonl`` holds one ``{"task_id": ..., "answer": ...}`` per line.
 """
@@ -31,7 +31,7 @@ from typing import Any
 
 from spatialclaw import jsonl
 from spatialclaw.benchmarks.data.local import load_local_tasks
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.task import Task
 
 __all__ = ["prepare", "score", "session_command"]

@@ -9,7 +9,7 @@
   coloured dots; the distance between two dots in centimetres, or the angle at one dot, exactly from the
   layout.
 
-Conventions (as in :mod:`spatialclaw.benchmarks.devset`): pixels (x, y) from the top-left; camera frames
+Conventions (as in :mod:`spatialclaw.benchmarks.devset.build`): pixels (x, y) from the top-left; camera frames
 OpenCV (x right, y down, z forward); a pan to the right turns the optical axis towards +x, a tilt up
 towards -y; angles in degrees, distances in metres or the unit the question names.
 """
@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
-from spatialclaw.benchmarks.devset_data import WIDTH, rgbd, save, small_frame
+from spatialclaw.benchmarks.devset.data import WIDTH, rgbd, save, small_frame
 
 __all__ = ["MARKERS", "QUADRANTS", "perspective", "planar"]
 

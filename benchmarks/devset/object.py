@@ -40,7 +40,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_data import rgbd, rotation, save, small_frame
+from spatialclaw.benchmarks.devset.data import rgbd, rotation, save, small_frame
 
 __all__ = ["QUESTIONS", "VIEWS", "dino_cutout", "object_motion"]
 

@@ -14,7 +14,7 @@ Questions per clip (clips are played forwards or in reverse, six consecutive-rin
 - the angle in degrees between the first and the last viewing directions (the third rows of the
   world-to-camera rotations); the angle from the first view grows at every key frame.
 
-Conventions (as in :mod:`spatialclaw.benchmarks.devset`): camera frames OpenCV (x right, y down, z
+Conventions (as in :mod:`spatialclaw.benchmarks.devset.build`): camera frames OpenCV (x right, y down, z
 forward); angles in degrees, distances in metres.
 """
 
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_camera import middlebury_cameras
-from spatialclaw.benchmarks.devset_data import save, small_frame
+from spatialclaw.benchmarks.devset.camera import middlebury_cameras
+from spatialclaw.benchmarks.devset.data import save, small_frame
 
 __all__ = ["ORBIT_CHOICES", "orbit_clip", "upright_rotation"]
 

@@ -1,7 +1,7 @@
 """Dev-set question classes over rendered rooms seen from 4-6 views 60-120 degrees apart: ``room_perspective``
 and ``room_compass``.
 
-Each room (:mod:`spatialclaw.benchmarks.devset_render`: walls and floor textured with crops of the real photos,
+Each room (:mod:`spatialclaw.benchmarks.devset.render`: walls and floor textured with crops of the real photos,
 a door, a window and 5-7 nameable pieces of furniture) is photographed from 4-6 places, the camera 1.2-1.6 m
 high, level (the first room of each class) or tilted down 3-10 degrees, consecutive headings 60-120 degrees
 apart and turning the same way; every piece of furniture is seen in at least one view and each view shows at
@@ -31,8 +31,8 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_data import save
-from spatialclaw.benchmarks.devset_render import (
+from spatialclaw.benchmarks.devset.data import save
+from spatialclaw.benchmarks.devset.render import (
     PHOTOS,
     SURFACES,
     WALLS,

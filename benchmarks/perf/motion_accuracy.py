@@ -6,7 +6,7 @@ warp). Sources: Redwood frame 0, and the TUM, NYU v2 and SUN RGB-D single frames
 For every case it prints the measured yaw / pitch / roll against the truth and whether the verdict
 (rotation vs translation, and the translation's main direction) is right; the last line is JSON.
 
-Usage: python benchmarks/motion_accuracy.py   (SPATIALCLAW_TEST_DATA overrides the data folder)
+Usage: python benchmarks/perf/motion_accuracy.py   (SPATIALCLAW_TEST_DATA overrides the data folder)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from virtual_camera import redwood_frame, rotation_ypr, scaled_K, translating_sequence, turning_sequence  # noqa: E402

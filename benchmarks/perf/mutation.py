@@ -43,13 +43,23 @@ FAST = "-x -q -p no:cacheprovider -p no:randomly --timeout=120"
 #: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
 #: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure).
 MODULES: dict[str, dict[str, Any]] = {
-    "official_mcq": {
-        "path": "benchmarks/official_mcq.py",
-        "functions": ["omnispatial_choice", "viewspatial_option", "viewspatial_choice", "leading_letter"],
+    "omnispatial": {
+        "path": "benchmarks/specs/omnispatial.py",
+        "functions": ["omnispatial_choice"],
+        "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
+    },
+    "viewspatial_bench": {
+        "path": "benchmarks/specs/viewspatial_bench.py",
+        "functions": ["viewspatial_option", "viewspatial_choice"],
+        "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
+    },
+    "cv_bench": {
+        "path": "benchmarks/specs/cv_bench.py",
+        "functions": ["leading_letter"],
         "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
     },
     "scoring": {
-        "path": "benchmarks/scoring.py",
+        "path": "benchmarks/scoring/score.py",
         "functions": ["mean_relative_accuracy", "exact_match", "_yes_no", "score_answer"],
         "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
     },
@@ -99,7 +109,7 @@ MODULES: dict[str, dict[str, Any]] = {
 #: Survivors no test can reasonably kill, argued in CONTRIBUTING.md: name -> [(reason, [fragment, ...])]. A survivor
 #: is argued when a fragment (spaces ignored) is in its mutated line but not in the original line.
 ARGUED: dict[str, list[tuple[str, list[str]]]] = {
-    "official_mcq": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
+    "viewspatial_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
     "lock": [
         ("distinct flag bits: + and ^ are |", ["O_RDWR+os.O_CREAT", "O_CREAT+os.O_CLOEXEC", "O_RDWR^os.O_CREAT"]),
         ("distinct flag bits: + and ^ are |", ["O_CREAT^os.O_CLOEXEC", "LOCK_EX+fcntl", "LOCK_EX^fcntl"]),

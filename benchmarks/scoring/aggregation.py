@@ -10,13 +10,12 @@ own rule (:data:`AGGREGATORS`): ``micro`` (mean over questions), ``macro`` (mean
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spatialclaw.benchmarks.aggregation_paper_p2 import micro_scored
-from spatialclaw.benchmarks.aggregation_paper_p3 import spar_levels, spatialtree_scored, videommev2_groups
-from spatialclaw.benchmarks.official import literal
+from spatialclaw.benchmarks.scoring.rows import Row, by_category, mean
+from spatialclaw.benchmarks.specs import cv_bench, spar_bench, spatialtree_bench, video_mme_v2, vsi_bench
 
 __all__ = [
     "AGGREGATORS",
@@ -56,61 +55,16 @@ class Aggregate:
         }
 
 
-def _mean(values: Iterable[float]) -> float | None:
-    values = list(values)
-    return sum(values) / len(values) if values else None
-
-
-def _by_category(rows: Sequence[ScoredRow]) -> tuple[dict[str, float], dict[str, int]]:
-    groups: dict[str, list[float]] = {}
-    for row in rows:
-        groups.setdefault(row.category or "uncategorized", []).append(row.score or 0.0)
-    return {k: sum(v) / len(v) for k, v in sorted(groups.items())}, {k: len(v) for k, v in sorted(groups.items())}
-
-
 def aggregate_micro(rows: Sequence[ScoredRow]) -> Aggregate:
     """Overall = mean over all questions (MMSI-Bench, MindCube, ERQA, OmniSpatial, ViewSpatial-Bench, ...)."""
-    cats, counts = _by_category(rows)
-    return Aggregate(_mean(r.score or 0.0 for r in rows), cats, counts, len(rows), "micro")
+    cats, counts = by_category(rows)
+    return Aggregate(mean(r.score or 0.0 for r in rows), cats, counts, len(rows), "micro")
 
 
 def aggregate_macro(rows: Sequence[ScoredRow]) -> Aggregate:
     """Overall = mean of the per-category means (BLINK over subtasks, SPAR-Bench over tasks)."""
-    cats, counts = _by_category(rows)
-    return Aggregate(_mean(cats.values()), cats, counts, len(rows), "macro")
-
-
-VSI_DIRECTION_TYPES = ("object_rel_direction_easy", "object_rel_direction_medium", "object_rel_direction_hard")
-
-
-def aggregate_vsi_bench(rows: Sequence[ScoredRow]) -> Aggregate:
-    """VSI-Bench: mean per question type; the three relative-direction difficulties are averaged into one
-    ``object_rel_direction`` entry (mean of the three means); overall = mean over the resulting types."""
-    cats, counts = _by_category(rows)
-    merged = {k: v for k, v in cats.items() if k not in VSI_DIRECTION_TYPES}
-    directions = [cats[k] for k in VSI_DIRECTION_TYPES if k in cats]
-    if directions:
-        merged["object_rel_direction"] = sum(directions) / len(directions)
-    return Aggregate(_mean(merged.values()), dict(sorted(merged.items())), counts, len(rows), "vsi_bench")
-
-
-def aggregate_cv_bench(rows: Sequence[ScoredRow]) -> Aggregate:
-    """CV-Bench: 2D = mean of the ADE20K and COCO accuracies, 3D = the Omni3D accuracy,
-    overall = (2D + 3D) / 2; ``meta["source"]`` names each question's source dataset."""
-    cats, counts = _by_category(rows)
-    by_source: dict[str, list[float]] = {}
-    for row in rows:
-        by_source.setdefault(str(row.meta.get("source", "")), []).append(row.score or 0.0)
-    src = {k: sum(v) / len(v) for k, v in by_source.items()}
-    two_d = _mean(src[s] for s in ("ADE20K", "COCO") if s in src)
-    three_d = src.get("Omni3D")
-    overall = _mean(x for x in (two_d, three_d) if x is not None)
-    extra = {f"source:{k}": v for k, v in sorted(src.items()) if k}
-    if two_d is not None:
-        extra["2D"] = two_d
-    if three_d is not None:
-        extra["3D"] = three_d
-    return Aggregate(overall, {**cats, **extra}, counts, len(rows), "cv_bench")
+    cats, counts = by_category(rows)
+    return Aggregate(mean(cats.values()), cats, counts, len(rows), "macro")
 
 
 def aggregate_circular(rows: Sequence[ScoredRow]) -> Aggregate:
@@ -128,93 +82,34 @@ def aggregate_circular(rows: Sequence[ScoredRow]) -> Aggregate:
     return result
 
 
-def _video_mme_v2_logic(scores: list[bool], structure: Any) -> float:
-    """Video-MME-v2 chain scoring of a logic group: the run of right answers from the first question,
-    weighted by the group's structure (the official map, divided by 100)."""
-    last = -1
-    for index, right in enumerate(scores):
-        if not right:
-            break
-        last = index
-    structure = literal(structure)
-    if structure == [1, 2, 3, 4]:
-        weights = {0: 0.0, 1: 1 / 16, 2: 4 / 16, 3: 9 / 16, 4: 1.0}
-    elif structure == [1, [2, 3], 4]:
-        weights = {0: 0.0, 1: 1 / 12, 2: 4 / 12, 3: 7 / 12, 4: 1.0}
-        if last == 0 and len(scores) > 2 and scores[2]:
-            last += 1
-    elif structure == [[1, 2], 3, 4]:
-        weights = {0: 0.0, 1: 1 / 10, 2: 2 / 10, 3: 5 / 10, 4: 1.0}
-        if last == -1 and len(scores) > 1 and scores[1]:
-            last += 1
-    else:
-        raise ValueError(f"unknown Video-MME-v2 group_structure {structure!r}")
-    return weights.get(last + 1, 0.0)
+def micro_scored(rows: Sequence[Row]) -> dict[str, Any]:
+    """For benchmarks that run some questions without scoring them (MindCube's translation): rows whose
+    ``meta["paper_scored"]`` is False are left out of every number; overall = the mean over the rest (an
+    unscored row's missing score counts as 0), categories likewise; ``counts["unscored"]`` says how many
+    were left out."""
+    scored = [r for r in rows if r.meta.get("paper_scored", True) is not False]
+    categories, counts = by_category(scored)
+    counts["unscored"] = len(rows) - len(scored)
+    return {"overall": mean(r.score or 0.0 for r in scored), "categories": categories, "counts": counts}
 
 
-def aggregate_video_mme_v2(rows: Sequence[ScoredRow]) -> Aggregate:
-    """Video-MME-v2 (lmms-eval ``videomme_v2_aggregate_results``): the questions of one video form a group,
-    ordered by the number after the last ``-`` of ``meta["question_id"]``; a ``relevance`` group scores
-    by how many are right (0, 1/16, 4/16, 9/16, 1), a ``logic`` group by :func:`_video_mme_v2_logic`, any
-    other by the share right; overall = mean over groups. Categories: per-question means and
-    ``group:<type>`` group means."""
-    cats, counts = _by_category(rows)
-    groups: dict[str, list[ScoredRow]] = {}
-    for row in rows:
-        groups.setdefault(str(row.meta.get("video_id", row.task_id)), []).append(row)
-    by_type: dict[str, list[float]] = {}
-    for members in groups.values():
-        members.sort(key=lambda r: int(str(r.meta.get("question_id", "0")).split("-")[-1]))
-        right = [(r.score or 0.0) >= 1.0 for r in members]
-        kind = str(members[0].meta.get("group_type"))
-        if kind == "relevance":
-            value = {0: 0.0, 1: 1 / 16, 2: 4 / 16, 3: 9 / 16, 4: 1.0}.get(sum(right), 0.0)
-        elif kind == "logic":
-            value = _video_mme_v2_logic(right, members[0].meta.get("group_structure"))
-        else:
-            value = sum(right) * 0.25
-        by_type.setdefault(kind, []).append(value)
-    every = [v for values in by_type.values() for v in values]
-    extra = {f"group:{k}": sum(v) / len(v) for k, v in sorted(by_type.items())}
-    return Aggregate(_mean(every), {**cats, **extra}, counts, len(rows), "videomme_v2")
-
-
-def aggregate_spatialtree(rows: Sequence[ScoredRow]) -> Aggregate:
-    """SpatialTree-Bench: each question sits at a leaf of the ability tree (``meta["spatree"]``, e.g.
-    ``["L1", "Geometry", "Size"]``); a leaf scores the mean of its questions, every inner node the mean of
-    its children, overall = the root. lmms-eval weights children by ``spatree_hierarchy.json``; that file
-    is not reproduced here, so children weigh equally (the official weights default to 1 too)."""
-    cats, counts = _by_category(rows)
-    leaves: dict[tuple[str, ...], list[float]] = {}
-    for row in rows:
-        path = tuple(str(p) for p in (row.meta.get("spatree") or [row.category or "uncategorized"]))
-        leaves.setdefault(path, []).append(row.score or 0.0)
-
-    def node(prefix: tuple[str, ...]) -> float | None:
-        if prefix in leaves and not any(len(p) > len(prefix) and p[: len(prefix)] == prefix for p in leaves):
-            return sum(leaves[prefix]) / len(leaves[prefix])
-        children = sorted({p[len(prefix)] for p in leaves if len(p) > len(prefix) and p[: len(prefix)] == prefix})
-        values = [v for v in (node(prefix + (c,)) for c in children) if v is not None]
-        return sum(values) / len(values) if values else None
-
-    levels = {f"level:{top}": node((top,)) for top in sorted({p[0] for p in leaves})}
-    return Aggregate(
-        node(()), {**cats, **{k: v for k, v in levels.items() if v is not None}}, counts, len(rows), "spatialtree"
-    )
+def _rule(name: str, own: Callable[[Sequence[Row]], dict[str, Any]]) -> Callable[[Sequence[ScoredRow]], Aggregate]:
+    """A benchmark's own rule (overall, categories, counts) as an aggregator that names it."""
+    return lambda rows: Aggregate(**own(rows), n=len(rows), rule=name)
 
 
 AGGREGATORS: dict[str, Callable[[Sequence[ScoredRow]], Aggregate]] = {
     "micro": aggregate_micro,
     "macro": aggregate_macro,
-    "vsi_bench": aggregate_vsi_bench,
-    "cv_bench": aggregate_cv_bench,
+    "vsi_bench": _rule("vsi_bench", vsi_bench.aggregate_vsi_bench),
+    "cv_bench": _rule("cv_bench", cv_bench.aggregate_cv_bench),
     "circular": aggregate_circular,
-    "videomme_v2": aggregate_video_mme_v2,
-    "spatialtree": aggregate_spatialtree,
-    "micro_paper_scored": lambda rows: Aggregate(**micro_scored(rows), n=len(rows), rule="micro_paper_scored"),
-    "spar_levels": lambda rows: Aggregate(**spar_levels(rows), n=len(rows), rule="spar_levels"),
-    "spatialtree_scored": lambda rows: Aggregate(**spatialtree_scored(rows), n=len(rows), rule="spatialtree_scored"),
-    "videommev2_groups": lambda rows: Aggregate(**videommev2_groups(rows), n=len(rows), rule="videommev2_groups"),
+    "videomme_v2": _rule("videomme_v2", video_mme_v2.aggregate_video_mme_v2),
+    "spatialtree": _rule("spatialtree", spatialtree_bench.aggregate_spatialtree),
+    "micro_paper_scored": _rule("micro_paper_scored", micro_scored),
+    "spar_levels": _rule("spar_levels", spar_bench.spar_levels),
+    "spatialtree_scored": _rule("spatialtree_scored", spatialtree_bench.spatialtree_scored),
+    "videommev2_groups": _rule("videommev2_groups", video_mme_v2.videommev2_groups),
 }
 
 

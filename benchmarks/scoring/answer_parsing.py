@@ -7,7 +7,7 @@
 midpoint) and optionally converts it to a requested unit.
 
 These lenient extractors serve local and synthetic tasks (and the agent's reading of a free-text answer);
-benchmark adapters use each benchmark's official extraction (:mod:`spatialclaw.benchmarks.official`).
+benchmark adapters use each benchmark's official extraction (:mod:`spatialclaw.benchmarks.scoring.metrics`).
 """
 
 from __future__ import annotations

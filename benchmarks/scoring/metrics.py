@@ -1,10 +1,12 @@
-"""Each benchmark's official per-question scoring, reproduced: the metric registry and structured answers.
+"""The metric registry: each metric name a benchmark's tasks carry, its scorer, and how a structured answer is
+rendered before that scorer reads it.
 
-Every scorer (in :mod:`~spatialclaw.benchmarks.official_mcq`, :mod:`~spatialclaw.benchmarks.official_mcq_parsers`
-and :mod:`~spatialclaw.benchmarks.official_numeric`, registered here in :data:`OFFICIAL_METRICS`) re-implements
-(in our own code) what one benchmark's published evaluation code does to one model reply: answer extraction,
-case rules and comparison; the module docstring of each benchmark spec and ``tests/test_scoring.py`` cite the
-repository and file. The goldens in the tests were derived by tracing that code on each input.
+Every scorer re-implements (in our own code) what one benchmark's published evaluation, or the paper's
+evaluation of it, does to one model reply: answer extraction, case rules and comparison. Each lives in its
+benchmark's module under :mod:`spatialclaw.benchmarks.specs`, whose docstring cites the repository and file;
+the steps several benchmarks share are in :mod:`spatialclaw.benchmarks.scoring.letters` and
+:mod:`spatialclaw.benchmarks.scoring.numbers`. The goldens in the tests were derived by tracing that code on
+each input.
 
 Structured answers
     Our agent submits its answer through ``answer(...)``, not as free text. Before the official extraction
@@ -21,42 +23,43 @@ when it finds none (PerceptionComp, SpatialTree-Bench), we score the reply as wr
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spatialclaw.benchmarks.official_common import option_text, to_float
-from spatialclaw.benchmarks.official_mcq import (
-    cv_letter,
-    dsi_choice,
-    mmsi_choice,
-    mmsi_video_choice,
-    omnispatial_choice,
-    pai_choice,
-    spar_mca,
-    videomme_choice,
-    videomme_v2_choice,
-    viewspatial_choice,
-    vsi_mca,
+from spatialclaw.benchmarks.scoring.letters import option_text
+from spatialclaw.benchmarks.scoring.numbers import to_float
+from spatialclaw.benchmarks.specs import (
+    blink,
+    cross_video_bench,
+    cv_bench,
+    dsi_bench,
+    erqa,
+    mindcube,
+    mmsi_bench,
+    mmsi_video_bench,
+    omni3d_bench,
+    omnispatial,
+    osi_bench,
+    pai_bench,
+    perceptioncomp,
+    spar_bench,
+    spatialtree_bench,
+    spbench,
+    threedsr_bench,
+    video_mme,
+    video_mme_v2,
+    viewspatial_bench,
+    vsi_bench,
+    vsi_bench_debiased,
+    vsti_bench,
 )
-from spatialclaw.benchmarks.official_mcq_parsers import (
-    erqa_choice,
-    mindcube_choice,
-    perceptioncomp_choice,
-    spatialtree_choice,
-    vlmeval_choice,
-)
-from spatialclaw.benchmarks.official_numeric import omni3d_score, osi_na, spar_na, spar_vci, spatialtree_mra, vsi_na
-from spatialclaw.benchmarks.official_paper_p2_more import PAPER_METRICS_P2
-from spatialclaw.benchmarks.official_paper_p3_metrics import P3_METRICS
 
 __all__ = [
     "OFFICIAL_METRICS",
     "render_structured",
     "structured_letter",
 ]
-
 
 # ------------------------------------------------------------------------------------- structured answers
 
@@ -113,30 +116,54 @@ Scorer = Callable[[str, Any, Sequence[str] | None, str | None], tuple[float, Any
 
 #: metric name -> (scorer, the response template a structured answer is rendered with)
 OFFICIAL_METRICS: dict[str, tuple[Scorer, str]] = {
-    "vsi_mca": (vsi_mca, "{}"),
-    "vsi_na": (vsi_na, "{}"),
-    "cv_letter": (cv_letter, "{}"),
-    "mmsi_choice": (mmsi_choice, "{}"),
-    "mindcube_choice": (mindcube_choice, "{}"),
-    "viewspatial_choice": (viewspatial_choice, "{}"),
-    "omnispatial_choice": (omnispatial_choice, "Answer: {}"),
-    "erqa_choice": (erqa_choice, "{}"),
-    "perceptioncomp_choice": (perceptioncomp_choice, "{}"),
-    "spatialtree_choice": (spatialtree_choice, "answer: {}"),
-    "spatialtree_mra": (spatialtree_mra, "{}"),
-    "videomme_choice": (videomme_choice, "{}"),
-    "videomme_v2_choice": (videomme_v2_choice, "{}"),
-    "dsi_choice": (dsi_choice, "<answer>{}</answer>"),
-    "mmsi_video_choice": (mmsi_video_choice, "{}"),
-    "pai_choice": (pai_choice, "<answer>{}</answer>"),
-    "omni3d": (omni3d_score, "<ans>{}</ans>"),
-    "spar_mca": (spar_mca, "{}"),
-    "spar_na": (spar_na, "{}"),
-    "spar_vci": (spar_vci, "{}"),
-    "osi_na": (osi_na, "{}"),
-    "vlmeval_choice": (vlmeval_choice, "{}"),
-    **PAPER_METRICS_P2,
-    **P3_METRICS,
+    "vsi_mca": (vsi_bench.vsi_mca, "{}"),
+    "vsi_na": (vsi_bench.vsi_na, "{}"),
+    "cv_letter": (cv_bench.cv_letter, "{}"),
+    "mmsi_choice": (mmsi_bench.mmsi_choice, "{}"),
+    "mindcube_choice": (mindcube.mindcube_choice, "{}"),
+    "viewspatial_choice": (viewspatial_bench.viewspatial_choice, "{}"),
+    "omnispatial_choice": (omnispatial.omnispatial_choice, "Answer: {}"),
+    "erqa_choice": (erqa.erqa_choice, "{}"),
+    "perceptioncomp_choice": (perceptioncomp.perceptioncomp_choice, "{}"),
+    "spatialtree_choice": (spatialtree_bench.spatialtree_choice, "answer: {}"),
+    "spatialtree_mra": (spatialtree_bench.spatialtree_mra, "{}"),
+    "videomme_choice": (video_mme.videomme_choice, "{}"),
+    "videomme_v2_choice": (video_mme_v2.videomme_v2_choice, "{}"),
+    "dsi_choice": (dsi_bench.dsi_choice, "<answer>{}</answer>"),
+    "mmsi_video_choice": (mmsi_video_bench.mmsi_video_choice, "{}"),
+    "pai_choice": (pai_bench.pai_choice, "<answer>{}</answer>"),
+    "omni3d": (omni3d_bench.omni3d_score, "<ans>{}</ans>"),
+    "spar_mca": (spar_bench.spar_mca, "{}"),
+    "spar_na": (spar_bench.spar_na, "{}"),
+    "spar_vci": (spar_bench.spar_vci, "{}"),
+    "osi_na": (osi_bench.osi_na, "{}"),
+    "vlmeval_choice": (threedsr_bench.vlmeval_choice, "{}"),
+    "blink_paper": (blink.blink_paper, "({})"),
+    "cvbench_paper": (cross_video_bench.cvbench_paper, "{}"),
+    "dsibench_paper": (dsi_bench.dsibench_paper, "{}"),
+    "erqa_paper": (erqa.erqa_paper, "{}"),
+    "mindcube_paper": (mindcube.mindcube_paper, "{}"),
+    "mmsi_paper": (mmsi_bench.mmsi_paper, "{}"),
+    "mmsivideo_paper": (mmsi_video_bench.mmsivideo_paper, "{}"),
+    "omni3d_paper": (omni3d_bench.omni3d_paper, "{}"),
+    "omnispatial_paper": (omnispatial.omnispatial_paper, "Answer: {}"),
+    "osibench_mcq": (osi_bench.osibench_mcq, "{}"),
+    "osibench_na": (osi_bench.osibench_na, "{}"),
+    "pai_paper": (pai_bench.pai_paper_choice, "{}"),
+    "perceptioncomp_paper": (perceptioncomp.perceptioncomp_paper_choice, "{}"),
+    "spar_paper_mca": (spar_bench.spar_paper_mca, "{}"),
+    "spar_paper_na": (spar_bench.spar_paper_na, "{}"),
+    "spar_paper_vci": (spar_bench.spar_paper_vci, "{}"),
+    "spatialtree_paper": (spatialtree_bench.spatialtree_paper, "{}"),
+    "spbench_mca": (vsi_bench_debiased.vsi_paper_mca, "{}"),
+    "spbench_na": (spbench.spbench_paper_na, "{}"),
+    "spbench_other": (spbench.unscored_type, "{}"),
+    "videomme_paper": (video_mme.videomme_paper_choice, "{}"),
+    "videommev2_paper": (video_mme_v2.videommev2_paper_choice, "{}"),
+    "viewspatial_paper": (viewspatial_bench.viewspatial_paper_choice, "{}"),
+    "vsi_paper_mca": (vsi_bench_debiased.vsi_paper_mca, "{}"),
+    "vsi_paper_na": (vsi_bench_debiased.vsi_paper_na, "{}"),
+    "vsti_na": (vsti_bench.vsti_paper_na, "{}"),
 }
 
 
@@ -144,13 +171,3 @@ def parse_metric(metric: str) -> tuple[str, str | None]:
     """``"spar_na:depth_prediction_oc_mv"`` -> ``("spar_na", "depth_prediction_oc_mv")``."""
     name, _, param = metric.partition(":")
     return name, (param or None)
-
-
-def literal(value: Any) -> Any:
-    """A Python literal stored as text (``"[1, 2, 3, 4]"``), else the value."""
-    if isinstance(value, str):
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            return value
-    return value

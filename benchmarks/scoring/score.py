@@ -1,8 +1,8 @@
 """Scoring: turn a model's answer into a score against the ground truth (:func:`score_answer`) by a metric.
 
-Answers are read by the lenient extractors of :mod:`spatialclaw.benchmarks.answer_parsing` or, for a
+Answers are read by the lenient extractors of :mod:`spatialclaw.benchmarks.scoring.answer_parsing` or, for a
 benchmark's official metric, by that benchmark's own extraction; scores become benchmark numbers in
-:mod:`spatialclaw.benchmarks.aggregation`.
+:mod:`spatialclaw.benchmarks.scoring.aggregation`.
 
 Metrics
     :func:`mean_relative_accuracy` is the official VSI-Bench rule bit for bit (lmms-eval
@@ -17,10 +17,10 @@ Metrics
     prediction scores 0.0.
 
     Official per-benchmark metrics (``"vsi_mca"``, ``"mmsi_choice"``, ``"dsi_choice"``, ...; see
-    :mod:`spatialclaw.benchmarks.official`) reproduce each benchmark's own answer extraction; the adapters
+    :mod:`spatialclaw.benchmarks.scoring.metrics`) reproduce each benchmark's own answer extraction; the adapters
     in :mod:`spatialclaw.benchmarks.specs` set them in ``task.meta["metric"]``. The lenient extractors
-    (:func:`~spatialclaw.benchmarks.answer_parsing.extract_choice`,
-    :func:`~spatialclaw.benchmarks.answer_parsing.extract_number`) serve local and synthetic tasks.
+    (:func:`~spatialclaw.benchmarks.scoring.answer_parsing.extract_choice`,
+    :func:`~spatialclaw.benchmarks.scoring.answer_parsing.extract_number`) serve local and synthetic tasks.
 """
 
 from __future__ import annotations
@@ -32,9 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from spatialclaw.benchmarks.answer_parsing import extract_choice, extract_number, focus, norm, normalize_choice_answer
-from spatialclaw.benchmarks.official import OFFICIAL_METRICS, parse_metric, render_structured
-from spatialclaw.benchmarks.official_common import VSI_CONFIDENCE
+from spatialclaw.benchmarks.scoring.answer_parsing import (
+    extract_choice,
+    extract_number,
+    focus,
+    norm,
+    normalize_choice_answer,
+)
+from spatialclaw.benchmarks.scoring.metrics import OFFICIAL_METRICS, parse_metric, render_structured
+from spatialclaw.benchmarks.scoring.numbers import VSI_CONFIDENCE
 
 __all__ = [
     "VSI_BENCH_THRESHOLDS",
@@ -127,7 +133,7 @@ def score_answer(
     ``metric``: ``"choice"`` (option letter accuracy), ``"mra"`` (mean relative accuracy), ``"exact"``
     (normalised string match), ``"number_exact"`` (the number read from the answer equals the ground truth
     to 1e-6, e.g. counts) or ``"yes_no"``; defaults from ``answer_type``. A benchmark's official metric
-    (``"vsi_mca"``, ``"spar_na:<task>"``, ...: a name from :data:`~spatialclaw.benchmarks.official.OFFICIAL_METRICS`,
+    (``"vsi_mca"``, ``"spar_na:<task>"``, ...: a name from :data:`~spatialclaw.benchmarks.scoring.metrics.OFFICIAL_METRICS`,
     optionally ``:parameter``) renders a structured answer in the official reply format and runs that
     benchmark's own extraction and comparison. ``unit`` converts a numeric
     answer written with units (``"150 cm"``) into the ground truth's unit before comparing.

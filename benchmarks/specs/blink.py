@@ -7,7 +7,7 @@ sample id), ``question``, ``choices`` (option texts, lettered A, B, ... by the p
 (``"(A)"``), ``image_1`` .. ``image_4`` (null ones skipped; all shown), ``prompt``/``explanation`` (unused).
 The category is the subtask folder.
 
-Scoring: metric ``blink_paper`` (:func:`spatialclaw.benchmarks.official_paper_p2.blink_extract`): a bare
+Scoring: metric ``blink_paper`` (:func:`blink_extract`): a bare
 letter, ``(X)``, the last ``\\boxed{X}``, the one ``(X)`` in the reply (then in its last paragraph), the last
 ``(X)``, an "answer is X" phrase, a leading letter; else ``(Z)``; compared with the answer as ``(X)``.
 Overall = mean over subtasks (``macro``); the micro mean is the report's question-weighted figure.
@@ -15,11 +15,13 @@ Overall = mean over subtasks (``macro``); the micro mean is the report's questio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import missing, parquet_rows
+from spatialclaw.benchmarks.scoring.letters import boxed_letters
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, iter_nonempty
 from spatialclaw.task import FrameSpec, Task
 
@@ -88,3 +90,43 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def blink_extract(reply: str) -> str:
+    """BLINK's paper extraction, as ``"(X)"``: a bare letter; an already bracketed ``(X)``; the last
+    ``\\boxed{X}``; the one ``(X)`` in the text, else the one in the last paragraph; the last ``(X)``; an
+    "answer/choice/option (is) X" phrase; a leading letter not followed by a letter; else ``"(Z)"``."""
+    text = reply.strip()
+    if re.fullmatch(r"[A-E]", text):
+        return f"({text})"
+    if re.fullmatch(r"\([A-E]\)", text):
+        return text
+    boxed = boxed_letters(text)
+    if boxed:
+        return f"({boxed[-1]})"
+    bracketed = re.findall(r"\(([A-E])\)", text)
+    if len(bracketed) == 1:
+        return f"({bracketed[0]})"
+    last_paragraph = re.split(r"\n\s*\n", text)[-1]
+    in_last = re.findall(r"\(([A-E])\)", last_paragraph)
+    if len(in_last) == 1:
+        return f"({in_last[0]})"
+    if bracketed:
+        return f"({bracketed[-1]})"
+    phrased = re.findall(r"\b(?i:answer|choice|option)\s*(?:is\s*)?:?\s*\(?([A-E])\b", text)
+    if phrased:
+        return f"({phrased[-1]})"
+    leading = re.match(r"\(?([A-E])(?![A-Za-z])", text)
+    if leading:
+        return f"({leading.group(1)})"
+    return "(Z)"
+
+
+def blink_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """BLINK: :func:`blink_extract` equals the answer written ``(X)`` (``"B"`` and ``"(B)"`` both read so)."""
+    got = blink_extract(reply)
+    target = str(gt).strip().strip("()").strip().upper()
+    return (1.0 if got == f"({target})" else 0.0), got

@@ -16,7 +16,7 @@ lower-cased, is yes or no (answer type ``yes_no``); otherwise multiple choice wi
 shown per video.
 
 Scoring: metrics ``cvbench_paper`` and ``cvbench_paper:yesno``
-(:func:`spatialclaw.benchmarks.official_paper_p2.cvbench_paper`); overall = accuracy over questions, broken
+(:func:`cvbench_paper`); overall = accuracy over questions, broken
 down by the 15 task types.
 """
 
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import missing, parquet_rows
+from spatialclaw.benchmarks.scoring.letters import boxed_letters, last_answer_block, option_text_letter, single_letter
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
@@ -125,3 +126,30 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def cvbench_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """CVBench (cross-video). ``param == "yesno"``: the first whole-word yes/no (any case) in the last
+    ``<answer>`` block, else in the reply, equals the answer (any case). Multiple choice, in the last
+    ``<answer>`` block or else the reply: ``\\boxed{X}``; the first ``X.``, ``(X)``, ``X:`` or a leading
+    ``X`` (any case); a single A-D left after deleting the rest; an option's exact text. Empty is wrong."""
+    block = last_answer_block(reply)
+    if param == "yesno":
+        got = None
+        for text in ([block] if block is not None else []) + [reply]:
+            match = re.search(r"\b(yes|no)\b", text, flags=re.IGNORECASE)
+            if match:
+                got = match.group(1).lower()
+                break
+        return (1.0 if got is not None and got == str(gt).strip().rstrip(".").lower() else 0.0), got
+    text = (block if block is not None else reply).strip()
+    boxed = boxed_letters(text, "A-D")
+    got = boxed[0] if boxed else None
+    if got is None:
+        labelled = re.search(r"\(([A-D])\)|(?<![A-Za-z])([A-D])[.:]|^([A-D])\b", text, flags=re.IGNORECASE)
+        got = next((g.upper() for g in labelled.groups() if g), None) if labelled else None
+    got = got or single_letter(text) or option_text_letter(text, choices)
+    return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

@@ -14,8 +14,11 @@ Scoring: lmms-eval ``lmms_eval/tasks/cv_bench/utils.py`` (metric ``cv_letter``; 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
+from spatialclaw.benchmarks.scoring.rows import Row, by_category, mean
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -45,3 +48,38 @@ SPEC = BenchmarkSpec(
     metric="accuracy, overall = ((ADE20K + COCO) / 2 + Omni3D) / 2; the reply's leading letter (lmms-eval)",
     homepage="https://huggingface.co/datasets/nyu-visionx/CV-Bench",
 )
+
+
+# ---------------------------------------- scoring
+
+
+def leading_letter(reply: str) -> str:
+    """lmms-eval's CV-Bench/BLINK ``_extract_answer_letter``: a letter at the very start, after optional
+    ``(`` or spaces (``"(B) chair"`` -> B, but also ``"Bed"`` -> B and ``"The answer is B"`` -> T)."""
+    match = re.match(r"[\(\s]*([A-Z])[\)\.\s]*", reply.strip(), flags=re.IGNORECASE)
+    return match.group(1).upper() if match else ""
+
+
+def cv_letter(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """CV-Bench and BLINK: :func:`leading_letter` against the answer with its parentheses stripped."""
+    got = leading_letter(reply)
+    return (1.0 if got == str(gt).strip("()") else 0.0), got
+
+
+def aggregate_cv_bench(rows: Sequence[Row]) -> dict[str, Any]:
+    """CV-Bench: 2D = mean of the ADE20K and COCO accuracies, 3D = the Omni3D accuracy,
+    overall = (2D + 3D) / 2; ``meta["source"]`` names each question's source dataset."""
+    cats, counts = by_category(rows)
+    by_source: dict[str, list[float]] = {}
+    for row in rows:
+        by_source.setdefault(str(row.meta.get("source", "")), []).append(row.score or 0.0)
+    src = {k: sum(v) / len(v) for k, v in by_source.items()}
+    two_d = mean(src[s] for s in ("ADE20K", "COCO") if s in src)
+    three_d = src.get("Omni3D")
+    overall = mean(x for x in (two_d, three_d) if x is not None)
+    extra = {f"source:{k}": v for k, v in sorted(src.items()) if k}
+    if two_d is not None:
+        extra["2D"] = two_d
+    if three_d is not None:
+        extra["3D"] = three_d
+    return {"overall": overall, "categories": {**cats, **extra}, "counts": counts}

@@ -10,7 +10,7 @@ the four CSVs in that order, rows in order (``paper_order`` holds). Fields: ``ca
 variants. A sample whose video is missing stays in, with no frames (as in the paper).
 
 Frames: every frame at the native rate, 32 key frames shown. Scoring: metric ``dsibench_paper``
-(:func:`spatialclaw.benchmarks.official_paper_p2.dsibench_extract`): ``\\boxed{X}``, the last answer marker,
+(:func:`dsibench_extract`): ``\\boxed{X}``, the last answer marker,
 the last letter token near the end, a leading A-D; empty is wrong. Overall = accuracy over all samples;
 breakdowns per category and per augmentation (``meta["aug"]``).
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import csv_rows, missing
+from spatialclaw.benchmarks.scoring.letters import boxed_letters
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,
@@ -115,3 +116,58 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "aug"),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def dsi_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """DSI-Bench: the letter in ``<answer>X</answer>`` (A-D, any case, as a capital), else ``"E"``; its
+    first character equals ``GT``."""
+    match = re.search(r"<answer>\s*([A-D])\s*</answer>", reply, flags=re.IGNORECASE)
+    got = match.group(1).upper() if match else "E"
+    return (1.0 if str(gt).strip() == got[0] else 0.0), got
+
+
+_DSI_MARKERS = (
+    "final answer",
+    "correct answer",
+    "answer is",
+    "the answer",
+    "best answer",
+    "best option",
+    "correct option",
+    "correct choice",
+    "answer",
+    "option",
+)
+
+
+_DSI_MARKER = re.compile(
+    r"(?i:" + "|".join(re.escape(m) for m in _DSI_MARKERS) + r")\s*[:\-=]?\s*(?:\*\*)?\s*\(?\s*([A-D])\b"
+)
+
+
+def dsibench_extract(reply: str) -> str:
+    """DSI-Bench's paper extraction: ``\\boxed{X}``; else the letter after the *last* answer marker ("final
+    answer", "answer is", "best option", ... then ``:``/``-``/``=``, ``**``, ``(``); else the last letter
+    token in the final 400 characters (followed by ``.``, ``)``, ``:``, a newline, ``**`` or the end); else
+    the first character when it is A-D; else ``""``."""
+    boxed = boxed_letters(reply, "A-D")
+    if boxed:
+        return boxed[-1]
+    marked = [m.group(1) for m in _DSI_MARKER.finditer(reply)]
+    if marked:
+        return marked[-1]
+    tail = reply[-400:]
+    tokens = re.findall(r"(?<![A-Za-z])([A-D])(?=\.|\)|:|\n|\*\*|$)", tail)
+    if tokens:
+        return str(tokens[-1])
+    first = reply.strip()[:1]
+    return first if first in ("A", "B", "C", "D") else ""
+
+
+def dsibench_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """DSI-Bench: :func:`dsibench_extract` equals ``GT`` (upper-cased); an empty extraction is wrong."""
+    got = dsibench_extract(reply)
+    return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

@@ -18,12 +18,13 @@ equal the answer. Overall = accuracy; breakdowns per question type and single- v
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.answer_parsing import choice_letters
 from spatialclaw.benchmarks.data.published import missing, parquet_rows
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,
@@ -109,3 +110,82 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "images"),
 )
+
+
+# ---------------------------------------- scoring
+
+_DECLARATION = re.compile(
+    r"(?<!\w)(?:(?:the|my)\s+)?(?:(?:correct|best|final)\s+)?(?:answer|option|choice)\s*(?:is\b|[:=])"
+    r"|(?<!\w)i\s+(?:choose|select|pick)\b",
+    re.IGNORECASE,
+)
+
+
+_WRAP_OPEN = "*_`\"'([{$"
+
+
+def _read_letter(fragment: str) -> tuple[str, str] | None:
+    """A single ASCII letter at the start of ``fragment`` (after wrappers such as ``**``, ``(`` and an
+    ``option`` prefix) that is not part of a word; returns (capital letter, the rest)."""
+    text = fragment.lstrip().lstrip(":=,;").lstrip()
+    text = re.sub(r"^(?:option|choice)\b\s*:?\s*", "", text, flags=re.IGNORECASE)
+    text = text.lstrip(_WRAP_OPEN + " ")
+    if not text or not ("A" <= text[0].upper() <= "Z") or not text[0].isascii():
+        return None
+    letter, tail = text[0], text[1:]
+    if tail[:1].isalnum() or tail[:1] == "_":
+        return None
+    return letter.upper(), tail
+
+
+def _alternative_follows(tail: str) -> bool:
+    rest = tail.lstrip("*_`\"')]}$ .:").lstrip()
+    connector = re.match(r"(?:and\s*/\s*or|and|or|[/&,+|])\s*", rest, flags=re.IGNORECASE)
+    return connector is not None and _read_letter(rest[connector.end() :]) is not None
+
+
+def mcq_extract(reply: str, allowed: Sequence[str] = tuple("ABCDEFGH")) -> str:
+    """The main rules of lmms-eval's ``extract_mcq_answer`` (used by its ERQA task): the last ``<answer>``
+    or ``\\boxed{}`` container scopes the search; otherwise the *last* explicit declaration ("the answer
+    is C", "Answer: D", "I choose B") decides, even when it names a letter that is not offered (then "");
+    otherwise a bare or leading-label letter (``"B"``, ``"(C)"``, ``"D. lamp"``). Two letters joined by
+    "or", "and", "/" or "," abstain (""). The upstream parser handles more wrappers and languages; those
+    extra forms are not reproduced."""
+    if not reply or not reply.strip():
+        return ""
+    allowed_set = {a.upper() for a in allowed}
+    text = reply.strip()
+    containers = list(
+        re.finditer(
+            r"<answer\b[^<>]*>(.*?)(?:</answer\s*>|$)|\\boxed\s*\{([^{}]*)\}", text, flags=re.IGNORECASE | re.DOTALL
+        )
+    )
+    if containers:
+        last = containers[-1]
+        text = (last.group(1) if last.group(1) is not None else last.group(2)).strip()
+    declared = None
+    for match in _DECLARATION.finditer(text):
+        choice = _read_letter(text[match.end() :])
+        declared = choice[0] if choice and choice[0] in allowed_set and not _alternative_follows(choice[1]) else ""
+    if declared is not None:
+        return declared
+    choice = _read_letter(text)
+    if choice is None or _alternative_follows(choice[1]):
+        return ""
+    tail = choice[1].strip()
+    if tail and not re.match(r"^[\).:\]*_`'\"}]", tail):
+        return ""  # "A chair is ..." is prose, not a label
+    return choice[0] if choice[0] in allowed_set else ""
+
+
+def erqa_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """ERQA (lmms-eval): :func:`mcq_extract` over A-D equals the answer letter."""
+    got = mcq_extract(reply, "ABCD")
+    return (1.0 if got == str(gt) else 0.0), got
+
+
+def erqa_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """ERQA, strictly: the reply with every ``.`` removed, stripped and lower-cased equals the answer stripped
+    and lower-cased (``"B"``, ``"b"``, ``"B."`` score; ``"(B)"`` and ``"Answer: B"`` do not); empty is wrong."""
+    got = reply.replace(".", "").strip().lower()
+    return (1.0 if got and got == str(gt).strip().lower() else 0.0), got

@@ -11,7 +11,7 @@ category) is read from the lower-cased id by substring, checked in the order aro
 translation, among; otherwise ``other``. ``choices`` are read from the question only to check
 ``answer("B")`` (``meta["options_in_question"]``).
 
-Scoring: metric ``mindcube_paper`` (:func:`spatialclaw.benchmarks.official_paper_p2.mindcube_paper_extract`).
+Scoring: metric ``mindcube_paper`` (:func:`mindcube_paper_extract`).
 ``translation`` samples carry ``meta["paper_scored"] = False``: the paper leaves them out of every number.
 Overall = accuracy over the rest (rule ``micro_paper_scored``); per setting.
 """
@@ -19,12 +19,14 @@ Overall = accuracy over the rest (rule ``micro_paper_scored``); per setting.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.answer_parsing import choice_letters
 from spatialclaw.benchmarks.data.published import check_keys, missing
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
+from spatialclaw.benchmarks.scoring.letters import boxed_letters
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,
@@ -126,3 +128,94 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def mindcube_extract(text: str) -> str | None:
+    """MindCube's ``extract_answer`` (the official repo's and lmms-eval's): the last ``X.`` first; then the
+    text after an ``<Answer>`` tag; then prioritised patterns (last match of the first that hits); then
+    line-by-line fallbacks. Letters A-E only, capitals only."""
+    if not text:
+        return None
+    dotted = list(re.finditer(r"([A-E])\.", text))
+    if dotted:
+        return dotted[-1].group(1)
+    tagged = re.search(r"<Answer>(.*?)(?:<|$)", text, re.DOTALL)
+    if tagged:
+        section = tagged.group(1)
+        for pattern in (
+            r"[Mm]y answer is ([A-E])",
+            r"[Mm]y answer is ([A-E])\.",
+            r"[Tt]he answer is ([A-E])",
+            r"(?:Answer: )?([A-E])\.",
+            r"\b([A-E])\b",
+        ):
+            found = list(re.finditer(pattern, section))
+            if found:
+                return found[-1].group(1)
+    for pattern in (
+        r'(?:Answer: )?([A-E])\. [A-Za-z0-9 \-\(\)\'",]+(?=(?:\n|$|\.|"))',
+        r'(?:Answer: )?([A-E])\. [A-Za-z0-9 \-\(\)\'"]+',
+        r"(?:^|\n)(?:Answer: )?([A-E])(?:\.|$|\s)",
+        r"[\*\"]([A-E])[\*\"]",
+        r"\bAnswer:?\s*([A-E])\b",
+        r"[Mm]y answer is ([A-E])",
+        r"[Mm]y answer is ([A-E])\.",
+        r"answer is ([A-E])",
+    ):
+        found = list(re.finditer(pattern, text))
+        if found:
+            return found[-1].group(1)
+    lines = text.split("\n")
+    described = [m.group(1) for line in lines for m in [re.search(r'([A-E])\. [A-Za-z0-9 \-\(\)\'",]+', line)] if m]
+    if described:
+        return described[-1]
+    for line in reversed(lines):
+        match = re.search(r"\b([A-E])\b", line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def mindcube_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """MindCube: :func:`mindcube_extract` on the stripped reply equals ``gt_answer`` exactly."""
+    got = mindcube_extract(reply.strip())
+    return (1.0 if got == str(gt) else 0.0), got
+
+
+_MINDCUBE_PHRASES = (
+    r"(?i:my answer is)\s*([A-E])\b",
+    r"(?i:the answer is)\s*([A-E])\b",
+    r"(?i:answer):\s*([A-E])\b",
+    r"\b([A-E])[:.]\s*(?=[A-Z])",
+)
+
+
+def mindcube_paper_extract(text: str) -> str | None:
+    """MindCube's paper extraction: ``\\boxed{X}``; the last ``X.``; inside an ``<Answer>``/``<answer>`` tag
+    the last ``X.``, else its last standalone letter; the last of "my answer is X", "the answer is X",
+    "Answer: X", ``X:``/``X.`` before a capital; the last standalone A-E; else None."""
+    boxed = boxed_letters(text)
+    if boxed:
+        return boxed[-1]
+    dotted = re.findall(r"\b([A-E])\.", text)
+    if dotted:
+        return str(dotted[-1])
+    tagged = re.search(r"<answer>(.*?)(?:</answer>|$)", text, flags=re.IGNORECASE | re.DOTALL)
+    if tagged:
+        inside = re.findall(r"\b([A-E])\b", tagged.group(1))
+        if inside:
+            return str(inside[-1])
+    hits = [(m.start(), m.group(1)) for pattern in _MINDCUBE_PHRASES for m in re.finditer(pattern, text)]
+    if hits:
+        return max(hits)[1]
+    standalone = re.findall(r"\b([A-E])\b", text)
+    return standalone[-1] if standalone else None
+
+
+def mindcube_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """MindCube: :func:`mindcube_paper_extract` equals ``gt_answer`` (upper-cased) exactly."""
+    got = mindcube_paper_extract(reply.strip())
+    return (1.0 if got is not None and got == str(gt).strip().upper() else 0.0), got

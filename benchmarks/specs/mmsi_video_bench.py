@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import check_keys, json_data, missing
+from spatialclaw.benchmarks.scoring.letters import base_extract
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -122,3 +123,37 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "main_category"),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def _clear_words(text: str) -> str:
+    return text.replace(" ", "").replace('"', "").replace("'", "").replace("\n", "").replace(":", "")
+
+
+def mmsi_video_extract(reply: str) -> str:
+    """MMSI-Video-Bench ``extract_answer``: ``boxed{}``, a JSON ``"answer":``, ``answer is``, ``Answer: ``
+    or a bare first sentence, cleaned of spaces, quotes and colons; ``"O"`` when nothing is found."""
+    reply = reply.replace("<answer>", "").replace("</answer>", "")
+    if "no answer" in reply:
+        return "O"
+    if "boxed{" in reply:
+        return _clear_words(reply.split("boxed{")[1].split("}")[0])
+    for marker in ('"answer":', "answer is", "Answer: "):
+        if marker in reply:
+            return _clear_words(reply.split(marker)[-1].split(",")[0].split(".")[0])
+    first = _clear_words(reply.split(".")[0])
+    return first if first in ("A", "B", "C", "D", "E", "F") else "O"
+
+
+def mmsi_video_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """MMSI-Video-Bench: the extracted letter (A-F only) equals the answer."""
+    got = mmsi_video_extract(reply)
+    return (1.0 if got in ("A", "B", "C", "D", "E", "F") and got == str(gt) else 0.0), got
+
+
+def mmsivideo_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """MMSI-Video-Bench: :func:`base_extract` equals ``ground_truth`` upper-cased."""
+    got = base_extract(reply)
+    return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

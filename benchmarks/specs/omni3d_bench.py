@@ -8,7 +8,7 @@ questions in list order (``paper_order`` holds). Fields: ``question_index`` (the
 category).
 
 Scoring: metric ``omni3d_paper:<answer_type>``
-(:func:`spatialclaw.benchmarks.official_paper_p2_more.omni3d_paper`): the ``\\boxed{}`` content, else the whole
+(:func:`omni3d_paper`): the ``\\boxed{}`` content, else the whole
 reply when it is a number, else its last number, else the lower-cased text without quotes; float: the share
 of t in 0.5, 0.45, ..., 0.05 with relative error < t (``|p|`` when the answer is 0); int:
 ``int(round(float(p)))``; str: case-insensitive equality. Overall = mean over questions; per answer type.
@@ -16,11 +16,14 @@ of t in 0.5, 0.45, ..., 0.05 with relative error < t (``|p|`` when the answer is
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import check_keys, json_data, missing
+from spatialclaw.benchmarks.scoring.numbers import to_float
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
@@ -91,3 +94,78 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def _omni3d_reply(reply: str) -> str:
+    return reply.split("<ans>")[1].split("</ans>")[0] if "<ans>" in reply else reply
+
+
+#: VLMEvalKit's Omni3D-Bench tolerances, compared with a strict ``<`` (unlike VSI-Bench's ``<=``).
+OMNI3D_TOLERANCES = (0.5, 0.45, 0.40, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05)
+
+
+def omni3d_score(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """Omni3D-Bench (VLMEvalKit ``Omni3DBench_acc``) by ``answer_type`` (``param``): ``int`` counts by
+    ``int()`` equality; ``str`` yes/no when the reply (lower-cased) contains the answer or true/false;
+    other ``str`` answers by exact equality with the lower-cased reply; ``float`` by the share of
+    tolerances t with ``|gt - pred| / gt < t``."""
+    pred = _omni3d_reply(reply)
+    if param == "int":
+        try:
+            return (1.0 if int(pred) == int(gt) else 0.0), int(pred)
+        except (TypeError, ValueError):
+            return 0.0, None
+    if param == "float":
+        value = to_float(pred)
+        if value is None:
+            return 0.0, None
+        target = float(gt)
+        hits = [abs(target - value) / target < t for t in OMNI3D_TOLERANCES] if target else [value == 0] * 10
+        return sum(hits) / len(OMNI3D_TOLERANCES), value
+    answer = str(gt)
+    low = pred.lower()
+    if answer in ("yes", "no"):
+        right = answer in low or (answer == "yes" and "true" in low) or (answer == "no" and "false" in low)
+        return (1.0 if right else 0.0), pred
+    return (1.0 if answer == low else 0.0), pred
+
+
+#: The ten thresholds 0.5, 0.45, ..., 0.05; a float answer hits one when its relative error is below it.
+OMNI3D_PAPER_THRESHOLDS = (0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05)
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def omni3d_prediction(reply: str) -> str:
+    """Omni3D-Bench's paper reading of a reply: the ``\\boxed{}`` content if any; then, when the text holds a
+    number, the whole text if it parses as a float, else its *last* number; otherwise the lower-cased
+    text with quotes stripped."""
+    text = reply.strip()
+    boxed = re.findall(r"\\boxed\{([^{}]*)\}", text)
+    if boxed:
+        text = boxed[-1].strip()
+    numbers = _NUMBER.findall(text.replace(",", ""))
+    if numbers:
+        return text if to_float(text) is not None else numbers[-1]
+    return text.lower().replace('"', "").replace("'", "").strip()
+
+
+def omni3d_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """Omni3D-Bench by ``answer_type`` (``param``): ``float``: the share of the ten thresholds t with
+    ``|p - g| / |g| < t`` (``|p|`` when g = 0); ``int``: ``int(round(float(p))) == int(g)`` (so "3.0"
+    counts); ``str``: equality after stripping, case-insensitive."""
+    pred = omni3d_prediction(reply)
+    if param in ("float", "int"):
+        value = to_float(pred)
+        target = to_float(gt)
+        if value is None or target is None or not math.isfinite(value) or not math.isfinite(target):
+            return 0.0, value
+        if param == "int":
+            return (1.0 if int(round(value)) == int(target) else 0.0), value
+        error = abs(value - target) / abs(target) if target != 0 else abs(value)
+        return sum(error < t for t in OMNI3D_PAPER_THRESHOLDS) / len(OMNI3D_PAPER_THRESHOLDS), value
+    return (1.0 if pred.strip().lower() == str(gt).strip().lower() else 0.0), pred

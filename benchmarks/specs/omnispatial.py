@@ -16,12 +16,14 @@ A-D; else a leading A-D; else A; case-insensitive. Overall = accuracy; per task 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.answer_parsing import choice_letters
 from spatialclaw.benchmarks.data.published import check_keys, json_data, missing
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
+from spatialclaw.benchmarks.scoring.letters import base_extract
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -91,3 +93,27 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "sub_task_type"),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def omnispatial_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """OmniSpatial (lmms-eval, its default ``eval_type: re``): the last ``Answer: X`` (X in A-D, any case),
+    else ``"A"``; compared case-sensitively with the capital answer letter, as the official code does."""
+    found = re.findall(r"Answer\s*:\s*([A-D])\b", reply, flags=re.IGNORECASE)
+    got = found[-1] if found else "A"
+    return (1.0 if got == str(gt) else 0.0), got
+
+
+def omnispatial_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """OmniSpatial: the last "Answer: X" (any case); else :func:`base_extract` when it gives one A-D letter;
+    else the first character when it is A-D; else ``"A"``; compared case-insensitively."""
+    found = re.findall(r"answer\s*:\s*([A-D])\b", reply, flags=re.IGNORECASE)
+    if found:
+        got = found[-1].upper()
+    else:
+        base = base_extract(reply)
+        first = reply.strip()[:1].upper()
+        got = base if base in ("A", "B", "C", "D") else first if first in ("A", "B", "C", "D") else "A"
+    return (1.0 if got == str(gt).strip().upper() else 0.0), got

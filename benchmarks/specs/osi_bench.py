@@ -18,12 +18,15 @@ other zero answers need an exact 0. Overall = mean over all samples; per categor
 from __future__ import annotations
 
 import ast
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import missing, parquet_rows
+from spatialclaw.benchmarks.scoring.letters import boxed_letters, first_labelled_letter, option_text_letter
+from spatialclaw.benchmarks.scoring.numbers import official_mra, to_float
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -103,3 +106,75 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+_OSI_ZERO_THRESHOLD = {"absolute_speed": 0.30, "absolute_displacement": 0.30, "trajectory_length": 2.0}
+
+
+def first_number(text: str) -> float | None:
+    match = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text.replace(",", ""))
+    return float(match.group()) if match else None
+
+
+def osi_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """OSI-Bench numbers (VLMEvalKit ``_apply_osi_na_mra``; ``param`` is the category): VSI-Bench MRA; a
+    zero answer for speed, displacement or trajectory length counts when the prediction is below the
+    category's threshold (else MRA against the threshold), any other zero answer only when exact. The
+    number is the reply's first number (EASI's extraction step was not available offline)."""
+    got = first_number(reply)
+    target = to_float(gt)
+    if got is None or target is None or math.isnan(got) or math.isnan(target):
+        return 0.0, got
+    threshold = _OSI_ZERO_THRESHOLD.get(param or "")
+    if threshold is not None and target == 0:
+        return (1.0 if got < threshold else official_mra(got, threshold)), got
+    if target == 0:
+        return (1.0 if got == 0 else 0.0), got
+    return official_mra(got, target), got
+
+
+def osibench_mcq(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
+    """OSI-Bench multiple choice: ``\\boxed{X}``; the first ``X.``, ``(X)``, ``X:`` (any case); the first token
+    when it is a single A-D; an option's exact text; else the first token; equal to the answer, any case."""
+    text = reply.strip()
+    tokens = text.split()
+    first_token = tokens[0] if tokens else ""
+    boxed = boxed_letters(text, "A-D")
+    got = boxed[0] if boxed else first_labelled_letter(text)
+    if got is None and first_token.upper() in ("A", "B", "C", "D"):
+        got = first_token.upper()
+    got = got or option_text_letter(text, choices) or first_token
+    return (1.0 if got and got.lower() == str(gt).strip().lower() else 0.0), got
+
+
+def osibench_number(reply: str) -> float | None:
+    """OSI-Bench's number: one inside ``\\boxed{}``; else the *first* ``[+-]?digits[.digits]``; else the first
+    token as a float."""
+    boxed = re.search(r"\\boxed\{\s*([+-]?\d+(?:\.\d+)?)", reply)
+    if boxed:
+        return float(boxed.group(1))
+    match = re.search(r"[+-]?\d+(?:\.\d+)?", reply)
+    if match:
+        return float(match.group())
+    tokens = reply.split()
+    return to_float(tokens[0]) if tokens else None
+
+
+def osibench_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """OSI-Bench numbers (``param``: the category): MRA over the ten thresholds with ``<=`` and ``|g|``; a zero
+    answer for absolute_speed or absolute_displacement (0.30) or trajectory_length (2.0) scores 1 when the
+    prediction is below the threshold, else MRA against the threshold; any other zero needs an exact 0."""
+    got = osibench_number(reply)
+    target = to_float(gt)
+    if got is None or target is None or not math.isfinite(got) or not math.isfinite(target):
+        return 0.0, got
+    threshold = _OSI_ZERO_THRESHOLD.get(param or "")
+    if target == 0 and threshold is not None:
+        return (1.0 if got < threshold else official_mra(got, threshold)), got
+    if target == 0:
+        return (1.0 if got == 0 else 0.0), got
+    return official_mra(got, target), got

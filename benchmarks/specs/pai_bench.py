@@ -16,11 +16,13 @@ subcategory.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
+from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, only_letter
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -78,3 +80,50 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "subcategory"),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def pai_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """PAI-Bench (reason): the ``<answer>`` content (else the reply plus ``" N/A"``), lower-cased without
+    dots and spaces, equals the answer treated the same way."""
+    try:
+        got = reply.split("<answer>")[1].split("</answer>")[0].strip()
+    except IndexError:
+        got = reply + " N/A"
+
+    def squeeze(text: str) -> str:
+        return text.lower().replace(".", "").replace(" ", "")
+
+    return (1.0 if squeeze(got) == squeeze(str(gt)) else 0.0), got
+
+
+def mmsi_chain_letter(text: str, letters: str = "ABCD") -> str:
+    """The MMSI-style chain: the first standalone letter inside ``` ``x`` ``` or `` `x` ``; ``\\boxed{X}``; the
+    first ``X.``, ``(X)`` or ``X:`` in any case; the first standalone capital not followed by a space and a
+    letter; a single letter left after removing the rest; else ``""`` (wrong)."""
+    for pattern in (r"```(.*?)```", r"`([^`]*)`"):
+        for inner in re.findall(pattern, text, flags=re.DOTALL):
+            found = re.search(rf"\b([{letters}])\b", inner)
+            if found:
+                return found.group(1)
+    return (
+        boxed_letter(text, letters)
+        or marked_letter(text, letters)
+        or _standalone(text, letters)
+        or only_letter(text, letters)
+        or ""
+    )
+
+
+def _standalone(text: str, letters: str) -> str | None:
+    found = re.search(rf"\b([{letters}])\b(?!\s[A-Za-z])", text)
+    return found.group(1) if found else None
+
+
+def pai_paper_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """PAI-Bench (understanding): :func:`mmsi_chain_letter` over A-D against the answer letter; an empty
+    extraction is wrong."""
+    got = mmsi_chain_letter(reply, "ABCD")
+    return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

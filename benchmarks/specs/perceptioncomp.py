@@ -14,11 +14,13 @@ Overall = accuracy over questions, broken down by category and difficulty.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import json_list, require_file
+from spatialclaw.benchmarks.scoring.letters import boxed_letter, mmmu_parse, only_letter, option_text
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -69,3 +71,35 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "difficulty"),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def perceptioncomp_choice(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
+    """PerceptionComp (lmms-eval): :func:`mmmu_parse` over the non-empty options equals the answer letter."""
+    got = mmmu_parse(reply, [option_text(c) for c in choices or []])
+    return (1.0 if got is not None and got.upper() == str(gt).upper() else 0.0), got
+
+
+def perceptioncomp_paper_choice(
+    reply: str, gt: Any, choices: Any = None, param: str | None = None
+) -> tuple[float, Any]:
+    """PerceptionComp: ``<answer>X</answer>``; ``\\boxed{X}``; "answer" then spaces or a colon and X; the
+    *last* standalone A-E in any case (so a trailing article "a" reads A); a single letter. Compared with the
+    answer upper-cased."""
+    letters = "ABCDE"
+    tag = re.findall(r"<answer>\s*\(?([A-E])\)?\.?\s*</answer>", reply, flags=re.IGNORECASE)
+    said = re.findall(r"answer[\s:]+\(?([A-E])\b", reply, flags=re.IGNORECASE)
+    alone = re.findall(r"\b([A-E])\b", reply, flags=re.IGNORECASE)
+    got = (
+        (tag[-1].upper() if tag else None)
+        or boxed_letter(reply, letters)
+        or (said[0].upper() if said else None)
+        or (alone[-1].upper() if alone else None)
+        or only_letter(reply, letters)
+        or ""
+    )
+    return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

@@ -22,13 +22,15 @@ with breakdowns per level, level/category, level/category/subcategory, question 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
-from spatialclaw.benchmarks.official_common import to_float
-from spatialclaw.benchmarks.official_paper_p3_numeric import SPATIALTREE_MRA, SPATIALTREE_UNSCORED
+from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, mmmu_parse, vsi_fuzzy
+from spatialclaw.benchmarks.scoring.numbers import abs_mra, mra_or_zero_policy, to_float, word_or_digits
+from spatialclaw.benchmarks.scoring.rows import Row, by_category, group_scores, mean
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
@@ -117,3 +119,176 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("spatree_level", "question_type", "metricfunc"),
 )
+
+
+# ---------------------------------------- scoring
+
+_SPATIALTREE_PATTERNS = (
+    r"The correct option is ([A-Z])",
+    r"The answer is ([A-Z])",
+    r"The correct answer is ([A-Z])",
+    r"Option ([A-Z]) is correct",
+    r"The right choice is ([A-Z])",
+    r"Thus, the answer is ([A-Z])",
+    r"Therefore, the correct option is ([A-Z])",
+    r"The answer should be ([A-Z])",
+    r"Hence, the correct answer is ([A-Z])",
+    r"The correct choice is ([A-Z])",
+    r"Accordingly, the answer is ([A-Z])",
+    r"Consequently, the correct option is ([A-Z])The correct option is ([A-Z])",
+    r"Answer: ([A-Z])",
+    r"Answer ([A-Z])",
+    r"Choice ([A-Z])",
+    r"Select ([A-Z])",
+    r"([A-Z]) is correct",
+    r"([A-Z]) is the answer",
+    r"([A-Z]) is the correct option",
+    r"Correct: ([A-Z])",
+    r"Right: ([A-Z])",
+    r"<\|begin_of_box\|>([A-Z])<\|end_of_box\|>",
+)
+
+
+def spatialtree_choice(
+    reply: str, gt: Any, choices: Sequence[str] | None = None, param: str | None = None
+) -> tuple[float, Any]:
+    """SpatialTree-Bench ``multichoiceeval``: the first listed answer pattern naming an offered letter, else
+    a single offered letter after the last ``Answer:``, else :func:`mmmu_parse`; equals the answer."""
+    options = [str(c) for c in choices or []]
+    letters = [chr(ord("A") + i) for i in range(len(options))]
+    got = None
+    for pattern in _SPATIALTREE_PATTERNS:
+        match = re.search(pattern, reply)
+        if match and match.group(1) in letters:
+            got = match.group(1)
+            break
+    if got is None and reply.rfind("Answer:") != -1:
+        tail = reply[reply.rfind("Answer:") + len("Answer:") :].strip()
+        named = [c for c in letters if c in tail]
+        if len(named) == 1:
+            got = named[0]
+    if got is None:
+        got = mmmu_parse(reply, options)
+    return (1.0 if got is not None and got == str(gt) else 0.0), got
+
+
+def spatialtree_number(text: str) -> str:
+    """SpatialTree-Bench ``find_number``: the first number outside coordinate pairs such as ``(1, 2)``;
+    as upstream, commas are dropped before the pair patterns run, so a written pair is not recognised."""
+    text = text.replace(",", "")
+    stripped = text
+    for pattern in (
+        r"\(\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\)",
+        r"\[\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\]",
+        r"\{\s*-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\s*\}",
+        r"\b-?\d+\.?\d*\s*,\s*-?\d+\.?\d*\b",
+    ):
+        stripped = re.sub(pattern, "", stripped)
+    match = re.search(r"-?\d+\.?\d*", stripped)
+    if match:
+        return match.group()
+    every = list(re.finditer(r"-?\d+\.?\d*", text))
+    return every[0].group() if every else ""
+
+
+def spatialtree_mra(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """SpatialTree-Bench ``meanrelativeacc``: :func:`spatialtree_number`, then the VSI-Bench MRA (a reply
+    without a number raises in the official code, which scores 0)."""
+    got = to_float(spatialtree_number(reply))
+    return mra_or_zero_policy(got, float(gt)), got
+
+
+def spatialtree_paper_letter(reply: str) -> str:
+    """SpatialTree-Bench multiple choice: ``\\boxed{X}``; the first ``X.``, ``(X)`` or ``X:`` (A-K, any case);
+    the first token when it is a letter; else ``""``."""
+    letters = "ABCDEFGHIJK"
+    got = boxed_letter(reply, letters) or marked_letter(reply, letters)
+    if got:
+        return got
+    token = vsi_fuzzy(reply.strip())
+    return token.upper() if len(token) == 1 and token.upper() in letters else ""
+
+
+#: metricfunc values scored by MRA on a number.
+SPATIALTREE_MRA = ("meanrelativeacc", "meanrelativeacc2", "angulardifference", "l2distance")
+
+
+#: metricfunc values the paper runs but leaves out of every score (LLM judges, simulators).
+SPATIALTREE_UNSCORED = ("gpteval", "cogmapeval", "affmask", "manipulateeval", "agenticnaveval", "gravityeval")
+
+
+def _yes_no_last(text: str) -> str | None:
+    lower = text.lower()
+    yes, no = lower.rfind("yes"), lower.rfind("no")
+    if yes < 0 and no < 0:
+        return None
+    return "yes" if yes > no else "no"
+
+
+def spatialtree_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """SpatialTree-Bench by ``param``: ``choice`` (the letter equals the answer), ``mra`` (:func:`word_or_digits`
+    then :func:`abs_mra`), ``judge`` (whichever of "yes"/"no" occurs last equals the answer), ``unscored``
+    (0; the aggregation leaves these rows out), else ``other``: MRA when both sides are numbers and the answer
+    is not 0, otherwise case-insensitive equality."""
+    if param == "choice":
+        letter = spatialtree_paper_letter(reply)
+        return (1.0 if letter and letter == str(gt).strip().upper() else 0.0), letter
+    if param == "mra":
+        number = word_or_digits(reply)
+        return abs_mra(number, to_float(gt)), number
+    if param == "judge":
+        said = _yes_no_last(reply)
+        return (1.0 if said is not None and said == str(gt).strip().lower() else 0.0), said
+    if param == "unscored":
+        return 0.0, None
+    pred, target = to_float(reply.strip()), to_float(gt)
+    if pred is not None and target is not None and target != 0:
+        return abs_mra(pred, target), pred
+    return (1.0 if reply.strip().lower() == str(gt).strip().lower() else 0.0), reply.strip()
+
+
+def aggregate_spatialtree(rows: Sequence[Row]) -> dict[str, Any]:
+    """SpatialTree-Bench: each question sits at a leaf of the ability tree (``meta["spatree"]``, e.g.
+    ``["L1", "Geometry", "Size"]``); a leaf scores the mean of its questions, every inner node the mean of
+    its children, overall = the root. lmms-eval weights children by ``spatree_hierarchy.json``; that file
+    is not reproduced here, so children weigh equally (the official weights default to 1 too)."""
+    cats, counts = by_category(rows)
+    leaves: dict[tuple[str, ...], list[float]] = {}
+    for row in rows:
+        path = tuple(str(p) for p in (row.meta.get("spatree") or [row.category or "uncategorized"]))
+        leaves.setdefault(path, []).append(row.score or 0.0)
+
+    def node(prefix: tuple[str, ...]) -> float | None:
+        if prefix in leaves and not any(len(p) > len(prefix) and p[: len(prefix)] == prefix for p in leaves):
+            return sum(leaves[prefix]) / len(leaves[prefix])
+        children = sorted({p[len(prefix)] for p in leaves if len(p) > len(prefix) and p[: len(prefix)] == prefix})
+        values = [v for v in (node(prefix + (c,)) for c in children) if v is not None]
+        return sum(values) / len(values) if values else None
+
+    levels = {f"level:{top}": node((top,)) for top in sorted({p[0] for p in leaves})}
+    return {
+        "overall": node(()),
+        "categories": {**cats, **{k: v for k, v in levels.items() if v is not None}},
+        "counts": counts,
+    }
+
+
+def spatialtree_scored(rows: Sequence[Row]) -> dict[str, Any]:
+    """SpatialTree-Bench: rows with ``meta["paper_scored"]`` False (LLM-judged or simulator metrics) are left
+    out; overall = the mean over the rest; breakdowns per level, level/category, level/category/subcategory
+    (``meta["spatree"]``), ``question_type`` and ``metricfunc``."""
+    scored = [r for r in rows if r.meta.get("paper_scored", True) is not False]
+    cats, counts = by_category(scored)
+    keys = {
+        "level": lambda r: "/".join(r.meta.get("spatree", [])[:1]),
+        "level/category": lambda r: "/".join(r.meta.get("spatree", [])[:2]),
+        "level/category/subcategory": lambda r: "/".join(r.meta.get("spatree", [])[:3]),
+        "question_type": lambda r: r.meta.get("question_type"),
+        "metricfunc": lambda r: r.meta.get("metricfunc"),
+    }
+    extra: dict[str, float] = {}
+    for label, key in keys.items():
+        for value, scores in sorted(group_scores(scored, key).items()):
+            extra[f"{label}:{value}"] = sum(scores) / len(scores)
+    counts["unscored"] = len(rows) - len(scored)
+    return {"overall": mean(r.score or 0.0 for r in scored), "categories": {**cats, **extra}, "counts": counts}

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
+from spatialclaw.benchmarks.scoring.letters import vsi_fuzzy
+from spatialclaw.benchmarks.scoring.numbers import signed_mra, to_float, word_or_digits
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
@@ -115,3 +117,17 @@ def _spec(name: str, tracks: tuple[str, ...], paper_name: str | None) -> Benchma
 SPEC = _spec("spbench", ("SI", "MV"), "spbench")
 SPEC_SI = _spec("spbench-si", ("SI",), None)
 SPEC_MV = _spec("spbench-mv", ("MV",), None)
+
+
+# ---------------------------------------- scoring
+
+
+def spbench_paper_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """SPBench numbers: :func:`word_or_digits`, then :func:`signed_mra`."""
+    got = word_or_digits(reply)
+    return signed_mra(got, to_float(gt)), got
+
+
+def unscored_type(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """A question type the paper's scorer does not know (SPBench): always 0."""
+    return 0.0, vsi_fuzzy(reply)

@@ -15,7 +15,8 @@ Equal to the answer. Overall = accuracy, broken down by task type, duration and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,53 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category", "duration", "domain"),
 )
+
+
+# ---------------------------------------- scoring
+
+_VIDEOMME_PREFIXES = (
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    # Two pairs the official list joins by a missing comma, kept as the official code has them:
+    "The best option isThe correct option is",
+    "Best answer:Best option:",
+)
+
+
+def videomme_extract(reply: str, prefixes: Sequence[str], letters: str) -> str:
+    text = reply.strip()
+    for prefix in prefixes:
+        text = text.replace(prefix, "")
+    if len(text.split()) > 10 and not re.search(f"[{letters}]", text):
+        return ""
+    match = re.search(f"[{letters}]", text)
+    return match[0] if match else ""
+
+
+def videomme_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """Video-MME (lmms-eval ``extract_characters_regex``): drop answer prefixes, then the *first* capital
+    A-D anywhere in the reply; compared case-insensitively."""
+    got = videomme_extract(reply, _VIDEOMME_PREFIXES, "ABCD")
+    return (1.0 if got.lower() == str(gt).lower() else 0.0), got
+
+
+def videomme_base_letter(reply: str) -> str:
+    """The base extractor: ``\\boxed{X}``; the first letter followed by ``.``, ``:`` or ``)`` (optionally
+    after ``(``), any letter and case, with no word boundary (so ``"Answer: B"`` reads R); a single letter left
+    after removing non-letters; else the stripped text."""
+    boxed = re.findall(r"\\boxed\{\s*\(?\s*([A-Za-z])\s*\)?\s*\.?\s*\}", reply)
+    if boxed:
+        return str(boxed[-1]).upper()
+    first = re.search(r"\(?([A-Za-z])[.:)]", reply)
+    if first:
+        return first.group(1).upper()
+    rest = re.sub(r"[^A-Za-z]", "", reply)
+    return rest.upper() if len(rest) == 1 else reply.strip()
+
+
+def videomme_paper_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """Video-MME: :func:`videomme_base_letter` equals the answer (upper-cased)."""
+    got = videomme_base_letter(reply)
+    return (1.0 if got == str(gt).strip().upper() else 0.0), got

@@ -17,12 +17,14 @@ last standalone capital A-D in the final 400 characters. Overall = accuracy, bro
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import json_list, require_file
+from spatialclaw.benchmarks.scoring.letters import boxed_letter, only_letter
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -96,3 +98,57 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def viewspatial_option(text: str) -> str | None:
+    """ViewSpatial-Bench ``extract_option``: the first standalone A-D, any case, as a capital."""
+    match = re.search(r"\b([A-D])\b", text, re.IGNORECASE)
+    return match.group(1).upper() if match else None
+
+
+def viewspatial_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """ViewSpatial-Bench: the option in the reply's *last line* equals the option in the answer."""
+    got = viewspatial_option(reply.split("\n")[-1])
+    return (1.0 if got is not None and got == viewspatial_option(str(gt)) else 0.0), got
+
+
+_MARKERS = (
+    r"final answer|correct answer|answer is|the answer|best answer|best option|correct option|correct choice|"
+    r"answer|option"
+)
+
+
+def viewspatial_paper_letter(reply: str) -> str | None:
+    """ViewSpatial-Bench: ``\\boxed{X}``; ``<answer>X</answer>``; the letter after the *last* answer-marker
+    phrase ("final answer", "the answer", "option", ...); the last ``(X)``, then the last ``X.``, then the
+    last ``X:``; a single letter; the last standalone capital A-D in the final 400 characters."""
+    letters = "ABCD"
+    boxed = boxed_letter(reply, letters)
+    if boxed:
+        return boxed
+    tag = re.findall(r"<answer>\s*\(?([A-D])\)?\.?\s*</answer>", reply, flags=re.IGNORECASE)
+    if tag:
+        return str(tag[-1]).upper()
+    marker = re.findall(rf"(?i:{_MARKERS})\s*[:\-=]?\s*(?:\*\*)?\s*\(?([A-D])\b", reply)
+    if marker:
+        return str(marker[-1]).upper()
+    for pattern in (r"\(([A-D])\)", r"\b([A-D])\.", r"\b([A-D]):"):
+        found = re.findall(pattern, reply)
+        if found:
+            return str(found[-1])
+    only = only_letter(reply, letters)
+    if only:
+        return only
+    tail = re.findall(r"\b([A-D])\b", reply[-400:])
+    return tail[-1] if tail else None
+
+
+def viewspatial_paper_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """ViewSpatial-Bench: :func:`viewspatial_paper_letter` equals the answer's first letter (``"A. right"``
+    -> A)."""
+    got = viewspatial_paper_letter(reply)
+    target = str(gt).strip()[:1].upper()
+    return (1.0 if got is not None and got == target else 0.0), got

@@ -13,9 +13,12 @@ Scoring: EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/vsibench/utils.py`` (metri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from spatialclaw.benchmarks.scoring.letters import vsi_fuzzy
+from spatialclaw.benchmarks.scoring.numbers import mra_or_zero_policy, to_float
+from spatialclaw.benchmarks.scoring.rows import Row, by_category, mean
 from spatialclaw.benchmarks.spec import BenchmarkSpec, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
@@ -69,3 +72,33 @@ SPEC = BenchmarkSpec(
     homepage="https://huggingface.co/datasets/nyu-visionx/VSI-Bench",
     metric="accuracy (first token) and MRA, mean over question types, directions merged (lmms-eval vsibench)",
 )
+
+
+# ---------------------------------------- scoring
+
+
+def vsi_mca(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """VSI-Bench (and VSTI-Bench, SPBench) multiple choice: the first token equals the letter, any case."""
+    got = vsi_fuzzy(reply)
+    return (1.0 if got.lower() == str(gt).lower() else 0.0), got
+
+
+def vsi_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """VSI-Bench numbers: ``float()`` of the first token (so ``"3.5 m"`` reads 3.5, ``"about 3"`` nothing),
+    then the official MRA."""
+    got = to_float(vsi_fuzzy(reply))
+    return mra_or_zero_policy(got, float(gt)), got
+
+
+VSI_DIRECTION_TYPES = ("object_rel_direction_easy", "object_rel_direction_medium", "object_rel_direction_hard")
+
+
+def aggregate_vsi_bench(rows: Sequence[Row]) -> dict[str, Any]:
+    """VSI-Bench: mean per question type; the three relative-direction difficulties are averaged into one
+    ``object_rel_direction`` entry (mean of the three means); overall = mean over the resulting types."""
+    cats, counts = by_category(rows)
+    merged = {k: v for k, v in cats.items() if k not in VSI_DIRECTION_TYPES}
+    directions = [cats[k] for k in VSI_DIRECTION_TYPES if k in cats]
+    if directions:
+        merged["object_rel_direction"] = sum(directions) / len(directions)
+    return {"overall": mean(merged.values()), "categories": dict(sorted(merged.items())), "counts": counts}

@@ -18,11 +18,13 @@ mean over the 8 question types (rule ``vsi_bench``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
+from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, offered_letters, option_text, vsi_fuzzy
+from spatialclaw.benchmarks.scoring.numbers import abs_mra, to_float
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.benchmarks.specs.vsi_bench import MEDIA_HELP, UNITS
 from spatialclaw.task import FrameSpec, Task
@@ -85,3 +87,35 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def vsi_paper_letter(reply: str, choices: Sequence[str] | None, letters: str | None = None) -> str:
+    """``\\boxed{X}``; the first ``X.``, ``(X)`` or ``X:`` (any case); the first token when it is a letter;
+    the option whose text the reply is (case-insensitive, trailing period ignored); else ``""``."""
+    letters = letters or offered_letters(choices)
+    token = vsi_fuzzy(reply.strip())
+    got = boxed_letter(reply, letters) or marked_letter(reply, letters)
+    if got:
+        return got
+    if len(token) == 1 and token.upper() in letters:
+        return token.upper()
+    wanted = reply.strip().rstrip(".").strip().lower()
+    for i, option in enumerate(choices or []):
+        if wanted and wanted == option_text(option).rstrip(".").strip().lower():
+            return chr(ord("A") + i)
+    return ""
+
+
+def vsi_paper_mca(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """VSI-Bench debiased and SPBench multiple choice: :func:`vsi_paper_letter`, compared case-insensitively."""
+    got = vsi_paper_letter(reply, choices)
+    return (1.0 if got and got.lower() == str(gt).strip().lower() else 0.0), got
+
+
+def vsi_paper_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """VSI-Bench debiased numbers: ``float`` of the first token, then :func:`abs_mra` (zero ground truth: 0)."""
+    got = to_float(vsi_fuzzy(reply))
+    return abs_mra(got, to_float(gt)), got

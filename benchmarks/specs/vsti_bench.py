@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import json_list, require_file
-from spatialclaw.benchmarks.official_common import to_float
+from spatialclaw.benchmarks.scoring.letters import vsi_fuzzy
+from spatialclaw.benchmarks.scoring.numbers import signed_mra, to_float
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
@@ -84,3 +85,13 @@ SPEC = BenchmarkSpec(
     paper_order=True,
     breakdowns=("category",),
 )
+
+
+# ---------------------------------------- scoring
+
+
+def vsti_paper_na(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
+    """VSTI-Bench numbers: ``float`` of the first space-separated token (trailing dot removed), then
+    :func:`signed_mra` (negative ground truth: 1.0 for any readable number; zero: 0)."""
+    got = to_float(vsi_fuzzy(reply))
+    return signed_mra(got, to_float(gt)), got

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.benchmarks.spec import load_tasks
 from spatialclaw.benchmarks.specs import SPECS
 from tests.benchmarks.test_adapters import FIXTURES, _check_tasks, _write_video

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from spatialclaw.benchmarks.data_files import download_repo, format_checks, prepare_folder
+from spatialclaw.benchmarks.data.download import download_repo, format_checks, prepare_folder
 from spatialclaw.benchmarks.names import PAPER_NAMES, normalise_benchmark_name
 from spatialclaw.benchmarks.registry import find_spec, load_benchmark
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext, load_tasks

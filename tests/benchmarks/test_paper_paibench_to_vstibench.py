@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import tests.benchmarks.layouts_paibench_to_vstibench as fixtures
-from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
-from spatialclaw.benchmarks.official_paper_p3_numeric import abs_mra, signed_mra
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
+from spatialclaw.benchmarks.scoring.numbers import abs_mra, signed_mra
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, load_tasks
 from spatialclaw.benchmarks.specs import SPECS
 from spatialclaw.task import Task

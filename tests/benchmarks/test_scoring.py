@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from spatialclaw.benchmarks.aggregation import ScoredRow, aggregate
-from spatialclaw.benchmarks.answer_parsing import extract_choice, extract_number, normalize_choice_answer
+from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
+from spatialclaw.benchmarks.scoring.answer_parsing import extract_choice, extract_number, normalize_choice_answer
 from spatialclaw.benchmarks.names import normalise_benchmark_name
-from spatialclaw.benchmarks.scoring import (
+from spatialclaw.benchmarks.scoring.score import (
     VSI_BENCH_THRESHOLDS,
     exact_match,
     mean_relative_accuracy,
@@ -262,7 +262,7 @@ def test_unknown_aggregation_rule_is_an_error() -> None:
 # Each set traces one benchmark's published evaluation code on raw replies (the extraction itself, before
 # any structured-answer rendering). The expected values are what that code returns, quirks included.
 
-from spatialclaw.benchmarks.official import OFFICIAL_METRICS, render_structured  # noqa: E402
+from spatialclaw.benchmarks.scoring.metrics import OFFICIAL_METRICS, render_structured  # noqa: E402
 
 
 def _official(metric: str, reply: str, gt: object, choices: list[str] | None = None) -> float:

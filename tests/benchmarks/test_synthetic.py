@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw.benchmarks.registry import load_benchmark
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.benchmarks.synthetic import CATEGORIES, COLOURS, Box, Camera, _quadrant, generate, render, scene_for
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.report import write_report
 from spatialclaw.runner.rescore import rescore_run

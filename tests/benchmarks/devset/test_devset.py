@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.benchmarks import devset, devset_eval
+from spatialclaw.benchmarks.devset import build, evaluate
 from tests.paths import DATA_ROOT
 
 DATA = DATA_ROOT
@@ -27,13 +27,13 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     os.environ.setdefault("SPATIALCLAW_TEST_DATA", str(DATA))
-    path = devset.generate(tmp_path_factory.mktemp("devset"))
+    path = build.generate(tmp_path_factory.mktemp("devset"))
     return path, [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def test_every_class_is_present_at_benchmark_size(generated):
     path, records = generated
-    assert {r["category"] for r in records} == set(devset.CLASSES)
+    assert {r["category"] for r in records} == set(build.CLASSES)
     for record in records:
         for name in record.get("images") or record["inputs"][0]["paths"]:
             width, _ = Image.open(path.parent / name).size
@@ -43,7 +43,7 @@ def test_every_class_is_present_at_benchmark_size(generated):
 @pytest.mark.slow  # generation runs again; the default run keeps one build per file
 def test_generation_is_deterministic(generated, tmp_path):
     _, records = generated
-    again = [json.loads(line) for line in devset.generate(tmp_path).read_text().splitlines()]
+    again = [json.loads(line) for line in build.generate(tmp_path).read_text().splitlines()]
     assert [(r["task_id"], r["answer"]) for r in again] == [(r["task_id"], r["answer"]) for r in records]
 
 
@@ -109,15 +109,15 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
     record = {**record, "images": [str(path.parent / n) for n in record["images"]]}
     tasks.write_text(json.dumps(record) + "\n")
     eval_dir = tmp_path / "eval"
-    assert "session start" in devset_eval.prepare(tasks, eval_dir).read_text()
+    assert "session start" in evaluate.prepare(tasks, eval_dir).read_text()
     assert (
         record["answer"]
-        not in devset_eval.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
+        not in evaluate.prepare(tasks, eval_dir).read_text().split("kernel condition")[0].split("(answer")[1]
     )
 
     from spatialclaw.interactive.session import start_session
 
-    task = next(iter(devset_eval.load_local_tasks(tasks)))
+    task = next(iter(evaluate.load_local_tasks(tasks)))
     session = start_session(task, root=eval_dir / "sessions", session_id=task.task_id)
     try:
         session.execute(f"answer({record['answer']!r})")
@@ -125,14 +125,14 @@ def test_the_harness_scores_a_real_session_from_its_trajectory(generated, tmp_pa
         session.close()
     looking = tmp_path / "looking.jsonl"
     looking.write_text(json.dumps({"task_id": task.task_id, "answer": "A" if record["answer"] != "A" else "B"}) + "\n")
-    scores = devset_eval.score(tasks, eval_dir, looking)
+    scores = evaluate.score(tasks, eval_dir, looking)
     table = scores["camera_translate"]
     assert table["kernel"] == 1.0 and table["looking"] == 0.0 and table["gain"] == 1.0 and table["steps"] == 1.0
     assert scores["all"] == table
 
 
 def test_how_an_answer_was_made_never_reaches_a_kernel(generated):
-    from spatialclaw.benchmarks.local import load_local_tasks
+    from spatialclaw.benchmarks.data.local import load_local_tasks
 
     path, records = generated
     tasks = {t.task_id: t for t in load_local_tasks(path)}

@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 
 from spatialclaw import jsonl
-from spatialclaw.benchmarks import devset_eval
-from spatialclaw.benchmarks.devset_clips import camera_vertical, frame_number
-from spatialclaw.benchmarks.devset_orbit import orbit_clip
-from spatialclaw.benchmarks.local import load_local_tasks
+from spatialclaw.benchmarks.devset import evaluate
+from spatialclaw.benchmarks.devset.clips import camera_vertical, frame_number
+from spatialclaw.benchmarks.devset.orbit import orbit_clip
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
 DATA = DATA_ROOT
@@ -261,14 +261,14 @@ def test_the_key_frames_reach_the_kernel_with_their_frame_numbers(generated, tmp
     task = tasks[record["task_id"]]
     assert task.inputs[0].indices == keys and task.category == "frame_number"
 
-    questions = devset_eval.prepare(path, tmp_path / "eval").read_text()
+    questions = evaluate.prepare(path, tmp_path / "eval").read_text()
     block = questions.split(f"## {task.task_id}\n")[1].split("\n## ")[0]
     for name, key in zip(record["inputs"][0]["paths"], keys, strict=True):
         assert f"{path.parent / name}  (frame {key})" in block
-    command = devset_eval.session_command(task, tmp_path / "eval" / "sessions")
+    command = evaluate.session_command(task, tmp_path / "eval" / "sessions")
     assert f"--indices {' '.join(map(str, keys))}" in command
     assert command in block
-    orbit = devset_eval.session_command(tasks["orbit_clip-0-direction"], tmp_path)
+    orbit = evaluate.session_command(tasks["orbit_clip-0-direction"], tmp_path)
     assert "--indices" not in orbit
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}

@@ -16,8 +16,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw import jsonl
-from spatialclaw.benchmarks import devset_render, devset_room
-from spatialclaw.benchmarks.local import load_local_tasks
+from spatialclaw.benchmarks.devset import render as devset_render
+from spatialclaw.benchmarks.devset import room as devset_room
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
 DATA = DATA_ROOT

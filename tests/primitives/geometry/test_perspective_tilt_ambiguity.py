@@ -72,10 +72,10 @@ def test_both_candidates_keep_their_own_spread_and_a_far_pixel_reads_as_distance
 # ---- the dev set's perspective items ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def items(tmp_path_factory: pytest.TempPathFactory, test_data):
-    from spatialclaw.benchmarks import devset
+    from spatialclaw.benchmarks.devset import build
 
     os.environ.setdefault("SPATIALCLAW_TEST_DATA", str(test_data))
-    path = devset.generate(tmp_path_factory.mktemp("perspective"), classes=("perspective",))
+    path = build.generate(tmp_path_factory.mktemp("perspective"), classes=("perspective",))
     records = [json.loads(line) for line in path.read_text().splitlines()]
     return {r["task_id"]: (r, Image.open(path.parent / r["images"][0]).convert("RGB")) for r in records}
 
@@ -117,7 +117,7 @@ def flipped(test_data):
     """The redwood photo at 224 px with three dots on its floor whose four-way answer is front-left at the
     tilt's estimate (-1 deg) and back-left at the rival pitch its edges also fit (+11 deg); the truth from the
     measured depth's floor."""
-    from spatialclaw.benchmarks.devset_data import rgbd, small_frame
+    from spatialclaw.benchmarks.devset.data import rgbd, small_frame
 
     rgb, depth, K = rgbd(test_data, "redwood")
     image = small_frame(rgb)

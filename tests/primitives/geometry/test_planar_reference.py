@@ -1,5 +1,5 @@
 """geom.find_plane_reference on the dev set's oblique 224 px photos of an A4 sheet
-(benchmarks/devset_layout.py ``planar``, whose exact camera is captured while it renders), on a sheet seen so steeply that its long
+(benchmarks/devset/layout.py ``planar``, whose exact camera is captured while it renders), on a sheet seen so steeply that its long
 side is the shorter one in the image, and on quads that must be reported as suspect."""
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def _corner_error(found: np.ndarray, truth: np.ndarray) -> float:
 def devset(tmp_path_factory, test_data):
     """The dev set's planar photos, their exact sheet corners (224 px image pixels, clockwise from the
     sheet's plane origin; side 0 is the sheet's x side in the texture), sheet sizes (mm) and answers."""
-    from spatialclaw.benchmarks import devset as generator
-    from spatialclaw.benchmarks import devset_layout
-    from spatialclaw.benchmarks.devset_data import WIDTH
+    from spatialclaw.benchmarks.devset import build as generator
+    from spatialclaw.benchmarks.devset import layout as devset_layout
+    from spatialclaw.benchmarks.devset.data import WIDTH
 
     out = tmp_path_factory.mktemp("devset_planar")
     views, marks = [], []

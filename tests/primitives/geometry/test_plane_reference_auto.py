@@ -1,6 +1,6 @@
 """geom.find_plane_reference(color="auto"): a sheet or a tape border found without being told its colour,
 on exact perspective photos of a real texture (planar_photos) and on the dev set's A4 sheets composited
-onto real RGB-D photos (benchmarks.devset_layout.planar)."""
+onto real RGB-D photos (benchmarks.devset.layout.planar)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_tape_borders_of_other_colours_on_other_real_textures(test_data, colour,
 
 
 def test_the_dev_sets_a4_sheets_on_real_photos_are_found_as_with_white(test_data, tmp_path):
-    from spatialclaw.benchmarks.devset_layout import planar
+    from spatialclaw.benchmarks.devset.layout import planar
 
     records = planar(test_data, tmp_path, np.random.default_rng(0))[::2][:3]  # SUN, NYU and Redwood textures
     for record in records:

@@ -29,7 +29,7 @@ PHOTOS = {  # colour, depth, metres per unit, intrinsics (fx, fy, cx, cy), depth
 
 def photo(root: Path, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(480, 640, 3) colour, (3, 3) K and the floor's up direction in the camera frame (from the depth)."""
-    from spatialclaw.benchmarks.devset_data import rgbd
+    from spatialclaw.benchmarks.devset.data import rgbd
 
     colour, depth_path, per_unit, (fx, fy, cx, cy) = PHOTOS[name]
     if per_unit is None:

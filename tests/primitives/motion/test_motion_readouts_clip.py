@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_clips import camera_vertical, frame_number
-from spatialclaw.benchmarks.devset_object import object_motion
-from spatialclaw.benchmarks.devset_orbit import orbit_clip
+from spatialclaw.benchmarks.devset.clips import camera_vertical, frame_number
+from spatialclaw.benchmarks.devset.object import object_motion
+from spatialclaw.benchmarks.devset.orbit import orbit_clip
 from spatialclaw.primitives.motion.estimate import motion
 
 

@@ -17,8 +17,8 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from spatialclaw.benchmarks.devset_camera import render_moved
-from spatialclaw.benchmarks.devset_data import rgbd, small_frame
+from spatialclaw.benchmarks.devset.camera import render_moved
+from spatialclaw.benchmarks.devset.data import rgbd, small_frame
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.result import CameraStep
 from tests.primitives.reconstruction.test_reconstruct import read_redwood

@@ -4,7 +4,7 @@ length a pure turn's homography is not a rotation, and the rotation model's resi
 from the turns (one for the clip), or the step says "turn or move" when nothing fixes it, while real
 translations (rendered with measured depth, real Redwood RGB-D frames) still read as translation.
 
-Data: real photos turned by exact homographies (``devset_camera.turn_view``) at true horizontal fields of view
+Data: real photos turned by exact homographies (``devset.camera.turn_view``) at true horizontal fields of view
 of 25-90 degrees, 224 px key frames; the dev set's ``object_motion`` clips (38.6 degrees); the dev set's
 ``camera_translate`` views and the real Redwood frames."""
 
@@ -21,10 +21,10 @@ import pytest
 from PIL import Image
 
 from spatialclaw import Kernel
-from spatialclaw.benchmarks.devset import CLASSES
-from spatialclaw.benchmarks.devset_camera import camera_translate, turn_view
-from spatialclaw.benchmarks.devset_data import rgbd, rotation, small_frame
-from spatialclaw.benchmarks.devset_object import object_motion
+from spatialclaw.benchmarks.devset.build import CLASSES
+from spatialclaw.benchmarks.devset.camera import camera_translate, turn_view
+from spatialclaw.benchmarks.devset.data import rgbd, rotation, small_frame
+from spatialclaw.benchmarks.devset.object import object_motion
 from spatialclaw.primitives.motion.estimate import motion
 from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
 from tests.virtual_camera import redwood_frame, shrink, translating_sequence

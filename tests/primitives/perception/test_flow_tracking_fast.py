@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.benchmarks.devset_object import object_motion
+from spatialclaw.benchmarks.devset.object import object_motion
 from spatialclaw.primitives.perception.instances import box_iou
 from spatialclaw.primitives.perception.track import track
 from tests.primitives.perception.test_track import moving_square_video

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spatialclaw.benchmarks.devset_camera import middlebury_cameras
-from spatialclaw.benchmarks.devset_data import small_frame
-from spatialclaw.benchmarks.devset_orbit import upright_rotation
+from spatialclaw.benchmarks.devset.camera import middlebury_cameras
+from spatialclaw.benchmarks.devset.data import small_frame
+from spatialclaw.benchmarks.devset.orbit import upright_rotation
 from spatialclaw.primitives.reconstruction.reconstruct import reconstruct
 
 TABLES = {"multiview-temple": "templeR_par.txt", "multiview-dino": "dino_par.txt"}

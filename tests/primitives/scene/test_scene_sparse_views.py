@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from spatialclaw.benchmarks import devset_room
+from spatialclaw.benchmarks.devset import room as devset_room
 from spatialclaw.primitives.geometry.tilt import CameraTilt
 from spatialclaw.primitives.scene.bearings import intrinsics_from_fov
 from spatialclaw.primitives.scene.memory import Scene
