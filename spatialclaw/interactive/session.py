@@ -27,6 +27,7 @@ from spatialclaw.interactive.session_dir import (
     SESSION_FILE,
     SessionError,
     check_session_id,
+    is_session_directory,
     new_session_id,
     resolve_root,
     socket_path_for,
@@ -57,7 +58,7 @@ def list_sessions(root: str | Path | None = None) -> list[Session]:
     base = resolve_root(root)
     if not base.is_dir():
         return []
-    return [Session(p) for p in sorted(base.iterdir()) if (p / SESSION_FILE).exists()]
+    return [Session(p) for p in sorted(base.iterdir()) if is_session_directory(p)]
 
 
 def start_session(

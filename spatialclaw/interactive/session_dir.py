@@ -36,7 +36,9 @@ __all__ = [
     "SessionError",
     "check_private_directory",
     "check_session_id",
+    "check_sessions_root",
     "find_session",
+    "is_session_directory",
     "new_session_id",
     "read_json",
     "resolve_root",
@@ -98,6 +100,43 @@ def check_private_directory(path: Path) -> Path:
     return path
 
 
+def check_sessions_root(root: Path) -> Path:
+    """``root`` (absolute, links resolved) if no other local user can move, replace or redirect what a
+    session id names there: ``root`` is this user's and every folder above it this user's or root's, none of
+    them writable by group or others unless sticky (others may then add entries, never move this user's).
+    Otherwise a :class:`SessionError` naming the folder. Folders not made yet are this user's to make."""
+    uid = os.getuid()
+    for folder in [*reversed(root.parents), root]:
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            break
+        if info.st_uid != uid and (folder == root or info.st_uid != 0):
+            problem = f"belongs to another user (uid {info.st_uid}, you are {uid})"
+        elif not stat.S_ISDIR(info.st_mode):
+            problem = "is not a directory"
+        elif info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+            problem = f"may be written by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+        else:
+            continue
+        subject = f"the sessions folder {root}" if folder == root else f"{folder} (above the sessions folder {root})"
+        raise SessionError(
+            f"{subject} {problem}: another local user could move a session there and put another in its "
+            f"place; use a folder of your own (mode 700) with --root or ${SESSIONS_ENV}"
+        )
+    return root
+
+
+def is_session_directory(path: Path) -> bool:
+    """Whether ``path`` is a session of this user: a real directory (never a link) of this user's with a
+    ``session.json``."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and (path / SESSION_FILE).is_file()
+
+
 def socket_path_for(directory: Path) -> Path:
     """The daemon's socket: inside the session directory when the path is short enough for AF_UNIX,
     otherwise in a private folder under the system temp directory (recorded in ``daemon.json``), whose
@@ -130,18 +169,20 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def resolve_root(root: str | Path | None) -> Path:
-    """An absolute sessions folder (socket paths must not depend on the caller's working directory)."""
-    return (Path(root).expanduser() if root is not None else sessions_root()).resolve()
+    """An absolute sessions folder (socket paths must not depend on the caller's working directory) that no
+    other local user can change (:func:`check_sessions_root`)."""
+    return check_sessions_root((Path(root).expanduser() if root is not None else sessions_root()).resolve())
 
 
 def find_session(session_id: str, root: str | Path | None = None) -> Path:
-    """The directory of session ``session_id`` (a full id or a unique prefix), or a clear error."""
+    """The directory of session ``session_id`` (a full id or a unique prefix), or a clear error. An id is
+    never followed through a link (which could name another session): such an entry is refused by name."""
     base = resolve_root(root)
     check_session_id(session_id)
     exact = base / session_id
-    if (exact / SESSION_FILE).exists():
-        return exact
-    matches = sorted(p for p in base.glob(f"{session_id}*") if (p / SESSION_FILE).exists()) if base.is_dir() else []
+    if exact.is_symlink() or (exact / SESSION_FILE).exists():
+        return check_private_directory(exact)
+    matches = sorted(p for p in base.glob(f"{session_id}*") if is_session_directory(p)) if base.is_dir() else []
     if len(matches) == 1:
         return matches[0]
     if not matches:

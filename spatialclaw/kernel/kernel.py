@@ -140,23 +140,35 @@ class Kernel:
         self.interrupt_grace_s = interrupt_grace_s
         self.output_cap_chars = output_cap_chars
         self._owns_workdir = workdir is None
-        # resolved once, against the caller's working directory (the kernel process starts inside it)
-        self.workdir = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="spatialclaw-"))
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        # snapshots can be large and are only useful while this kernel lives: keep them out of the
-        # workdir (which may sit inside a trajectory directory) and remove them at shutdown
-        self._snapshot_dir = Path(tempfile.mkdtemp(prefix="spatialclaw-snapshot-"))
+        self._sandbox: KernelSandbox | None = KernelSandbox() if self.sandboxed else None
+        try:
+            # resolved once, against the caller's working directory (the kernel process starts inside it)
+            self.workdir = Path(workdir).resolve() if workdir is not None else self._own_folder("work")
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            # snapshots can be large and are only useful while this kernel lives: keep them out of the
+            # workdir (which may sit inside a trajectory directory) and remove them at shutdown
+            self._snapshot_dir = self._own_folder("snapshot")
+        except BaseException:
+            self._close_sandbox()
+            raise
         self._spec: dict[str, Any] = {}
         self._known_names: list[str] = []
         self._unsaved: dict[str, str] = {}
         self.restarts = 0
         self._pristine = True  # no cell has run in this process yet: a first episode needs no reset
-        self._sandbox: KernelSandbox | None = None
         environment = kernel_environment(env)
-        if self.sandboxed:
+        if self._sandbox is not None:
             limits = replace(limits or ResourceLimits(), memory_mb=self.memory_limit_mb)
             self.limits: ResourceLimits | None = limits
-            self._process = self._sandboxed_process(environment, limits, startup_timeout_s, [Path(p) for p in readable])
+            self._process = self._sandbox.process(
+                environment,
+                self.workdir,
+                self._snapshot_dir,
+                limits,
+                startup_timeout_s,
+                [Path(p) for p in readable],
+                required=self.sandbox_mode == "required",
+            )
         else:
             self.limits = None
             self._process = KernelProcess(
@@ -177,21 +189,25 @@ class Kernel:
             raise
 
     # -- construction helpers -----------------------------------------------------------------------
-    def _sandboxed_process(
-        self, environment: dict[str, str], limits: ResourceLimits, startup_timeout_s: float, readable: list[Path]
-    ) -> KernelProcess:
-        """The process, its private directories and its host-side channels (vlm, perception)."""
-        self._sandbox = KernelSandbox()
-        return self._sandbox.process(environment, self.workdir, self._snapshot_dir, limits, startup_timeout_s, readable)
+    def _own_folder(self, name: str) -> Path:
+        """A new folder of this kernel's own: inside its sandbox's private directory (a cell can open the
+        folder to others, never the one above it), or a temporary one (0700) without the sandbox."""
+        if self._sandbox is not None:
+            return self._sandbox.dirs.private(name)
+        return Path(tempfile.mkdtemp(prefix=f"spatialclaw-{name}-"))
 
     @property
     def sandbox(self) -> dict[str, Any]:
-        """What this kernel runs in: ``{"mode", "active", "process_cap", "memory_cap", "limits"}`` (for logs and manifests)."""
+        """What this kernel runs in: ``{"mode", "active", "process_cap", "memory_cap", "limits", "holds"}`` (for
+        logs and manifests). ``holds``: which guarantees the running sandbox keeps, read on the host when
+        the process started (:mod:`spatialclaw.kernel.sandbox_holds`): ``capabilities_dropped``,
+        ``proc_read_only``, ``nosuid_nodev``, ``private_workdir``."""
         record: dict[str, Any] = {"mode": self.sandbox_mode, "active": self.sandboxed}
         if self.sandboxed and self.limits is not None:
             record["process_cap"] = self._process.process_cap
             record["memory_cap"] = self._process.memory_cap
             record["limits"] = asdict(self.limits)
+            record["holds"] = self._process.holds
         return record
 
     def _close_sandbox(self) -> None:

@@ -35,8 +35,10 @@ class KernelSandbox:
         limits: ResourceLimits,
         startup_timeout_s: float,
         readable: list[Path],
+        required: bool = False,
     ) -> KernelProcess:
-        """The process, its private directories and its host-side channels (vlm, perception)."""
+        """The process, its private directories and its host-side channels (vlm, perception); with
+        ``required`` its start fails where a guarantee of the sandbox does not hold (:class:`KernelProcess`)."""
         from spatialclaw.primitives.perception.remote import ENV_VAR, SOCKET_ENV_VAR
 
         dirs = self.dirs
@@ -58,6 +60,7 @@ class KernelSandbox:
             startup_timeout_s=startup_timeout_s,
             sandbox=policy,
             channel_dir=dirs.channels,
+            required=required,
         )
 
     def stage(

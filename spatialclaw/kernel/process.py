@@ -20,7 +20,8 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
 
-from spatialclaw.kernel.sandbox import SandboxPolicy, host_caps, launch_argv
+from spatialclaw.kernel.sandbox import SandboxPolicy, SandboxUnavailable, host_caps, launch_argv
+from spatialclaw.kernel.sandbox_holds import failures, sandbox_holds
 from spatialclaw.kernel.sandbox_limits import HostCaps, die_with_owner
 
 __all__ = ["KernelProcess", "KernelStartError"]
@@ -41,7 +42,9 @@ class KernelProcess:
     The connection file lives in ``state_dir`` (``WORKDIR/.spatialclaw``), the working directory is
     ``workdir`` and the environment is exactly ``env`` (already scrubbed of secrets by the caller).
     With ``sandbox`` (a policy) the ``ipc`` sockets live in ``channel_dir`` and the policy's environment
-    is the kernel's (``state_dir`` must then be readable inside the sandbox).
+    is the kernel's (``state_dir`` must then be readable inside the sandbox). Once it is ready, ``holds``
+    says which of the sandbox's guarantees hold (:func:`~spatialclaw.kernel.sandbox_holds.sandbox_holds`);
+    with ``required`` a start where one does not raises :class:`SandboxUnavailable` (the process is ended).
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class KernelProcess:
         startup_timeout_s: float = 60.0,
         sandbox: SandboxPolicy | None = None,
         channel_dir: Path | None = None,
+        required: bool = False,
     ) -> None:
         if sandbox is not None and channel_dir is None:
             raise ValueError("a sandboxed kernel process needs a channel_dir bound into the sandbox")
@@ -61,6 +65,8 @@ class KernelProcess:
         self.startup_timeout_s = startup_timeout_s
         self.sandbox = sandbox
         self.channel_dir = channel_dir
+        self.required = required
+        self.holds: dict[str, bool] | None = None
         self.manager: KernelManager | None = None
         self.client: BlockingKernelClient | None = None
         self._cap: HostCaps | None = None
@@ -159,6 +165,14 @@ class KernelProcess:
                 "check that ipykernel is installed in this environment (pip install ipykernel)"
             ) from exc
         self.manager, self.client = manager, client
+        if self.sandbox is not None:
+            self._check_holds(self.sandbox)
+
+    def _check_holds(self, policy: SandboxPolicy) -> None:
+        self.holds = sandbox_holds(self.pid, policy.writable)
+        if self.required and not all(self.holds.values()):
+            self.shutdown()
+            raise SandboxUnavailable(f"sandbox='required' but {'; '.join(failures(self.holds, policy.writable))}")
 
     def is_alive(self) -> bool:
         return self.manager is not None and self.manager.is_alive()

@@ -282,15 +282,19 @@ def bwrap_argv(
 
     Order matters (a later mount hides an earlier one): the private ``/tmp`` first, then the read-only
     trees, the masks over parts of them, then the writable directories, which may lie inside ``/tmp``;
-    last, the root and ``/dev`` become read-only (bwrap builds them as tmpfs a cell could fill).
+    last, the root and ``/dev`` become read-only (bwrap builds them as tmpfs a cell could fill), and so
+    does ``/proc``: its global files (``/proc/sys``, ``/proc/sysrq-trigger``) check the uid, not a
+    capability, and root's sandbox is uid 0 of the host. Every mount bwrap makes is ``nosuid`` and, but
+    for device files, ``nodev``; no capability is kept (``--cap-drop ALL``; bwrap keeps them all for a
+    sandbox uid 0).
 
     With ``uid`` (root's sandbox without a pids cgroup) bwrap, as root, builds the namespaces but no user
     namespace (its single mapping would keep the kernel root outside, exempt from RLIMIT_NPROC), and the
     command runs as ``uid`` (``setpriv``, then without any capability); the seccomp filter then refuses
     new user namespaces, and the directories bwrap creates are made traversable."""
     memory = policy.limits.memory_mb * 2**20
-    if uid is None:
-        namespaces = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    if uid is None:  # as root the sandbox's uid 0 is the host's: no capability may stay with it
+        namespaces = ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     else:
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         namespaces += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -332,7 +336,7 @@ def bwrap_argv(
         argv += ["--bind", path, path]
     for device in policy.devices:
         argv += ["--dev-bind-try", device, device]
-    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    argv += ["--remount-ro", "/proc", "--remount-ro", "/dev", "--remount-ro", "/"]
     if policy.seccomp is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--clearenv"]

@@ -2,12 +2,17 @@
 
 Layout (a fresh ``spatialclaw-sandbox-*`` directory, mode 0700, removed at shutdown)::
 
-    connection/   kernel.json and kernel.log          read-only inside
+    connection/   kernel.json and kernel.log                  read-only inside
     channels/     the ipc sockets, vlm.sock, perception.sock   writable inside (sockets are created there)
     inputs/       the episode's frames, linked in per episode   read-only inside
+    work/         the kernel's workdir, unless the caller gives one (mounted where it is)   writable inside
+    snapshot/     the kernel's snapshots                       writable inside
 
-plus the kernel's workdir and snapshot directory (writable). Paths are the same inside and outside. A
-kernel may be started before its episode is known (a spare): its mounts are fixed at start, so each
+Paths are the same inside and outside. A cell can open the folders it writes to others, never this 0700
+directory above them (it is not mounted), so no other local user reaches what a cell leaves there (a set-uid
+program, a Unix-socket listener).
+
+A kernel may be started before its episode is known (a spare): its mounts are fixed at start, so each
 episode's input files are hard-linked (or copied, across file systems) into ``inputs/`` and the frame
 specs the kernel loads point there. Only those files are visible, never their neighbours (a benchmark's
 annotation file next to its images stays out). Each staged spec carries the user's paths as
@@ -130,6 +135,14 @@ class SandboxDirs:
         self.seccomp = self.root / "seccomp.bpf"
         self.seccomp.write_bytes(seccomp_program())
         self._episodes = 0
+
+    def private(self, name: str) -> Path:
+        """A new folder ``name`` for the kernel's own use (its workdir, its snapshots), mode 0700, inside
+        this directory: the kernel may open the folder itself to others, never the one above it, so nothing
+        it leaves there (a set-uid program, a Unix-socket listener) reaches another local user."""
+        folder = self.root / name
+        folder.mkdir(mode=0o700)
+        return folder
 
     def policy(
         self,

@@ -84,14 +84,17 @@ def test_the_policy_becomes_one_bwrap_command_line(tmp_path) -> None:
         limits=ResourceLimits(memory_mb=512),
     )
     argv = sandbox.bwrap_argv(policy, "bwrap")
-    assert argv[:6] == [
+    assert argv[:8] == [
         "bwrap",
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
+        "--cap-drop",
+        "ALL",
         "--die-with-parent",
         "--new-session",
     ]
+    assert argv[argv.index("--remount-ro") + 1] == "/proc"  # after every mount, with /dev and /
     assert "--share-net" not in argv
     # the private /tmp comes before the binds that may lie inside it
     assert argv.index("/tmp") < argv.index(str(tmp_path / "work"))
