@@ -9,6 +9,7 @@
 ``hf:REPO_OR_PATH``                a local ``transformers`` VLM, in-process
 ``replay:TRAJECTORY_DIR``          the model outputs recorded in an episode
 ``scripted:look-and-answer``       a keyless policy: looks, runs a tool, answers from its result
+``scripted:solve-synthetic``       a keyless policy that measures the synthetic scenes, most answers right
 ``scripted:replies=FILE``          recorded replies, one per line or JSON Lines (no key, no network)
 =================================  ==========================================================
 
@@ -60,7 +61,7 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
         raise ValueError(
             f"cannot read model spec {spec!r} ({problem}); use one of: openai:MODEL, anthropic:MODEL, "
             "openai-compat:MODEL@http://HOST:PORT/v1, hf:REPO_OR_PATH, replay:TRAJECTORY_DIR, "
-            "scripted:look-and-answer, scripted:replies=FILE (no key)"
+            "scripted:look-and-answer, scripted:solve-synthetic, scripted:replies=FILE (no key)"
         )
     if backend == "openai-compat":
         model, at, url = rest.rpartition("@")

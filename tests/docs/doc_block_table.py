@@ -83,6 +83,16 @@ RUNS: dict[str, Run] = {
         shows=(r"tool gain",),
         slow=True,
     ),
+    "benchmarks-own-spec": Run(
+        "docs/benchmarks.md",
+        ('Path("my_benchmarks").mkdir(exist_ok=True)', "spatialclaw bench --include-path my_benchmarks --list"),
+        shows=(
+            r"^runs/red-squares: ran 2, .* overall 100\.0%",
+            r"^red-squares .* \[from .*/my_benchmarks/red_squares\.py\]$",
+            r"^runs/red-squares-by-name: ran 2, .* overall 100\.0%",
+        ),
+        slow=True,  # about a minute (four kernels); tests/commands/test_own_extensions.py covers both ways
+    ),
     "benchmarks-synthetic": Run(
         "docs/benchmarks.md", ("generate(6, seed=0",), shows=(r"^synthetic/0-0000-distance distance 2\.869$",)
     ),
@@ -274,6 +284,9 @@ SKIPPED: dict[tuple[str, str], str] = {
         "takes > 2 min: cosmic-ray runs every mutant against the module's tests"
     ),
     ("docs/benchmarks.md", '{"task_id": "kitchen-1"'): "a data file's format (JSON Lines), not a command",
+    ("docs/benchmarks.md", '[project.entry-points."spatialclaw.benchmarks"]'): (
+        "a package's pyproject.toml, not a command; tests/commands/test_entry_points.py installs such an entry point"
+    ),
     ("docs/benchmarks.md", "spatialclaw data download paper --root ROOT"): (
         "needs the network and an API key: downloads the paper's 20 benchmarks from the hub, then calls openai:gpt-4.1"
     ),
