@@ -19,12 +19,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Create DIR/venv for the backend (python -m venv, then pip install of its own requirements "
         "and of spatialclaw without dependencies) unless it exists, start the service detached on "
         "DIR/run/service.sock (a 0700 directory) and print the variable that points runs at it. Kernels reach "
-        "it through their host's relay; a service that dies is started again on the next request.\n\n"
+        "it through their host's relay; a service that dies is started again on the next request. "
         "`spatialclaw serve replies FILE [--port N] [--model NAME]` instead answers OpenAI Chat Completions "
         "requests on 127.0.0.1 from FILE (the format of scripted:replies=FILE: JSON Lines or one reply per "
         "line), one reply per request in order, and prints the openai-compat:NAME@URL spec to give --model; "
         "no key, no network. It runs until Ctrl-C or SIGTERM.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("name", choices=[*sorted(BACKENDS), REPLIES], help="the backend, or replies")
     parser.add_argument("file", nargs="?", type=Path, metavar="FILE", help="replies: the file of replies")
