@@ -139,14 +139,13 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
     else:
         from spatialclaw.benchmarks.registry import load_benchmark
 
-        fraction = isinstance(config.limit, float)
-        if fraction and config.benchmark == "synthetic":
+        if isinstance(config.limit, float) and config.benchmark == "synthetic":
             raise ValueError("synthetic generates --limit N tasks; a fraction of tasks needs a dataset")
         loaded = load_benchmark(
             config.benchmark,
             source=config.source,
             media_root=config.media_root,
-            limit=None if fraction else config.limit,
+            limit=None if isinstance(config.limit, float) else config.limit,
             seed=config.seed,
             split=config.split,
             frames=config.frames,
