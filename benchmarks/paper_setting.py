@@ -2,7 +2,11 @@
 
 :func:`apply_setting` stamps every task of a spec with how its frames are sampled and shown
 (``meta["key_frames"]`` per input, ``meta["frame_long_side"]``, ``meta["frame_fps"]``; video inputs are
-sampled at the policy's ``fps`` when it sets one) and with the benchmark's instruction (``meta["instruction"]``, the
+sampled at the policy's ``fps`` when it sets one), with how answers are scored (``meta["scoring"]``,
+``reference`` for the paper's benchmarks), with the paper's frame geometry for the paper's benchmarks (``meta["frame_geometry"] =
+"aspect_fit"``: the shown frames centre-cropped to the nearest paper aspect and resized to its grid; the kernel's
+frames too, ``FrameSpec.aspect_fit``, unless ``kernel_frames="full"`` keeps them at full resolution, recorded in
+``meta["kernel_frames"]``) and with the benchmark's instruction (``meta["instruction"]``, the
 file name under ``prompts/benchmarks/``, and ``meta["instruction_sha256"]``), so the episode records both.
 :data:`PAPER_FOLDERS` is the paper's repository-to-folder map: ``bench --suite paper --source-root ROOT`` reads
 each benchmark from ``ROOT/<Folder>``, the folder ``data download --root ROOT`` writes.
@@ -21,7 +25,7 @@ from spatialclaw.task import FrameSpec, Task
 if TYPE_CHECKING:
     from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy
 
-__all__ = ["PAPER_FOLDERS", "apply_setting", "frame_policy", "instruction_bytes", "paper_specs"]
+__all__ = ["KERNEL_FRAMES", "PAPER_FOLDERS", "apply_setting", "frame_policy", "instruction_bytes", "paper_specs"]
 
 #: paper short name -> the folder under the data root (``hf download ... --local-dir ROOT/<Folder>``).
 PAPER_FOLDERS = {
@@ -78,15 +82,40 @@ def instruction_bytes(name: str) -> bytes:
         raise FileNotFoundError(f"benchmark instruction prompts/benchmarks/{name} is missing") from None
 
 
-def apply_setting(spec: BenchmarkSpec, tasks: list[Task], policy: FramePolicy | None = None) -> list[Task]:
-    """``tasks`` (changed in place and returned) with ``policy`` (default: the spec's) and the spec's instruction."""
+#: How the kernel holds a paper task's frames: the paper's copies (``aspect_fit``) or the files' own pixels.
+KERNEL_FRAMES = ("aspect_fit", "full")
+
+
+def apply_setting(
+    spec: BenchmarkSpec,
+    tasks: list[Task],
+    policy: FramePolicy | None = None,
+    kernel_frames: str = "aspect_fit",
+    scoring: str | None = None,
+) -> list[Task]:
+    """``tasks`` (changed in place and returned) with ``policy`` (default: the spec's), the spec's instruction
+    and how answers are scored (``meta["scoring"]``: ``scoring``, by default ``reference`` for the paper's
+    benchmarks and ``lenient`` for the others). The paper's benchmarks also get the paper's frame geometry,
+    the kernel's copies included unless ``kernel_frames="full"``."""
+    from spatialclaw.benchmarks.scoring.score import SCORINGS
+
+    if kernel_frames not in KERNEL_FRAMES:
+        raise ValueError(f"kernel_frames must be one of {', '.join(KERNEL_FRAMES)}; got {kernel_frames!r}")
+    scoring = scoring or ("reference" if spec.paper_name else "lenient")
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}")
     policy = policy or spec.frames
     digest = hashlib.sha256(instruction_bytes(spec.instruction)).hexdigest() if spec.instruction else None
+    fit = policy.long_side if kernel_frames == "aspect_fit" and spec.paper_name else None
     for task in tasks:
-        task.inputs = [_sampled(frames, policy.fps) for frames in task.inputs]
+        task.inputs = [dataclasses.replace(_sampled(frames, policy.fps), aspect_fit=fit) for frames in task.inputs]
         task.meta["key_frames"] = policy.key_frames
         task.meta["frame_long_side"] = policy.long_side
         task.meta["frame_fps"] = policy.fps
+        task.meta["scoring"] = scoring
+        if spec.paper_name:
+            task.meta["frame_geometry"] = "aspect_fit"
+            task.meta["kernel_frames"] = kernel_frames
         if spec.instruction:
             task.meta["instruction"] = spec.instruction
             task.meta["instruction_sha256"] = digest

@@ -108,6 +108,8 @@ def load_benchmark(
     split: str | None = None,
     synthetic_size: int = 60,
     frames: dict[str, Any] | None = None,
+    scoring: str | None = None,
+    kernel_frames: str = "aspect_fit",
 ) -> LoadedBenchmark:
     """Load a benchmark's tasks.
 
@@ -117,7 +119,10 @@ def load_benchmark(
     ``random.Random(seed).shuffle`` is the permutation ``random.seed(seed); random.shuffle(...)`` gives, the
     paper's ``--subsample N`` (seed 42), so specs with ``paper_order`` draw the paper's subsample. ``frames``:
     ``fps``, ``key_frames``, ``long_side`` replacing the spec's frame policy (for ``local`` and ``synthetic``
-    tasks they set the shown frames per input and their size).
+    tasks they set the shown frames per input and their size). ``scoring``: ``reference`` (the default for the
+    paper's benchmarks: the text given to ``answer()`` through the benchmark's own extractor) or ``lenient``
+    (structured answers rendered first; the default elsewhere). ``kernel_frames``: ``aspect_fit`` (the paper's
+    benchmarks' kernels hold the paper's resized copies) or ``full`` (full resolution).
     """
     if name.endswith(".jsonl") and source is None:
         name, source = "local", name
@@ -126,14 +131,16 @@ def load_benchmark(
         from spatialclaw.benchmarks.synthetic import generate
 
         tasks = generate(limit or synthetic_size, seed=seed, out_dir=source)
-        return LoadedBenchmark("synthetic", _policy_only(tasks, frames), "micro")
+        return LoadedBenchmark("synthetic", _scored(_policy_only(tasks, frames), scoring), "micro")
     if name == "local":
         if source is None:
             raise ValueError("the local benchmark needs --source TASKS.jsonl (see docs/benchmarks.md for the format)")
         from spatialclaw.benchmarks.data.local import load_local_tasks
 
         tasks = load_local_tasks(source)
-        return LoadedBenchmark(Path(source).stem, _policy_only(_take(tasks, limit, seed), frames), "micro")
+        return LoadedBenchmark(
+            Path(source).stem, _scored(_policy_only(_take(tasks, limit, seed), frames), scoring), "micro"
+        )
     from spatialclaw.benchmarks.paper_setting import apply_setting, frame_policy
     from spatialclaw.benchmarks.spec import load_tasks
 
@@ -145,7 +152,8 @@ def load_benchmark(
         )
     policy = frame_policy(spec, **(frames or {}))
     tasks = load_tasks(spec, source=source, media_root=media_root, split=split, limit=None if seed else limit)
-    return LoadedBenchmark(spec.name, apply_setting(spec, _take(tasks, limit, seed), policy), spec.aggregation)
+    chosen = apply_setting(spec, _take(tasks, limit, seed), policy, kernel_frames=kernel_frames, scoring=scoring)
+    return LoadedBenchmark(spec.name, chosen, spec.aggregation)
 
 
 def _spec_of_file(path: str) -> BenchmarkSpec:
@@ -158,6 +166,18 @@ def _spec_of_file(path: str) -> BenchmarkSpec:
             "--include-path and the name with --benchmark"
         )
     return specs[0]
+
+
+def _scored(tasks: list[Task], scoring: str | None) -> list[Task]:
+    """Local and synthetic tasks: ``meta["scoring"]`` when one is asked for (default: lenient)."""
+    from spatialclaw.benchmarks.scoring.score import SCORINGS
+
+    if scoring is not None:
+        if scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}")
+        for task in tasks:
+            task.meta["scoring"] = scoring
+    return tasks
 
 
 def _policy_only(tasks: list[Task], frames: dict[str, Any] | None) -> list[Task]:

@@ -30,7 +30,7 @@ import re
 import stat
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,8 @@ class RecordContext:
     config: str | None = None
     index: int = 0
     source_dir: Path | None = None
+    keep_missing: bool = False  # a missing media file is recorded in ``missing`` instead of failing the load
+    missing: list[str] = field(default_factory=list)
 
     def image(self, value: Any, name_hint: str = "image") -> str:
         """A path to the image in ``value``: a PIL image, ``{"bytes": ..., "path": ...}``, raw bytes, a
@@ -107,6 +109,10 @@ class RecordContext:
                     f"(source=DIR / media_root=DIR in Python)."
                 )
             path = next((root / relative for root in roots if (root / relative).exists()), roots[0] / relative)
+        if not path.exists() and self.keep_missing:  # the paper keeps the sample, without these frames
+            real = self._inside_dataset(path, relative, must_exist=False)
+            self.missing.append(real)
+            return real
         if not path.exists():
             where = f"--media-root {self.media_root}" if self.media_root else f"--source {self.source_dir}"
             raise DatasetUnavailable(
@@ -120,9 +126,10 @@ class RecordContext:
             )
         return self._inside_dataset(path, relative)
 
-    def _inside_dataset(self, path: Path, relative: str) -> str:
-        """``path`` resolved, when it is a regular file inside the dataset's folders (``media_root``,
-        ``source_dir``); a record naming an absolute path or ``..`` out of them is refused, naming the record."""
+    def _inside_dataset(self, path: Path, relative: str, must_exist: bool = True) -> str:
+        """``path`` resolved, when it is a regular file (``must_exist=False``: or nothing) inside the dataset's
+        folders (``media_root``, ``source_dir``); a record naming an absolute path or ``..`` out of them is
+        refused, naming the record."""
         real = path.resolve()
         folders = [p.resolve() for p in (self.media_root, self.source_dir) if p is not None]
         if not any(real == folder or real.is_relative_to(folder) for folder in folders):
@@ -131,7 +138,7 @@ class RecordContext:
                 f"dataset's folder ({', '.join(map(str, folders)) or 'none given'}): a dataset may name only files "
                 "inside its own folder (no absolute path, no '..')"
             )
-        if not stat.S_ISREG(real.stat().st_mode):
+        if must_exist and not stat.S_ISREG(real.stat().st_mode):
             raise DatasetUnavailable(
                 f"{self.spec.name}: record {self.index} names media file {relative!r}, which is not a regular file"
             )
@@ -322,7 +329,8 @@ def load_tasks(
     """The benchmark's tasks, in record order (``limit``: the first N). ``media_cache`` defaults to
     ``$SPATIALCLAW_CACHE/benchmarks/<name>/media``. Records the adapter does not score (its ``to_task``
     returns None, e.g. SpatialTree-Bench's LLM-judged questions) are skipped with one warning that
-    counts them."""
+    counts them. A paper benchmark's record whose media files are missing is kept without them (an input left
+    with no file is dropped), counted in one warning, as the paper's loader keeps it."""
     if media_cache is None:
         base = Path(os.environ.get("SPATIALCLAW_CACHE", Path.home() / ".cache" / "spatialclaw"))
         media_cache = base / "benchmarks" / spec.name / "media"
@@ -332,11 +340,19 @@ def load_tasks(
         root = Path(source).resolve().parent  # a records file: media beside it
     tasks: list[Task] = []
     seen: set[str] = set()
-    skipped = 0
+    skipped = without_media = 0
     for index, (config, record) in enumerate(load_records(spec, source, split)):
         if limit is not None and len(tasks) >= limit:
             break
-        ctx = RecordContext(spec, Path(media_cache), root, config=config, index=index, source_dir=source_dir)
+        ctx = RecordContext(
+            spec,
+            Path(media_cache),
+            root,
+            config=config,
+            index=index,
+            source_dir=source_dir,
+            keep_missing=spec.paper_name is not None,
+        )
         try:
             task = spec.to_task(dict(record), ctx)
         except (KeyError, TypeError, ValueError) as exc:
@@ -347,10 +363,24 @@ def load_tasks(
         if task is None:
             skipped += 1
             continue
+        if task.answer_type == "multiple_choice" and not task.choices:  # answer() would refuse every reply
+            raise ValueError(
+                f"{spec.name}: record {index} ({task.task_id}) is a multiple-choice question without choices; "
+                "its spec must read the options (or give letters A-D)"
+            )
+        if ctx.missing:
+            _drop_missing(task, ctx.missing)
+            without_media += 1
         if task.task_id in seen:
             raise ValueError(f"{spec.name}: duplicate task id {task.task_id!r} at record {index}")
         seen.add(task.task_id)
         tasks.append(task)
+    if without_media:
+        warnings.warn(
+            f"{spec.name}: {without_media} question(s) kept without some or all of their media, which are missing "
+            "(as the paper's loader keeps them; each task's meta['missing_media'] names the files)",
+            stacklevel=2,
+        )
     if skipped:
         warnings.warn(
             f"{spec.name}: skipped {skipped} record(s) whose official metric spatialclaw does not "
@@ -358,6 +388,29 @@ def load_tasks(
             stacklevel=2,
         )
     return tasks
+
+
+def _drop_missing(task: Task, missing: list[str]) -> None:
+    """``task`` without the media files in ``missing`` (an input left with none is dropped), naming them in
+    ``meta["missing_media"]``."""
+    gone = set(missing)
+    inputs = []
+    for frames in task.inputs:
+        keep = [i for i, path in enumerate(frames.paths) if path not in gone]
+        if not keep:
+            continue
+        if len(keep) < len(frames.paths):
+            frames = replace(
+                frames,
+                paths=[frames.paths[i] for i in keep],
+                indices=[frames.indices[i] for i in keep]
+                if frames.indices and frames.kind == "images"
+                else frames.indices,
+                times=[frames.times[i] for i in keep] if frames.times else frames.times,
+            )
+        inputs.append(frames)
+    task.inputs = inputs
+    task.meta["missing_media"] = sorted(gone)
 
 
 _OPTION_SPLIT = re.compile(r"(?:^|\s|,|;)\(?([A-H])\s*[\.:\)]\s*")

@@ -21,6 +21,7 @@ __all__ = [
     "ANSWER_TYPES",
     "MAX_TEXT_ANSWER_CHARS",
     "AnswerError",
+    "keeps_text",
     "normalise_answer",
     "normalise_for",
     "option_key",
@@ -234,6 +235,7 @@ def normalise_answer(
     answer_type: str | None = None,
     labels: list[str] | None = None,
     allowed: list[str] | None = None,
+    keep_text: bool = False,
 ) -> Any:
     """The answer as it is recorded, or :class:`AnswerError` saying what would fit.
 
@@ -245,7 +247,25 @@ def normalise_answer(
     for. ``"yes_no"``: ``"yes"``/``"no"`` (also booleans). ``"text"``: a short text (at most
     :data:`MAX_TEXT_ANSWER_CHARS` characters); with ``allowed`` (the values the question lists) one of
     them, returned spelt as listed.
+
+    ``keep_text`` (a benchmark scored as its reference scores it, ``meta["scoring"] == "reference"``): the
+    value is checked as above, but what is recorded is the text given (``str(value)``, stripped), so the
+    benchmark's own extractor reads ``"(b)"`` or ``"B. left"`` as the reference would, not the letter ``"B"``.
     """
+    checked = _checked(value, choices, answer_type, labels, allowed)
+    if not keep_text:
+        return checked
+    given = _scalar(value)
+    return given.strip() if isinstance(given, str) else str(given)
+
+
+def _checked(
+    value: Any,
+    choices: list[str] | None,
+    answer_type: str | None,
+    labels: list[str] | None,
+    allowed: list[str] | None,
+) -> Any:
     kind = answer_type or ("multiple_choice" if choices else "text")
     if kind not in ANSWER_TYPES:
         raise AnswerError(f"unknown answer type {kind!r}; known: {', '.join(ANSWER_TYPES)}")
@@ -264,11 +284,22 @@ def normalise_answer(
 
 def normalise_for(value: Any, spec: Mapping[str, Any] | None) -> Any:
     """:func:`normalise_answer` against a task's answer spec (its kernel ``meta``: ``choices``,
-    ``answer_type``, ``option_labels``, ``allowed_answers``)."""
+    ``answer_type``, ``option_labels``, ``allowed_answers``, ``scoring``)."""
     spec = spec or {}
     return normalise_answer(
-        value, spec.get("choices"), spec.get("answer_type"), spec.get("option_labels"), spec.get("allowed_answers")
+        value,
+        spec.get("choices"),
+        spec.get("answer_type"),
+        spec.get("option_labels"),
+        spec.get("allowed_answers"),
+        keeps_text(spec),
     )
+
+
+def keeps_text(spec: Mapping[str, Any] | None) -> bool:
+    """Whether a task's answer spec records the text given to ``answer()`` (scored as its benchmark's reference
+    scores it, ``"scoring": "reference"``) rather than the normalised value."""
+    return bool(spec) and spec.get("scoring") == "reference"
 
 
 def validate_claim(
@@ -277,6 +308,7 @@ def validate_claim(
     answer_type: str | None = None,
     labels: list[str] | None = None,
     allowed: list[str] | None = None,
+    keep_text: bool = False,
 ) -> Any:
     """Check an answer message published by the kernel against the task (the arguments of
     :func:`normalise_answer`); returns the value to record.
@@ -292,7 +324,7 @@ def validate_claim(
     value = claim["value"]
     if value is not None and not isinstance(value, (str, int, float, bool)):
         raise AnswerError(f"the answer message carries a {type(value).__name__}, not an answer value")
-    normalised = normalise_answer(value, choices, answer_type, labels, allowed)
+    normalised = normalise_answer(value, choices, answer_type, labels, allowed, keep_text)
     if type(normalised) is not type(value) or normalised != value:
         raise AnswerError(
             f"the answer message carries {value!r}, which is not in normalised form (expected {normalised!r})"

@@ -23,6 +23,8 @@ class FrameSpec:
     ``kind="video"``: ``paths[0]`` is a video; ``fps`` samples at that rate (frames per second of video
     time), ``count`` samples that many frames evenly, ``indices`` keeps those frame numbers (key frames);
     with none of them, every frame is kept. Indices are the video's absolute frame numbers (from 0).
+    ``aspect_fit`` (a long side in pixels): the kernel holds the paper's copies of the frames (centre-cropped to
+    the nearest paper aspect and resized, :mod:`spatialclaw.primitives.frames.aspect_fit`); None: full resolution.
     """
 
     kind: Literal["images", "video"]
@@ -31,6 +33,7 @@ class FrameSpec:
     count: int | None = None
     indices: list[int] | None = None
     times: list[float] | None = None
+    aspect_fit: int | None = None
 
     @classmethod
     def images(
@@ -69,7 +72,10 @@ class FrameSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["aspect_fit"] is None:  # full resolution: the form that predates the paper's geometry
+            del data["aspect_fit"]
+        return data
 
 
 VIDEO_SUFFIXES = {".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"}

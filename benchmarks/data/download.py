@@ -1,7 +1,7 @@
 """A benchmark's published files on disk: download a hub repository into a folder, extract its archives in place, check the counts.
 
-The layout is the paper's: ``hf download --repo-type dataset REPO --local-dir ROOT/<Folder>``, then every archive
-the spec names (``BenchmarkSpec.archives``, globs under the folder, at most three folders deep) is unzipped or
+The layout is the paper's: ``hf download --repo-type dataset REPO --local-dir ROOT/<Folder>``, then, as the paper's
+download script does, every ``.zip``, ``.tar`` and ``.tar.gz`` in the folder, at most three folders deep, is unzipped or
 untarred where it sits (member by member, never through a link: :mod:`.archives`) and deleted, repeated for archives that came out of archives (three rounds at most);
 then each ``(glob, count)`` of ``BenchmarkSpec.expected_files`` is counted. :func:`prepare_folder` is the part
 after the download and works on any folder, so it can be checked without network.
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FileCheck", "check_files", "download_repo", "extract_archives", "format_checks", "prepare_folder"]
 
-_ARCHIVE_ENDINGS = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+#: The archives the paper's download script extracts (whatever a spec's ``archives`` says).
+_ARCHIVE_ENDINGS = (".zip", ".tar", ".tar.gz")
 MAX_DEPTH = 3
 
 
@@ -87,8 +88,18 @@ def _is_archive(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(_ARCHIVE_ENDINGS)
 
 
-def _depth(path: Path, folder: Path) -> int:
-    return len(path.relative_to(folder).parts) - 1
+def _walk(folder: Path, depth: int) -> list[Path]:
+    """The files in ``folder`` and its sub-folders down to ``depth`` levels below it, never through a link."""
+    files: list[Path] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            if depth > 0:
+                files += _walk(entry, depth - 1)
+        elif entry.is_file():
+            files.append(entry)
+    return files
 
 
 def _extract_one(archive: Path) -> None:
@@ -97,21 +108,15 @@ def _extract_one(archive: Path) -> None:
     extract(archive, archive.parent)
 
 
-def extract_archives(spec: BenchmarkSpec, folder: Path, keep: bool = False) -> list[Path]:
-    """Extract the archives ``spec.archives`` names (globs under ``folder``, at most three folders deep) where
-    they sit, then delete them (``keep``: leave them); archives that come out of archives are extracted too,
+def extract_archives(folder: Path, keep: bool = False) -> list[Path]:
+    """Extract every ``.zip``/``.tar``/``.tar.gz`` under ``folder`` at most three folders deep (the paper's
+    download script's rule, for every benchmark)
+    where it sits, then delete it (``keep``: leave it); archives that come out of archives are extracted too,
     three rounds at most. Returns the archives extracted."""
     done: list[Path] = []
     seen: set[Path] = set()
     for _ in range(MAX_DEPTH):
-        found = sorted(
-            {
-                path
-                for pattern in spec.archives
-                for path in folder.glob(pattern)
-                if _is_archive(path) and _depth(path, folder) <= MAX_DEPTH and path not in seen
-            }
-        )
+        found = [path for path in _walk(folder, MAX_DEPTH) if _is_archive(path) and path not in seen]
         if not found:
             break
         for archive in found:
@@ -138,7 +143,7 @@ def prepare_folder(spec: BenchmarkSpec, folder: Path, keep_archives: bool = Fals
     """What runs after the download: extract the spec's archives in place, then count its expected files."""
     if not folder.is_dir():
         raise DatasetUnavailable(f"{spec.name}: {folder} is not a folder")
-    extract_archives(spec, folder, keep=keep_archives)
+    extract_archives(folder, keep=keep_archives)
     return check_files(spec, folder)
 
 

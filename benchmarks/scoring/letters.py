@@ -60,11 +60,14 @@ def boxed_letters(text: str, letters: str = "A-E") -> list[str]:
 
 
 def first_labelled_letter(text: str, letters: str = "A-D") -> str | None:
-    """The first ``X.``, ``(X)`` or ``X:`` in the text (any case, the letter standing alone), upper-cased."""
-    match = re.search(rf"\(([{letters}])\)|(?<![A-Za-z])([{letters}])[.:]", text, flags=re.IGNORECASE)
-    if not match:
-        return None
-    return (match.group(1) or match.group(2)).upper()
+    """The reference's labelled letter, any case, upper-cased: the first ``X.`` anywhere in the text; else the
+    first ``(X)``; else the first ``X:`` (the letter standing alone). So ``I rule out (A). So B.`` reads B:
+    the kinds are tried in turn, not by position."""
+    for pattern in (rf"(?<![A-Za-z])([{letters}])\.", rf"\(([{letters}])\)", rf"(?<![A-Za-z])([{letters}]):"):
+        match = re.search(pattern, text, flags=re.IGNORECASE)
+        if match:
+            return match.group(1).upper()
+    return None
 
 
 def single_letter(text: str, letters: str = "ABCD") -> str | None:
@@ -124,13 +127,14 @@ def boxed_letter(text: str, letters: str) -> str | None:
     return found[-1].upper() if found else None
 
 
-def marked_letter(text: str, letters: str, last: bool = False) -> str | None:
-    """The first (or last) letter written ``X.``, ``(X)`` or ``X:`` as a word of its own, any case."""
-    pattern = rf"\(([{letters}])\)|\b([{letters}])[.:](?!\w)"
-    found = [a or b for a, b in re.findall(pattern, text, flags=re.IGNORECASE)]
-    if not found:
-        return None
-    return str(found[-1] if last else found[0]).upper()
+def marked_letter(text: str, letters: str) -> str | None:
+    """:func:`first_labelled_letter` over ``letters`` with the letter a word of its own (``X.``/``X:`` not
+    followed by a word character): ``X.`` anywhere first, then ``(X)``, then ``X:``."""
+    for pattern in (rf"\b([{letters}])\.(?!\w)", rf"\(([{letters}])\)", rf"\b([{letters}]):(?!\w)"):
+        match = re.search(pattern, text, flags=re.IGNORECASE)
+        if match:
+            return match.group(1).upper()
+    return None
 
 
 def only_letter(text: str, letters: str) -> str | None:

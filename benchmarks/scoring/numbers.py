@@ -58,12 +58,12 @@ NUMBER_WORDS = {
 def word_or_digits(text: str) -> float | None:
     """The number a reply names: the first of "one" .. "ten", "zero" (in that order) found as a whole word,
     any case, anywhere in the reply (so "3 chairs, one of them red" reads 1); else the first run of digits
-    (with a decimal part); else None."""
+    (with a decimal part), unsigned as the reference reads it (``"-1.5"`` reads 1.5); else None."""
     lower = text.lower()
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"\b{word}\b", lower):
             return value
-    found = re.search(r"-?\d+(?:\.\d+)?", text)
+    found = re.search(r"\d+(?:\.\d+)?", text)
     return float(found.group()) if found else None
 
 

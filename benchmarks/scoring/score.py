@@ -43,12 +43,17 @@ from spatialclaw.benchmarks.scoring.metrics import OFFICIAL_METRICS, parse_metri
 from spatialclaw.benchmarks.scoring.numbers import VSI_CONFIDENCE
 
 __all__ = [
+    "SCORINGS",
     "VSI_BENCH_THRESHOLDS",
     "Score",
     "exact_match",
     "mean_relative_accuracy",
     "score_answer",
 ]
+
+#: How an answer reaches a benchmark's official extractor: as given (``reference``, the paper's parity) or
+#: rendered in the benchmark's reply format first, no answer scoring 0 (``lenient``).
+SCORINGS = ("reference", "lenient")
 
 #: The official thresholds ``np.linspace(0.5, 0.95, 10)``, as the floats numpy makes them.
 VSI_BENCH_THRESHOLDS: tuple[float, ...] = tuple(float(t) for t in VSI_CONFIDENCE)
@@ -127,6 +132,7 @@ def score_answer(
     choices: Sequence[str] | None = None,
     metric: str | None = None,
     unit: str | None = None,
+    scoring: str = "lenient",
 ) -> Score:
     """Score one answer against its ground truth.
 
@@ -137,7 +143,15 @@ def score_answer(
     optionally ``:parameter``) renders a structured answer in the official reply format and runs that
     benchmark's own extraction and comparison. ``unit`` converts a numeric
     answer written with units (``"150 cm"``) into the ground truth's unit before comparing.
+
+    ``scoring`` (for official metrics): ``"reference"`` runs the benchmark's extractor on the answer's text as
+    given (``str(answer)``, stripped; no answer is ``""``, which some extractors read as an answer, e.g.
+    OmniSpatial's ``A``), quirks included, as the benchmark's reference evaluation does; ``"lenient"`` renders
+    a structured answer in the benchmark's reply format first (:func:`render_structured`) and scores no answer
+    as 0.
     """
+    if scoring not in SCORINGS:
+        raise ValueError(f"unknown scoring {scoring!r}; use one of {', '.join(SCORINGS)}")
     metric = metric or default_metric(answer_type)
     name, param = parse_metric(metric)
     if name not in METRICS:
@@ -146,6 +160,11 @@ def score_answer(
         raise ValueError(f"metric {metric!r}: {name!r} takes no ':' parameter; use {name!r}")
     if ground_truth is None:
         raise ValueError("cannot score a task without ground truth")
+    if name in OFFICIAL_METRICS and scoring == "reference":
+        scorer, _ = OFFICIAL_METRICS[name]
+        text = "" if answer is None else (answer.strip() if isinstance(answer, str) else str(answer))
+        value, extracted = scorer(text, ground_truth, choices, param)
+        return Score(float(value), metric, extracted, {"ground_truth": ground_truth})
     if name in OFFICIAL_METRICS:
         if answer is None or not str(answer).strip():
             # no answer is wrong everywhere (SPAR-Bench's exact_match would count an empty reply as right)

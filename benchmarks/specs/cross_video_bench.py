@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import missing, parquet_rows
-from spatialclaw.benchmarks.scoring.letters import boxed_letters, last_answer_block, option_text_letter, single_letter
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
+from spatialclaw.benchmarks.scoring.letters import (
+    boxed_letters,
+    first_labelled_letter,
+    last_answer_block,
+    option_text_letter,
+)
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
@@ -88,7 +94,8 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     question = "\n".join([str(record["question"]), *options])
     yes_no = is_yes_no(options)
     answer_type: AnswerType = "yes_no" if yes_no else "multiple_choice"
-    choices = None if yes_no else [re.sub(r"^\s*\(?[A-Da-d]\s*[\).:]\s*", "", o, count=1) for o in options]
+    labelled = [re.sub(r"^\s*\(?[A-Da-d]\s*[\).:]\s*", "", o, count=1) for o in options]
+    choices = None if yes_no else (labelled or choice_letters(4))  # no options: the letters A-D
     return Task(
         question=question,
         inputs=inputs,
@@ -131,6 +138,12 @@ SPEC = BenchmarkSpec(
 # ---------------------------------------- scoring
 
 
+def _only_a_to_d(text: str) -> str | None:
+    """CVBench's last resort: every character but A-D/a-d deleted; one letter left is the answer."""
+    rest = re.sub(r"[^A-Da-d]", "", text)
+    return rest.upper() if len(rest) == 1 else None
+
+
 def cvbench_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
     """CVBench (cross-video). ``param == "yesno"``: the first whole-word yes/no (any case) in the last
     ``<answer>`` block, else in the reply, equals the answer (any case). Multiple choice, in the last
@@ -139,7 +152,7 @@ def cvbench_paper(reply: str, gt: Any, choices: Any = None, param: str | None = 
     block = last_answer_block(reply)
     if param == "yesno":
         got = None
-        for text in ([block] if block is not None else []) + [reply]:
+        for text in [block] if block and block.strip() else [reply]:  # a non-empty <answer> block alone
             match = re.search(r"\b(yes|no)\b", text, flags=re.IGNORECASE)
             if match:
                 got = match.group(1).lower()
@@ -149,7 +162,7 @@ def cvbench_paper(reply: str, gt: Any, choices: Any = None, param: str | None = 
     boxed = boxed_letters(text, "A-D")
     got = boxed[0] if boxed else None
     if got is None:
-        labelled = re.search(r"\(([A-D])\)|(?<![A-Za-z])([A-D])[.:]|^([A-D])\b", text, flags=re.IGNORECASE)
-        got = next((g.upper() for g in labelled.groups() if g), None) if labelled else None
-    got = got or single_letter(text) or option_text_letter(text, choices)
+        leading = re.match(r"([A-D])\b", text, flags=re.IGNORECASE)
+        got = first_labelled_letter(text) or (leading.group(1).upper() if leading else None)
+    got = got or _only_a_to_d(text) or option_text_letter(text, choices)
     return (1.0 if got and got == str(gt).strip().upper() else 0.0), got

@@ -7,7 +7,7 @@ the four CSVs in that order, rows in order (``paper_order`` holds). Fields: ``ca
 ``relative_path``, ``video_type``, ``question``, ``options`` (``"A: x; B: y; C: z; D: w"``, listed as
 ``A. x`` ... by the prompt), ``GT`` (a letter, upper-cased), ``others``. The sample id is
 ``<aug>__row_<6-digit row>``; ``meta["base_id"]`` (``row_<n>``) names the same question across the four
-variants. A sample whose video is missing stays in, with no frames (as in the paper).
+variants. A sample whose video is missing stays in, with no frames (as in the paper; ``meta["missing_media"]``).
 
 Frames: every frame at the native rate, 32 key frames shown. Scoring: metric ``dsibench_paper``
 (:func:`dsibench_extract`): ``\\boxed{X}``, the last answer marker,
@@ -26,7 +26,6 @@ from spatialclaw.benchmarks.data.published import csv_rows, missing
 from spatialclaw.benchmarks.scoring.letters import boxed_letters
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
-    DatasetUnavailable,
     FramePolicy,
     RecordContext,
     parse_inline_options,
@@ -77,12 +76,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     meta: dict[str, Any] = {"metric": "dsibench_paper", "sample_id": sample_id, "base_id": f"row_{row}"}
     if aug:
         meta["aug"] = aug
-    try:
-        inputs = [FrameSpec.video(ctx.media(f"videos/{aug}/{relative}" if aug else relative))]
-    except DatasetUnavailable as exc:
-        if aug is None:
-            raise
-        inputs, meta["missing_video"] = [], str(exc)
+    inputs = [FrameSpec.video(ctx.media(f"videos/{aug}/{relative}" if aug else relative))]
     cate = int(record["cate"])
     return Task(
         question=str(record["question"]).strip(),

@@ -6,9 +6,9 @@ all read in name order and concatenated (``paper_order`` holds). The paper falls
 ``data/erqa.tfrecord`` when no parquet is there; spatialclaw does not read TFRecord and says so. Fields:
 ``question_id`` (the sample id; else ``erqa_<4-digit index>``), ``question`` (options inline, kept as they
 are), ``question_type`` (the category), ``answer`` (a letter), ``images`` (``{bytes, path}`` list; all shown),
-``visual_indices``. An ``<image>`` tag is spliced into the question at each ``visual_indices`` character
-position (sorted, at most one per image); when every index is 0 or there are none, the tags go on a line
-before the question. ``choices`` are the options read from the question, only to check ``answer("B")``
+``visual_indices``. An ``<image>`` tag is spliced into the question at each of the first N ``visual_indices``
+character positions (N = the number of images, in the list's order); when those are all 0 or there are none,
+the tags go on a line before the question, separated by spaces. The images keep the record's order. ``choices`` are the options read from the question, only to check ``answer("B")``
 (``meta["options_in_question"]``: the prompt does not list them again).
 
 Scoring: metric ``erqa_paper``, strict: the reply with every ``.`` removed, stripped and lower-cased must
@@ -55,11 +55,12 @@ def read_source(root: Path) -> Iterator[dict[str, Any]]:
 
 
 def with_image_tags(question: str, visual_indices: list[Any] | None, count: int) -> str:
-    """``<image>`` at each sorted character index (at most ``count``), or on a line before the question when
-    the indices are all 0 or absent."""
-    indices = sorted(int(i) for i in (visual_indices or []))[:count]
+    """``<image>`` at each of the first ``count`` character indices (in the list's order, then spliced in
+    ascending order), or, when those are all 0 or absent, ``count`` tags separated by single spaces on a line
+    before the question. The images stay in the record's order, which need not be the tags' order."""
+    indices = sorted(int(i) for i in list(visual_indices or [])[:count])
     if not indices or all(i == 0 for i in indices):
-        return "<image>" * count + "\n" + question if count else question
+        return " ".join(["<image>"] * count) + "\n" + question if count else question
     for position in reversed(indices):
         question = question[:position] + "<image>" + question[position:]
     return question

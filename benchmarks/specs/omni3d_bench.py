@@ -9,7 +9,7 @@ category).
 
 Scoring: metric ``omni3d_paper:<answer_type>``
 (:func:`omni3d_paper`): the ``\\boxed{}`` content, else the whole
-reply when it is a number, else its last number, else the lower-cased text without quotes; float: the share
+reply when it is a number, else its last number, else the lower-cased text without quotes at its ends; float: the share
 of t in 0.5, 0.45, ..., 0.05 with relative error < t (``|p|`` when the answer is 0); int:
 ``int(round(float(p)))``; str: case-insensitive equality. Overall = mean over questions; per answer type.
 """
@@ -143,7 +143,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 def omni3d_prediction(reply: str) -> str:
     """Omni3D-Bench's paper reading of a reply: the ``\\boxed{}`` content if any; then, when the text holds a
     number, the whole text if it parses as a float, else its *last* number; otherwise the lower-cased
-    text with quotes stripped."""
+    text with quote characters stripped from its two ends (``"man's chair"`` keeps its apostrophe)."""
     text = reply.strip()
     boxed = re.findall(r"\\boxed\{([^{}]*)\}", text)
     if boxed:
@@ -151,7 +151,7 @@ def omni3d_prediction(reply: str) -> str:
     numbers = _NUMBER.findall(text.replace(",", ""))
     if numbers:
         return text if to_float(text) is not None else numbers[-1]
-    return text.lower().replace('"', "").replace("'", "").strip()
+    return text.lower().strip().strip("\"'").strip()
 
 
 def omni3d_paper(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:

@@ -4,7 +4,9 @@ paper's ``sparbench``.
 Record (``jasonzhango/SPAR-Bench``: ``data/test-0000{0..3}-of-00004.parquet``, read in that order, 7,207
 questions over 20 tasks): ``id``, ``task`` (e.g. ``depth_prediction_oc``, ``view_change_infer``,
 ``obj_spatial_relation_oo``), ``image`` (list of embedded images), ``question`` (shown as it is; multiple
-choice questions carry their options inline, so no options are split out), ``answer``, ``img_type``,
+choice questions carry their options inline: they are read from it as the task's choices, letters A-D when
+none parse, so ``answer("B")`` is accepted, and the prompt does not list them again,
+``meta["options_in_question"]``), ``answer``, ``img_type``,
 ``format_type``, ``source``. Frames: every image, up to 32.
 
 Scoring: the paper's setting; the eight depth/distance tasks by SPAR's MRA on the first number of the reply
@@ -26,10 +28,17 @@ from typing import Any
 import numpy as np
 
 from spatialclaw.benchmarks.data.published import parquet_records
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import boxed_letter, only_letter
 from spatialclaw.benchmarks.scoring.numbers import VSI_CONFIDENCE, to_float
 from spatialclaw.benchmarks.scoring.rows import Row, by_category, mean
-from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, FramePolicy, RecordContext
+from spatialclaw.benchmarks.spec import (
+    BenchmarkSpec,
+    DatasetUnavailable,
+    FramePolicy,
+    RecordContext,
+    parse_inline_options,
+)
 from spatialclaw.task import AnswerType, FrameSpec, Task
 
 REPO = "jasonzhango/SPAR-Bench"
@@ -66,15 +75,19 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     task = str(record["task"])
     answer = str(record["answer"]).strip()
     answer_type: AnswerType
+    choices: list[str] | None = None
     if task == VIEW_CHANGE:
         answer_type, metric = "text", "spar_paper_vci"
     elif task in NUMERIC_TASKS:
         answer_type, metric = "number", f"spar_paper_na:{task}"
     else:
         answer_type, metric = "multiple_choice", "spar_paper_mca"
+        parsed = parse_inline_options(str(record["question"]))
+        choices = parsed[1] if parsed else choice_letters(4)
     return Task(
         question=str(record["question"]),
         inputs=[FrameSpec.images(paths)],
+        choices=choices,
         answer_type=answer_type,
         ground_truth=answer,
         task_id=f"spar-bench/{record['id']}",
@@ -86,6 +99,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
             "format_type": record.get("format_type"),
             "source": record.get("source"),
             "sample_id": str(record["id"]),
+            **({"options_in_question": True} if choices else {}),
         },
     )
 
@@ -184,10 +198,11 @@ def spar_vci(reply: str, gt: Any, choices: Any = None, param: str | None = None)
 
 
 def spar_paper_letter(reply: str) -> str:
-    """SPAR-Bench's letter: ``\\boxed{X}``; the first ``(X)``, ``X.``, ``X:`` or ``X)`` (A-D, any case); a
+    """SPAR-Bench's letter: ``\\boxed{X}``; the first ``(X)``, ``X.``, ``X:`` or ``X)`` (A-D, any case, even at
+    the end of a word); a
     single A-D left after deleting everything else; the first character if it is A-D; else the text."""
     text = reply.strip()
-    first = re.search(r"\(([A-D])\)|\b([A-D])[.:)](?!\w)", text, flags=re.IGNORECASE)
+    first = re.search(r"\(([A-D])\)|([A-D])[.:)]", text, flags=re.IGNORECASE)  # no word boundary: "behind." is D
     return (
         boxed_letter(text, "ABCD")
         or (((first.group(1) or first.group(2)).upper()) if first else None)

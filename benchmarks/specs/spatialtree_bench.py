@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, mmmu_parse, vsi_fuzzy
 from spatialclaw.benchmarks.scoring.numbers import abs_mra, mra_or_zero_policy, to_float, word_or_digits
 from spatialclaw.benchmarks.scoring.rows import Row, by_category, group_scores, mean
@@ -82,7 +83,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     return Task(
         question=str(record["question"]),
         inputs=inputs,
-        choices=strip_option_labels(options) if question_type == "multiple-choice" and options else None,
+        choices=(strip_option_labels(options) or choice_letters(4)) if answer_type == "multiple_choice" else None,
         answer_type=answer_type,
         ground_truth=str(record["answer"]).strip(),
         task_id=f"spatialtree-bench/{session}",
@@ -97,6 +98,7 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
             "question_type": question_type,
             "hint": record.get("hint"),
             "sample_id": session,
+            **({"options_in_question": True} if answer_type == "multiple_choice" and not options else {}),
         },
     )
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import vsi_fuzzy
 from spatialclaw.benchmarks.scoring.numbers import signed_mra, to_float, word_or_digits
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
@@ -55,9 +56,14 @@ def make_read_source(tracks: tuple[str, ...]) -> Callable[[Path], Iterator[dict[
 
 
 def _options(value: Any) -> list[str]:
+    """The record's options: a list, or a JSON string of one; anything else (an unreadable string) is none,
+    as the reference reads it."""
     if isinstance(value, str):
-        value = json.loads(value) if value.strip() else None
-    return strip_option_labels(value or [])
+        try:
+            value = json.loads(value) if value.strip() else None
+        except json.JSONDecodeError:
+            value = None
+    return strip_option_labels(value) if isinstance(value, list) else []
 
 
 def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Task]:
@@ -78,13 +84,19 @@ def make_to_task(benchmark: str) -> Callable[[dict[str, Any], RecordContext], Ta
         return Task(
             question=str(record["question"]),
             inputs=[FrameSpec.images([ctx.media(f"{scene}/{name}") for name in images])],
-            choices=options or None,
+            choices=(options or choice_letters(4)) if answer_type == "multiple_choice" else None,
             answer_type=answer_type,
             ground_truth=str(record["ground_truth"]).strip(),
             task_id=f"{benchmark}/{sample}",
             benchmark=benchmark,
             category=qtype,
-            meta={"metric": metric, "subset": subset, "scene": scene, "sample_id": sample},
+            meta={
+                "metric": metric,
+                "subset": subset,
+                "scene": scene,
+                "sample_id": sample,
+                **({"options_in_question": True} if answer_type == "multiple_choice" and not options else {}),
+            },
         )
 
     return to_task

@@ -6,7 +6,8 @@ Record (``lidingm/ViewSpatial-Bench``: ``ViewSpatial-Bench.json``, a list of 5,7
 ``question_type`` (5 types), ``image_path`` (list; leading ``.`` and ``/`` characters stripped, then the
 ``ViewSpatial-Bench/`` prefix dropped, e.g. ``scannetv2_val/scene0011_00/original_images/0.jpg``,
 ``val2017/000000000139.jpg``), ``question``, ``choices`` (one newline-separated string, appended as it is to
-the question after a blank line, so no options are split out), ``answer`` (``"A. right"``; the letter is its
+the question after a blank line; its lines, without their ``X. `` labels, are also the task's choices, so
+``answer("B")`` is accepted, and the prompt does not list them again, ``meta["options_in_question"]``), ``answer`` (``"A. right"``; the letter is its
 first character). Questions with a missing image are dropped with a warning that counts them, as the paper's
 loader does. Frames: every image, up to 32.
 
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import json_list, require_file
+from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import boxed_letter, only_letter
-from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
+from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext, strip_option_labels
 from spatialclaw.task import FrameSpec, Task
 
 REPO = "lidingm/ViewSpatial-Bench"
@@ -66,15 +68,22 @@ def to_task(record: dict[str, Any], ctx: RecordContext) -> Task:
     if isinstance(choices, list):
         choices = "\n".join(str(c) for c in choices)
     index = record.get("_index", record.get("id", ctx.index))
+    lines = [line.strip() for line in str(choices or "").splitlines() if line.strip()]
     return Task(
         question=f"{record['question']}\n\n{choices}" if choices else str(record["question"]),
         inputs=[FrameSpec.images([ctx.media(p) for p in image_paths(record)])],
+        choices=strip_option_labels(lines) if lines else choice_letters(4),
         answer_type="multiple_choice",
         ground_truth=str(record["answer"]).strip()[:1].upper(),
         task_id=f"viewspatial-bench/{index}",
         benchmark="viewspatial-bench",
         category=str(record["question_type"]),
-        meta={"metric": "viewspatial_paper", "answer_text": str(record["answer"]), "sample_id": str(index)},
+        meta={
+            "metric": "viewspatial_paper",
+            "answer_text": str(record["answer"]),
+            "sample_id": str(index),
+            "options_in_question": True,
+        },
     )
 
 

@@ -164,7 +164,9 @@ class Answerer:
         answer_type: str | None = None,
         labels: list[str] | None = None,
         allowed: list[str] | None = None,
+        keep_text: bool = False,
     ) -> None:
+        self.keep_text = keep_text  # scored as the benchmark's reference scores it: record the text given
         self.choices = list(choices) if choices else None
         self.answer_type = answer_type or ("multiple_choice" if choices else "text")
         self.labels = list(labels) if labels else None
@@ -173,7 +175,7 @@ class Answerer:
         self.submitted = False
 
     def normalise(self, value: Any) -> Any:
-        return normalise_answer(value, self.choices, self.answer_type, self.labels, self.allowed)
+        return normalise_answer(value, self.choices, self.answer_type, self.labels, self.allowed, self.keep_text)
 
     def __call__(self, value: Any) -> None:
         """Submit the final answer and end the episode.

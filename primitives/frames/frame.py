@@ -20,6 +20,7 @@ from typing import Any, overload
 import numpy as np
 from PIL import Image
 
+from spatialclaw.primitives.frames.aspect_fit import AspectFitSource
 from spatialclaw.primitives.frames.sources import ArraySource, ImageFileSource
 from spatialclaw.primitives.frames.video import VideoSource
 from spatialclaw.primitives.imaging import as_rgb_array, png_bytes
@@ -43,7 +44,7 @@ class Frame:
     ``frame.resize((w, h))``, ``frame.save(path)`` (they return PIL images, not Frames).
     """
 
-    def __init__(self, source: ImageFileSource | ArraySource | VideoSource, index: int) -> None:
+    def __init__(self, source: ImageFileSource | ArraySource | VideoSource | AspectFitSource, index: int) -> None:
         self._source = source
         self._index = int(index)
 
@@ -222,6 +223,7 @@ class Frames(Sequence[Frame]):
         sources = {id(frame._source): frame._source for frame in self._frames}
         if len(sources) == 1:
             (source,) = sources.values()
+            source = getattr(source, "inner", source)  # the paper's copies of a video's frames (aspect_fit)
             if isinstance(source, VideoSource):
                 return source
         return None

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from spatialclaw.primitives.frames.aspect_fit import AspectFitSource
 from spatialclaw.primitives.frames.frame import Frame, Frames, even_positions
 from spatialclaw.primitives.frames.sources import FrameLoadError, ImageFileSource
 from spatialclaw.primitives.frames.video import VideoSource
@@ -34,11 +35,14 @@ def load_images(
     indices: Sequence[int] | None = None,
     times: Sequence[float] | None = None,
     display_paths: Sequence[str] | None = None,
+    aspect_fit: int | None = None,
 ) -> Frames:
     """Image files as ``Frames``; image ``i`` gets absolute index ``indices[i]`` (default ``i``) and, for key
     frames taken from a video, time ``times[i]`` (seconds in that video; default ``None``).
     ``display_paths`` (one per path; default the resolved paths) are the names frames and errors show for
     the files: a sandboxed kernel opens private links to the user's files and shows the user's paths.
+    ``aspect_fit`` (a long side in pixels): the frames are the paper's copies of the images (centre-cropped to
+    the nearest paper aspect and resized, :mod:`~spatialclaw.primitives.frames.aspect_fit`); None: as stored.
 
     Each file is checked now (exists, readable format, not truncated); pixels are decoded on first use.
     EXIF orientation is applied. Raises ``FrameLoadError`` naming the first bad file.
@@ -65,9 +69,17 @@ def load_images(
         raise FrameLoadError(f"got {len(display_paths)} display paths for {len(paths)} images; give one per image")
     shown = [str(p) for p in display_paths] if display_paths is not None else [None] * len(paths)
     return Frames(
-        Frame(ImageFileSource(path, time, display), index)
+        Frame(_fitted(ImageFileSource(path, time, display), aspect_fit), index)
         for path, index, time, display in zip(paths, indices, stamps, shown, strict=True)
     )
+
+
+def _fitted(source: Any, aspect_fit: int | None) -> Any:
+    if aspect_fit is None:
+        return source
+    if isinstance(aspect_fit, bool) or not isinstance(aspect_fit, int) or aspect_fit < 1:
+        raise FrameLoadError(f"aspect_fit must be a long side in pixels (an int >= 1), got {aspect_fit!r}")
+    return AspectFitSource(source, aspect_fit)
 
 
 def load_video(
@@ -77,15 +89,17 @@ def load_video(
     max_frames: int | None = None,
     indices: Sequence[int] | None = None,
     display_path: str | None = None,
+    aspect_fit: int | None = None,
 ) -> Frames:
     """A video's frames as ``Frames``, decoded lazily with PyAV.
 
-    Choose at most one of: ``fps`` (frames per second of video time: the frame nearest to each of
-    0, 1/fps, 2/fps, ... seconds), ``count`` (that many frames spread evenly, first and last included),
+    Choose at most one of: ``fps`` (frames per second of video time, counted as ffmpeg's ``fps`` filter counts
+    them: ``round(duration * fps)`` frames, at least one, the frame nearest each of 0, 1/fps, 2/fps, ...
+    seconds; a 2.4 s video at 1 fps gives 2 frames, a 4.6 s one 5), ``count`` (that many frames spread evenly, first and last included),
     ``indices`` (these absolute frame numbers); with none, every frame. ``max_frames`` then caps the
     selection by thinning it evenly. Frame indices are the video's frame numbers (presentation order,
     from 0) and times are seconds from the first frame. ``display_path`` (default: the resolved path) is
-    the name frames and errors show for the file. Raises ``FrameLoadError`` for a missing, corrupt,
+    the name frames and errors show for the file. ``aspect_fit``: as for :func:`load_images`. Raises ``FrameLoadError`` for a missing, corrupt,
     truncated or empty video or when nothing would be selected.
     """
     chosen = [name for name, value in (("fps", fps), ("count", count), ("indices", indices)) if value is not None]
@@ -109,7 +123,8 @@ def load_video(
                 f"frame numbers {outside[:10]} are outside {video.display_path}, which has frames 0..{total - 1}"
             )
     elif fps is not None:
-        targets = np.arange(0.0, video.times()[-1] + 1e-9, 1.0 / fps)
+        wanted = max(1, int(np.floor(video.duration * fps + 0.5)))  # ffmpeg rounds the end half away from 0
+        targets = np.arange(wanted, dtype=float) / fps
         selected = sorted(set(_nearest(video.times(), targets)))
     elif count is not None:
         selected = even_positions(total, count)
@@ -118,15 +133,16 @@ def load_video(
     if max_frames is not None and len(selected) > max_frames:
         selected = [selected[p] for p in even_positions(len(selected), max_frames)]
     video.wanted.update(selected)
-    return Frames(Frame(video, index) for index in selected)
+    source = _fitted(video, aspect_fit)
+    return Frames(Frame(source, index) for index in selected)
 
 
-_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames", "display_paths"}
+_SPEC_KEYS = {"kind", "paths", "fps", "count", "indices", "times", "max_frames", "display_paths", "aspect_fit"}
 
 
 def load_frames(spec: dict[str, Any]) -> Frames:
     """Frames from a frame spec dict: ``{"kind": "images" | "video", "paths": [...], "fps", "count",
-    "indices", "max_frames"}`` (the form ``FrameSpec.to_dict()`` produces; absent keys mean ``None``), and
+    "indices", "max_frames", "aspect_fit"}`` (the form ``FrameSpec.to_dict()`` produces; absent keys mean ``None``), and
     optionally ``"display_paths"``: one per path, the names shown for the files (a sandbox stages the
     user's files at private paths and passes the user's paths here)."""
     unknown = set(spec) - _SPEC_KEYS
@@ -142,7 +158,13 @@ def load_frames(spec: dict[str, Any]) -> Frames:
         for name in ("fps", "count", "max_frames"):
             if spec.get(name) is not None:
                 raise FrameLoadError(f"{name!r} applies to videos only; an image spec takes paths and indices")
-        return load_images(paths, indices=spec.get("indices"), times=spec.get("times"), display_paths=display)
+        return load_images(
+            paths,
+            indices=spec.get("indices"),
+            times=spec.get("times"),
+            display_paths=display,
+            aspect_fit=spec.get("aspect_fit"),
+        )
     if kind == "video":
         if len(paths) != 1:
             raise FrameLoadError(f"a video spec needs exactly one path, got {len(paths)}: {list(paths)}")
@@ -155,5 +177,6 @@ def load_frames(spec: dict[str, Any]) -> Frames:
             max_frames=spec.get("max_frames"),
             indices=spec.get("indices"),
             display_path=display[0] if display else None,
+            aspect_fit=spec.get("aspect_fit"),
         )
     raise FrameLoadError(f"frame spec kind must be 'images' or 'video', got {kind!r}")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from spatialclaw.primitives.answers import keeps_text
 from spatialclaw.primitives.display.show import Answerer, show
 from spatialclaw.primitives.runtime.lazy import LazyCallable, LazyInstance, LazyModule
 
@@ -197,7 +198,11 @@ def build_namespace(
         "meta": info,
         "show": show,
         "answer": Answerer(
-            info.get("choices"), info.get("answer_type"), info.get("option_labels"), info.get("allowed_answers")
+            info.get("choices"),
+            info.get("answer_type"),
+            info.get("option_labels"),
+            info.get("allowed_answers"),
+            keeps_text(info),
         ),
         "depth": LazyCallable(f"{_P}.perception.depth", "depth"),
         "stereo_depth": LazyCallable(f"{_P}.reconstruction.stereo", "stereo_depth"),

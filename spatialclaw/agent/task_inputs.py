@@ -57,12 +57,20 @@ def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePar
     A task that carries its benchmark's frame policy (``meta["key_frames"]``, ``meta["frame_long_side"]``,
     set when a benchmark is loaded) shows that many frames **per input** (a video's sampled frames, an image
     set's images: all of them when there are fewer), at positions round(i*(n-1)/(k-1)) over the input's frame
-    list, resized to that long side. Otherwise ``count`` frames in all are shared among the inputs, evenly
+    list, resized to that long side; with ``meta["frame_geometry"] == "aspect_fit"`` (the paper's setting) each is
+    centre-cropped to the nearest paper aspect and resized, up or down, to its grid at that long side
+    (:func:`~spatialclaw.primitives.frames.aspect_fit.aspect_fit`: 640x480 -> 768x576). Otherwise ``count`` frames in all are shared among the inputs, evenly
     spread within each, no larger than ``max_side``."""
     per_input = _policy_int(task, "key_frames")
     max_side = _policy_int(task, "frame_long_side") or max_side
+    geometry = task.meta.get("frame_geometry")
+    if geometry not in (None, "aspect_fit"):
+        raise ValueError(
+            f"task {task.task_id!r}: meta['frame_geometry'] must be 'aspect_fit' or absent, got {geometry!r}"
+        )
     if (per_input is None and count <= 0) or not task.inputs:
         return [], ""
+    from spatialclaw.primitives.frames.aspect_fit import aspect_fit
     from spatialclaw.primitives.frames.load import load_frames
 
     several = len(task.inputs) > 1
@@ -83,16 +91,21 @@ def preview_frames(task: Task, count: int, max_side: int) -> tuple[list[ImagePar
         for position in positions:
             frame = frames[position]
             image = frame.image
-            if max(image.size) > max_side:
+            if geometry == "aspect_fit":
+                fitted = aspect_fit(image, max_side)
+                downscaled = downscaled or fitted.size != image.size
+                image = fitted
+            elif max(image.size) > max_side:
                 scale = max_side / max(image.size)
                 image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
                 downscaled = True
             label = f"input {number + 1} frame {frame.index}" if several else f"frame {frame.index}"
             images.append(ImagePart.from_pil(image, label=label))
         shown = ", ".join(str(frames[p].index) for p in positions)
+        resized = ", cropped and resized" if geometry == "aspect_fit" else ", downscaled"
         lines.append(
             f"{name} holds {total} frame(s) (absolute indices {frames[0].index} to {frames[total - 1].index}); "
-            f"attached below: frame(s) {shown}{', downscaled' if downscaled else ''}."
+            f"attached below: frame(s) {shown}{resized if downscaled else ''}."
         )
     return images, "\n".join(lines)
 

@@ -76,6 +76,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--long-side", type=int, default=None, metavar="PX", help="long side of the shown frames (default 768)"
     )
+    parser.add_argument(
+        "--scoring",
+        choices=["reference", "lenient"],
+        default=None,
+        help="reference: the text given to answer() through the benchmark's own extractor, quirks included (the "
+        "default for the paper's 20); lenient: option letters and texts read as the letter first (the default "
+        "for the others); every results row records which",
+    )
+    parser.add_argument(
+        "--kernel-frames",
+        choices=["aspect_fit", "full"],
+        default="aspect_fit",
+        help="the paper's 20: the kernel holds the frames cropped and resized as shown (aspect_fit, the paper's "
+        "setting) or at full resolution",
+    )
     parser.add_argument("--split", default=None, help="dataset split (default: the benchmark's evaluation split)")
     parser.add_argument("--workers", type=int, default=1, help="episodes in parallel (default 1)")
     parser.add_argument("--resume", action="store_true", help="continue RUN: retry errored/timed-out and missing tasks")
@@ -403,6 +418,8 @@ def _config(args: argparse.Namespace, benchmark: str, out: str | Path, source: s
         provider_limits=parse_provider_limits(args.max_concurrency, args.rate_limit),
         judge=args.judge,
         command_config=_effective(args),
+        scoring=args.scoring,
+        kernel_frames=args.kernel_frames,
     )
 
 
@@ -439,6 +456,9 @@ def handle(args: argparse.Namespace) -> int:
     if (args.suite is None) == (args.benchmark is None):
         print("spatialclaw bench: give --benchmark NAME or --suite paper", file=sys.stderr)
         return 2
+    for option in ("source", "source_root", "media_root"):  # relative paths: from the current directory, once
+        if getattr(args, option, None):
+            setattr(args, option, str(Path(getattr(args, option)).expanduser().absolute()))
     if args.suite:
         return _run_suite(args)
     try:
@@ -498,6 +518,8 @@ def _print_summary(summary: Any) -> int:
         f"{summary.run_dir}: ran {summary.ran}, kept {summary.kept}; {statuses}; overall {overall} ({agg.rule}, n={agg.n}) "
         f"in {summary.duration_s:.1f} s"
     )
+    if summary.missing_media:
+        print(f"{summary.missing_media} task(s) ran without media files that are missing (see their meta)")
     unfinished = summary.statuses.get("error", 0) + summary.statuses.get("timeout", 0)
     if unfinished:
         print(f"{unfinished} task(s) failed; run again with --resume to retry them", file=sys.stderr)

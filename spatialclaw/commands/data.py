@@ -59,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     from spatialclaw.benchmarks.data.download import download_repo, format_checks, prepare_folder
     from spatialclaw.benchmarks.spec import DatasetUnavailable
 
-    root = Path(args.root).expanduser()
+    root = Path(args.root).expanduser().absolute()  # a relative ROOT: from the current directory, once
     checks = []
     failed = False
     try:

@@ -20,7 +20,7 @@ from typing import Any
 from spatialclaw.kernel.cell import CellError, CellImage, CellResult, VariableInfo
 from spatialclaw.kernel.display import DisplayRejected, clean_state, image_png
 from spatialclaw.kernel.iopub import MAX_MESSAGE_BYTES, OVERSIZED
-from spatialclaw.primitives.answers import AnswerError, validate_claim
+from spatialclaw.primitives.answers import AnswerError, keeps_text, validate_claim
 from spatialclaw.primitives.protocol import ANSWER_MIME, IMAGE_METADATA_KEY, STATE_MIME
 
 __all__ = ["MAX_CELL_IMAGES", "MAX_CELL_IMAGE_BYTES", "CellCollector", "StreamBuffer", "strip_ansi"]
@@ -95,13 +95,19 @@ class StreamBuffer:
 
 def record_claim(result: CellResult, claim: Any, answer_spec: dict[str, Any] | None, rejected: list[str]) -> None:
     """Record an answer claim in ``result`` when it passes the host's own check against ``answer_spec``
-    (``choices``, ``answer_type``, ``option_labels``, ``allowed_answers``); the first claim that passes wins, a failing one goes to ``rejected``."""
+    (``choices``, ``answer_type``, ``option_labels``, ``allowed_answers``; ``scoring: "reference"`` records the
+    text given to ``answer()``); the first claim that passes wins, a failing one goes to ``rejected``."""
     if result.answered:
         return
     spec = answer_spec or {}
     try:
         value = validate_claim(
-            claim, spec.get("choices"), spec.get("answer_type"), spec.get("option_labels"), spec.get("allowed_answers")
+            claim,
+            spec.get("choices"),
+            spec.get("answer_type"),
+            spec.get("option_labels"),
+            spec.get("allowed_answers"),
+            keeps_text(spec),
         )
     except AnswerError as error:
         rejected.append(str(error)[:500])

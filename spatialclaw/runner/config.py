@@ -42,7 +42,8 @@ class RunConfig:
     its order (``0.1``: every tenth task). ``provider_limits``: provider -> :class:`~spatialclaw.models.throttle.ProviderLimit`
     (concurrency and rate of model requests, per process). ``judge``: the model spec of the judge of the rows
     a benchmark's rules leave to one (:mod:`spatialclaw.runner.judge`; None: no judge). ``command_config``:
-    the command's effective options, recorded in the session's manifest stamp and ``RUN/config.toml``."""
+    the command's effective options, recorded in the session's manifest stamp and ``RUN/config.toml``.
+    ``scoring`` and ``kernel_frames``: see :func:`~spatialclaw.benchmarks.registry.load_benchmark`."""
 
     benchmark: str
     model: str
@@ -73,6 +74,8 @@ class RunConfig:
     provider_limits: dict[str, Any] = field(default_factory=dict)
     judge: str | None = None
     command_config: dict[str, Any] | None = None
+    scoring: str | None = None  # reference / lenient; None: reference for the paper's benchmarks, else lenient
+    kernel_frames: str = "aspect_fit"  # the paper's benchmarks: the kernel's frames resized as shown, or "full"
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -138,6 +141,8 @@ class RunConfig:
             "agent": self.agent,
             "model_options": {k: v for k, v in self.model_options.items() if "key" not in k.lower()},
             **({"frames": self.frames} if self.frames else {}),  # only when set: older runs resume unchanged
+            **({"scoring": self.scoring} if self.scoring else {}),
+            **({"kernel_frames": self.kernel_frames} if self.kernel_frames != "aspect_fit" else {}),
             **({"generation": self.generation} if self.generation is not None else {}),
             **({"repeats": self.repeats} if (self.repeats or 1) > 1 else {}),  # only K > 1: older runs resume
             **({"judge": self.judge} if self.judge else {}),  # only when set: older runs resume unchanged

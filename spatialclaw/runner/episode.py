@@ -41,9 +41,11 @@ class EpisodeJob:
 
 
 def score_row(task: Task, answer: Any) -> dict[str, Any]:
-    """``score``, ``metric``, ``extracted`` and ``ground_truth`` for an answer (score None without ground truth)."""
+    """``score``, ``metric``, ``extracted``, ``ground_truth`` and ``scoring`` (``reference`` or ``lenient``, from
+    ``task.meta["scoring"]``, default lenient) for an answer (score None without ground truth)."""
+    scoring = str(task.meta.get("scoring", "lenient"))
     if task.ground_truth is None:
-        return {"score": None, "metric": None, "extracted": None, "ground_truth": None}
+        return {"score": None, "metric": None, "extracted": None, "ground_truth": None, "scoring": scoring}
     result = score_answer(
         answer,
         task.ground_truth,
@@ -51,12 +53,14 @@ def score_row(task: Task, answer: Any) -> dict[str, Any]:
         task.choices,
         metric=task.meta.get("metric"),
         unit=task.meta.get("unit"),
+        scoring=scoring,
     )
     return {
         "score": result.value,
         "metric": result.metric,
         "extracted": result.extracted,
         "ground_truth": result.details.get("ground_truth", task.ground_truth),
+        "scoring": scoring,
     }
 
 

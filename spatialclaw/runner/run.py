@@ -52,7 +52,7 @@ __all__ = ["RunSummary", "aggregate_rows", "fraction_of", "run_benchmark"]
 @dataclass
 class RunSummary:
     """What a run (or resume) did: ``ran`` episodes this session, ``kept`` rows from before, the status
-    counts over all rows, the aggregate, and the wall time in seconds."""
+    counts over all rows, the aggregate, the wall time in seconds, and how many tasks lack media files."""
 
     run_dir: Path
     ran: int
@@ -61,6 +61,7 @@ class RunSummary:
     aggregate: Aggregate
     duration_s: float
     unreadable: list[str] = field(default_factory=list)  # results lines not kept: their tasks ran again
+    missing_media: int = 0  # tasks kept without some or all of their media (missing files; the paper keeps them)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -272,6 +273,8 @@ def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks:
     )
     head = loaded.tasks[: len(tasks)]
     if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get(
+        scoring=config.scoring,
+        kernel_frames=config.kernel_frames,
         "tasks_hash", tasks_hash(tasks)
     ):
         raise ValueError(

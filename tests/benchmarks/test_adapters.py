@@ -237,7 +237,7 @@ def test_spar_bench_scores_by_task_as_the_paper(tmp_path: Path) -> None:
         view_change.meta["metric"] == "spar_paper_vci" and view_change.ground_truth == "move_forward:0.8,rotate_left:30"
     )
     # the paper shows the question as it is (options inline) and reads a letter before SPAR's lenient match
-    assert relation.choices is None and relation.question.endswith("D. keyboard")
+    assert relation.choices == ["lamp", "monitor", "plant", "keyboard"] and relation.question.endswith("D. keyboard")
     assert relation.meta["metric"] == "spar_paper_mca" and score_answer("B", "B", metric="spar_paper_mca").value == 1.0
     # the multi-view distance task reads the reply's last number, the single-view depth its first
     assert (
@@ -256,7 +256,8 @@ def test_viewspatial_bench(tmp_path: Path) -> None:
         media_cache=tmp_path,
     )
     # the paper appends the options to the question as published and scores the answer's first letter
-    assert tasks[0].choices is None and tasks[0].question.endswith("\n\nA. left\nB. right\nC. front\nD. back")
+    assert tasks[0].choices == ["left", "right", "front", "back"] and tasks[0].meta["options_in_question"]
+    assert tasks[0].question.endswith("\n\nA. left\nB. right\nC. front\nD. back")
     assert [t.ground_truth for t in tasks] == ["B", "A"] and all(Path(t.inputs[0].paths[0]).is_file() for t in tasks)
     assert score_answer("B", "B", metric="viewspatial_paper").value == 1.0
 

@@ -127,7 +127,7 @@ def test_dsibench_pools_the_four_variants_in_order_and_keeps_a_sample_without_vi
     assert car.choices == ["Left", "Right", "Toward the camera", "Away from the camera"] and car.ground_truth == "B"
     assert car.inputs[0].paths[0].endswith("videos/std/CameraBench/clip_01.mp4") and car.inputs[0].fps is None
     missing = next(t for t in tasks if t.meta["sample_id"] == "hflip__row_000001")
-    assert missing.inputs == [] and "clip_02.mp4" in missing.meta["missing_video"]
+    assert missing.inputs == [] and missing.meta["missing_media"][0].endswith("videos/hflip/CameraBench/clip_02.mp4")
     assert [t.category for t in tasks[:2]] == ["Obj:static cam", "Cam:static scene"]
     # free text (the <answer> tag alone was read before)
     assert _score(camera, "The camera moves forward, so the answer is C.") == 1.0
@@ -143,7 +143,7 @@ def test_erqa_keeps_inline_options_with_image_tags_and_scores_strictly(tmp_path:
     one, two, unnamed = tasks
     assert one.question.startswith("<image>\nWhere will the gripper go? A. up")
     assert two.question.startswith("Compare the first view<image> and the second view<image>. Which")
-    assert unnamed.task_id == "erqa/erqa_0002" and unnamed.question.startswith("<image><image>\nIs the drawer")
+    assert unnamed.task_id == "erqa/erqa_0002" and unnamed.question.startswith("<image> <image>\nIs the drawer")
     assert [t.meta["images"] for t in tasks] == ["single-image", "multi-image", "multi-image"]
     assert one.meta["options_in_question"] and one.choices == ["up", "down", "left", "right"]
     assert spec.breakdowns == ("category", "images")

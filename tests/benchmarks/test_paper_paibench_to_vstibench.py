@@ -113,7 +113,8 @@ def test_sparbench_keeps_questions_whole_and_scores_view_change_by_turn_axes(tmp
     spec, tasks = _load("sparbench", tmp_path)
     depth, view, relation, distance_mv, motion = tasks
     assert [t.task_id for t in tasks] == [f"spar-bench/{i}" for i in range(11, 16)]  # shards in name order
-    assert relation.choices is None and "A. lamp B. monitor" in relation.question  # options stay inline
+    assert relation.meta["options_in_question"] and "A. lamp B. monitor" in relation.question  # options stay inline
+    assert relation.choices == ["lamp", "monitor", "plant", "keyboard"]  # read from it, so answer("B") is accepted
     assert relation.answer_type == "multiple_choice" and relation.meta["metric"] == "spar_paper_mca"
     assert _score(relation, "The answer is B.") == 1.0  # the letter is read first (old: reply vs letter, 0)
     assert _score(motion, "(D) down") == 1.0 and _score(motion, "\\boxed{D}") == 1.0 and _score(motion, "A") == 0.0
@@ -192,7 +193,8 @@ def test_viewspatial_drops_missing_images_and_keeps_options_in_the_question(tmp_
         tasks = load_tasks(spec, source=folder)
     assert [t.task_id for t in tasks] == ["viewspatial-bench/0", "viewspatial-bench/1", "viewspatial-bench/3"]
     tv = tasks[0]
-    assert tv.choices is None and tv.question.endswith("sofa?\n\nA. left\nB. right\nC. front\nD. back")
+    assert tv.choices == ["left", "right", "front", "back"] and tv.meta["options_in_question"]
+    assert tv.question.endswith("sofa?\n\nA. left\nB. right\nC. front\nD. back")
     assert tv.ground_truth == "B" and tasks[1].inputs[0].paths[0].endswith("val2017/000000000404.jpg")
     assert _score(tv, "The correct answer is B, since the tv is right of the sofa") == 1.0
     assert _score(tv, "B\nBecause the tv is to the right") == 1.0  # old: the last line only, which has no letter
