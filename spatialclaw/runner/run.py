@@ -150,6 +150,8 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
             seed=config.seed,
             split=config.split,
             frames=config.frames,
+            scoring=config.scoring,
+            kernel_frames=config.kernel_frames,
         )
         tasks, rule = loaded.tasks, loaded.aggregation
         if isinstance(config.limit, float):
@@ -243,6 +245,7 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         aggregate_rows(mean_over_repeats(rows), by_id, rule),
         time.perf_counter() - started,
         [f"{problem}; kept in {run_dir.results.unreadable_path.name}" for problem in unreadable],
+        sum(1 for task in tasks if task.meta.get("missing_media")),
     )
 
 
@@ -270,11 +273,11 @@ def _extend(config: RunConfig, run_dir: RunDir, manifest: dict[str, Any], tasks:
         seed=config.seed,
         split=config.split,
         frames=config.frames,
+        scoring=config.scoring,
+        kernel_frames=config.kernel_frames,
     )
     head = loaded.tasks[: len(tasks)]
     if [t.task_id for t in head] != [t.task_id for t in tasks] or tasks_hash(head) != manifest.get(
-        scoring=config.scoring,
-        kernel_frames=config.kernel_frames,
         "tasks_hash", tasks_hash(tasks)
     ):
         raise ValueError(
