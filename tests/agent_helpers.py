@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from spatialclaw import FrameSpec, Task
 from spatialclaw.models import RetryPolicy, load_model
 
 
@@ -18,6 +19,28 @@ def photo(directory: Path, name: str = "astronaut.png", size: int = 256) -> Path
     path = directory / name
     Image.fromarray(skimage.data.astronaut()).resize((size, size)).save(path)
     return path
+
+
+def solid_frames(directory: Path, colours: list[tuple[int, int, int]], size: tuple[int, int]) -> list[Path]:
+    """One single-colour PNG frame per colour, ``frame_<i>.png`` in ``directory``."""
+    paths = []
+    for i, colour in enumerate(colours):
+        path = directory / f"frame_{i}.png"
+        Image.new("RGB", size, colour).save(path)
+        paths.append(path)
+    return paths
+
+
+def first_or_second(frames: list[Path], question: str, ground_truth: str, task_id: str, **fields: str) -> Task:
+    """A task over ``frames`` as one image input whose choices are "first" and "second"."""
+    return Task(
+        question=question,
+        inputs=[FrameSpec.images(frames)],
+        choices=["first", "second"],
+        ground_truth=ground_truth,
+        task_id=task_id,
+        **fields,
+    )
 
 
 def fast_retry() -> RetryPolicy:

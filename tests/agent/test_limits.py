@@ -24,6 +24,7 @@ from spatialclaw.task import Task
 from spatialclaw.testing import Reply, ScriptedProvider, delayed, rate_limited
 from spatialclaw.trajectories.episode_log import load_episode
 from tests.agent_helpers import anthropic, cell, openai_compat, openai_text, photo
+from tests.bench_runs import synthetic_run
 
 QUICK = {"fsync": False, "vlm_side_channel": False}
 
@@ -151,13 +152,11 @@ def test_the_local_runner_turns_the_episode_timeout_into_timeout_rows_that_resum
         return cell("import time\ntime.sleep(60)") if state["slow"] else cell("answer('B' if meta['choices'] else 2)")
 
     def config(resume: bool) -> RunConfig:
-        return RunConfig(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{server.url}",
-            out=tmp_path / "run",
+        return synthetic_run(
+            server.url,
+            tmp_path / "run",
             limit=2,
             workers=2,
-            progress=False,
             episode_timeout_s=3,
             resume=resume,
             model_options={"max_attempts": 1, "api_key": "test-key"},
@@ -252,13 +251,11 @@ def test_spatialclaw_run_time_limit_ends_the_episode_and_says_which_limit(tmp_pa
 def test_the_no_tools_baseline_under_the_local_episode_timeout_gives_a_timeout_row(tmp_path: Path) -> None:
     with ScriptedProvider(lambda request, index: delayed(30, "ANSWER: B")) as server:
         summary = run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=tmp_path / "run",
+            synthetic_run(
+                server.url,
+                tmp_path / "run",
                 limit=1,
                 baseline="no-tools",
-                progress=False,
                 episode_timeout_s=2,
                 model_options={"max_attempts": 1, "api_key": "test-key"},
                 agent={"fsync": False, "preview_images": 1},

@@ -45,8 +45,8 @@ def _image(path: Path, shade: int) -> None:
     path.write_bytes(image_bytes(shade, "JPEG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"))
 
 
-def write_video(path: Path, frames: int = 6, fps: int = 3) -> None:
-    """A tiny mpeg4 video (``frames`` frames at ``fps``), made with PyAV."""
+def write_video(path: Path, frames: int = 6, fps: int = 3) -> Path:
+    """A tiny mpeg4 video (32x32, ``frames`` frames at ``fps``), made with PyAV."""
     import av
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,9 +54,10 @@ def write_video(path: Path, frames: int = 6, fps: int = 3) -> None:
         stream = container.add_stream("mpeg4", rate=fps)
         stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
         for i in range(frames):
-            frame = av.VideoFrame.from_ndarray(np.full((32, 32, 3), 30 * i, np.uint8), format="rgb24")
+            frame = av.VideoFrame.from_ndarray(np.full((32, 32, 3), (30 * i) % 256, np.uint8), format="rgb24")
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
+    return path
 
 
 def _parquet(path: Path, rows: list[dict[str, Any]], schema: Any = None) -> None:
@@ -72,8 +73,8 @@ def _embedded(shade: int, name: str) -> dict[str, Any]:
 
 
 def build_fixture_blink(root: Path) -> Path:
-    """BLINK: ``<Subtask>/val-00000-of-00001.parquet`` for the 14 subtasks (one or two questions each), and a
-    ``test`` file that must not be read."""
+    """BLINK: ``<Subtask>/val-00000-of-00001.parquet`` for the 14 subtasks (one or two questions each; Counting's
+    has all four images), and a ``test`` file that must not be read."""
     from spatialclaw.benchmarks.specs.blink import SUBTASKS
 
     folder = root / "BLINK"
@@ -86,9 +87,9 @@ def build_fixture_blink(root: Path) -> Path:
                     "question": f"{subtask} question {k + 1}?",
                     "sub_task": subtask,
                     "image_1": _embedded(number * 10 + k, "a.png"),
-                    "image_2": _embedded(number * 10 + k + 5, "b.png") if k == 1 else None,
-                    "image_3": None,
-                    "image_4": None,
+                    "image_2": _embedded(number * 10 + k + 5, "b.png") if k == 1 or subtask == "Counting" else None,
+                    "image_3": _embedded(number * 10 + 6, "c.png") if subtask == "Counting" else None,
+                    "image_4": _embedded(number * 10 + 7, "d.png") if subtask == "Counting" else None,
                     "choices": ["first", "second"],
                     "answer": "(B)" if k else "(A)",
                     "prompt": "",

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from tests.benchmarks.layouts_blink_to_osibench import write_video
 
 __all__ = [
     "build_fixture_paibench",
@@ -26,23 +26,7 @@ __all__ = [
     "build_fixture_vsibench_unbiased",
     "build_fixture_vstibench",
     "write_image",
-    "write_video",
 ]
-
-
-def write_video(path: Path, frames: int = 6, rate: int = 3) -> Path:
-    """A tiny real mp4 (32x32, ``frames`` frames at ``rate`` fps) made with PyAV."""
-    import av
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("mpeg4", rate=rate)
-        stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
-        for i in range(frames):
-            frame = av.VideoFrame.from_ndarray(np.full((32, 32, 3), (30 * i) % 256, np.uint8), format="rgb24")
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode())
-    return path
 
 
 def _png(shade: int) -> bytes:
@@ -128,7 +112,7 @@ def build_fixture_perceptioncomp(root: Path) -> Path:
     ]
     _json(folder / "questions.json", records)
     for record in records:
-        write_video(folder / "data" / f"{record['video_id']}.mp4", frames=8, rate=4)
+        write_video(folder / "data" / f"{record['video_id']}.mp4", frames=8, fps=4)
     return folder
 
 
@@ -272,7 +256,7 @@ def build_fixture_videomme(root: Path) -> Path:
     ]
     _parquet(folder / "videomme" / "test-00000-of-00001.parquet", rows)
     for row in rows:
-        write_video(folder / "data" / f"{row['videoID']}.mp4", frames=9, rate=3)
+        write_video(folder / "data" / f"{row['videoID']}.mp4", frames=9, fps=3)
     return folder
 
 
@@ -299,7 +283,7 @@ def build_fixture_videommev2(root: Path) -> Path:
             )
     _parquet(folder / "test.parquet", rows)
     for video in ("001", "002"):
-        write_video(folder / "videos" / f"{video}.mp4", frames=6, rate=2)
+        write_video(folder / "videos" / f"{video}.mp4", frames=6, fps=2)
     return folder
 
 
@@ -338,8 +322,8 @@ def build_fixture_vsibench_unbiased(root: Path) -> Path:
         (12, "scannet", "scene0011_00", "object_counting", "How many tables are in the room?", "0", None),
     ]  # fmt: skip
     _parquet(folder / "test_debiased.parquet", [dict(zip(keys, row, strict=True)) for row in rows])
-    write_video(folder / "scannet" / "scene0011_00.mp4", frames=10, rate=5)
-    write_video(folder / "arkitscenes" / "41069025.mp4", frames=4, rate=2)
+    write_video(folder / "scannet" / "scene0011_00.mp4", frames=10, fps=5)
+    write_video(folder / "arkitscenes" / "41069025.mp4", frames=4, fps=2)
     return folder
 
 
@@ -356,5 +340,5 @@ def build_fixture_vstibench(root: Path) -> Path:
          None, None, -0.6),
     ]  # fmt: skip
     _json(folder / "test.json", [{**dict(zip(keys, row, strict=True)), "video_path": video} for row in rows])
-    write_video(folder / video, frames=12, rate=6)
+    write_video(folder / video, frames=12, fps=6)
     return folder

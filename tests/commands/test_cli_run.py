@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,18 +11,7 @@ from spatialclaw.commands.demo import CALIBRATION, SCRIPT
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
 from tests.agent_helpers import cell, photo
-
-
-def spatialclaw(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-    )
+from tests.cli_process import cli_env, spatialclaw
 
 
 def test_run_streams_each_step_and_ends_with_the_answer(tmp_path):
@@ -112,7 +98,10 @@ def test_demo_without_a_model_says_it_is_scripted_and_answers_from_real_stereo(t
 def test_demo_uses_a_configured_model(tmp_path):
     with ScriptedProvider(SCRIPT) as server:
         done = spatialclaw(
-            "demo", "--out", str(tmp_path / "demo"), env={"SPATIALCLAW_MODEL": f"openai-compat:scripted@{server.url}"}
+            "demo",
+            "--out",
+            str(tmp_path / "demo"),
+            env=cli_env(SPATIALCLAW_MODEL=f"openai-compat:scripted@{server.url}"),
         )
         requests = len(server.requests)
     assert done.returncode == 0, done.stderr

@@ -7,9 +7,7 @@ relative paths, as a person or a harness would type them.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +17,9 @@ from PIL import Image
 from spatialclaw import Kernel
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests import cli_process as cli
 from tests.agent_helpers import cell
+from tests.cli_process import cli_env
 
 PRINT_INPUTS = (
     "print([(v.sources[0].rsplit('/', 1)[-1], v.indices) for v in videos], frames.indices == videos[0].indices)"
@@ -29,19 +29,8 @@ PRINT_INPUTS = (
 def spatialclaw(
     cwd: Path, *args: str, stdin: str | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
-    environment.update(
-        {"SPATIALCLAW_SESSIONS": str(cwd / "sessions"), "SPATIALCLAW_KERNEL_MEMORY_MB": "0", **(env or {})}
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-        timeout=180,
-    )
+    sessions = {"SPATIALCLAW_SESSIONS": str(cwd / "sessions"), "SPATIALCLAW_KERNEL_MEMORY_MB": "0"}
+    return cli.spatialclaw(*args, env=cli_env(**sessions, **(env or {})), cwd=cwd, stdin=stdin)
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.export import episode_conversation, export_episodes
 from spatialclaw.runner.replay import replay_episode
-from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import Reply, ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.episodes import main_model_calls
+from tests.agent_helpers import first_or_second, solid_frames
 
 SCRIPTS = {
     "red": [
@@ -54,20 +54,9 @@ def recorded(tmp_path_factory) -> Path:
     """A run directory with three real agent episodes (cells, a format error, an exception, extra
     images, a reasoning section, a budget-exhausted fallback)."""
     root = tmp_path_factory.mktemp("agent")
-    paths = []
-    for i, colour in enumerate([(220, 30, 30), (30, 30, 220)]):
-        path = root / f"frame_{i}.png"
-        Image.new("RGB", (96, 64), colour).save(path)
-        paths.append(path)
+    paths = solid_frames(root, [(220, 30, 30), (30, 30, 220)], (96, 64))
     for name, script in SCRIPTS.items():
-        task = Task(
-            question=f"Which frame is {name}?",
-            inputs=[FrameSpec.images(paths)],
-            choices=["first", "second"],
-            ground_truth="A",
-            task_id=name,
-            benchmark="toy",
-        )
+        task = first_or_second(paths, f"Which frame is {name}?", "A", name, benchmark="toy")
         config = AgentConfig(max_steps=2 if name == "budget" else 6, fsync=False)
         with ScriptedProvider(script) as server, Agent(f"openai-compat:scripted-model@{server.url}", config) as agent:
             result = agent.run(task, root / "run" / name)

@@ -10,14 +10,13 @@ import math
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from spatialclaw.agent.config import AgentConfig
 from spatialclaw.agent.loop import Agent
 from spatialclaw.export import export_episodes
-from spatialclaw.task import FrameSpec, Task
 from spatialclaw.testing.provider_server import ScriptedProvider
 from spatialclaw.testing.tiny_models import build_tiny_vlm
+from tests.agent_helpers import first_or_second, solid_frames
 
 SCRIPT = [
     "Look at the first frame.\n```python\nshow(frames[0])\nprint(frames[0].array[0, 0].tolist())\n```",
@@ -30,19 +29,8 @@ SCRIPT = [
 def recorded(tmp_path_factory) -> Path:
     """A run directory with one real agent episode (an image shown, a failing cell, an answer)."""
     root = tmp_path_factory.mktemp("sft")
-    paths = []
-    for i, colour in enumerate([(220, 30, 30), (30, 30, 220)]):
-        path = root / f"frame_{i}.png"
-        Image.new("RGB", (96, 64), colour).save(path)
-        paths.append(path)
-    task = Task(
-        question="Which frame is red?",
-        inputs=[FrameSpec.images(paths)],
-        choices=["first", "second"],
-        ground_truth="A",
-        task_id="red",
-        benchmark="toy",
-    )
+    paths = solid_frames(root, [(220, 30, 30), (30, 30, 220)], (96, 64))
+    task = first_or_second(paths, "Which frame is red?", "A", "red", benchmark="toy")
     with (
         ScriptedProvider(SCRIPT) as server,
         Agent(f"openai-compat:scripted@{server.url}", AgentConfig(max_steps=5, fsync=False)) as agent,

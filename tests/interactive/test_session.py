@@ -9,30 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 from PIL import Image
 
+from tests import cli_process as cli
 from tests.paths import REPO_ROOT
-
-
-@pytest.fixture
-def sessions_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = dict(os.environ)
-    env["SPATIALCLAW_SESSIONS"] = str(tmp_path / "sessions")
-    env["SPATIALCLAW_KERNEL_MEMORY_MB"] = "0"
-    yield env
-    from spatialclaw.interactive.session import list_sessions
-    from spatialclaw.interactive.session_dir import SessionError
-
-    for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
-        try:
-            session.close()
-        except SessionError:
-            pass
 
 
 @pytest.fixture
@@ -48,15 +32,7 @@ def frame_files(tmp_path: Path) -> list[Path]:
 
 
 def spatialclaw(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=180,
-    )
+    return cli.spatialclaw(*args, env=env, cwd=REPO_ROOT, stdin=stdin)
 
 
 def one_json(completed: subprocess.CompletedProcess[str]) -> dict:

@@ -14,10 +14,11 @@ import pytest
 from PIL import Image
 
 from spatialclaw.kernel.kernel import Kernel
-from spatialclaw.runner import RunConfig, run_benchmark
+from spatialclaw.runner import run_benchmark
 from spatialclaw.runner.tool_calls import tool_specs
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.bench_runs import synthetic_run
 from tests.doc_examples import code_blocks
 
 MODULE = '''
@@ -97,14 +98,12 @@ def test_the_tool_calls_interface_offers_an_own_primitive(tmp_path: Path, own_mo
         return tool_call("answer", {"value": round(json.loads(results[0]["content"])["result"], 3)})
 
     with ScriptedProvider(script) as server:
-        config = RunConfig(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{server.url}",
-            out=tmp_path / "run",
+        config = synthetic_run(
+            server.url,
+            tmp_path / "run",
             limit=1,
             seed=2,
             workers=1,
-            progress=False,
             interface="tool-calls",
             model_options={"max_attempts": 1},
             agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1, "kernel_options": own_module},

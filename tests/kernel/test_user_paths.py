@@ -9,8 +9,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ import pytest
 from spatialclaw.kernel import sandbox
 from spatialclaw.primitives.frames.load import load_frames
 from spatialclaw.primitives.frames.sources import FrameLoadError
+from tests.cli_process import spatialclaw
 from tests.paths import DATA_ROOT
 
 DATA = DATA_ROOT
@@ -29,18 +28,6 @@ pytestmark = pytest.mark.skipif(not REDWOOD.is_dir(), reason=f"real test data no
 needs_sandbox = pytest.mark.skipif(
     not sandbox.support().available, reason=f"no kernel sandbox here: {sandbox.support().missing}"
 )
-
-
-def spatialclaw(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "SPATIALCLAW_MODEL"}
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        cwd=cwd,
-    )
 
 
 @pytest.fixture

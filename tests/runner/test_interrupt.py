@@ -4,10 +4,8 @@ the rest, and ``export`` has one record per task. Also: export keeps only a run'
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,25 +14,15 @@ from spatialclaw.cli import main
 from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.testing.provider_server import ScriptedProvider
 from spatialclaw.trajectories.run_dir import RunDir
+from tests.bench_runs import bench_command, results_rows
 
 TASKS = 6
 
 
-def _rows(run: Path) -> list[dict]:
-    path = run / "results.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _bench(url: str, run: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "spatialclaw.cli",
-        "bench",
-        "--benchmark",
-        "synthetic",
+    return bench_command(
+        url,
+        run,
         "--limit",
         str(TASKS),
         "--seed",
@@ -43,19 +31,14 @@ def _bench(url: str, run: Path, *extra: str) -> list[str]:
         "no-tools",
         "--workers",
         "2",
-        "--model",
-        f"openai-compat:scripted@{url}",
-        "--out",
-        str(run),
         "--model-retries",
         "1",
-        "--no-progress",
         "--agent-option",
         "fsync=false",
         "--agent-option",
         "preview_images=1",
         *extra,
-    ]
+    )
 
 
 def _attempts(run: Path) -> list[str]:
@@ -80,7 +63,7 @@ def test_ctrl_c_keeps_every_finished_episode_and_resume_does_not_rerun_it(tmp_pa
             for _ in range(2):  # both workers wait inside a model call
                 assert blocked.acquire(timeout=90), process.communicate(timeout=5)
             deadline = time.monotonic() + 30
-            while len(_rows(run)) < 2:
+            while len(results_rows(run)) < 2:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
             process.send_signal(signal.SIGINT)
@@ -93,7 +76,7 @@ def test_ctrl_c_keeps_every_finished_episode_and_resume_does_not_rerun_it(tmp_pa
                 process.kill()
         assert process.returncode == 130, err
         assert "interrupted" in err and "--resume" in err
-        rows = _rows(run)
+        rows = results_rows(run)
         assert len(rows) == 4 and len({r["task_id"] for r in rows}) == 4, "the two episodes finished after Ctrl-C"
         assert all(r["status"] == "ok" and r["score"] is not None for r in rows)
         finished = _attempts(run)
@@ -104,7 +87,7 @@ def test_ctrl_c_keeps_every_finished_episode_and_resume_does_not_rerun_it(tmp_pa
         assert resumed.returncode == 0, resumed.stderr
         assert again.calls == TASKS - 4, "--resume ran only the tasks without a row"
     assert "ran 2, kept 4" in resumed.stdout
-    assert len(_rows(run)) == TASKS
+    assert len(results_rows(run)) == TASKS
     assert set(finished) <= set(_attempts(run)) and len(_attempts(run)) == TASKS, "no task ran a second episode"
     assert main(["export", "--format", "openai", "--in", str(run), "--out", str(tmp_path / "data.jsonl")]) == 0
     assert len((tmp_path / "data.jsonl").read_text().splitlines()) == TASKS, "one export record per task"
@@ -127,7 +110,7 @@ def test_export_keeps_only_the_attempt_the_run_counts(tmp_path: Path) -> None:
     )
     with ScriptedProvider(lambda request, index: "ANSWER: B") as server:
         run_benchmark(RunConfig(**{**config, "model": f"openai-compat:scripted@{server.url}"}))
-        rows = _rows(run)
+        rows = results_rows(run)
         RunDir(run).results.rewrite(rows[1:])  # the first task's row was lost (the old Ctrl-C)
         summary = run_benchmark(
             RunConfig(**{**config, "model": f"openai-compat:scripted@{server.url}", "resume": True})

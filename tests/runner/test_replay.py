@@ -12,6 +12,7 @@ from spatialclaw.cli import main
 from spatialclaw.runner.replay import replay_episode
 from spatialclaw.runner.rl_env import SpatialEnv
 from spatialclaw.task import FrameSpec, Task
+from tests.agent_helpers import first_or_second, solid_frames
 
 CELLS = [
     "import numpy as np\nmeans = [float(f.array.mean()) for f in frames]\nprint([round(m, 2) for m in means])",
@@ -24,18 +25,8 @@ CELLS = [
 @pytest.fixture
 def recorded(tmp_path):
     """An episode recorded by running real cells in a real kernel (through the RL environment)."""
-    paths = []
-    for i, value in enumerate([40, 200]):
-        path = tmp_path / f"frame_{i}.png"
-        Image.new("RGB", (64, 48), (value, value // 2, 10)).save(path)
-        paths.append(path)
-    task = Task(
-        question="Which frame is brighter?",
-        inputs=[FrameSpec.images(paths)],
-        choices=["first", "second"],
-        ground_truth="B",
-        task_id="bright",
-    )
+    paths = solid_frames(tmp_path, [(value, value // 2, 10) for value in (40, 200)], (64, 48))
+    task = first_or_second(paths, "Which frame is brighter?", "B", "bright")
     with SpatialEnv(max_steps=10, record_dir=tmp_path / "run") as env:
         env.reset(task)
         for cell in CELLS:

@@ -10,22 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.runner import RunConfig, run_benchmark
+from spatialclaw.runner import run_benchmark
 from spatialclaw.runner.report import write_report
 from spatialclaw.testing.provider_server import ScriptedProvider
+from tests.bench_runs import synthetic_run
 
 
 def _run(url: str, out: Path, limit: int, interface: str) -> Path:
     run_benchmark(
-        RunConfig(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{url}",
-            out=out,
+        synthetic_run(
+            url,
+            out,
             limit=limit,
             seed=5,
             interface=interface,
             workers=2,
-            progress=False,
             model_options={"max_attempts": 1},
             agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
         )

@@ -4,6 +4,7 @@ SIGKILL half-way, resume; plus the no-tools baseline, rescoring, reports and the
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from spatialclaw.testing.provider_server import ScriptedProvider, bad_request, d
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.trajectories.run_dir import RunDir
+from tests.bench_runs import bench_command, results_rows, synthetic_run
 
 FAST_AGENT = [
     "--agent-option",
@@ -34,35 +36,10 @@ FAST_AGENT = [
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 
 
-def _rows(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
-
-
 def _bench(run: Path, url: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "OPENAI_API_KEY": "test-key"}
-    command = [
-        sys.executable,
-        "-m",
-        "spatialclaw.cli",
-        "bench",
-        "--benchmark",
-        "synthetic",
-        "--limit",
-        "12",
-        "--seed",
-        "5",
-        "--model",
-        f"openai-compat:scripted@{url}",
-        "--workers",
-        "2",
-        "--out",
-        str(run),
-        "--model-retries",
-        "1",
-        "--no-progress",
-        *FAST_AGENT,
-        *extra,
-    ]
+    options = ("--limit", "12", "--seed", "5", "--workers", "2", "--model-retries", "1", *FAST_AGENT, *extra)
+    command = bench_command(url, run, *options)
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -83,7 +60,7 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
         first = _bench(run, server.url)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if (run / "results.jsonl").exists() and len(_rows(run)) >= 5:
+            if (run / "results.jsonl").exists() and len(results_rows(run)) >= 5:
                 break
             if first.poll() is not None:
                 pytest.fail(f"the run ended before it could be killed: {first.communicate()}")
@@ -93,7 +70,7 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
         assert first.returncode == -signal.SIGKILL
-        before = {r["task_id"]: r for r in _rows(run)}
+        before = {r["task_id"]: r for r in results_rows(run)}
         assert 5 <= len(before) < 12, "the kill must land half-way"
         failed = {tid for tid, r in before.items() if r["status"] == "error"}
         assert failed and injected, "errors were injected on purpose"
@@ -105,7 +82,7 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
         assert second.returncode == 0, err
 
     tasks = RunDir(run).tasks()
-    rows = _rows(run)
+    rows = results_rows(run)
     assert len(rows) == 12 and sorted(r["task_id"] for r in rows) == sorted(t.task_id for t in tasks)  # exactly once
     assert all(r["status"] == "ok" for r in rows)
     after = {r["task_id"]: r for r in rows}
@@ -164,7 +141,7 @@ def test_no_tools_baseline_report_and_tool_gain(tmp_path: Path) -> None:
         any(p.get("type") == "image_url" for m in r["messages"] if isinstance(m["content"], list) for p in m["content"])
         for r in baseline_requests
     )
-    for row in _rows(base):
+    for row in results_rows(base):
         episode = load_episode(base / row["trajectory_dir"])
         assert not episode.of_type("cell") and len(episode.of_type("model_call")) == 1
         assert row["status"] == "ok" and row["answer"] in ("A", 1.0)
@@ -183,7 +160,7 @@ def test_no_tools_baseline_report_and_tool_gain(tmp_path: Path) -> None:
     assert "tool gain" in markdown and "## synthetic: per category" in markdown
     assert files["chart"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The mean over questions matches the rows (synthetic aggregates micro).
-    rows = _rows(tools)
+    rows = results_rows(tools)
     assert tool_run["overall"] == pytest.approx(sum(r["score"] for r in rows) / len(rows))
     cli = subprocess.run(
         [sys.executable, "-m", "spatialclaw.cli", "report", str(tools), str(base), "--out", str(tmp_path / "cli")],
@@ -203,37 +180,16 @@ def test_a_request_that_times_out_gives_a_timeout_row_and_resume_retries_it(tmp_
 
     with ScriptedProvider(script) as server:
         options = {"max_attempts": 1, "api_key": "test-key", "timeout_s": 1.0}
-        first = run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=tmp_path / "r",
-                limit=2,
-                workers=2,
-                baseline="no-tools",
-                progress=False,
-                model_options=options,
-                agent={"fsync": False, "preview_images": 1},
-            )
+        agent = {"fsync": False, "preview_images": 1}
+        config = synthetic_run(
+            server.url, tmp_path / "r", limit=2, workers=2, baseline="no-tools", model_options=options, agent=agent
         )
+        first = run_benchmark(config)
         assert first.statuses == {"timeout": 2}
-        assert all("timed out" in r["error"] for r in _rows(tmp_path / "r"))
+        assert all("timed out" in r["error"] for r in results_rows(tmp_path / "r"))
         state["slow"] = False
-        second = run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=tmp_path / "r",
-                limit=2,
-                workers=2,
-                baseline="no-tools",
-                progress=False,
-                model_options=options,
-                agent={"fsync": False, "preview_images": 1},
-                resume=True,
-            )
-        )
-    assert second.statuses == {"ok": 2} and [r["attempt"] for r in _rows(tmp_path / "r")] == [2, 2]
+        second = run_benchmark(dataclasses.replace(config, resume=True))
+    assert second.statuses == {"ok": 2} and [r["attempt"] for r in results_rows(tmp_path / "r")] == [2, 2]
 
 
 def test_existing_run_needs_resume_and_the_same_configuration(tmp_path: Path) -> None:
@@ -243,31 +199,27 @@ def test_existing_run_needs_resume_and_the_same_configuration(tmp_path: Path) ->
             _run(tmp_path, "run", server.url, baseline="no-tools")
         with pytest.raises(ValueError, match="differs in seed"):
             run_benchmark(
-                RunConfig(
-                    benchmark="synthetic",
-                    model=f"openai-compat:scripted@{server.url}",
-                    out=run,
+                synthetic_run(
+                    server.url,
+                    run,
                     limit=6,
                     seed=3,
                     baseline="no-tools",
                     resume=True,
-                    progress=False,
                     model_options={"max_attempts": 1, "api_key": "test-key"},
                     agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
                 )
             )
         calls = server.calls
         summary = run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=run,
+            synthetic_run(
+                server.url,
+                run,
                 limit=6,
                 seed=2,
                 workers=2,
                 baseline="no-tools",
                 resume=True,
-                progress=False,
                 model_options={"max_attempts": 1, "api_key": "test-key"},
                 agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
             )

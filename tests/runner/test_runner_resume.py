@@ -3,11 +3,9 @@ endpoint, a larger limit, recorded per session), and typed ``--agent-option`` va
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,12 +18,9 @@ from spatialclaw.runner.lock import RunLock, RunLockedError
 from spatialclaw.runner.options import parse_agent_options
 from spatialclaw.testing.provider_server import ScriptedProvider
 from spatialclaw.trajectories.run_dir import RunDir
+from tests.bench_runs import bench_command, results_rows, synthetic_run
 
 FAST = {"fsync": False, "vlm_side_channel": False, "preview_images": 1}
-
-
-def _rows(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
 
 
 def test_a_second_process_on_a_locked_run_is_told_who_holds_it(tmp_path: Path) -> None:
@@ -42,32 +37,9 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
     run = tmp_path / "run"
 
     def bench() -> subprocess.Popen:
-        command = [
-            sys.executable,
-            "-m",
-            "spatialclaw.cli",
-            "bench",
-            "--benchmark",
-            "synthetic",
-            "--limit",
-            "6",
-            "--seed",
-            "1",
-            "--interface",
-            "no-tools",
-            "--model",
-            f"openai-compat:scripted@{server.url}",
-            "--out",
-            str(run),
-            "--resume",
-            "--model-retries",
-            "1",
-            "--no-progress",
-            "--agent-option",
-            "fsync=false",
-            "--agent-option",
-            "preview_images=1",
-        ]
+        options = ("--limit", "6", "--seed", "1", "--interface", "no-tools", "--resume", "--model-retries", "1")
+        agent = ("--agent-option", "fsync=false", "--agent-option", "preview_images=1")
+        command = bench_command(server.url, run, *options, *agent)
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     gate = threading.Event()  # the first run's model calls wait until the second process has tried its resume
@@ -89,25 +61,15 @@ def test_two_concurrent_resumes_run_every_task_exactly_once(tmp_path: Path) -> N
     assert first.returncode == 0, first_err
     assert second.returncode == 2 and f"in use by pid {first.pid} on host {platform.node()}" in second_err
     assert len(second_err.strip().splitlines()) == 1, "one line, no traceback"
-    rows = _rows(run)
+    rows = results_rows(run)
     assert sorted(r["task_id"] for r in rows) == sorted(t.task_id for t in RunDir(run).tasks()) and len(rows) == 6
     assert server.calls == 6, "no task ran twice"
 
 
 def test_a_resume_may_change_retries_workers_endpoint_and_grow_the_limit(tmp_path: Path) -> None:
     def config(url: str, **overrides) -> RunConfig:
-        base = dict(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{url}",
-            out=tmp_path / "run",
-            limit=3,
-            seed=4,
-            interface="no-tools",
-            progress=False,
-            model_options={"max_attempts": 1},
-            agent=FAST,
-        )
-        return RunConfig(**{**base, **overrides})
+        base = dict(limit=3, seed=4, interface="no-tools", model_options={"max_attempts": 1}, agent=FAST)
+        return synthetic_run(url, tmp_path / "run", **{**base, **overrides})
 
     with ScriptedProvider(["ANSWER: B"] * 3) as first_server:
         run_benchmark(config(first_server.url))
@@ -125,7 +87,7 @@ def test_a_resume_may_change_retries_workers_endpoint_and_grow_the_limit(tmp_pat
     assert [(s["workers"], s["model_retries"], s["limit"]) for s in sessions] == [(1, 1, 3), (2, 3, 5)]
     assert sessions[0]["model"].endswith(first_url) and sessions[1]["model"].endswith(moved_url)
     assert all(s["pid"] == os.getpid() for s in sessions)
-    rows = _rows(tmp_path / "run")
+    rows = results_rows(tmp_path / "run")
     assert len(rows) == 5 and len({r["task_id"] for r in rows}) == 5
     assert sorted(r["session"] for r in rows) == [1, 1, 1, 2, 2], "each row names the session that ran it"
     with pytest.raises(ValueError, match="can only grow"):

@@ -9,9 +9,7 @@ service of the client's choosing and give the cell its reply. Both are refused u
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +26,8 @@ ASK = "try:\n    print(vlm.ask(frames[0], 'q'))\nexcept Exception as e:\n    pri
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    values = dict(
-        os.environ,
-        SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
-        SPATIALCLAW_KERNEL_MEMORY_MB="0",
-        OPENAI_API_KEY=KEY,
-    )
-    yield values
-    from spatialclaw.interactive.session import list_sessions
-    from spatialclaw.interactive.session_dir import SessionError
-
-    for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
-        try:
-            session.close()
-        except SessionError:
-            pass
+def env(sessions_env: dict[str, str]) -> dict[str, str]:
+    return {**sessions_env, "OPENAI_API_KEY": KEY}
 
 
 def _serve(env: dict[str, str], inputs: Path, models: dict[str, str], *allow: str) -> dict[str, tuple[bool, str]]:

@@ -10,11 +10,9 @@ prints terminal escape sequences: ``spatialclaw session exec`` shows them as tex
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +27,8 @@ SECRET = "SECRET-HOST-TRAJECTORY-7f3a"
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    values = dict(os.environ, SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"), SPATIALCLAW_KERNEL_MEMORY_MB="0")
-    yield values
-    from spatialclaw.interactive.session import list_sessions
-    from spatialclaw.interactive.session_dir import SessionError
-
-    for session in list_sessions(tmp_path / "sessions"):  # a failed test leaves no daemon running
-        try:
-            session.close()
-        except SessionError:
-            pass
+def env(sessions_env: dict[str, str]) -> dict[str, str]:
+    return sessions_env
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 pytest.importorskip("ray")
+from tests.bench_runs import synthetic_run
 from tests.tiny_depth_models import save_tiny_depth_anything
 
 
@@ -23,7 +24,7 @@ from tests.tiny_depth_models import save_tiny_depth_anything
 def test_bench_with_perception_actors_runs_every_episode_on_the_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
     from spatialclaw.testing.provider_server import ScriptedProvider
     from spatialclaw.trajectories.episode_log import load_episode
 
@@ -37,15 +38,13 @@ def test_bench_with_perception_actors_runs_every_episode_on_the_service(
         "answer('B' if meta['choices'] else 2)\n```"
     )
     with ScriptedProvider(lambda request, index: cell) as server:
-        config = RunConfig(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{server.url}",
-            out=tmp_path / "run",
+        config = synthetic_run(
+            server.url,
+            tmp_path / "run",
             limit=2,
             seed=1,
             workers=2,
             executor="ray",
-            progress=False,
             perception_actors=1,
             perception_gpus=0,
             model_options={"max_attempts": 1, "api_key": "test-key"},

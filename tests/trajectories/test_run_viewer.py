@@ -20,6 +20,7 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.report import load_run_report
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request
 from spatialclaw.trajectories.run_viewer import load_run_view, run_summary, write_run_page
+from tests.bench_runs import synthetic_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -39,15 +40,13 @@ def _resumed_run(tmp_path: Path) -> Path:
         return "ANSWER: B" if "Options" in text or "(A)" in text else "ANSWER: 3"
 
     def config(url: str, resume: bool) -> RunConfig:
-        return RunConfig(
-            benchmark="synthetic",
-            model=f"openai-compat:scripted@{url}",
-            out=tmp_path / "run",
+        return synthetic_run(
+            url,
+            tmp_path / "run",
             limit=8,
             seed=3,
             interface="no-tools",
             resume=resume,
-            progress=False,
             model_options={"max_attempts": 1},
             agent={"fsync": False, "preview_images": 1},
         )
