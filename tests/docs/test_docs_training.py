@@ -1,6 +1,7 @@
-"""The training recipe of docs/trajectories.md runs as written, from ``bench`` to the first training steps
-of TRL's SFTTrainer and GRPOTrainer, with the tiny models ``spatialclaw tiny-models`` writes (``MODEL``, ``RL_MODEL``) and a scripted
-model server that answers the synthetic tasks from their ground truth."""
+"""The training recipe of docs/trajectories.md runs as written, offline, from ``bench`` (the keyless
+``scripted:solve-synthetic``, which answers from what the kernel's tools measure) through the export of the
+correct episodes to the first training steps of TRL's SFTTrainer and GRPOTrainer, with the tiny models
+``spatialclaw tiny-models`` writes (``MODEL``, ``RL_MODEL``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from spatialclaw.benchmarks.synthetic import generate
-from spatialclaw.testing.provider_server import ScriptedProvider
 from tests.doc_examples import code_blocks
 
 SECTION = "Recipe: from a benchmark run to training"
@@ -40,17 +39,6 @@ transformers.Trainer.__init__ = _init_with_callback
 """
 
 
-def _answer_from_ground_truth():
-    truths = {t.question: t.ground_truth for t in generate(30, seed=0)}
-
-    def script(request: dict, index: int) -> str:
-        text = json.dumps(request["messages"])
-        question = max((q for q in truths if json.dumps(q)[1:-1] in text), key=len, default=None)
-        return f"```python\nanswer({truths.get(question, 1)!r})\n```"
-
-    return script
-
-
 @pytest.mark.slow
 def test_training_recipe_runs_as_written(tmp_path: Path) -> None:
     bin_dir = Path(sys.executable).parent
@@ -67,36 +55,33 @@ def test_training_recipe_runs_as_written(tmp_path: Path) -> None:
     assert export_line.startswith("export MODEL="), made.stdout
     models = dict(pair.split("=", 1) for pair in export_line.removeprefix("export ").split())
     assert set(models) == {"MODEL", "RL_MODEL", "HF_HUB_OFFLINE"}
-    with ScriptedProvider(_answer_from_ground_truth()) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(
-            PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
-            OPENAI_API_KEY="test-key",
-            OPENAI_BASE_URL=server.url,
-            **models,
-            TRL_EXPERIMENTAL_SILENCE="1",
-        )
-        shell, sft, grpo = code_blocks("trajectories.md", SECTION, "bash") + code_blocks(
-            "trajectories.md", SECTION, "python"
-        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}  # no key
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        **models,
+        TRL_EXPERIMENTAL_SILENCE="1",
+    )
+    shell, sft, grpo = code_blocks("trajectories.md", SECTION, "bash") + code_blocks(
+        "trajectories.md", SECTION, "python"
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"trl: exported [1-4] of 4 episode", done.stdout), (
+        done.stdout
+    )  # --correct-only keeps the right ones
+    assert re.search(r"row length: .*; 0 row\(s\) over 8192 tokens", done.stdout), done.stdout
+    for block in (sft, grpo):
         done = subprocess.run(
-            ["bash", "-e", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+            [sys.executable, "-c", FIRST_STEP_ONLY + block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        assert re.search(r"trl: exported [1-4] of 4 episode", done.stdout), (
-            done.stdout
-        )  # --correct-only keeps the right ones
-        assert re.search(r"row length: .*; 0 row\(s\) over 8192 tokens", done.stdout), done.stdout
-        for block in (sft, grpo):
-            done = subprocess.run(
-                [sys.executable, "-c", FIRST_STEP_ONLY + block],
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert done.returncode == 0, done.stderr[-3000:]
+        assert done.returncode == 0, done.stderr[-3000:]
     sft_state = json.loads((tmp_path / "checkpoints" / "sft" / "checkpoint-1" / "trainer_state.json").read_text())
     assert sft_state["global_step"] == 1 and sft_state["log_history"][0]["loss"] > 0
     grpo_state = json.loads((tmp_path / "checkpoints" / "grpo" / "checkpoint-1" / "trainer_state.json").read_text())
