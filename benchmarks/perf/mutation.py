@@ -63,6 +63,140 @@ MODULES: dict[str, dict[str, Any]] = {
         "functions": ["mean_relative_accuracy", "exact_match", "_yes_no", "score_answer"],
         "tests": ["tests/specs/test_specs_scoring.py", "tests/benchmarks/test_scoring.py"],
     },
+    "spar_bench": {
+        "path": "benchmarks/specs/spar_bench.py",
+        "functions": [
+            "to_task",
+            "spar_paper_letter",
+            "spar_paper_mca",
+            "spar_paper_number",
+            "_spar_paper_mra",
+            "spar_paper_na",
+            "_instruction",
+            "spar_paper_vci",
+            "spar_levels",
+        ],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "blink": {
+        "path": "benchmarks/specs/blink.py",
+        "functions": ["read_source", "to_task", "blink_extract", "blink_paper"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "erqa": {
+        "path": "benchmarks/specs/erqa.py",
+        "functions": ["with_image_tags", "to_task", "erqa_paper"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "cross_video_bench": {
+        "path": "benchmarks/specs/cross_video_bench.py",
+        "functions": ["is_yes_no", "to_task", "_only_a_to_d", "cvbench_paper"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "omni3d_bench": {
+        "path": "benchmarks/specs/omni3d_bench.py",
+        "functions": ["omni3d_prediction", "omni3d_paper"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "viewspatial_paper": {
+        "path": "benchmarks/specs/viewspatial_bench.py",
+        "functions": ["image_paths", "read_source", "to_task", "viewspatial_paper_choice"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "spbench": {
+        "path": "benchmarks/specs/spbench.py",
+        "functions": ["_options", "make_to_task", "spbench_paper_na"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "spatialtree_bench": {
+        "path": "benchmarks/specs/spatialtree_bench.py",
+        "functions": ["_kind", "to_task", "spatialtree_paper"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "letters": {
+        "path": "benchmarks/scoring/letters.py",
+        "functions": ["first_labelled_letter", "marked_letter", "only_letter", "boxed_letter", "base_extract"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "numbers": {
+        "path": "benchmarks/scoring/numbers.py",
+        "functions": ["word_or_digits", "signed_mra", "abs_mra"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "aggregation": {
+        "path": "benchmarks/scoring/aggregation.py",
+        "functions": ["aggregate_micro", "aggregate_macro", "micro_scored", "aggregate"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "spec_loader": {
+        "path": "benchmarks/spec.py",
+        "functions": [
+            "RecordContext.media",
+            "RecordContext._inside_dataset",
+            "load_tasks",
+            "_drop_missing",
+            "parse_inline_options",
+            "strip_option_labels",
+        ],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
+    "aspect_fit": {
+        "path": "primitives/frames/aspect_fit.py",
+        "functions": ["aspect_fit_box", "aspect_fit", "AspectFitSource"],
+        "tests": [
+            "tests/benchmarks/test_paper_reference_scoring.py",
+            "tests/benchmarks/test_paper_blink_to_osibench.py",
+            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
+        ],
+    },
     "answers": {
         "path": "primitives/answers.py",
         "functions": ["_choice", "_number", "_number_in_text", "_yes_no", "normalise_answer"],

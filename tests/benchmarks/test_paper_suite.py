@@ -1,4 +1,5 @@
-"""The paper's suite end to end: `bench --suite paper --limit 2` over all 20 benchmarks' published-layout fixtures
+"""The paper's suite end to end: `bench --suite paper --limit 2` from a relative --source-root over all 20 benchmarks'
+published-layout fixtures
 (built by tests/benchmarks/layouts_blink_to_osibench.py and tests/benchmarks/layouts_paibench_to_vstibench.py), a scripted model, the key frames each request
 carried (per input, as each benchmark's frame policy says), the instructions, and `report`'s paper table."""
 
@@ -89,10 +90,11 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str
     patch.setenv("OPENAI_API_KEY", "test-key")
     patch.setenv("HF_DATASETS_CACHE", str(base / "hf-datasets"))
     patch.setenv("SPATIALCLAW_CACHE", str(base / "cache"))
+    patch.chdir(base)  # --source-root as users type it: relative to the current directory
     try:
         with ScriptedProvider(lambda request, index: "The answer is A.\nANSWER: A") as server:
             code = main(
-                ["bench", "--suite", "paper", "--source-root", str(root), "--out", str(out), "--limit", "2"]
+                ["bench", "--suite", "paper", "--source-root", "data", "--out", str(out), "--limit", "2"]
                 + ["--model", f"openai-compat:scripted@{server.url}", "--interface", "no-tools", "--no-progress"]
                 + ["--agent-option", "fsync=false", "--model-retries", "1"]
             )
@@ -113,7 +115,8 @@ def test_the_suite_runs_every_benchmark_and_each_request_carries_its_key_frames(
         name = spec.paper_name or spec.name
         run = RunDir(out / name)
         rows = run.results.load()
-        assert rows and all(r["status"] == "ok" for r in rows.values()), (name, rows)
+        assert rows and all(r["status"] == "ok" for r in rows.values()), (name, rows)  # no 'budget' endings
+        assert all(r["scoring"] == "reference" for r in rows.values()), name
         tasks = run.tasks()
         assert 1 <= len(tasks) <= 2, name
         instruction = instruction_bytes(f"{name}.md").decode().strip()
