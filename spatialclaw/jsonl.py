@@ -9,6 +9,8 @@ splits on them (and on ``\\x0b \\x0c \\x1c \\x1d \\x1e``), so a record could bec
   cannot encode), so a record is one line ending in ``"\\n"``; :func:`json.loads` gives the same value back.
 - :func:`append` and :class:`Appender` write a record with one ``write`` then ``flush`` and ``fsync``;
   :func:`write_atomic` replaces a file with a temporary file and a rename.
+- :func:`loads` is the one JSON parser for text a dataset, a run or a cell wrote: malformed or too deeply nested
+  JSON (a 200,000-deep list overflows Python's parser with ``RecursionError``) is a :class:`ValueError`.
 - :func:`read` splits on ``"\\n"`` only and never raises on content: it returns the good records and the bad
   lines (number and reason); an unparsable last line without its ``"\\n"`` is a write in progress (``torn``).
   A missing or unreadable file is an error naming the path.
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["Appender", "BadLine", "JsonlRead", "append", "dumps_line", "read", "write_atomic"]
+__all__ = ["Appender", "BadLine", "JsonlRead", "append", "dumps_line", "loads", "read", "write_atomic"]
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Every character ``str.splitlines`` splits on; none of them appears raw in a line :func:`dumps_line` makes."""
@@ -153,13 +155,25 @@ def _check(record: Any, fields: Mapping[str, type | tuple[type, ...]]) -> str | 
     return None
 
 
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)``, where JSON that is malformed, not UTF-8 or nested too deeply for Python's parser is a
+    :class:`ValueError` saying which (never a ``RecursionError``): the caller names the file and line."""
+    try:
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except json.JSONDecodeError as error:
+        where = f" at line {error.lineno} column {error.colno}" if error.lineno > 1 else ""
+        raise ValueError(f"not JSON: {error.msg}{where}") from None
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    except RecursionError:
+        raise ValueError("not JSON: nested too deeply") from None
+
+
 def _parse(line: bytes, fields: Mapping[str, type | tuple[type, ...]]) -> tuple[Any, str | None]:
     try:
-        record = json.loads(line.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    except (json.JSONDecodeError, RecursionError) as error:
-        return None, f"not JSON: {getattr(error, 'msg', 'nested too deeply')}"
+        record = loads(line)
+    except ValueError as error:
+        return None, str(error)
     return record, _check(record, fields)
 
 

@@ -7,12 +7,12 @@ writes (archives extracted in place), in the paper loader's order, and raises
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.spec import DatasetUnavailable
 
 __all__ = [
@@ -116,9 +116,9 @@ def csv_rows(path: Path, wanted: Sequence[str], benchmark: str) -> list[dict[str
 def json_data(path: Path, benchmark: str) -> Any:
     """A JSON file's content; a clear error when it is not JSON."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetUnavailable(f"{benchmark}: {path} is not valid JSON ({exc})") from exc
+        return jsonl.loads(path.read_bytes())
+    except ValueError as exc:  # malformed, not UTF-8, or nested too deeply
+        raise DatasetUnavailable(f"{benchmark}: {path} is not valid JSON ({exc})") from None
 
 
 def json_list(path: Path, wanted: Sequence[str], benchmark: str) -> list[dict[str, Any]]:

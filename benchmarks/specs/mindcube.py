@@ -18,12 +18,12 @@ Overall = accuracy over the rest (rule ``micro_paper_scored``); per setting.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.data.published import check_keys, missing
 from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import boxed_letters
@@ -67,9 +67,9 @@ def read_source(root: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetUnavailable(f"mindcube: {path} line {number} is not JSON ({exc})") from exc
+                record = jsonl.loads(line)
+            except ValueError as exc:  # malformed or nested too deeply
+                raise DatasetUnavailable(f"mindcube: {path} line {number} is not valid JSON ({exc})") from None
             check_keys(record, ("id", "question", "images", "gt_answer"), path, "mindcube", number)
             yield {**record, "_image_base": str(base)}
 

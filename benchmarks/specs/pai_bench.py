@@ -15,12 +15,12 @@ subcategory.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, only_letter
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
@@ -39,7 +39,7 @@ def read_source(root: Path) -> Iterator[dict[str, Any]]:
 
 
 def _options(value: Any) -> dict[str, str]:
-    mapping = json.loads(value) if isinstance(value, str) else dict(value)
+    mapping = jsonl.loads(value) if isinstance(value, str) else dict(value)
     return {str(k).strip().upper(): str(v) for k, v in mapping.items() if v is not None}
 
 

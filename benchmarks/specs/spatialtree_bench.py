@@ -21,12 +21,12 @@ with breakdowns per level, level/category, level/category/subcategory, question 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import boxed_letter, marked_letter, mmmu_parse, vsi_fuzzy
@@ -49,7 +49,7 @@ def read_source(root: Path) -> Iterator[dict[str, Any]]:
 def _json(text: Any) -> dict[str, Any]:
     if isinstance(text, dict):
         return text
-    return json.loads(text) if text else {}
+    return jsonl.loads(text) if text else {}
 
 
 def _kind(question_type: str, metric_func: str | None) -> tuple[str, AnswerType]:

@@ -19,11 +19,11 @@ one track each, read and scored the same way.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from spatialclaw import jsonl
 from spatialclaw.benchmarks.data.published import parquet_records, require_file
 from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
 from spatialclaw.benchmarks.scoring.letters import vsi_fuzzy
@@ -60,8 +60,8 @@ def _options(value: Any) -> list[str]:
     as the reference reads it."""
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else None
-        except json.JSONDecodeError:
+            value = jsonl.loads(value) if value.strip() else None
+        except ValueError:
             value = None
     return strip_option_labels(value) if isinstance(value, list) else []
 
