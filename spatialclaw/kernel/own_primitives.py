@@ -52,7 +52,8 @@ def installed_primitives() -> dict[str, str]:
 
 def resolve_primitives(primitives: Mapping[str, str] | None, env: Mapping[str, str] | None = None) -> OwnPrimitives:
     """The installed primitives plus ``primitives`` (which win), file targets turned into module targets,
-    with the folders to import them from: each file's folder, then the ``PYTHONPATH`` of ``env``.
+    with the folders to import them from: each file's folder, then the ``PYTHONPATH`` of ``env`` (else this
+    process's, which the kernel inherits; an installed package on it keeps working beside a file target).
     ``FileNotFoundError`` names a file target that does not exist."""
     targets: dict[str, str] = {}
     folders: list[str] = []
@@ -62,7 +63,9 @@ def resolve_primitives(primitives: Mapping[str, str] | None, env: Mapping[str, s
             folders.append(str(Path(where).parent))
             target = f"{Path(where).stem}:{attribute}"
         targets[name] = target
-    folders += [p for p in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if p]
+    # then the kernel's PYTHONPATH as it would be without the file folders: env's, else this process's
+    inherited = (env or {}).get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    folders += [p for p in inherited.split(os.pathsep) if p]
     return OwnPrimitives(targets, tuple(dict.fromkeys(folders)))
 
 

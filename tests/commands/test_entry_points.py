@@ -47,9 +47,11 @@ from spatialclaw.agent.kernel_docs import api_section
 from spatialclaw.kernel.own_primitives import primitive_functions
 
 Image.new("RGB", (16, 8), (90, 90, 90)).save("grey.png")
-with Kernel(frames=["grey.png"]) as kernel:
+with open("doubling.py", "w") as file:  # a file target beside it must not hide the installed one
+    file.write("def double(x):\\n    return 2 * x\\n")
+with Kernel(frames=["grey.png"], primitives={"double": "doubling.py:double"}) as kernel:
     print(kernel.primitives)
-    print(kernel.execute("print('brightness', mean_brightness(frames[0]))").to_text())
+    print(kernel.execute("print('brightness', double(mean_brightness(frames[0])) / 2)").to_text())
     print(api_section(primitives=primitive_functions(kernel)).split("Your own primitives", 1)[1])
 """
 
@@ -89,6 +91,6 @@ def test_a_kernel_binds_the_primitive_an_installed_package_registers(installed: 
         [sys.executable, "-c", KERNEL], cwd=tmp_path, env=_env(installed), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "{'mean_brightness': 'grey_tools:mean_brightness'}" in done.stdout
+    assert "{'mean_brightness': 'grey_tools:mean_brightness', 'double': 'doubling:double'}" in done.stdout
     assert "brightness 90.0" in done.stdout, done.stdout
     assert "`mean_brightness(image, channel: int = -1) -> float`: Mean brightness of an image" in done.stdout
