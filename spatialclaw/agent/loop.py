@@ -43,7 +43,7 @@ from spatialclaw.agent.prompting import (
     task_prompt,
 )
 from spatialclaw.agent.result import EpisodeResult, StepEvent, episode_error, finish_episode
-from spatialclaw.agent.task_inputs import file_hashes, preview_frames
+from spatialclaw.agent.task_inputs import checked_inputs, preview_frames
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.models import Model, ModelError, ModelTimeoutError, load_model
 from spatialclaw.task import Task
@@ -152,10 +152,7 @@ class Agent:
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": prompt_version()}),
                 sandbox=sandbox_record(config, kernel),
             )
-            try:
-                files, unreadable = file_hashes(task), None
-            except OSError as failure:  # missing or not a regular file: logged, then the episode ends "error"
-                files, unreadable = {}, failure
+            files, unreadable = checked_inputs(task)  # missing or not a regular file: raised below
             episode.write("task", task=task.to_dict(), files=files)
             vlm = None
             interrupted = False

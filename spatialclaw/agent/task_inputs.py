@@ -11,7 +11,17 @@ import stat
 from spatialclaw.chat import ImagePart
 from spatialclaw.task import Task
 
-__all__ = ["file_hashes", "preview_frames"]
+__all__ = ["checked_inputs", "file_hashes", "preview_frames"]
+
+
+def checked_inputs(task: Task) -> tuple[dict[str, str], OSError | None]:
+    """What every interface does first with a task's inputs, before anything reads them: their hashes for the
+    trajectory's ``task`` event (:func:`file_hashes`), or ``({}, error)`` when one is missing or not a regular
+    file, for the episode to raise once that event is written (it then ends with status ``error``)."""
+    try:
+        return file_hashes(task), None
+    except OSError as failure:
+        return {}, failure
 
 
 def file_hashes(task: Task) -> dict[str, str]:

@@ -21,7 +21,7 @@ from spatialclaw.agent.direct_answer import parse_direct_answer
 from spatialclaw.agent.limits import LimitHit
 from spatialclaw.agent.prompting import choices_text, inputs_text, question_text
 from spatialclaw.agent.result import EpisodeResult
-from spatialclaw.agent.task_inputs import preview_frames
+from spatialclaw.agent.task_inputs import checked_inputs, preview_frames
 from spatialclaw.chat import Message, TextPart, Usage
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
 from spatialclaw.task import Task
@@ -84,9 +84,12 @@ class DirectAnswerer:
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings}),
             )
-            writer.write("task", task=task.to_dict(), files={})
+            files, unreadable = checked_inputs(task)  # before any read: a FIFO or /dev/zero never ends one
+            writer.write("task", task=task.to_dict(), files=files)
             messages: list[Message] = []
             try:
+                if unreadable is not None:
+                    raise unreadable
                 images, preview_text = preview_frames(task, self.config.preview_images, self.config.preview_max_side)
                 messages = [Message("user", [TextPart(direct_prompt(task, preview_text)), *images])]
                 call_started = time.perf_counter()

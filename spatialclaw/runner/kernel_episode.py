@@ -19,6 +19,7 @@ from spatialclaw import __version__
 from spatialclaw.agent.config import AgentConfig, sandbox_record
 from spatialclaw.agent.limits import LimitClock, LimitHit, LimitReached
 from spatialclaw.agent.result import EpisodeResult, episode_error, finish_episode
+from spatialclaw.agent.task_inputs import checked_inputs
 from spatialclaw.chat import Message, ModelReply, Usage
 from spatialclaw.kernel.cell import CellResult
 from spatialclaw.models import Model, ModelError, ModelTimeoutError
@@ -136,11 +137,14 @@ class KernelInterface(ABC):
                 config=settings,
                 config_hash=config_hash({"model": self.model.spec, **settings, "prompt_version": self.prompt_version}),
             )
-            writer.write("task", task=task.to_dict(), files={})
+            files, unreadable = checked_inputs(task)  # before the kernel or a preview reads one
+            writer.write("task", task=task.to_dict(), files=files)
             episode = EpisodeContext(
                 self.model, config, task, kernel, writer, LimitClock(config.limits, time.monotonic())
             )
             try:
+                if unreadable is not None:
+                    raise unreadable
                 setup_started = time.perf_counter()
                 # the kernel works in its own private directory, never inside ``out_dir``: nothing a cell
                 # writes can appear in the episode's tree (see docs/security.md)
