@@ -7,6 +7,8 @@ splits on them (and on ``\\x0b \\x0c \\x1c \\x1d \\x1e``), so a record could bec
 
 - :func:`dumps_line` escapes every character ``str.splitlines`` breaks on (and lone surrogates, which UTF-8
   cannot encode), so a record is one line ending in ``"\\n"``; :func:`json.loads` gives the same value back.
+- Every file these functions create is private to its owner (``0600``, whatever the umask): runs and episodes
+  hold ground truth, replies and results.
 - :func:`append` and :class:`Appender` write a record with one ``write`` then ``flush`` and ``fsync``;
   :func:`write_atomic` replaces a file with a temporary file and a rename.
 - :func:`loads` is the one JSON parser for text a dataset, a run or a cell wrote: malformed or too deeply nested
@@ -28,6 +30,9 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = ["Appender", "BadLine", "JsonlRead", "append", "dumps_line", "loads", "read", "write_atomic"]
+
+PRIVATE = 0o600
+"""The mode of every file this module creates (a umask only ever removes bits, so it stays ``0600``)."""
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Every character ``str.splitlines`` splits on; none of them appears raw in a line :func:`dumps_line` makes."""
@@ -68,7 +73,8 @@ class Appender:
         self._fsync = fsync
         self._default = default
         self._lock = threading.Lock()
-        self._file = open(self.path, "a+b")  # noqa: SIM115  (held open until close())
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), PRIVATE)
+        self._file = os.fdopen(fd, "a+b")  # held open until close()
         if _ends_mid_line(self._file):
             self._put(b"\n")
 
@@ -111,7 +117,9 @@ def write_atomic(path: str | Path, records: Iterable[Any], default: Callable[[An
     path = Path(path)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
     try:
-        with open(tmp, "wb") as file:
+        with os.fdopen(
+            os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), PRIVATE), "wb"
+        ) as file:
             for record in records:
                 file.write(dumps_line(record, default).encode("utf-8"))
             file.flush()

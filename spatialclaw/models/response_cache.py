@@ -128,7 +128,7 @@ class ResponseCache(Model):
         self.counts: Counter[str] = Counter()
         folder = self.run_dir / CACHE_DIR
         if not folder.is_symlink():  # a linked folder is never used: reads and writes below refuse it
-            folder.mkdir(exist_ok=True)
+            folder.mkdir(exist_ok=True, mode=0o700)
 
     def chat(self, messages: list[Message], *, purpose: str = "step", **params: Any) -> ModelReply:
         key = request_key(self.spec, messages, purpose, params, self.scope)
@@ -165,6 +165,7 @@ class ResponseCache(Model):
                 self.run_dir / CACHE_DIR / f"{key}.json",
                 json.dumps(entry, ensure_ascii=False, default=str),
                 inside=self.run_dir,
+                permissions=0o600,  # the replies are the run's: private like it
             )
         except OSError as problem:  # a linked entry or folder (UnsafeTarget), a full disk: the reply still counts
             self.counts["unwritable"] += 1

@@ -28,6 +28,7 @@ from string import Template
 from typing import Any
 
 from spatialclaw.task import Task
+from spatialclaw.trajectories.run_dir import PRIVATE_FILE, PRIVATE_FOLDER
 from spatialclaw.trajectories.safe_files import BadReference, read_ref, write_file
 
 __all__ = ["JUDGE_DIR", "Judge", "final_reply", "judge_reason"]
@@ -110,8 +111,13 @@ class Judge:
             match = _VERDICT.findall(reply.upper())
             entry = {"key": key, "judge": self.spec, "verdict": match[-1].lower() if match else "unclear"}
             entry["reply"] = reply
-            (self.run_dir / JUDGE_DIR).mkdir(exist_ok=True)
-            write_file(self.run_dir / JUDGE_DIR / f"{key}.json", json.dumps(entry), inside=self.run_dir)
+            (self.run_dir / JUDGE_DIR).mkdir(exist_ok=True, mode=PRIVATE_FOLDER)
+            write_file(
+                self.run_dir / JUDGE_DIR / f"{key}.json",
+                json.dumps(entry),
+                inside=self.run_dir,
+                permissions=PRIVATE_FILE,
+            )
         row.setdefault("rule_score", row.get("score"))
         row["score"] = 1.0 if entry["verdict"] == "correct" else 0.0
         row["judge"] = {"model": self.spec, "verdict": entry["verdict"], "reason": reason, "cached": cached}

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from spatialclaw.trajectories.run_dir import PRIVATE_FILE, PRIVATE_FOLDER
+
 __all__ = ["LOCK_NAME", "RunLock", "RunLockedError"]
 
 LOCK_NAME = "run.lock"
@@ -40,8 +42,8 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         """Take the lock, or raise :class:`RunLockedError` at once (never waits)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)  # a new run is private from the start
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

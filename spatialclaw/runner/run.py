@@ -44,7 +44,7 @@ from spatialclaw.runner.config import DEFAULT_GENERATION, RESUMABLE, RunConfig, 
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
 from spatialclaw.runner.lock import RunLock
 from spatialclaw.trajectories.results import mean_over_repeats, row_key
-from spatialclaw.trajectories.run_dir import RunDir, tasks_hash
+from spatialclaw.trajectories.run_dir import PRIVATE_FILE, RunDir, tasks_hash
 
 __all__ = ["RunSummary", "aggregate_rows", "fraction_of", "run_benchmark"]
 
@@ -163,7 +163,9 @@ def _run_locked(config: RunConfig, run_dir: RunDir, started: float) -> RunSummar
         from spatialclaw.runner.config_file import CONFIG_NAME, to_toml
         from spatialclaw.trajectories.safe_files import write_file
 
-        write_file(run_dir.path / CONFIG_NAME, to_toml(config.command_config), inside=run_dir.path)
+        write_file(
+            run_dir.path / CONFIG_NAME, to_toml(config.command_config), inside=run_dir.path, permissions=PRIVATE_FILE
+        )
     by_id = {t.task_id: t for t in tasks}
     session = len(run_dir.manifest()["sessions"])  # this session's number (1-based) in the manifest's list
     previous, unreadable = run_dir.results.read()  # the rewrite below keeps unreadable lines aside

@@ -71,8 +71,8 @@ class TrajectoryWriter:
 
     def __init__(self, directory: str | Path, fsync: bool = True) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / IMAGE_DIR).mkdir(exist_ok=True)
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # private, as its run (or session)
+        (self.directory / IMAGE_DIR).mkdir(exist_ok=True, mode=0o700)
         # Held open for the writer's lifetime; closed by close() / __exit__.
         self._file = jsonl.Appender(self.directory / EPISODE_FILE, fsync=fsync, default=_json_default)
         with open(self.directory / EPISODE_FILE, "rb") as existing:
@@ -96,8 +96,8 @@ class TrajectoryWriter:
                 return digest
             path = self.directory / folder / f"{digest}{suffix}"
             if not os.path.lexists(path):
-                path.parent.mkdir(exist_ok=True)
-                write_file(path, data, inside=self.directory)  # never through a link
+                path.parent.mkdir(exist_ok=True, mode=0o700)
+                write_file(path, data, inside=self.directory, permissions=jsonl.PRIVATE)  # never through a link
             self._stored.add(digest)
         return digest
 

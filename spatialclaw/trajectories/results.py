@@ -16,6 +16,7 @@ lines, byte for byte, in ``results.jsonl.unreadable`` beside the file.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -100,6 +101,7 @@ class ResultsStore:
             if self.path.exists():
                 bad = jsonl.read(self.path, ROW_FIELDS).bad
                 if bad:
-                    with open(self.unreadable_path, "ab") as kept:
+                    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                    with os.fdopen(os.open(self.unreadable_path, flags, jsonl.PRIVATE), "ab") as kept:
                         kept.write(b"".join(line.raw + b"\n" for line in bad))
             jsonl.write_atomic(self.path, rows, default=str)

@@ -17,12 +17,17 @@ from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import config_hash
 from spatialclaw.trajectories.results import ResultsStore
 
-__all__ = ["RunDir", "git_commit"]
+__all__ = ["PRIVATE_FILE", "PRIVATE_FOLDER", "RunDir", "git_commit"]
 
 MANIFEST = "manifest.json"
 TASKS = "tasks.jsonl"
 RESULTS = "results.jsonl"
 EPISODES = "episodes"
+PRIVATE_FOLDER = 0o700
+"""The mode of a run directory and the folders in it: ``tasks.jsonl`` holds the ground truth, ``results.jsonl``
+the scores, ``cache/`` the model's replies; no other local user reads them, whatever the umask."""
+PRIVATE_FILE = 0o600
+"""The mode of every file the run writes (:data:`spatialclaw.jsonl.PRIVATE` for its JSONL files)."""
 
 
 def git_commit() -> dict[str, Any]:
@@ -47,7 +52,8 @@ def git_commit() -> dict[str, Any]:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE), "w", encoding="utf-8") as file:
+        file.write(text)
     os.replace(tmp, path)
 
 
@@ -82,8 +88,9 @@ class RunDir:
     ) -> dict[str, Any]:
         """Write the manifest and the task list of a new run; ``session``: this session's changeable
         settings (workers, endpoint, retries, ...), the first entry of the manifest's ``sessions``."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        (self.path / EPISODES).mkdir(exist_ok=True)
+        self.path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
+        os.chmod(self.path, PRIVATE_FOLDER)  # whatever the umask, or the mode of a folder given empty
+        (self.path / EPISODES).mkdir(exist_ok=True, mode=PRIVATE_FOLDER)
         manifest = {
             "spatialclaw_version": __version__,
             "git": git_commit(),
@@ -161,12 +168,12 @@ class RunDir:
     def episode_dir(self, task_id: str) -> Path:
         """A new, unused attempt directory for ``task_id``: ``episodes/<safe id>/attempt-<n>``."""
         base = self.path / EPISODES / safe_name(task_id)
-        base.mkdir(parents=True, exist_ok=True)
+        base.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
         n = 1
         while (base / f"attempt-{n}").exists():
             n += 1
         path = base / f"attempt-{n}"
-        path.mkdir()
+        path.mkdir(mode=PRIVATE_FOLDER)
         return path
 
 

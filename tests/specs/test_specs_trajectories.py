@@ -95,14 +95,14 @@ def test_a_lock_creates_missing_parent_folders_of_its_run_directory(tmp_path: Pa
         assert json.loads((run / LOCK_NAME).read_text())["pid"] == os.getpid()
 
 
-def test_a_new_lock_file_is_owner_writable_and_world_readable_not_executable(tmp_path: Path) -> None:
+def test_a_new_lock_file_is_private_to_its_owner_and_not_executable(tmp_path: Path) -> None:
     previous = os.umask(0o022)
     try:
         with RunLock(tmp_path):
             pass
     finally:
         os.umask(previous)
-    assert stat.S_IMODE((tmp_path / LOCK_NAME).stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / LOCK_NAME).stat().st_mode) == 0o600  # the run's files are its owner's
 
 
 def test_a_holder_caught_mid_write_reads_as_another_process(tmp_path: Path) -> None:
