@@ -299,7 +299,7 @@ def normalise_for(value: Any, spec: Mapping[str, Any] | None) -> Any:
 def keeps_text(spec: Mapping[str, Any] | None) -> bool:
     """Whether a task's answer spec records the text given to ``answer()`` (scored as its benchmark's reference
     scores it, ``"scoring": "reference"``) rather than the normalised value."""
-    return bool(spec) and spec.get("scoring") == "reference"
+    return spec is not None and spec.get("scoring") == "reference"
 
 
 def validate_claim(
