@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.hub import datasets_missing, hub_problem
+from spatialclaw.benchmarks.data.limits import max_media_bytes
 from spatialclaw.task import Task
 
 __all__ = [
@@ -128,8 +129,8 @@ class RecordContext:
 
     def _inside_dataset(self, path: Path, relative: str, must_exist: bool = True) -> str:
         """``path`` resolved, when it is a regular file (``must_exist=False``: or nothing) inside the dataset's
-        folders (``media_root``, ``source_dir``); a record naming an absolute path or ``..`` out of them is
-        refused, naming the record."""
+        folders (``media_root``, ``source_dir``) and no larger than :func:`~spatialclaw.benchmarks.data.limits.max_media_bytes`;
+        a record naming an absolute path or ``..`` out of them, or too large a file, is refused, naming the record."""
         real = path.resolve()
         folders = [p.resolve() for p in (self.media_root, self.source_dir) if p is not None]
         if not any(real == folder or real.is_relative_to(folder) for folder in folders):
@@ -138,9 +139,18 @@ class RecordContext:
                 f"dataset's folder ({', '.join(map(str, folders)) or 'none given'}): a dataset may name only files "
                 "inside its own folder (no absolute path, no '..')"
             )
-        if must_exist and not stat.S_ISREG(real.stat().st_mode):
+        if not must_exist:
+            return str(real)
+        info = real.stat()
+        if not stat.S_ISREG(info.st_mode):
             raise DatasetUnavailable(
                 f"{self.spec.name}: record {self.index} names media file {relative!r}, which is not a regular file"
+            )
+        limit = max_media_bytes()
+        if info.st_size > limit:
+            raise DatasetUnavailable(
+                f"{self.spec.name}: record {self.index} names media file {relative!r} of {info.st_size / 2**20:,.0f} "
+                f"MiB, over the limit of {limit >> 20:,} MiB per media file (set $SPATIALCLAW_MAX_MEDIA_MB to change it)"
             )
         return str(real)
 

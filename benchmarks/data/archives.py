@@ -6,12 +6,15 @@ file is created the same way, so a link already in the folder (the user's, or on
 plant) stops the extraction with an error naming it. Only plain files and folders come out: a member that is
 a symbolic or hard link, a device or a FIFO is refused (the published archives hold none), as is an
 absolute name or one with ``..``. Zip and tar alike, whatever Python's own tar filter would allow.
+
+An archive is bounded too (:mod:`~spatialclaw.benchmarks.data.limits`): at most ``$SPATIALCLAW_MAX_ARCHIVE_MEMBERS``
+members and ``$SPATIALCLAW_MAX_ARCHIVE_MB`` MiB extracted in all, counted as the bytes come out (not as the
+archive declares them), so a zip bomb stops with an error naming the archive and the limit.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tarfile
 import zipfile
@@ -20,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from spatialclaw.benchmarks.data.limits import max_archive_bytes, max_archive_members
 from spatialclaw.benchmarks.spec import DatasetUnavailable
 
 __all__ = ["extract"]
@@ -61,7 +65,32 @@ def _folder(root: int, parts: list[str], archive: Path, name: str) -> Iterator[i
         os.close(fd)
 
 
-def _write(root: int, parts: list[str], source: IO[bytes], archive: Path, name: str) -> None:
+class _Budget:
+    """What one archive may still extract: members and bytes (see :mod:`~spatialclaw.benchmarks.data.limits`)."""
+
+    def __init__(self, archive: Path) -> None:
+        self.archive = archive
+        self.members, self.max_members = 0, max_archive_members()
+        self.bytes, self.max_bytes = 0, max_archive_bytes()
+
+    def member(self) -> None:
+        self.members += 1
+        if self.members > self.max_members:
+            raise DatasetUnavailable(
+                f"{self.archive} holds more than {self.max_members:,} members, the limit per archive; extraction "
+                "stopped (set $SPATIALCLAW_MAX_ARCHIVE_MEMBERS to allow more)"
+            )
+
+    def take(self, size: int, name: str) -> None:
+        self.bytes += size
+        if self.bytes > self.max_bytes:
+            raise DatasetUnavailable(
+                f"{self.archive} extracts more than {self.max_bytes >> 20:,} MiB in all (reached at member {name!r}), "
+                "the limit per archive; extraction stopped (set $SPATIALCLAW_MAX_ARCHIVE_MB to allow more)"
+            )
+
+
+def _write(root: int, parts: list[str], source: IO[bytes], archive: Path, name: str, budget: _Budget) -> None:
     with _folder(root, parts[:-1], archive, name) as folder:
         try:
             fd = os.open(parts[-1], _FILE_FLAGS, 0o644, dir_fd=folder)
@@ -71,7 +100,9 @@ def _write(root: int, parts: list[str], source: IO[bytes], archive: Path, name: 
                 "place); not extracted"
             ) from None
         with os.fdopen(fd, "wb") as sink:
-            shutil.copyfileobj(source, sink, 1 << 20)
+            while chunk := source.read(1 << 20):
+                budget.take(len(chunk), name)
+                sink.write(chunk)
 
 
 def _refuse(archive: Path, name: str, what: str) -> DatasetUnavailable:
@@ -82,10 +113,12 @@ def extract(archive: Path, target: Path) -> None:
     """Extract ``archive`` (zip or tar, any compression tarfile reads) into ``target``, member by member."""
     target.mkdir(parents=True, exist_ok=True)
     root = os.open(target, _DIR_FLAGS)
+    budget = _Budget(archive)
     try:
         if archive.name.lower().endswith(".zip"):
             with zipfile.ZipFile(archive) as bundle:
                 for info in bundle.infolist():
+                    budget.member()
                     parts = _parts(info.filename, archive)
                     kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no type recorded (a plain file)
                     if info.is_dir():
@@ -95,10 +128,11 @@ def extract(archive: Path, target: Path) -> None:
                         what = "symbolic link" if kind == stat.S_IFLNK else "special file"
                         raise _refuse(archive, info.filename, what)
                     with bundle.open(info) as source:
-                        _write(root, parts, source, archive, info.filename)
+                        _write(root, parts, source, archive, info.filename, budget)
         else:
             with tarfile.open(archive) as bundle:
                 for member in bundle:
+                    budget.member()
                     parts = _parts(member.name, archive)
                     if member.isdir():
                         with _folder(root, parts, archive, member.name):
@@ -110,6 +144,6 @@ def extract(archive: Path, target: Path) -> None:
                     if source is None:
                         raise _refuse(archive, member.name, "member without data")
                     with source:
-                        _write(root, parts, source, archive, member.name)
+                        _write(root, parts, source, archive, member.name, budget)
     finally:
         os.close(root)
