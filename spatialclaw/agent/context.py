@@ -10,6 +10,11 @@ requests small:
 - *image budget*: at most ``max_images`` images (and optionally ``max_image_bytes`` of PNG) per request;
   the oldest beyond it are replaced by a text placeholder naming the image, so the model knows
   something was there.
+
+An observation's images larger than ``max_side`` are decoded and shrunk on the host; together they may hold at
+most :data:`MAX_SHRUNK_PIXELS` pixels (read from each PNG's header first), so a cell showing sixteen 7000x7000
+images cannot hold the host's CPU for tens of seconds: the images past it become a text placeholder naming the
+limit.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ __all__ = [
     "fit_image",
     "observation_parts",
 ]
+
+MAX_SHRUNK_PIXELS = 32_000_000
+"""The most pixels the host decodes to shrink one observation's images (sixteen 1920x1080 frames; about a
+second of host CPU). Images within ``max_side`` are passed on as they are and do not count."""
 
 
 @dataclass
@@ -85,11 +94,34 @@ def observation_parts(
 ) -> tuple[str, list[ImagePart]]:
     """The observation text and images of one executed cell."""
     output = result.to_text(chars)
-    if notes:
-        output += "\n" + "\n".join(f"[note] {n}" for n in notes)
+    images, omitted = _shrunk_images(result, max_side)
+    if notes or omitted:
+        output += "\n" + "\n".join(f"[note] {n}" for n in [*notes, *omitted])
     text = render("observation.md", step=step, max_steps=max_steps, output=output).rstrip("\n")
-    images = [fit_image(i.png, i.width, i.height, max_side, i.label or i.origin) for i in result.images]
     return text, images
+
+
+def _shrunk_images(result: CellResult, max_side: int) -> tuple[list[ImagePart], list[str]]:
+    """The cell's images fitted to ``max_side``, and a note for each one left out because shrinking it would
+    decode more than :data:`MAX_SHRUNK_PIXELS` pixels for this observation (sizes read from the PNG headers)."""
+    from spatialclaw.primitives.imaging import png_size
+
+    images: list[ImagePart] = []
+    omitted: list[str] = []
+    left = MAX_SHRUNK_PIXELS
+    for image in result.images:
+        width, height = png_size(image.png)
+        label = image.label or image.origin
+        if max_side > 0 and max(width, height) > max_side:
+            if width * height > left:
+                omitted.append(
+                    f"image {label!r} ({width}x{height}) not shown: this step's images to shrink are over "
+                    f"{MAX_SHRUNK_PIXELS:,} pixels in all; show fewer or smaller images (crop or resize them first)"
+                )
+                continue
+            left -= width * height
+        images.append(fit_image(image.png, width, height, max_side, label))
+    return images, omitted
 
 
 def condensed_code(code: str, line: int) -> str:
