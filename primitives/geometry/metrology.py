@@ -13,6 +13,7 @@ fits' uncertainty and the pixel uncertainty of the measured points. Blobs from
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from spatialclaw.primitives.geometry.plausibility import size_note
 from spatialclaw.primitives.geometry.quad_fit import refine_quad, strength_map
 from spatialclaw.primitives.geometry.rectify import Rectified, rectify_plane
 from spatialclaw.primitives.imaging import as_rgb_array
+from spatialclaw.primitives.runtime.library_failures import or_refuse
 
 __all__ = ["find_plane_reference"]
 
@@ -285,6 +287,25 @@ def find_plane_reference(
         raise ValueError(f"size must be (width, height) with both > 0, got {size}")
     if orientation not in ("auto", "as_given"):
         raise ValueError(f'orientation must be "auto" or "as_given", got {orientation!r}')
+    return or_refuse(
+        partial(_reference, array, (width, height), color, quad, unit, px_per_unit, band_px, seed, orientation),
+        "find_plane_reference could not read the image ({reason}); pass the rough corners as quad=",
+    )
+
+
+def _reference(
+    array: np.ndarray,
+    size: tuple[float, float],
+    color: Any,
+    quad: Any,
+    unit: str,
+    px_per_unit: float | None,
+    band_px: float | None,
+    seed: int,
+    orientation: str,
+) -> Rectified:
+    """``find_plane_reference`` past its argument checks (see there)."""
+    width, height = size
     chosen = ""
     if quad is None and isinstance(color, str) and color.lower() == "auto":
         (corners, samples, residuals), chosen = _detect_auto(array, (width, height), band_px, seed)

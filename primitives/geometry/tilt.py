@@ -13,6 +13,7 @@ edges (door frames, wall corners, furniture legs; +- 5 degrees).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from spatialclaw.primitives.geometry.tilt_evidence import (
     intrinsics_sigma_deg,
     rival_pitch,
 )
+from spatialclaw.primitives.runtime.library_failures import or_refuse
 
 __all__ = ["DEFAULT_HFOV_DEG", "TILT_SIGMA_DEG", "CameraTilt", "camera_tilt", "horizon_row", "tilted_camera_pose"]
 
@@ -207,7 +209,10 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
         ValueError: neither vertical edges nor a horizon nor a floor-wall boundary tells the tilt; pass
             ``pitch_deg`` to ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
     """
-    gray, segments, length = line_segments(frame)
+    gray, segments, length = or_refuse(
+        partial(line_segments, frame),
+        "camera_tilt could not read the image's edges ({reason}); pass pitch_deg= (degrees, < 0 looks down)",
+    )
     height, width = gray.shape
     K = as_intrinsics(K) if K is not None else None
     given_K = K is not None

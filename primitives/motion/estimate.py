@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -29,8 +30,9 @@ import numpy as np
 from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
 from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask, lit_share
-from spatialclaw.primitives.motion.features import feature_scale, matched_keypoints, sift_features
+from spatialclaw.primitives.motion.features import NO_FEATURES, feature_scale, frame_features, matched_keypoints
 from spatialclaw.primitives.motion.focal import (
+    FocalEstimate,
     HomographyFit,
     estimate_focal,
     fov_of_focal,
@@ -42,6 +44,7 @@ from spatialclaw.primitives.motion.object_motion import object_regions, object_s
 from spatialclaw.primitives.motion.pair import PARALLAX_PX, PairGeometry, estimate_pair
 from spatialclaw.primitives.motion.result import CameraStep, Motion, hidden_move
 from spatialclaw.primitives.motion.translation import shared_words, ways
+from spatialclaw.primitives.runtime.library_failures import guarded
 
 __all__ = ["MAX_MOTION_FRAMES", "motion"]
 
@@ -135,8 +138,10 @@ def motion(
         candidates in ``ways``, when the matches cannot tell which way it moved), zoom, parallax_px,
         inliers, confidence, reason, status ("measured" / "unknown"), warnings (where the agreeing
         matches lie: one region, a still border), and ``object`` (an ``ObjectStep``) when an object was
-        given. A fit that fails a plausibility gate (the frames cannot share that view, a roll over 30
-        deg, confidence < 0.3, < 15 agreeing matches) is "unknown" with the reason and enters no total.
+        given. A pair the feature or pose fit fails on (degenerate matches, a library error) is "unknown"
+        with that reason and the others are still measured. A fit that fails a plausibility gate (the
+        frames cannot share that view, a roll over 30 deg, confidence < 0.3, < 15 agreeing matches) is
+        "unknown" with the reason and enters no total.
         ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
         against the first frame are already cumulative). Black letterbox bars are masked.
         Sign note: one convention in every tool (``manual('conventions')``): pitch > 0 tilts UP, here as in
@@ -158,7 +163,7 @@ def motion(
     bars = letterbox_mask(arrays)
     if bars is not None:
         notes.append(f"letterbox bars masked ({100 * bars.mean():.0f} % of the frame): their edges do not move")
-    followed = object_regions(object, arrays) if object is not None else None
+    followed = None if object is None else guarded(partial(object_regions, object, arrays), partial(_lost, notes))
     if followed is not None:
         lost = [indices[p] for p, r in enumerate(followed.regions) if r is None]
         notes.append(
@@ -173,12 +178,12 @@ def motion(
 
     scale = feature_scale(arrays[0].shape)
     used = sorted({position for pair in chosen for position in pair})
-    features = {position: sift_features(arrays[position], scale=scale) for position in used}  # once per frame
-    matches = {pair: (*matched_keypoints(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
+    features = {position: _features(arrays[position], scale, indices[position], notes) for position in used}
+    matches = {pair: (*_matches(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
     fits: dict[tuple[int, int], HomographyFit] = {}
     if calibrate:  # no focal length given: estimate one for the clip from its turns (``focal``)
-        fits = {pair: homography_fit(*matches[pair][:2], width, height, ignored(pair[0])) for pair in chosen}
-        found = estimate_focal(list(fits.values()), K, width)
+        fits = {pair: _homography(*matches[pair][:2], width, height, ignored(pair[0])) for pair in chosen}
+        found = guarded(partial(estimate_focal, list(fits.values()), K, width), partial(_no_focal, notes))
         if found.focal_px is not None and found.fov_range_deg is not None:
             K = K.copy()
             K[0, 0] = K[1, 1] = found.focal_px
@@ -189,8 +194,8 @@ def motion(
             )
         elif found.steps:
             source += f"; not estimated from the motion: {found.reason}"
-    steps = []
-    for a, b in chosen:
+
+    def step_of(a: int, b: int) -> CameraStep:
         geometry = estimate_pair(arrays[a], arrays[b], K, K, ignore_a=ignored(a), matches=matches[(a, b)])
         step = _camera_step(geometry, indices[a], indices[b], width, height)
         if step.kind == "translation":  # is the parallax real? (``focal``: a test that needs no focal length)
@@ -215,17 +220,81 @@ def motion(
                 )
                 if step.object is not None:
                     step.object.label = followed.label
-        steps.append(step)
+        return step
+
+    steps = [guarded(partial(step_of, a, b), partial(_failed, indices[a], indices[b])) for a, b in chosen]
     span = None
     if pairs is None and reference == "previous" and len(arrays) > 2:  # the larger baseline (``verdict``)
         last = len(arrays) - 1
-        kept = (*matched_keypoints(features[0], features[last]), scale)
-        geometry = estimate_pair(arrays[0], arrays[last], K, K, ignore_a=ignored(0), matches=kept)
-        span = _camera_step(geometry, indices[0], indices[last], width, height)
-        if calibrate and span.kind == "translation":
-            fit = homography_fit(*kept[:2], width, height, ignored(0))
-            span = None if turn_or_move(fit, K, width) is not None else span
+
+        def span_of() -> CameraStep | None:
+            kept = (*_matches(features[0], features[last]), scale)
+            geometry = estimate_pair(arrays[0], arrays[last], K, K, ignore_a=ignored(0), matches=kept)
+            span = _camera_step(geometry, indices[0], indices[last], width, height)
+            if calibrate and span.kind == "translation":
+                fit = homography_fit(*kept[:2], width, height, ignored(0))
+                return None if turn_or_move(fit, K, width) is not None else span
+            return span
+
+        span = guarded(span_of, partial(_failed, indices[0], indices[last]))
     return Motion(steps, K, source, notes, span=span)
+
+
+def _features(array: np.ndarray, scale: float, index: int, notes: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The frame's SIFT features; none (and a note) when the library fails on it."""
+    found, failure = frame_features(array, scale=scale)
+    if failure is not None:
+        notes.append(f"frame {index}: no features ({failure})")
+    return found
+
+
+def _matches(
+    features_a: tuple[np.ndarray, np.ndarray | None], features_b: tuple[np.ndarray, np.ndarray | None]
+) -> tuple[np.ndarray, np.ndarray]:
+    """One-to-one matches of two frames' features; none when the library fails on them (the step then says
+    it has too few)."""
+    return guarded(partial(matched_keypoints, features_a, features_b), lambda _: (NO_FEATURES[0], NO_FEATURES[0]))
+
+
+def _homography(
+    points_a: np.ndarray, points_b: np.ndarray, width: int, height: int, ignore_a: np.ndarray | None
+) -> HomographyFit:
+    """``homography_fit``, or no fit (it then enters no focal estimate) when the library fails on the pair."""
+    return guarded(
+        partial(homography_fit, points_a, points_b, width, height, ignore_a),
+        lambda _: homography_fit(points_a[:0], points_b[:0], width, height),
+    )
+
+
+def _lost(notes: list[str], reason: str) -> None:
+    notes.append(f"the object could not be followed, so no object motion is measured: {reason}")
+
+
+def _no_focal(notes: list[str], reason: str) -> FocalEstimate:
+    notes.append(f"the focal length was not estimated from the motion: {reason}")
+    return FocalEstimate(None, False, None, None, 0, reason)
+
+
+def _failed(frame_a: int, frame_b: int, reason: str) -> CameraStep:
+    """The step of a pair whose measurement a library failed on: unknown, with the library's reason."""
+    return CameraStep(
+        frame_a,
+        frame_b,
+        "unknown",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        1.0,
+        float("nan"),
+        0,
+        0,
+        float("nan"),
+        0.0,
+        f"not measured: {reason}",
+    )
 
 
 def _outside_rigid(geometry: PairGeometry, fit: HomographyFit, K: np.ndarray) -> bool:

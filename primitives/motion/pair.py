@@ -23,11 +23,13 @@ b's orientation in a's frame (columns: b's axes in a's coordinates); ``direction
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from spatialclaw.primitives.motion.features import matched_points
 from spatialclaw.primitives.motion.translation import fit_translation, ransac_essential, sampson, skew
+from spatialclaw.primitives.runtime.library_failures import guarded
 
 __all__ = [
     "INLIER_PX",
@@ -124,7 +126,10 @@ def fit_rotation(
     from scipy.optimize import least_squares
 
     if start is None:
-        H, _ = cv2.findHomography(points_a, points_b, cv2.RANSAC, INLIER_PX, maxIters=2000, confidence=0.999)
+        H = guarded(
+            lambda: cv2.findHomography(points_a, points_b, cv2.RANSAC, INLIER_PX, maxIters=2000, confidence=0.999)[0],
+            lambda _: None,  # no homography to start from: the identity start below
+        )
         if H is None:
             R0, z0 = np.eye(3), 1.0
         else:
@@ -238,7 +243,11 @@ def estimate_pair(
             scale,
         )
     R_m, zoom, rotation_errors = fit_rotation(points_a, points_b, K_a, K_b)
-    essential = ransac_essential(points_a, points_b, K_a, K_b, INLIER_PX, seed)
+    failures: list[str] = []  # a fit the library failed on (the rotation model then decides alone)
+    essential = guarded(
+        partial(ransac_essential, points_a, points_b, K_a, K_b, INLIER_PX, seed),
+        partial(_failed_fit, failures, "the essential-matrix fit"),
+    )
     if essential is not None and essential[2].sum() >= MIN_MATCHES:
         e_inliers = essential[2]
         parallax = float(np.percentile(rotation_errors[e_inliers], 75))
@@ -283,7 +292,8 @@ def estimate_pair(
     if support < MIN_MATCHES:
         return _empty(
             f"no single camera motion explains the matches ({support} of {len(points_a)} agree with a "
-            f"rotation, none with an essential matrix): moving objects or repeated texture dominate",
+            f"rotation, none with an essential matrix): moving objects or repeated texture dominate"
+            + "".join(f"; {failure}" for failure in failures),
             points_a,
             points_b,
             scale,
@@ -318,6 +328,10 @@ def estimate_pair(
         H,
         scale,
     )
+
+
+def _failed_fit(failures: list[str], what: str, reason: str) -> None:
+    failures.append(f"{what} failed: {reason}")
 
 
 def _inside(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:

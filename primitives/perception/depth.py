@@ -35,6 +35,7 @@ from spatialclaw.primitives.geometry.camera import as_intrinsics
 from spatialclaw.primitives.imaging import as_rgb_array
 from spatialclaw.primitives.perception import cache, models, remote
 from spatialclaw.primitives.perception.backends import depth_family
+from spatialclaw.primitives.runtime.library_failures import guarded
 
 if TYPE_CHECKING:
     import torch
@@ -154,8 +155,17 @@ def edge_confidence(depth_m: np.ndarray, scale: float = 0.05) -> np.ndarray:
 
     valid = np.isfinite(depth_m) & (depth_m > 0)
     log_depth = np.log(np.where(valid, depth_m, 1.0)).astype(np.float32)
-    gx = cv2.Sobel(log_depth, cv2.CV_32F, 1, 0, ksize=3) / 8.0
-    gy = cv2.Sobel(log_depth, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+
+    def sobel() -> tuple[np.ndarray, np.ndarray]:
+        return cv2.Sobel(log_depth, cv2.CV_32F, 1, 0, ksize=3) / 8.0, cv2.Sobel(
+            log_depth, cv2.CV_32F, 0, 1, ksize=3
+        ) / 8.0
+
+    def central(_: str) -> tuple[np.ndarray, np.ndarray]:  # when OpenCV fails on the map
+        rows, cols = np.gradient(log_depth)
+        return cols, rows
+
+    gx, gy = guarded(sobel, central)
     confidence = 1.0 / (1.0 + (np.hypot(gx, gy) / scale) ** 2)
     return np.where(valid, confidence, 0.0).astype(np.float32)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +52,7 @@ from spatialclaw.primitives.reconstruction.multiview import cross_check as compa
 from spatialclaw.primitives.reconstruction.points import gravity_align, metric_scale, world_points
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
 from spatialclaw.primitives.reconstruction.rotation_only import only_turns, rotation_chain
+from spatialclaw.primitives.runtime.library_failures import guarded
 
 if TYPE_CHECKING:
     from spatialclaw.primitives.reconstruction.sfm import SfmResult
@@ -167,7 +169,7 @@ def reconstruct(
         poses, K_out, registered, sparse = _single_frame(arrays[0], given_K)
         method = "single-frame"
     elif sensor_depth and known_K is not None and depth_maps is not None:
-        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, known_K)
+        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, known_K, indices, notes)
         sparse, method = None, "rgbd"
         scale_source = "given depth maps (RGB-D)"
     elif count == 2 and only_turns((pair := rotation_chain(arrays, items, indices, given_K, fov_deg))[3], count):
@@ -184,14 +186,14 @@ def reconstruct(
         method = "two-view"
         notes.append(f"two-view: {sfm.summary}")
     else:
-        from spatialclaw.primitives.reconstruction.sfm import run_sfm
+        from spatialclaw.primitives.reconstruction.sfm import nothing_registered, run_sfm
 
-        sfm = run_sfm(
-            arrays,
-            given_K,
-            refine_intrinsics=known_K is None,
-            max_image_size=max_image_size,
+        sfm = guarded(
+            partial(run_sfm, arrays, given_K, refine_intrinsics=known_K is None, max_image_size=max_image_size),
+            lambda reason: nothing_registered(count, given_K, f"SfM failed: {reason}"),
         )
+        if not sfm.registered.any():
+            notes.append(sfm.summary)
         poses, registered, K_out, sparse = sfm.poses, sfm.registered, sfm.intrinsics, sfm
         method = "sfm"
     rotation_steps = None
@@ -222,7 +224,7 @@ def reconstruct(
     if method in ("sfm", "two-view") and registered.sum() < 2 and depth_maps is not None:
         # no initial pair (too little camera motion, weak texture); depth still allows PnP registration
         K_guess, focal_words = _fallback_intrinsics(arrays, items, known_K, fov_deg)
-        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, K_guess)
+        poses, registered, K_out, rgbd_inliers = _rgbd(arrays, depth_maps, K_guess, indices, notes)
         sparse, method = None, "rgbd"
         notes.append(
             f"SfM could not initialise (too little camera motion between the views); poses come from "
@@ -327,11 +329,16 @@ def _cross_check(rec: Reconstruction, arrays: list[np.ndarray]) -> list[str]:
 
 
 def _rgbd(
-    arrays: list[np.ndarray], depth_maps: list[np.ndarray], intrinsics: list[np.ndarray]
+    arrays: list[np.ndarray],
+    depth_maps: list[np.ndarray],
+    intrinsics: list[np.ndarray],
+    indices: list[int],
+    notes: list[str],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from spatialclaw.primitives.reconstruction.rgbd_poses import rgbd_poses
 
     found = rgbd_poses(arrays, depth_maps, intrinsics)
+    notes.extend(f"frame {indices[i]} not registered: {reason}" for i, reason in sorted(found.failures.items()))
     return found.poses, found.registered, np.stack(intrinsics), found.inliers
 
 

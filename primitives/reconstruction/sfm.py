@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from spatialclaw.primitives.runtime.library_failures import library_block
+
 if TYPE_CHECKING:
     import pycolmap
 
-__all__ = ["DETERMINISTIC_MAX_FRAMES", "WEAK_TEXTURE_PEAK_THRESHOLD", "SfmResult", "run_sfm"]
+__all__ = ["DETERMINISTIC_MAX_FRAMES", "WEAK_TEXTURE_PEAK_THRESHOLD", "SfmResult", "nothing_registered", "run_sfm"]
 
 DETERMINISTIC_MAX_FRAMES = 16
 WEAK_TEXTURE_PEAK_THRESHOLD = 0.002  # SIFT DoG contrast threshold for weak texture (COLMAP's default: 0.0067)
@@ -59,6 +61,21 @@ class SfmResult:
     rotation_sd_deg: np.ndarray | None = None
     focal_sd: float = math.nan
     focal_views: int = 0
+
+
+def nothing_registered(count: int, intrinsics: list[np.ndarray] | None, reason: str) -> SfmResult:
+    """The result of a run that registered none of ``count`` images (NaN poses), ``reason`` as its summary."""
+    return SfmResult(
+        np.full((count, 4, 4), np.nan),
+        np.stack(intrinsics) if intrinsics is not None else np.full((count, 3, 3), np.nan),
+        np.zeros(count, dtype=bool),
+        np.zeros((0, 3)),
+        np.zeros((0, 3), np.uint8),
+        np.zeros(0),
+        np.zeros(0, int),
+        [np.zeros((0, 3))] * count,
+        reason,
+    )
 
 
 @contextlib.contextmanager
@@ -149,58 +166,73 @@ def _run_sfm(
     seed: int,
     weak_texture: bool,
 ) -> SfmResult:
+    with tempfile.TemporaryDirectory(prefix="spatialclaw-sfm-") as tmp, _quiet_glog():
+        with library_block("pycolmap"):  # its C++ errors arrive as RuntimeError: this run then registers nothing
+            models, names = _map(images, intrinsics, refine_intrinsics, max_image_size, seed, weak_texture, Path(tmp))
+        return _collect(models, names, images, refine_focal=intrinsics is None or refine_intrinsics)
+
+
+def _map(
+    images: list[np.ndarray],
+    intrinsics: list[np.ndarray] | None,
+    refine_intrinsics: bool,
+    max_image_size: int,
+    seed: int,
+    weak_texture: bool,
+    root: Path,
+) -> tuple[dict[int, pycolmap.Reconstruction], list[str]]:
+    """COLMAP's feature extraction, exhaustive matching and incremental mapping in ``root``: (its models, the
+    image names in input order)."""
     import pycolmap
     from PIL import Image
 
     count = len(images)
     threads = 1 if count <= DETERMINISTIC_MAX_FRAMES else -1
-    with tempfile.TemporaryDirectory(prefix="spatialclaw-sfm-") as tmp, _quiet_glog():
-        root = Path(tmp)
-        image_dir = root / "images"
-        image_dir.mkdir()
-        names = [f"{i:04d}.png" for i in range(count)]
-        for name, rgb in zip(names, images, strict=True):
-            Image.fromarray(rgb).save(image_dir / name, compress_level=1)
-        database = root / "database.db"
-        reader = pycolmap.ImageReaderOptions()
-        sizes = {rgb.shape[:2] for rgb in images}
-        if intrinsics is None:
-            reader.camera_model = "SIMPLE_PINHOLE"
-            mode = pycolmap.CameraMode.SINGLE if len(sizes) == 1 else pycolmap.CameraMode.PER_IMAGE
-        else:
-            reader.camera_model = "PINHOLE"
-            first = intrinsics[0]
-            reader.camera_params = ",".join(str(v) for v in _colmap_params(first))
-            same = len(sizes) == 1 and all(np.allclose(K, first) for K in intrinsics)
-            mode = pycolmap.CameraMode.SINGLE if same else pycolmap.CameraMode.PER_IMAGE
-        extraction = pycolmap.FeatureExtractionOptions()
-        extraction.max_image_size = max_image_size
-        extraction.num_threads = threads
-        if weak_texture:
-            extraction.sift.peak_threshold = WEAK_TEXTURE_PEAK_THRESHOLD
-        pycolmap.extract_features(
-            database,
-            image_dir,
-            image_names=names,
-            camera_mode=mode,
-            reader_options=reader,
-            extraction_options=extraction,
-            device=pycolmap.Device.cpu,
-        )
-        if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
-            _write_known_cameras(database, names, intrinsics)
-        matching = pycolmap.FeatureMatchingOptions()
-        matching.num_threads = threads
-        pycolmap.match_exhaustive(database, matching_options=matching, device=pycolmap.Device.cpu)
-        fixed = intrinsics is not None and not refine_intrinsics
-        options = _mapping_options(fixed, seed, small_motion=False)
+    image_dir = root / "images"
+    image_dir.mkdir()
+    names = [f"{i:04d}.png" for i in range(count)]
+    for name, rgb in zip(names, images, strict=True):
+        Image.fromarray(rgb).save(image_dir / name, compress_level=1)
+    database = root / "database.db"
+    reader = pycolmap.ImageReaderOptions()
+    sizes = {rgb.shape[:2] for rgb in images}
+    if intrinsics is None:
+        reader.camera_model = "SIMPLE_PINHOLE"
+        mode = pycolmap.CameraMode.SINGLE if len(sizes) == 1 else pycolmap.CameraMode.PER_IMAGE
+    else:
+        reader.camera_model = "PINHOLE"
+        first = intrinsics[0]
+        reader.camera_params = ",".join(str(v) for v in _colmap_params(first))
+        same = len(sizes) == 1 and all(np.allclose(K, first) for K in intrinsics)
+        mode = pycolmap.CameraMode.SINGLE if same else pycolmap.CameraMode.PER_IMAGE
+    extraction = pycolmap.FeatureExtractionOptions()
+    extraction.max_image_size = max_image_size
+    extraction.num_threads = threads
+    if weak_texture:
+        extraction.sift.peak_threshold = WEAK_TEXTURE_PEAK_THRESHOLD
+    pycolmap.extract_features(
+        database,
+        image_dir,
+        image_names=names,
+        camera_mode=mode,
+        reader_options=reader,
+        extraction_options=extraction,
+        device=pycolmap.Device.cpu,
+    )
+    if intrinsics is not None and mode == pycolmap.CameraMode.PER_IMAGE:
+        _write_known_cameras(database, names, intrinsics)
+    matching = pycolmap.FeatureMatchingOptions()
+    matching.num_threads = threads
+    pycolmap.match_exhaustive(database, matching_options=matching, device=pycolmap.Device.cpu)
+    fixed = intrinsics is not None and not refine_intrinsics
+    options = _mapping_options(fixed, seed, small_motion=False)
+    options.num_threads = threads
+    models = pycolmap.incremental_mapping(database, image_dir, root / "sparse", options)
+    if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
+        options = _mapping_options(fixed, seed, small_motion=True)
         options.num_threads = threads
         models = pycolmap.incremental_mapping(database, image_dir, root / "sparse", options)
-        if _largest(models) < 2:  # no initial pair: retry for views with little camera motion (short baselines)
-            options = _mapping_options(fixed, seed, small_motion=True)
-            options.num_threads = threads
-            models = pycolmap.incremental_mapping(database, image_dir, root / "sparse", options)
-        return _collect(models, names, images, refine_focal=not fixed)
+    return models, names
 
 
 def _mapping_options(known_intrinsics: bool, seed: int, small_motion: bool) -> pycolmap.IncrementalPipelineOptions:

@@ -7,32 +7,20 @@ integer coordinates at pixel centres. The result has the same form as ``sfm.SfmR
 
 from __future__ import annotations
 
+from functools import partial
 from typing import cast
 
 import numpy as np
 
 from spatialclaw.primitives.motion.features import feature_scale, matched_points
 from spatialclaw.primitives.motion.pair import refine_essential
-from spatialclaw.primitives.reconstruction.sfm import SfmResult
+from spatialclaw.primitives.reconstruction.sfm import SfmResult, nothing_registered
+from spatialclaw.primitives.runtime.library_failures import guarded
 
 __all__ = ["two_view"]
 
 MIN_POINTS = 15
 MAX_REPROJECTION_PX = 2.0
-
-
-def _empty(images: list[np.ndarray], intrinsics: list[np.ndarray], reason: str) -> SfmResult:
-    return SfmResult(
-        np.full((2, 4, 4), np.nan),
-        np.stack(intrinsics),
-        np.zeros(2, dtype=bool),
-        np.zeros((0, 3)),
-        np.zeros((0, 3), np.uint8),
-        np.zeros(0),
-        np.zeros(0, int),
-        [np.zeros((0, 3))] * 2,
-        reason,
-    )
 
 
 def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int = 0) -> SfmResult:
@@ -42,7 +30,10 @@ def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int =
     two disagree, the one whose matches triangulate best (most points within 2 px reprojection error, then
     the lower median error) is kept and ``summary`` says both and why."""
     scale = feature_scale(max(images[0].shape, images[1].shape))
-    candidates = [(_two_view(images, intrinsics, s, seed), s) for s in ([1.0, scale] if scale > 1.0 else [1.0])]
+    candidates = [
+        (guarded(partial(_two_view, images, intrinsics, s, seed), partial(_failed, intrinsics)), s)
+        for s in ([1.0, scale] if scale > 1.0 else [1.0])
+    ]
     ranked = sorted(
         candidates, key=lambda c: (-len(c[0].points), float(np.median(c[0].errors)) if len(c[0].errors) else 9.9)
     )
@@ -57,6 +48,10 @@ def two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], seed: int =
             + (f"; the two disagree by {angle:.1f} deg, trust the kept one" if angle is not None and angle > 2 else "")
         )
     return best
+
+
+def _failed(intrinsics: list[np.ndarray], reason: str) -> SfmResult:
+    return nothing_registered(2, intrinsics, f"the two-view fit failed: {reason}")
 
 
 def _median(values: np.ndarray) -> float:
@@ -76,7 +71,7 @@ def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: flo
     p0, p1, _ = matched_points(images[0], images[1], scale=scale)
     pairs = p0
     if len(pairs) < MIN_POINTS:
-        return _empty(images, intrinsics, f"only {len(pairs)} feature matches between the two views")
+        return nothing_registered(2, intrinsics, f"only {len(pairs)} feature matches between the two views")
     K0, K1 = (np.asarray(K, dtype=np.float64) for K in intrinsics)
     n0 = cv2.undistortPoints(p0.reshape(-1, 1, 2), K0, None).reshape(-1, 2)
     n1 = cv2.undistortPoints(p1.reshape(-1, 1, 2), K1, None).reshape(-1, 2)
@@ -84,9 +79,11 @@ def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: flo
     cv2.setRNGSeed(seed)
     E, mask = cv2.findEssentialMat(n0, n1, np.eye(3), method=cv2.RANSAC, prob=0.999, threshold=threshold)
     if E is None or E.shape != (3, 3):
-        return _empty(images, intrinsics, "no essential matrix fits the matches")
+        return nothing_registered(2, intrinsics, "no essential matrix fits the matches")
     _, R, t, mask = cv2.recoverPose(E, n0, n1, np.eye(3), mask=mask)
     inliers = mask.ravel() > 0
+    if inliers.sum() < MIN_POINTS:  # a camera that only turned: no match triangulates in front of both
+        return nothing_registered(2, intrinsics, f"only {int(inliers.sum())} matches fit a camera that moved")
     ones = np.ones((int(inliers.sum()), 1))
     R, t = refine_essential(R, t.ravel(), np.hstack([n0[inliers], ones]), np.hstack([n1[inliers], ones]))
     t = t.reshape(3, 1)
@@ -99,7 +96,7 @@ def _two_view(images: list[np.ndarray], intrinsics: list[np.ndarray], scale: flo
     error1 = np.linalg.norm(_project(in_cam1, K1) - p1[inliers], axis=1)
     good = (points[:, 2] > 0) & (in_cam1[:, 2] > 0) & (np.maximum(error0, error1) < MAX_REPROJECTION_PX)
     if good.sum() < MIN_POINTS:
-        return _empty(images, intrinsics, f"only {int(good.sum())} matches triangulate in front of both cameras")
+        return nothing_registered(2, intrinsics, f"only {int(good.sum())} matches triangulate in front of both cameras")
     points = points[good]
     px0, px1 = p0[inliers][good], p1[inliers][good]
     rows = np.arange(len(points), dtype=float)

@@ -23,12 +23,14 @@ vertical axis (> 0 = b looks further right), as in ``motion``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from spatialclaw.primitives.motion.angles import yaw_pitch_roll
-from spatialclaw.primitives.motion.features import feature_scale, match_features, sift_features
+from spatialclaw.primitives.motion.features import feature_scale, one_to_one_matches, sift_features
 from spatialclaw.primitives.motion.pair import PARALLAX_PX, fit_rotation, refine_essential
+from spatialclaw.primitives.runtime.library_failures import guarded
 from spatialclaw.primitives.scene.turn_profile import profile_turn, sampson_px, triangulate
 
 __all__ = ["FeatureLink", "link_by_features"]
@@ -81,17 +83,13 @@ class FeatureLink:
 def _mutual_matches(
     rgb_a: np.ndarray, rgb_b: np.ndarray, max_features: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(points a, points b, (M,) descriptor distances) of the matches that pass the ratio test both ways."""
+    """(points a, points b, (M,) descriptor distances) of the one-to-one matches that pass the ratio test both
+    ways (``features.one_to_one_matches``)."""
     scale = feature_scale(max(rgb_a.shape, rgb_b.shape))
-    xy_a, desc_a = sift_features(rgb_a, max_features, scale)
-    xy_b, desc_b = sift_features(rgb_b, max_features, scale)
-    forward, backward = match_features(desc_a, desc_b), match_features(desc_b, desc_a)
-    if desc_a is None or desc_b is None or not len(forward):
-        return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0)
-    back = {int(j): int(i) for j, i in backward}
-    pairs = forward[np.array([back.get(int(j)) == int(i) for i, j in forward], dtype=bool)]
-    strength = np.linalg.norm(desc_a[pairs[:, 0]] - desc_b[pairs[:, 1]], axis=1)
-    return xy_a[pairs[:, 0]], xy_b[pairs[:, 1]], strength
+    features_a = sift_features(rgb_a, max_features, scale)
+    features_b = sift_features(rgb_b, max_features, scale)
+    pairs, strength = one_to_one_matches(features_a, features_b, ratio_both_ways=True)
+    return features_a[0][pairs[:, 0]], features_b[0][pairs[:, 1]], strength
 
 
 @dataclass
@@ -127,19 +125,31 @@ def _candidates(
     import cv2
 
     out = []
-    n_a, n_b = rays_a[:, :2], rays_b[:, :2]
     for method, offset in ((cv2.RANSAC, 0), (cv2.RANSAC, 1), (cv2.USAC_ACCURATE, 0), (cv2.USAC_MAGSAC, 0)):
-        cv2.setRNGSeed(seed + offset)
-        E, mask = cv2.findEssentialMat(
-            n_a, n_b, np.eye(3), method=method, prob=0.999, threshold=EPIPOLAR_PX / focal, maxIters=5000
-        )
-        if E is None or E.ndim != 2 or E.shape[1] != 3 or E.shape[0] % 3:
-            continue
-        for E_k in E.reshape(-1, 3, 3)[:3]:
-            _, R, t, _ = cv2.recoverPose(E_k, n_a, n_b, np.eye(3), mask=mask.copy())
-            out.append(_candidate(R, t, rays_a, rays_b, focal))
+        # a variant the library fails on (degenerate matches) gives no candidate; the others still do
+        out += guarded(partial(_essential_candidates, rays_a, rays_b, focal, method, seed + offset), lambda _: [])
     rows = np.cross(rays_a @ R_turn.T, rays_b)  # the rotation model's turn, translation solved linearly
     out.append(_candidate(R_turn, np.linalg.svd(rows)[2][-1], rays_a, rays_b, focal))
+    return out
+
+
+def _essential_candidates(
+    rays_a: np.ndarray, rays_b: np.ndarray, focal: float, method: int, seed: int
+) -> list[_Candidate]:
+    """Up to three candidates from one RANSAC variant's essential matrices."""
+    import cv2
+
+    n_a, n_b = rays_a[:, :2], rays_b[:, :2]
+    cv2.setRNGSeed(seed)
+    E, mask = cv2.findEssentialMat(
+        n_a, n_b, np.eye(3), method=method, prob=0.999, threshold=EPIPOLAR_PX / focal, maxIters=5000
+    )
+    if E is None or E.ndim != 2 or E.shape[1] != 3 or E.shape[0] % 3:
+        return []
+    out = []
+    for E_k in E.reshape(-1, 3, 3)[:3]:
+        _, R, t, _ = cv2.recoverPose(E_k, n_a, n_b, np.eye(3), mask=mask.copy())
+        out.append(_candidate(R, t, rays_a, rays_b, focal))
     return out
 
 

@@ -15,11 +15,13 @@ correspondences as unnamed landmarks (in ``scene.layout`` only, not scene object
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.camera import as_intrinsics
+from spatialclaw.primitives.runtime.library_failures import guarded
 from spatialclaw.primitives.scene.bearings import intrinsics_from_fov, make_bearing
 from spatialclaw.primitives.scene.feature_links import FeatureLink, link_by_features
 from spatialclaw.primitives.scene.layout_problem import Sighting, ViewSpec
@@ -243,8 +245,13 @@ class ViewLinking(NorthKeeping):
                     f"view {v}'s intrinsics (principal point {K[0, 2]:.0f}, {K[1, 2]:.0f} px) do not fit its "
                     f"{width}x{height} px frame: add_view it again with K for this frame size"
                 )
-        link = link_by_features(
-            images[0], images[1], self.views[a].K, self.views[b].K, max_points=max_matches, name_a=str(a)
+        link = guarded(
+            partial(
+                link_by_features, images[0], images[1], self.views[a].K, self.views[b].K, max_matches, name_a=str(a)
+            ),
+            lambda reason: FeatureLink(
+                np.zeros((0, 2)), np.zeros((0, 2)), 0, 0, problem=f"the matching failed: {reason}"
+            ),
         )
         if link.problem is not None:
             return Readout(
