@@ -25,7 +25,7 @@ deformation, and a mask spanning several depths follows the dominant one. Pixels
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def track_flow(
                 score = 0.0
             results[position] = placed
             previous, last = position, placed
-    return results  # type: ignore[return-value]
+    return cast(list[Instance], results)  # every position was filled above
 
 
 @dataclass(frozen=True)
@@ -323,6 +323,8 @@ def _lucas_kanade(
     positions and per-point found flags (1 = tracked)."""
     import cv2
 
-    # nextPts=None lets OpenCV allocate the output (its stubs wrongly require an array)
-    ahead, found, _ = cv2.calcOpticalFlowPyrLK(previous, current, points, None, **params)  # type: ignore[call-overload]
+    # nextPts=None lets OpenCV allocate the output; the stubs of some OpenCV versions require an array, so the
+    # call goes through an untyped name instead of an ignore that another version would call unused
+    flow: Any = cv2.calcOpticalFlowPyrLK
+    ahead, found, _ = flow(previous, current, points, None, **params)
     return ahead, found
