@@ -179,8 +179,10 @@ def _model_type(model_id: str) -> str | None:
         candidate = os.path.join(source, "config.json")
         config_path = candidate if os.path.isfile(candidate) else None
     elif source.count("/") == 1:
-        from huggingface_hub import try_to_load_from_cache
-
+        try:
+            from huggingface_hub import try_to_load_from_cache
+        except ImportError:  # a base install (no `perception` extra): no hub cache to look in
+            return None
         try:
             cached = try_to_load_from_cache(source, "config.json")
         except Exception:  # an id the hub library rejects

@@ -21,6 +21,7 @@ When none of these works, :class:`MissingWeightsError` says which hub id is need
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import socket
 import threading
@@ -35,6 +36,7 @@ from spatialclaw.primitives.perception.device import default_dtype, select_devic
 
 __all__ = [
     "KINDS",
+    "PERCEPTION_PACKAGES",
     "LoadedModel",
     "MissingDependencyError",
     "MissingWeightsError",
@@ -45,6 +47,7 @@ __all__ = [
     "load_model",
     "loaded_models",
     "model_version",
+    "require_perception_extra",
     "resolve",
 ]
 
@@ -224,6 +227,21 @@ def _load_processor(processor_cls: Any, source: str, local_only: bool) -> Any:
         raise
 
 
+PERCEPTION_PACKAGES = ("torch", "transformers", "huggingface_hub")
+
+
+def require_perception_extra(what: str) -> None:
+    """Raise ``MissingDependencyError`` naming the ``perception`` extra when its packages are not installed (a
+    base ``pip install spatialclaw``): ``what`` (a learned model) cannot load, the classical tools still run."""
+    missing = [name for name in PERCEPTION_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingDependencyError(
+            f"{what} needs the `perception` extra ({', '.join(missing)} not installed): "
+            f"pip install 'spatialclaw[perception]'; the classical tools (motion, reconstruct(frames, depth=None), "
+            f"stereo_depth, track(method='flow'), geom, find_color) run without it"
+        )
+
+
 def load_model(
     kind: str,
     model_id: str | os.PathLike[str],
@@ -246,6 +264,7 @@ def load_model(
     Returns a :class:`LoadedModel` (unpacks as ``model, processor``).
     Raises :class:`MissingWeightsError` when the weights are neither local nor downloadable.
     """
+    require_perception_extra(f"the {kind} model {os.fspath(model_id)}")
     if kind not in KINDS and (model_class is None or processor_class is None):
         raise ValueError(
             f"unknown model kind {kind!r}; known kinds: {sorted(KINDS)} (or pass model_class= and processor_class=)"
