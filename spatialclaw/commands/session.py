@@ -25,6 +25,8 @@ from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from spatialclaw.interactive.session import DEFAULT_VLM_TOKENS
+
     parser = subparsers.add_parser(
         "session",
         help="drive a persistent spatial kernel step by step (for coding agents and other harnesses)",
@@ -79,6 +81,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="NAME",
         help="environment variable holding the key of an openai-compat --vlm-model (such a URL gets no key otherwise)",
+    )
+    start.add_argument(
+        "--vlm-max-tokens",
+        type=int,
+        default=DEFAULT_VLM_TOKENS,
+        metavar="N",
+        help=f"tokens the session's vlm.ask/vlm.locate calls may spend in all (default {DEFAULT_VLM_TOKENS:,}); "
+        "a call past it is refused",
+    )
+    start.add_argument(
+        "--vlm-max-cost",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="US dollars the session's vlm calls may spend in all (a --vlm-model with a known price)",
     )
     start.add_argument(
         "--sandbox",
@@ -182,6 +199,8 @@ def _start(args: argparse.Namespace) -> int:
         memory_limit_mb=args.memory_limit_mb,
         vlm_model=args.vlm_model,
         vlm_api_key_env=args.vlm_api_key_env,
+        vlm_max_tokens=args.vlm_max_tokens,
+        vlm_max_cost_usd=args.vlm_max_cost,
         sandbox=args.sandbox,
         primitives=_primitives(args.primitive),
     )

@@ -35,7 +35,11 @@ from spatialclaw.interactive.session_dir import (
 )
 from spatialclaw.task import Task
 
-__all__ = ["list_sessions", "start_session"]
+__all__ = ["DEFAULT_VLM_TOKENS", "list_sessions", "start_session"]
+
+DEFAULT_VLM_TOKENS = 200_000
+"""The tokens a session's ``vlm.*`` calls may spend in all unless ``vlm_max_tokens`` says otherwise: a client
+(an MCP tool call) may choose the model, billed to the operator's key, so a session is never unbounded by default."""
 
 
 def _check_sandbox(mode: str) -> None:
@@ -72,6 +76,8 @@ def start_session(
     memory_limit_mb: int | None = None,
     vlm_model: str | None = None,
     vlm_api_key_env: str | None = None,
+    vlm_max_tokens: int | None = DEFAULT_VLM_TOKENS,
+    vlm_max_cost_usd: float | None = None,
     sandbox: str = "auto",
     start_timeout_s: float = 180.0,
     primitives: Mapping[str, str] | None = None,
@@ -86,7 +92,10 @@ def start_session(
     credentials come from this process's environment and stay in the daemon: ``openai:``/``anthropic:``
     use their usual key for their usual endpoint; an ``openai-compat:`` URL gets a key only from the
     environment variable named by ``vlm_api_key_env`` (never ``OPENAI_API_KEY``, and not
-    ``$SPATIALCLAW_COMPAT_API_KEY`` implicitly, since a client may have chosen the URL).
+    ``$SPATIALCLAW_COMPAT_API_KEY`` implicitly, since a client may have chosen the URL). Those calls spend at
+    most ``vlm_max_tokens`` tokens (prompt plus completion, :data:`DEFAULT_VLM_TOKENS` unless given; None: no
+    limit) and ``vlm_max_cost_usd`` US dollars (a model with a known price) over the whole session; a call that
+    does not fit is refused and the cell's ``vlm.ask`` raises the reason.
     ``sandbox`` (``auto``, ``required``, ``off``) is the kernel's isolation (:class:`spatialclaw.Kernel`):
     sandboxed, a cell sees its frames and its workdir but no session directory (its own or another's).
     Limits must be positive and finite (a one-line :class:`SessionError` otherwise). ``primitives``: your own
@@ -97,6 +106,10 @@ def start_session(
     cell_timeout_s = positive_number("cell_timeout_s (--cell-timeout, seconds)", cell_timeout_s)
     idle_timeout_s = positive_number("idle_timeout_s (--idle-timeout, seconds)", idle_timeout_s)
     start_timeout_s = positive_number("start_timeout_s (seconds)", start_timeout_s)
+    if vlm_max_tokens is not None:
+        vlm_max_tokens = int(positive_number("vlm_max_tokens (--vlm-max-tokens)", vlm_max_tokens, integer=True))
+    if vlm_max_cost_usd is not None:
+        vlm_max_cost_usd = positive_number("vlm_max_cost_usd (--vlm-max-cost, USD)", vlm_max_cost_usd)
     if memory_limit_mb is not None:
         try:
             memory_limit_mb = int(
@@ -142,6 +155,7 @@ def start_session(
         "memory_limit_mb": memory_limit_mb,
         "vlm_model": vlm_model,
         "vlm_api_key_env": vlm_api_key_env,
+        "vlm_limits": {"tokens": vlm_max_tokens, "cost_usd": vlm_max_cost_usd},
         "sandbox": sandbox,
         "primitives": primitives,
         "socket": str(socket_path_for(directory)),
