@@ -19,6 +19,7 @@ from PIL import Image
 
 from spatialclaw.testing import ScriptedProvider, delayed, malformed, unauthorized
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.bench_runs import one_task_bench_args
 
 SPATIALCLAW = str(Path(sys.executable).with_name("spatialclaw"))
 
@@ -211,56 +212,22 @@ def test_bench_resume_on_a_folder_that_is_not_a_run_touches_nothing(tmp_path, cl
     folder = tmp_path / "photos"
     folder.mkdir()
     (folder / "keep.txt").write_text("mine")
-    done = spatialclaw(
-        "bench",
-        "--benchmark",
-        "synthetic",
-        "--limit",
-        "1",
-        "--model",
-        f"openai-compat:m@{closed_url}",
-        "--out",
-        str(folder),
-        "--resume",
-    )
+    done = spatialclaw(*one_task_bench_args(f"openai-compat:m@{closed_url}", folder, "--resume"))
     assert_clean_failure(done, str(folder), "not a run", "choose another --out")
     assert [p.name for p in folder.iterdir()] == ["keep.txt"]
 
 
 @pytest.mark.parametrize("spec, needles", [("foo:bar", ["'foo:bar'"]), ("openai:gpt-4.1", ["OPENAI_API_KEY"])])
 def test_bench_checks_the_model_before_any_episode(tmp_path, spec, needles):
-    done = spatialclaw(
-        "bench",
-        "--benchmark",
-        "synthetic",
-        "--limit",
-        "1",
-        "--model",
-        spec,
-        "--out",
-        str(tmp_path / "run"),
-        unset=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    )
+    done = spatialclaw(*one_task_bench_args(spec, tmp_path / "run"), unset=("OPENAI_API_KEY", "OPENAI_BASE_URL"))
     assert_clean_failure(done, *needles)
     assert not (tmp_path / "run").exists()
 
 
 def test_bench_records_malformed_replies_per_task_and_says_how_to_retry(tmp_path):
     with ScriptedProvider([malformed()] * 4) as server:
-        done = spatialclaw(
-            "bench",
-            "--benchmark",
-            "synthetic",
-            "--limit",
-            "1",
-            "--model",
-            f"openai-compat:m@{server.url}",
-            "--model-retries",
-            "2",
-            "--no-progress",
-            "--out",
-            str(tmp_path / "run"),
-        )
+        model = f"openai-compat:m@{server.url}"
+        done = spatialclaw(*one_task_bench_args(model, tmp_path / "run", "--model-retries", "2", "--no-progress"))
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "malformed response body" in done.stderr and "--resume" in done.stderr.splitlines()[-1]
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]

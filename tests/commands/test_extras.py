@@ -13,6 +13,7 @@ import tomllib
 
 from spatialclaw.cli import LogFormatter, main
 from spatialclaw.extras import EXTRAS, install_hint
+from tests.bench_runs import one_task_bench_args
 from tests.paths import REPO_ROOT
 
 PYPROJECT = REPO_ROOT / "pyproject.toml"
@@ -48,20 +49,9 @@ def test_bench_on_ray_without_ray_says_which_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
     code = main(
-        [
-            "bench",
-            "--benchmark",
-            "synthetic",
-            "--limit",
-            "1",
-            "--model",
-            "openai-compat:m@http://127.0.0.1:9/v1",
-            "--executor",
-            "ray",
-            "--out",
-            str(tmp_path / "run"),
-            "--no-progress",
-        ]
+        one_task_bench_args(
+            "openai-compat:m@http://127.0.0.1:9/v1", tmp_path / "run", "--executor", "ray", "--no-progress"
+        )
     )
     err = capsys.readouterr().err.strip()
     assert code == 2

@@ -19,7 +19,7 @@ from spatialclaw.runner.tool_calls import call_cell, tool_specs
 from spatialclaw.testing.provider_server import ScriptedProvider, tool_call
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.run_dir import RunDir
-from tests.bench_runs import synthetic_run
+from tests.bench_runs import quiet_run
 
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 PNG = ImagePart.from_pil(__import__("PIL.Image", fromlist=["Image"]).new("RGB", (4, 3), (255, 0, 0)), label="red")
@@ -34,16 +34,7 @@ def _text(request: dict) -> str:
 
 
 def _run(tmp_path: Path, interface: str, url: str) -> Path:
-    config = synthetic_run(
-        url,
-        tmp_path / interface,
-        limit=2,
-        seed=2,
-        workers=1,
-        interface=interface,
-        model_options={"max_attempts": 1},
-        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
-    )
+    config = quiet_run(url, tmp_path / interface, limit=2, seed=2, workers=1, interface=interface)
     run_benchmark(config)
     return config.out
 

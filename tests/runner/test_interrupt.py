@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from spatialclaw.cli import main
-from spatialclaw.runner import RunConfig, run_benchmark
+from spatialclaw.runner import run_benchmark
 from spatialclaw.testing.provider_server import ScriptedProvider
 from spatialclaw.trajectories.run_dir import RunDir
-from tests.bench_runs import bench_command, results_rows
+from tests.bench_runs import bench_command, quiet_run, results_rows
 
 TASKS = 6
 
@@ -97,24 +97,12 @@ def test_export_keeps_only_the_attempt_the_run_counts(tmp_path: Path) -> None:
     """A run made before the fix lost a finished task's row; resume ran it again: both attempts finished
     and scored, but the run counts the second; the export has one record per task."""
     run = tmp_path / "run"
-    config = dict(
-        benchmark="synthetic",
-        model="",
-        out=run,
-        limit=3,
-        seed=2,
-        interface="no-tools",
-        progress=False,
-        model_options={"max_attempts": 1},
-        agent={"fsync": False, "preview_images": 1},
-    )
+    config = {"limit": 3, "seed": 2, "interface": "no-tools", "agent": {"vlm_side_channel": True}}
     with ScriptedProvider(lambda request, index: "ANSWER: B") as server:
-        run_benchmark(RunConfig(**{**config, "model": f"openai-compat:scripted@{server.url}"}))
+        run_benchmark(quiet_run(server.url, run, **config))
         rows = results_rows(run)
         RunDir(run).results.rewrite(rows[1:])  # the first task's row was lost (the old Ctrl-C)
-        summary = run_benchmark(
-            RunConfig(**{**config, "model": f"openai-compat:scripted@{server.url}", "resume": True})
-        )
+        summary = run_benchmark(quiet_run(server.url, run, resume=True, **config))
     assert summary.ran == 1 and len(_attempts(run)) == 4
     out = tmp_path / "data.jsonl"
     assert main(["export", "--format", "openai", "--in", str(run), "--out", str(out)]) == 0

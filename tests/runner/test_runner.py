@@ -23,22 +23,14 @@ from spatialclaw.testing.provider_server import ScriptedProvider, bad_request, d
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.results import ResultsStore
 from spatialclaw.trajectories.run_dir import RunDir
-from tests.bench_runs import bench_command, results_rows, synthetic_run
+from tests.bench_runs import QUIET_AGENT_OPTIONS, bench_command, quiet_run, results_rows, synthetic_run
 
-FAST_AGENT = [
-    "--agent-option",
-    "fsync=false",
-    "--agent-option",
-    "vlm_side_channel=false",
-    "--agent-option",
-    "preview_images=1",
-]
 ANSWER_CELL = "```python\nanswer('B' if meta['choices'] else 2)\n```"
 
 
 def _bench(run: Path, url: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "OPENAI_API_KEY": "test-key"}
-    options = ("--limit", "12", "--seed", "5", "--workers", "2", "--model-retries", "1", *FAST_AGENT, *extra)
+    options = ("--limit", "12", "--seed", "5", "--workers", "2", "--model-retries", "1", *QUIET_AGENT_OPTIONS, *extra)
     command = bench_command(url, run, *options)
     return subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -107,19 +99,14 @@ def test_sigkill_half_way_then_resume_runs_every_task_exactly_once(tmp_path: Pat
     assert len(manifest["resumed"]) == 1
 
 
+def _six_tasks(url: str, out: Path, **settings) -> RunConfig:
+    """A quiet run of six synthetic tasks (seed 2, two workers, two preview images) with a test API key."""
+    settings = {"seed": 2, "workers": 2, **settings}
+    return quiet_run(url, out, limit=6, model_options={"api_key": "test-key"}, agent={"preview_images": 2}, **settings)
+
+
 def _run(tmp_path: Path, name: str, url: str, **overrides) -> Path:
-    config = RunConfig(
-        benchmark="synthetic",
-        model=f"openai-compat:scripted@{url}",
-        out=tmp_path / name,
-        limit=6,
-        seed=2,
-        workers=2,
-        progress=False,
-        model_options={"max_attempts": 1, "api_key": "test-key"},
-        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
-        **overrides,
-    )
+    config = _six_tasks(url, tmp_path / name, **overrides)
     run_benchmark(config)
     return config.out
 
@@ -198,32 +185,9 @@ def test_existing_run_needs_resume_and_the_same_configuration(tmp_path: Path) ->
         with pytest.raises(FileExistsError, match="--resume"):
             _run(tmp_path, "run", server.url, baseline="no-tools")
         with pytest.raises(ValueError, match="differs in seed"):
-            run_benchmark(
-                synthetic_run(
-                    server.url,
-                    run,
-                    limit=6,
-                    seed=3,
-                    baseline="no-tools",
-                    resume=True,
-                    model_options={"max_attempts": 1, "api_key": "test-key"},
-                    agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
-                )
-            )
+            run_benchmark(_six_tasks(server.url, run, seed=3, workers=1, baseline="no-tools", resume=True))
         calls = server.calls
-        summary = run_benchmark(
-            synthetic_run(
-                server.url,
-                run,
-                limit=6,
-                seed=2,
-                workers=2,
-                baseline="no-tools",
-                resume=True,
-                model_options={"max_attempts": 1, "api_key": "test-key"},
-                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 2},
-            )
-        )
+        summary = run_benchmark(_six_tasks(server.url, run, baseline="no-tools", resume=True))
         assert summary.ran == 0 and summary.kept == 6 and server.calls == calls  # nothing left to do
 
 

@@ -25,18 +25,7 @@ def _no_ray_oom_killer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _config(url: str, out: Path, **overrides) -> RunConfig:
     settings = {"limit": 3, **overrides}
-    return RunConfig(
-        benchmark="synthetic",
-        model=f"openai-compat:scripted@{url}",
-        out=out,
-        seed=1,
-        workers=2,
-        executor="ray",
-        progress=False,
-        model_options={"max_attempts": 1, "api_key": "test-key"},
-        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
-        **settings,
-    )
+    return quiet_run(url, out, seed=1, workers=2, executor="ray", model_options={"api_key": "test-key"}, **settings)
 
 
 def test_ray_executor_writes_the_same_run_directory(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from PIL import Image
 
 from spatialclaw.cli import main
 from spatialclaw.testing import ScriptedProvider
+from tests.bench_runs import one_task_run
 
 # A forged episode that claims a perfect score, planted in the cell's working directory, with its
 # page (``episode.html``) a link to a host file: ``view`` would write the page through the link.
@@ -252,24 +253,12 @@ def test_stored_file_references_must_be_plain_content_hashes(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_a_bench_episode_has_no_kernel_writable_folder(tmp_path: Path, sandbox: str) -> None:
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
 
     cell = code("open('mine.txt', 'w').write('x')\nimport os\nprint('CWD', os.getcwd())")
     answer = code("answer('B' if meta['choices'] else 2)")
     with ScriptedProvider(lambda request, index: cell if index % 2 == 0 else answer) as server:
-        run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=tmp_path / "run",
-                limit=1,
-                seed=3,
-                workers=1,
-                progress=False,
-                model_options={"max_attempts": 1},
-                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1, "sandbox": sandbox},
-            )
-        )
+        run_benchmark(one_task_run(server.url, tmp_path / "run", agent={"sandbox": sandbox}))
     assert not [p for p in (tmp_path / "run").rglob("mine.txt")]
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     episode_dir = tmp_path / "run" / rows[0]["trajectory_dir"]

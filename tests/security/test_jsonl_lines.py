@@ -20,17 +20,10 @@ from spatialclaw import jsonl
 from spatialclaw.cli import main
 from spatialclaw.testing import ScriptedProvider
 from spatialclaw.trajectories.results import ResultsStore
+from tests.bench_runs import QUIET_AGENT_OPTIONS
 
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # everything str.splitlines splits on
 HOSTILE = "a" + "b".join(BREAKS) + "c\ud800é"  # plus a lone surrogate (not encodable as UTF-8) and plain non-ASCII
-FAST = [
-    "--agent-option",
-    "fsync=false",
-    "--agent-option",
-    "vlm_side_channel=false",
-    "--agent-option",
-    "preview_images=1",
-]
 
 
 def _physical_records(path: Path) -> list[dict]:
@@ -155,7 +148,18 @@ def _script(request: dict, index: int) -> str:
 def _bench(tasks: Path, run: Path, url: str, *extra: str) -> int:
     model = f"openai-compat:scripted@{url}"
     return main(
-        ["bench", "--benchmark", str(tasks), "--model", model, "--out", str(run), "--no-progress", *FAST, *extra]
+        [
+            "bench",
+            "--benchmark",
+            str(tasks),
+            "--model",
+            model,
+            "--out",
+            str(run),
+            "--no-progress",
+            *QUIET_AGENT_OPTIONS,
+            *extra,
+        ]
     )
 
 

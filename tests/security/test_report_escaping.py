@@ -19,6 +19,7 @@ import pytest
 
 from spatialclaw.cli import main
 from spatialclaw.testing import ScriptedProvider
+from tests.bench_runs import one_task_run
 
 NODE = shutil.which("node")
 CATEGORY = "cat | 0.0 |\n| **forged-category** | **100.0** |\n\n## injected heading\n<img src=x onerror=alert(1)>"
@@ -42,23 +43,11 @@ def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
 @pytest.fixture(scope="module")
 def tampered_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-task synthetic run whose dataset category is hostile and whose row's status was edited."""
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
 
     run = tmp_path_factory.mktemp("report-escaping") / "run"
     with ScriptedProvider(["```python\nanswer('B' if meta['choices'] else 2)\n```"]) as server:
-        run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=run,
-                limit=1,
-                seed=3,
-                workers=1,
-                progress=False,
-                model_options={"max_attempts": 1},
-                agent={"fsync": False, "vlm_side_channel": False},
-            )
-        )
+        run_benchmark(one_task_run(server.url, run, agent={"preview_images": 8}))
     for name in ("tasks.jsonl", "results.jsonl"):
         rows = [json.loads(line) for line in (run / name).read_text().splitlines()]
         for row in rows:

@@ -23,6 +23,7 @@ from PIL import Image
 
 from spatialclaw.cli import main
 from spatialclaw.testing import ScriptedProvider
+from tests.bench_runs import one_task_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "<!--<script>"
@@ -35,23 +36,11 @@ def code(text: str) -> str:
 
 def bench(run: Path, cells: list[str]) -> None:
     """A one-task synthetic bench run whose model writes ``cells`` in turn, then answers."""
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
 
     script = [code(c) for c in cells] + [code("answer('B' if meta['choices'] else 2)")]
     with ScriptedProvider(script) as server:
-        run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=run,
-                limit=1,
-                seed=3,
-                workers=1,
-                progress=False,
-                model_options={"max_attempts": 1},
-                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
-            )
-        )
+        run_benchmark(one_task_run(server.url, run))
 
 
 def script_data(page: str, element_id: str) -> str:
@@ -106,23 +95,11 @@ def test_a_browser_shows_the_row_of_a_task_whose_cell_printed_a_comment_opener(
 
 def test_model_prose_with_raw_html_is_escaped_in_exported_notebooks(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
 
     replies = [f"{PROSE}\n" + code("print(1)"), "Done <b>now</b>.\n" + code("answer('B' if meta['choices'] else 2)")]
     with ScriptedProvider(replies) as server:
-        run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=run,
-                limit=1,
-                seed=3,
-                workers=1,
-                progress=False,
-                model_options={"max_attempts": 1},
-                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
-            )
-        )
+        run_benchmark(one_task_run(server.url, run))
     out = tmp_path / "notebooks"
     assert main(["export", "--format", "ipynb", "--in", str(run), "--out", str(out), "--include-incomplete"]) == 0
     (notebook,) = out.glob("*.ipynb")

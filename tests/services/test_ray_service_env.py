@@ -35,6 +35,7 @@ from spatialclaw.services.ray_services import (
 from spatialclaw.services.toolshed import ServiceError
 from spatialclaw.testing.provider_server import ScriptedProvider
 from spatialclaw.trajectories.episode_log import load_episode
+from tests.bench_runs import quiet_run
 
 ray = pytest.importorskip("ray")
 
@@ -131,17 +132,15 @@ def test_a_run_reaches_the_service_actor_through_the_relay_and_goes_on_after_it_
             os.kill(int(stats["pid"]), signal.SIGKILL)
         return CELL
 
-    config = RunConfig(
-        benchmark="synthetic",
-        model="openai-compat:scripted@URL",
-        out=tmp_path / "run",
+    config = quiet_run(
+        "URL",
+        tmp_path / "run",
         limit=3,
         seed=1,
         workers=1,
         executor="ray",
-        progress=False,
-        model_options={"max_attempts": 1, "api_key": "test-key"},
-        agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1, "sandbox": "required"},
+        model_options={"api_key": "test-key"},
+        agent={"sandbox": "required"},
         services=[ServiceOption("da3", da3_env, gpus=0, model="stand-in")],
     )
     with ScriptedProvider(script) as server:

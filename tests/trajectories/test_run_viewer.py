@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,12 +19,8 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.runner.report import load_run_report
 from spatialclaw.testing.provider_server import ScriptedProvider, bad_request
 from spatialclaw.trajectories.run_viewer import load_run_view, run_summary, write_run_page
-from tests.bench_runs import synthetic_run
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian chromium is not installed (apt-get install -y chromium)"
-)
+from tests.bench_runs import quiet_run
+from tests.trajectories.headless_chromium import headless_chromium, needs_chromium
 
 
 def _resumed_run(tmp_path: Path) -> Path:
@@ -40,16 +35,8 @@ def _resumed_run(tmp_path: Path) -> Path:
         return "ANSWER: B" if "Options" in text or "(A)" in text else "ANSWER: 3"
 
     def config(url: str, resume: bool) -> RunConfig:
-        return synthetic_run(
-            url,
-            tmp_path / "run",
-            limit=8,
-            seed=3,
-            interface="no-tools",
-            resume=resume,
-            model_options={"max_attempts": 1},
-            agent={"fsync": False, "preview_images": 1},
-        )
+        settings = {"limit": 8, "seed": 3, "interface": "no-tools", "agent": {"vlm_side_channel": True}}
+        return quiet_run(url, tmp_path / "run", resume=resume, **settings)
 
     with ScriptedProvider(script) as server:
         first = run_benchmark(config(server.url, False))
@@ -110,24 +97,8 @@ def _rendered(tmp_path: Path, url: str) -> str:
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'chromium'}",
-            "--virtual-time-budget=3000",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    """Headless Chromium that lets the page's script run for up to 3 s of virtual time."""
+    return headless_chromium(tmp_path, "--virtual-time-budget=3000", *args)
 
 
 @needs_chromium

@@ -6,42 +6,14 @@ from __future__ import annotations
 import base64
 import io
 import re
-import shutil
-import subprocess
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from spatialclaw.cli import main
 from spatialclaw.trajectories.episode_viewer import write_views
 from spatialclaw.trajectories.synthetic import write_synthetic_episode
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Debian chromium is not installed (apt-get install -y chromium, or SPATIALCLAW_WITH_CHROMIUM=1 scripts/bootstrap.sh)",
-)
-
-
-def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'chromium'}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+from tests.trajectories.headless_chromium import headless_chromium, needs_chromium
 
 
 def test_pages_are_self_contained_with_inline_images(tmp_path):
@@ -74,7 +46,7 @@ def test_view_command_prints_the_path_and_honours_out(tmp_path, capsys):
 
 def _screenshot(tmp_path, page, name: str) -> np.ndarray:
     shot = tmp_path / f"{name}.png"
-    run = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri())
+    run = headless_chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", page.as_uri())
     assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
     return np.asarray(Image.open(shot).convert("RGB")).astype(int)
 
@@ -85,7 +57,7 @@ def test_headless_chromium_renders_question_steps_and_images(tmp_path):
     ep = write_synthetic_episode(tmp_path / "run" / "a", steps=3, seed=21, image_size=(120, 90), question=question)
     page = write_views(ep.directory).main
 
-    dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    dom = headless_chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert question in dom.stdout
     assert dom.stdout.count('<section class="step"') == 3
