@@ -15,13 +15,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from PIL import Image
 
 from spatialclaw.chat import Message
 from spatialclaw.models import ModelAuthError, RetryPolicy, load_model
 from spatialclaw.testing import ScriptedProvider, unauthorized
+from tests.cli_process import spatialclaw
+from tests.paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CANARIES = {
     "OPENAI_API_KEY": "sk-user-openai-CANARY",
     "OPENAI_ADMIN_KEY": "sk-admin-CANARY",
@@ -139,35 +139,24 @@ def test_a_refused_compat_request_says_how_to_name_a_key(canary_env: dict[str, s
 
 # --- sessions and MCP: a client chooses the vlm_model -------------------------------------------------
 @pytest.fixture
-def frame(tmp_path: Path) -> Path:
-    path = tmp_path / "frames" / "0.png"
-    path.parent.mkdir()
-    Image.new("RGB", (32, 24), (0, 200, 0)).save(path)
-    return path
-
-
-def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(
-    canary_env: dict[str, str], frame: Path, tmp_path: Path
-) -> None:
-    # without --vlm-api-key-env no key goes (the MCP test below shows it); with it, that key and nothing else
-    env = dict(
+def session_canary_env(canary_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The canaries plus a compat key canary, a sessions folder of the test's own and no kernel memory limit."""
+    return dict(
         canary_env,
         SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
         SPATIALCLAW_KERNEL_MEMORY_MB="0",
         SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY",
-        LOCAL_VLLM_API_KEY="sk-vllm-named",
     )
 
+
+def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(
+    session_canary_env: dict[str, str], green_frame: Path
+) -> None:
+    # without --vlm-api-key-env no key goes (the MCP test below shows it); with it, that key and nothing else
+    env = dict(session_canary_env, LOCAL_VLLM_API_KEY="sk-vllm-named")
+
     def cli(*args: str, stdin: str | None = None) -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "spatialclaw.cli", "session", *args, "--json"],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=REPO_ROOT,
-            timeout=180,
-        )
+        done = spatialclaw("session", *args, "--json", env=env, cwd=REPO_ROOT, stdin=stdin)
         assert done.returncode == 0, done.stdout + done.stderr
         return json.loads(done.stdout)
 
@@ -175,7 +164,7 @@ def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(
         session = cli(
             "start",
             "--frames",
-            str(frame),
+            str(green_frame),
             "--question",
             "What colour?",
             "--vlm-model",
@@ -193,18 +182,12 @@ def test_a_session_sends_a_compat_key_only_when_its_starter_names_one(
 
 
 def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(
-    canary_env: dict[str, str], frame: Path, tmp_path: Path
+    session_canary_env: dict[str, str], green_frame: Path
 ) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    env = dict(
-        canary_env,
-        SPATIALCLAW_SESSIONS=str(tmp_path / "sessions"),
-        SPATIALCLAW_KERNEL_MEMORY_MB="0",
-        SPATIALCLAW_COMPAT_API_KEY="sk-compat-CANARY",
-    )
     parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], env=env, cwd=str(REPO_ROOT)
+        command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], env=session_canary_env, cwd=str(REPO_ROOT)
     )
 
     async def scenario(url: str) -> str:
@@ -212,7 +195,11 @@ def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(
             await client.initialize()
             started = await client.call_tool(
                 "session_start",
-                {"question": "What colour?", "frames": [str(frame)], "vlm_model": f"openai-compat:attacker@{url}"},
+                {
+                    "question": "What colour?",
+                    "frames": [str(green_frame)],
+                    "vlm_model": f"openai-compat:attacker@{url}",
+                },
             )
             text = "\n".join(b.text for b in started.content if b.type == "text")
             assert not started.is_error, text

@@ -21,16 +21,9 @@ import pytest
 from spatialclaw.kernel.kernel import Kernel
 from spatialclaw.kernel.pool import KernelPool
 from spatialclaw.kernel.sandbox import ResourceLimits, support
+from tests.security.kernel_probes import probe
 
 pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
-
-
-def _probe(kernel: Kernel, code: str, timeout: float = 60.0) -> dict:
-    """Run ``code`` (which prints one ``PROBE <json>`` line) and return the JSON."""
-    result = kernel.execute(code, timeout=timeout)
-    assert result.status == "ok", (result.status, result.error, result.stdout)
-    line = next(text for text in result.stdout.splitlines() if text.startswith("PROBE "))
-    return json.loads(line[len("PROBE ") :])
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +74,7 @@ cmdlines = [open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode
 print('PROBE', json.dumps({'found': found, 'pids': pids, 'regions': regions, 'cmdlines': cmdlines}))
 """
     with Kernel() as k:
-        report = _probe(k, code, timeout=120)
+        report = probe(k, code, timeout=120)
     assert report["found"] == []
     assert report["regions"] > 10, "the probe must actually read the kernel's memory"
     assert max(report["pids"]) < 100, "only the sandbox's own few processes are visible"
@@ -120,7 +113,7 @@ for parent in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents]:
 report['walk'] = walk
 print('PROBE', json.dumps(report))
 """
-        report = _probe(kernel, code)
+        report = probe(kernel, code)
     assert report.pop("append") in ("FileNotFoundError", "PermissionError", "OSError")
     assert report.pop("walk") == []
     home = report.pop("home")
@@ -136,9 +129,10 @@ print('PROBE', json.dumps(report))
 
 
 def test_a_bench_run_cannot_read_its_ground_truth_or_forge_its_results(tmp_path: Path) -> None:
-    from spatialclaw.runner import RunConfig, run_benchmark
+    from spatialclaw.runner import run_benchmark
     from spatialclaw.testing.provider_server import ScriptedProvider
     from spatialclaw.trajectories.episode_log import load_episode
+    from tests.bench_runs import one_task_run
 
     run = tmp_path / "run"
     cell = f"""```python
@@ -165,19 +159,7 @@ print('PROBE', json.dumps(report))
 ```"""
     answer = "```python\nanswer('B' if meta['choices'] else 2)\n```"
     with ScriptedProvider(lambda request, index: cell if index % 2 == 0 else answer) as server:
-        run_benchmark(
-            RunConfig(
-                benchmark="synthetic",
-                model=f"openai-compat:scripted@{server.url}",
-                out=run,
-                limit=1,
-                seed=3,
-                workers=1,
-                progress=False,
-                model_options={"max_attempts": 1, "api_key": "test-key"},
-                agent={"fsync": False, "vlm_side_channel": False, "preview_images": 1},
-            )
-        )
+        run_benchmark(one_task_run(server.url, run, model_options={"api_key": "test-key"}))
     rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
     assert [r["task_id"] for r in rows] != [] and all(r["task_id"] != "forged" for r in rows)
     episode = load_episode(run / rows[0]["trajectory_dir"])
@@ -206,7 +188,7 @@ def test_a_host_listener_on_loopback_is_unreachable(kernel: Kernel) -> None:
     watcher = threading.Thread(target=accept)
     watcher.start()
     try:
-        report = _probe(
+        report = probe(
             kernel,
             f"""
 import json, socket
@@ -229,7 +211,7 @@ print('PROBE', json.dumps({{'attempts': report, 'interfaces': interfaces}}))
 
 
 def test_a_listener_opened_by_a_cell_is_unreachable_from_the_host(kernel: Kernel) -> None:
-    report = _probe(
+    report = probe(
         kernel,
         """
 import json, socket
@@ -345,7 +327,7 @@ print('PROBE', json.dumps({'abs': abs(-2), 'pi': round(math.pi, 4),
         second = pool.acquire(meta={"question": "q"})
         try:
             assert second.pid != first_pid
-            report = _probe(second, check)
+            report = probe(second, check)
         finally:
             pool.release(second)
     assert report == {"abs": 2, "pi": 3.1416, "answerer": "__call__", "planted": False}

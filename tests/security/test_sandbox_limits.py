@@ -24,18 +24,11 @@ from spatialclaw.kernel import sandbox_limits
 from spatialclaw.kernel.environment import is_secret
 from spatialclaw.kernel.kernel import Kernel
 from spatialclaw.kernel.sandbox import ResourceLimits, support
+from tests.security.kernel_probes import probe
 
 pytestmark = pytest.mark.skipif(not support().available, reason=f"no kernel sandbox here: {support().missing}")
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _probe(kernel: Kernel, code: str, timeout: float = 60.0) -> dict:
-    """Run ``code`` (which prints one ``PROBE <json>`` line) and return the JSON."""
-    result = kernel.execute(code, timeout=timeout)
-    assert result.status == "ok", (result.status, result.error, result.stdout)
-    line = next(text for text in result.stdout.splitlines() if text.startswith("PROBE "))
-    return json.loads(line[len("PROBE ") :])
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +42,7 @@ def test_a_cell_cannot_regenerate_the_synthetic_benchmarks_ground_truth(capped: 
 
     truth = [task.ground_truth for task in generate(6, seed=0)]
     assert len(truth) == 6
-    report = _probe(
+    report = probe(
         capped,
         f"""
 import importlib, json, runpy
@@ -85,7 +78,7 @@ def test_hub_dataset_caches_are_hidden_and_model_weights_stay_readable(tmp_path:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(datasets))
     # even a caller who makes the whole Hugging Face home readable does not expose its datasets
     with Kernel(readable=[tmp_path / "hf"]) as k:
-        report = _probe(
+        report = probe(
             k,
             f"""
 import json, os
@@ -155,7 +148,7 @@ def test_200_forks_stop_at_a_cap_of_64_and_the_status_says_how(host: str, monkey
     with Kernel(limits=ResourceLimits(processes=64)) as k:
         cap = k.sandbox["process_cap"]
         assert cap == "pids-cgroup" or cap.startswith("rlimit-nproc"), cap
-        report = _probe(k, FORKS)
+        report = probe(k, FORKS)
         assert report["forks"] < 64
         if host == "without a pids cgroup":
             assert k.execute("import os\nprint(os.getuid())").stdout.strip() != "0"
@@ -172,7 +165,7 @@ def test_the_hosts_session_keyring_is_unreachable(capped: Kernel) -> None:
     if key < 0:
         pytest.skip(f"cannot add a key here (errno {ctypes.get_errno()})")
     try:
-        report = _probe(
+        report = probe(
             capped,
             f"""
 import ctypes, json
@@ -204,7 +197,7 @@ def test_only_allowed_variables_reach_the_kernel(capped: Kernel, monkeypatch) ->
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     with Kernel() as k:
-        report = _probe(k, "import json, os\nprint('PROBE', json.dumps(dict(os.environ)))")
+        report = probe(k, "import json, os\nprint('PROBE', json.dumps(dict(os.environ)))")
     assert not set(leaked) & set(report), sorted(set(leaked) & set(report))
     assert not any(value in json.dumps(report) for value in leaked.values())
     assert report["OMP_NUM_THREADS"] == "3" and "PATH" in report

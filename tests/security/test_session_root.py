@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from tests.cli_process import spatialclaw
 from tests.paths import REPO_ROOT
 
 OTHER_USER = 65534
@@ -26,15 +26,7 @@ OTHER_USER = 65534
 def session_cli(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """``spatialclaw session ARGS`` with ``$SPATIALCLAW_SESSIONS`` set to ``root``."""
     env = dict(os.environ, SPATIALCLAW_SESSIONS=str(root), SPATIALCLAW_KERNEL_MEMORY_MB="0")
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", "session", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=env,
-        timeout=180,
-    )
+    return spatialclaw("session", *args, env=env, cwd=REPO_ROOT, stdin=stdin)
 
 
 def close_all(root: Path) -> None:

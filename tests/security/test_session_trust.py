@@ -21,8 +21,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw.testing import ScriptedProvider
+from tests.cli_process import spatialclaw
+from tests.paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SECRET = "SECRET-HOST-TRAJECTORY-7f3a"
 
 
@@ -31,29 +32,13 @@ def env(sessions_env: dict[str, str]) -> dict[str, str]:
     return sessions_env
 
 
-@pytest.fixture
-def frame(tmp_path: Path) -> Path:
-    path = tmp_path / "frames" / "0.png"
-    path.parent.mkdir()
-    Image.new("RGB", (32, 24), (0, 200, 0)).save(path)
-    return path
-
-
 def cli(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", "session", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=180,
-    )
+    return spatialclaw("session", *args, env=env, cwd=REPO_ROOT, stdin=stdin)
 
 
-def start(env: dict[str, str], frame: Path) -> str:
+def start(env: dict[str, str], green_frame: Path) -> str:
     done = cli(
-        env, "start", "--frames", str(frame), "--question", "Which colour?", "--choices", "red", "green", "--json"
+        env, "start", "--frames", str(green_frame), "--question", "Which colour?", "--choices", "red", "green", "--json"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return str(json.loads(done.stdout)["session"])
@@ -63,9 +48,9 @@ def start(env: dict[str, str], frame: Path) -> str:
 
 
 def test_session_answer_records_what_the_driver_passed_even_after_a_cell_redefines_answer(
-    env: dict[str, str], frame: Path, tmp_path: Path
+    env: dict[str, str], green_frame: Path, tmp_path: Path
 ) -> None:
-    session = start(env, frame)
+    session = start(env, green_frame)
     # the kernel's answer now accepts anything and always claims "A" (a valid option)
     patched = cli(env, "exec", session, "--code", "-", "--json", stdin="type(answer).normalise = lambda self, v: 'A'\n")
     assert patched.returncode == 0, patched.stdout
@@ -89,12 +74,12 @@ def test_session_answer_records_what_the_driver_passed_even_after_a_cell_redefin
 
 
 def test_an_answer_request_with_a_non_scalar_value_is_refused_and_the_session_goes_on(
-    env: dict[str, str], frame: Path, tmp_path: Path
+    env: dict[str, str], green_frame: Path, tmp_path: Path
 ) -> None:
     from spatialclaw.interactive.session_client import Session
     from spatialclaw.interactive.session_dir import SessionError
 
-    handle = Session.open(start(env, frame), tmp_path / "sessions")
+    handle = Session.open(start(env, green_frame), tmp_path / "sessions")
     with pytest.raises(SessionError, match="the answer must be text or a number, got dict"):
         handle.request({"op": "answer", "value": {"value": "B"}})
     assert handle.answer("B").answer == "B"
@@ -104,8 +89,8 @@ def test_an_answer_request_with_a_non_scalar_value_is_refused_and_the_session_go
 # --- what a cell prints reaches the operator's terminal as text ----------------------------------------
 
 
-def test_escape_sequences_a_cell_prints_reach_the_terminal_as_text(env: dict[str, str], frame: Path) -> None:
-    session = start(env, frame)
+def test_escape_sequences_a_cell_prints_reach_the_terminal_as_text(env: dict[str, str], green_frame: Path) -> None:
+    session = start(env, green_frame)
     cell = "print('\\x1b]52;c;ZWNobyBwd25lZA==\\x1b\\\\ title\\x9b2J \\u202egnp.exe ok\\r hidden')\n"
     shown = cli(env, "exec", session, "--code", "-", stdin=cell)
     cli(env, "close", session)
@@ -118,7 +103,9 @@ def test_escape_sequences_a_cell_prints_reach_the_terminal_as_text(env: dict[str
 # --- paths an MCP client names -------------------------------------------------------------------------
 
 
-def test_an_mcp_client_names_only_what_the_operator_allowed(env: dict[str, str], frame: Path, tmp_path: Path) -> None:
+def test_an_mcp_client_names_only_what_the_operator_allowed(
+    env: dict[str, str], green_frame: Path, tmp_path: Path
+) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     allowed, private, elsewhere = tmp_path / "allowed", tmp_path / "private", tmp_path / "elsewhere"
@@ -133,14 +120,14 @@ def test_an_mcp_client_names_only_what_the_operator_allowed(env: dict[str, str],
     parameters = StdioServerParameters(
         command=sys.executable,
         args=[
-            *("-m", "spatialclaw.cli", "mcp", "--replay-root", str(allowed), "--input-root", str(frame.parent)),
+            *("-m", "spatialclaw.cli", "mcp", "--replay-root", str(allowed), "--input-root", str(green_frame.parent)),
             *("--allow-models", "openai-compat:m@http://127.0.0.1:*", "--allow-models", "replay:*"),
             *("--allow-models", "hf:*"),
         ],
         env=env,
         cwd=str(REPO_ROOT),
     )
-    question = {"question": "Which colour?", "frames": [str(frame)]}
+    question = {"question": "Which colour?", "frames": [str(green_frame)]}
 
     async def scenario(url: str) -> dict[str, tuple[bool, str]]:
         seen: dict[str, tuple[bool, str]] = {}
@@ -184,7 +171,7 @@ def test_an_mcp_client_names_only_what_the_operator_allowed(env: dict[str, str],
                 "linked frame": {"frames": [str(elsewhere / "link.png")]},
                 "outside frame": {"frames": [str(elsewhere / "outside.png")]},
                 "secret video": {"frames": None, "video": str(secret)},
-                "sidecar": {"frames": None, "inputs": [{"frames": [str(frame)], "indices": str(sidecar)}]},
+                "sidecar": {"frames": None, "inputs": [{"frames": [str(green_frame)], "indices": str(sidecar)}]},
             }.items():
                 await tool(name, "session_start", {**question, **arguments})
         return seen

@@ -37,8 +37,8 @@ from spatialclaw.interactive.session_dir import (
     socket_path_for,
 )
 from spatialclaw.task import FrameSpec, Task
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.cli_process import spatialclaw
+from tests.paths import REPO_ROOT
 
 
 @contextmanager
@@ -82,14 +82,7 @@ def sessions(root: Path, task: Task, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "spatialclaw.cli", "session", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-    )
+    return spatialclaw("session", *args, env=dict(os.environ), cwd=REPO_ROOT, stdin=stdin, timeout=120)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
