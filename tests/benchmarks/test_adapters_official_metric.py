@@ -33,6 +33,20 @@ def _videos(root: Path, *relative: str) -> None:
         _write_video(root / path)
 
 
+def _checked_tasks(name: str, source: Path, tmp_path: Path, media_root: Path | None = None) -> list:
+    """``name``'s tasks from ``source``, loaded as the runner loads them and checked as every adapter's are."""
+    tasks = load_tasks(SPECS[name], source=source, media_root=media_root, media_cache=tmp_path / "m")
+    _check_tasks(tasks, name)
+    return tasks
+
+
+def _video_fixture_tasks(tmp_path: Path, name: str, records: str, *videos: str, media: str = "") -> list:
+    """The checked tasks of ``name``'s fixture ``records`` file, over tiny ``videos`` written under the media
+    root ``tmp_path / media``."""
+    _videos(tmp_path / media, *videos)
+    return _checked_tasks(name, FIXTURES / name / records, tmp_path, media_root=tmp_path / media)
+
+
 def _score(task, answer) -> float:
     return score_answer(answer, task.ground_truth, task.answer_type, task.choices, task.meta["metric"]).value
 
@@ -42,14 +56,7 @@ def _rows(tasks, answers) -> list[ScoredRow]:
 
 
 def test_vsi_bench_debiased_is_vsi_benchs_layout_and_rules(tmp_path: Path) -> None:
-    _videos(tmp_path, "scannet/scene0011_00.mp4")
-    tasks = load_tasks(
-        SPECS["vsi-bench-debiased"],
-        source=FIXTURES / "vsi-bench-debiased" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "vsi-bench-debiased")
+    tasks = _video_fixture_tasks(tmp_path, "vsi-bench-debiased", "test.jsonl", "scannet/scene0011_00.mp4")
     choice, room = tasks
     # the paper's rules: a lenient letter chain for choices, the first token for numbers (tests/test_paper_benchmarks_p3)
     assert choice.meta["metric"] == "vsi_paper_mca" and room.meta["metric"] == "vsi_paper_na"
@@ -58,14 +65,9 @@ def test_vsi_bench_debiased_is_vsi_benchs_layout_and_rules(tmp_path: Path) -> No
 
 
 def test_dsi_bench_reads_the_metadata_csv_and_scores_answer_tags(tmp_path: Path) -> None:
-    _videos(tmp_path / "videos" / "std", "clips/street_01.mp4", "clips/park_07.mp4")
-    tasks = load_tasks(
-        SPECS["dsi-bench"],
-        source=FIXTURES / "dsi-bench" / "metadatas" / "std.csv",
-        media_root=tmp_path / "videos" / "std",
-        media_cache=tmp_path / "m",
+    tasks = _video_fixture_tasks(
+        tmp_path, "dsi-bench", "metadatas/std.csv", "clips/street_01.mp4", "clips/park_07.mp4", media="videos/std"
     )
-    _check_tasks(tasks, "dsi-bench")
     car, camera, _dog = tasks
     assert car.choices == ["Left", "Right", "Toward the camera", "Away from the camera"] and car.ground_truth == "B"
     assert [t.category for t in tasks] == ["Obj:static cam", "Cam:static scene", "Obj-Cam distance"]
@@ -76,14 +78,7 @@ def test_dsi_bench_reads_the_metadata_csv_and_scores_answer_tags(tmp_path: Path)
 
 
 def test_osi_bench_tsv_with_zero_answer_thresholds(tmp_path: Path) -> None:
-    _videos(tmp_path, "videos/plaza.mp4", "videos/road.mp4")
-    tasks = load_tasks(
-        SPECS["osi-bench"],
-        source=FIXTURES / "osi-bench" / "OSI-Bench.tsv",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "osi-bench")
+    tasks = _video_fixture_tasks(tmp_path, "osi-bench", "OSI-Bench.tsv", "videos/plaza.mp4", "videos/road.mp4")
     relation, distance, speed = tasks
     assert relation.choices == ["object 1", "object 2"] and relation.meta["metric"] == "osibench_mcq"
     assert distance.meta["metric"] == "osibench_na:absolute_distance" and distance.ground_truth == 7.5
@@ -93,14 +88,7 @@ def test_osi_bench_tsv_with_zero_answer_thresholds(tmp_path: Path) -> None:
 
 
 def test_pai_bench_index2ans_and_the_answer_tag(tmp_path: Path) -> None:
-    _videos(tmp_path, "videos/arm_01.mp4", "videos/warehouse_02.mp4")
-    tasks = load_tasks(
-        SPECS["pai-bench"],
-        source=FIXTURES / "pai-bench" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "pai-bench")
+    tasks = _video_fixture_tasks(tmp_path, "pai-bench", "test.jsonl", "videos/arm_01.mp4", "videos/warehouse_02.mp4")
     arm, order = tasks
     assert arm.choices == ["toward the cup", "away from the cup"]  # null options are not offered
     assert order.choices[2] == "the cart stops" and order.category == "Time: Order"
@@ -109,14 +97,9 @@ def test_pai_bench_index2ans_and_the_answer_tag(tmp_path: Path) -> None:
 
 
 def test_perceptioncomp_five_options_and_mmmu_parsing(tmp_path: Path) -> None:
-    _videos(tmp_path, "data/Monaco_21m-25m.mp4", "data/home_tour_3.mp4")
-    tasks = load_tasks(
-        SPECS["perceptioncomp"],
-        source=FIXTURES / "perceptioncomp" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
+    tasks = _video_fixture_tasks(
+        tmp_path, "perceptioncomp", "test.jsonl", "data/Monaco_21m-25m.mp4", "data/home_tour_3.mp4"
     )
-    _check_tasks(tasks, "perceptioncomp")
     shop, chairs = tasks
     assert len(shop.choices) == 5 and shop.ground_truth == "C" and chairs.ground_truth == "B"
     # the paper's rules: no option-text match; the last standalone A-E in any case
@@ -147,10 +130,8 @@ def test_spbench_single_image_and_multi_view(tmp_path: Path) -> None:
     _images(
         staged, "scene0001_00/view0.png", "scene0001_00/view1.png", "scene0002_00/view0.png", "scene0002_00/view1.png"
     )
-    single = load_tasks(SPECS["spbench-si"], source=staged / "SPBench-SI.jsonl", media_cache=tmp_path / "m")
-    multi = load_tasks(SPECS["spbench-mv"], source=staged / "SPBench-MV.jsonl", media_cache=tmp_path / "m")
-    _check_tasks(single, "spbench-si")
-    _check_tasks(multi, "spbench-mv")
+    single = _checked_tasks("spbench-si", staged / "SPBench-SI.jsonl", tmp_path)
+    multi = _checked_tasks("spbench-mv", staged / "SPBench-MV.jsonl", tmp_path)
     height, side = single
     assert height.answer_type == "number" and height.category == "object_size_estimation"
     assert side.choices == ["left", "right"] and side.ground_truth == "A"
@@ -158,14 +139,7 @@ def test_spbench_single_image_and_multi_view(tmp_path: Path) -> None:
 
 
 def test_video_mme_first_capital_rule(tmp_path: Path) -> None:
-    _videos(tmp_path, "data/fFjv93ACGo8.mp4", "data/Xq1.mp4")
-    tasks = load_tasks(
-        SPECS["video-mme"],
-        source=FIXTURES / "video-mme" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "video-mme")
+    tasks = _video_fixture_tasks(tmp_path, "video-mme", "test.jsonl", "data/fFjv93ACGo8.mp4", "data/Xq1.mp4")
     planets, _ = tasks
     assert planets.choices[2] == "8." and planets.category == "Counting Problem"  # the prompt labels it once
     assert _score(planets, "The best answer is C.") == 1.0
@@ -173,14 +147,9 @@ def test_video_mme_first_capital_rule(tmp_path: Path) -> None:
 
 
 def test_video_mme_v2_groups_score_non_linearly(tmp_path: Path) -> None:
-    _videos(tmp_path, "videos/007.mp4", "videos/008.mp4")  # the paper's layout: videos/<video_id>.mp4
-    tasks = load_tasks(
-        SPECS["video-mme-v2"],
-        source=FIXTURES / "video-mme-v2" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "video-mme-v2")
+    tasks = _video_fixture_tasks(
+        tmp_path, "video-mme-v2", "test.jsonl", "videos/007.mp4", "videos/008.mp4"
+    )  # the paper's layout: videos/<video_id>.mp4
     assert len(tasks[0].choices) == 8 and tasks[4].ground_truth == "E"
     assert _score(tasks[4], "Answer: E") == 1.0 and _score(tasks[4], "H") == 0.0
     # relevance group: 3 of 4 right -> 9/16; logic [1, [2, 3], 4]: 1 and 3 right, 2 wrong -> the chain
@@ -192,14 +161,7 @@ def test_video_mme_v2_groups_score_non_linearly(tmp_path: Path) -> None:
 
 
 def test_vsti_bench_choices_by_mc_answer_and_macro_over_types(tmp_path: Path) -> None:
-    _videos(tmp_path, "scannet/scene0001_00.mp4")
-    tasks = load_tasks(
-        SPECS["vsti-bench"],
-        source=FIXTURES / "vsti-bench" / "test.jsonl",
-        media_root=tmp_path,
-        media_cache=tmp_path / "m",
-    )
-    _check_tasks(tasks, "vsti-bench")
+    tasks = _video_fixture_tasks(tmp_path, "vsti-bench", "test.jsonl", "scannet/scene0001_00.mp4")
     displacement, direction, _side = tasks
     assert direction.ground_truth == "A" and displacement.ground_truth == 1.8
     result = aggregate(_rows(tasks, ["1.8", "A", "A"]), SPECS["vsti-bench"].aggregation)
@@ -209,8 +171,7 @@ def test_vsti_bench_choices_by_mc_answer_and_macro_over_types(tmp_path: Path) ->
 def test_mmsi_video_bench_clips_reference_images_and_category_names(tmp_path: Path) -> None:
     from tests.benchmarks.layouts_blink_to_osibench import build_fixture_mmsivideo
 
-    tasks = load_tasks(SPECS["mmsi-video-bench"], source=build_fixture_mmsivideo(tmp_path), media_cache=tmp_path / "m")
-    _check_tasks(tasks, "mmsi-video-bench")
+    tasks = _checked_tasks("mmsi-video-bench", build_fixture_mmsivideo(tmp_path), tmp_path)
     where, later, _next = tasks
     assert [len(s.paths) for s in where.inputs] == [3, 1]  # the clip's frames, then the reference image
     assert len(later.inputs) == 2 and where.category == "(Spatial Construction) Camera-Scene Spatial Relationship"
@@ -221,8 +182,7 @@ def test_mmsi_video_bench_clips_reference_images_and_category_names(tmp_path: Pa
 def test_omni3d_bench_answer_types(tmp_path: Path) -> None:
     from tests.benchmarks.layouts_blink_to_osibench import build_fixture_omni3d
 
-    tasks = load_tasks(SPECS["omni3d-bench"], source=build_fixture_omni3d(tmp_path), media_cache=tmp_path / "m")
-    _check_tasks(tasks, "omni3d-bench")
+    tasks = _checked_tasks("omni3d-bench", build_fixture_omni3d(tmp_path), tmp_path)
     count, height, word, yes, _zero = tasks
     assert [t.category for t in tasks] == ["int", "float", "str", "str", "float"]
     assert _score(count, 3) == 1.0 and _score(count, "3.0") == 1.0  # int(round(float())), as the paper does

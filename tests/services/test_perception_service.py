@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from spatialclaw.primitives.perception import remote
 
 pytest.importorskip("transformers")
 ray = pytest.importorskip("ray")
+from tests.indexed_frames import noise_frame  # noqa: E402
 from tests.tiny_depth_models import save_tiny_depth_anything  # noqa: E402
 
 
@@ -35,12 +35,6 @@ def local_ray():
         os.environ.pop("RAY_memory_monitor_refresh_ms", None)
     else:
         os.environ["RAY_memory_monitor_refresh_ms"] = previous  # noqa: SIM112
-
-
-@dataclass
-class _IndexedFrame:
-    array: np.ndarray
-    index: int
 
 
 def _cell(kernel: Kernel, code: str):
@@ -132,7 +126,7 @@ def test_detect_and_segment_on_the_service_equal_the_local_calls(
     from tests.tiny_instance_models import build_grounding_dino, build_sam
 
     gdino, sam = str(build_grounding_dino(tmp_path / "gdino")), str(build_sam(tmp_path / "sam"))
-    frame = _IndexedFrame(np.random.default_rng(3).integers(0, 256, size=(48, 64, 3), dtype=np.uint8), index=12)
+    frame = noise_frame(3, 48, 64, index=12, high=256)
 
     def calls() -> tuple:
         boxes = detect(frame, ["cup", "table"], model=gdino, threshold=0.0, max_instances=5)

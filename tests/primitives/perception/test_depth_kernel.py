@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from spatialclaw import FrameSpec, Kernel, Task
+from spatialclaw import Kernel
 from tests.doc_examples import code_blocks
+from tests.primitives.perception.redwood_clip import redwood_task
 
 pytest.importorskip("transformers")
 from tests.tiny_depth_models import save_tiny_depth_anything
@@ -15,13 +16,8 @@ from tests.tiny_depth_models import save_tiny_depth_anything
 def test_depth_and_reconstruct_in_the_kernel(test_data, tmp_path):
     tiny = save_tiny_depth_anything(tmp_path / "tiny-da")
     root = test_data / "rgbd-redwood"
-    colour = sorted(str(p) for p in (root / "color").glob("*.jpg"))
     depth_paths = sorted(str(p) for p in (root / "depth").glob("*.png"))
-    task = Task(
-        question="How far did the camera move?",
-        inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
-        answer_type="number",
-    )
+    task = redwood_task(test_data, "How far did the camera move?", "number")
     code = (
         f"d = depth(frames[1], model={str(tiny)!r})\n"
         "print(d.frame_index, d.depth.shape, d.intrinsics_source)\n"

@@ -3,8 +3,6 @@ loaded from local folders with ``from_pretrained`` (structure, caching and error
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -13,15 +11,8 @@ from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect, detector_id
 from spatialclaw.primitives.perception.instances import Detections
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
+from tests.indexed_frames import IndexedFrame, noise_frame
 from tests.tiny_instance_models import build_grounding_dino, build_owlv2
-
-
-@dataclass
-class IndexedFrame:
-    """The attributes of a kernel ``Frame`` that detect reads: pixels and the absolute frame index."""
-
-    array: np.ndarray
-    index: int
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +23,7 @@ def tiny_detectors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture
 def frame() -> IndexedFrame:
-    rng = np.random.default_rng(0)
-    return IndexedFrame(rng.integers(0, 255, (90, 130, 3), dtype=np.uint8), index=17)
+    return noise_frame(0, 90, 130, index=17)
 
 
 @pytest.mark.parametrize("family", ["grounding-dino", "owlv2"])

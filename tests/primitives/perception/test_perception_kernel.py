@@ -3,35 +3,23 @@ indices, printing readable results and showing overlays (tiny random models from
 
 from __future__ import annotations
 
-import pytest
-
-from spatialclaw import FrameSpec, Kernel, Task
-from tests.tiny_instance_models import build_grounding_dino, build_sam
+from spatialclaw import Kernel
+from tests.primitives.perception.redwood_clip import redwood_task
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    root = tmp_path_factory.mktemp("kernel-models")
-    return {"detector": str(build_grounding_dino(root / "gdino")), "sam": str(build_sam(root / "sam"))}
-
-
-def test_detect_segment_track_in_the_kernel(test_data, tiny, tmp_path):
-    colour = sorted(str(p) for p in (test_data / "rgbd-redwood" / "color").glob("*.jpg"))
-    task = Task(
-        question="Where does the cup go?",
-        inputs=[FrameSpec.images(colour, indices=[10, 20, 30, 40, 50])],
-        answer_type="text",
-    )
+def test_detect_segment_track_in_the_kernel(test_data, tiny_detector_and_sam, tmp_path):
+    task = redwood_task(test_data, "Where does the cup go?", "text")
+    detector, sam = tiny_detector_and_sam["detector"], tiny_detector_and_sam["sam"]
     code = (
-        f"dets = detect(frames[2], ['cup', 'table'], model={tiny['detector']!r}, threshold=0.0, max_instances=3)\n"
+        f"dets = detect(frames[2], ['cup', 'table'], model={detector!r}, threshold=0.0, max_instances=3)\n"
         "print(dets)\n"
-        f"masks = segment(frames[2], box=dets[0], model={tiny['sam']!r})\n"
+        f"masks = segment(frames[2], box=dets[0], model={sam!r})\n"
         "print(masks.masks.shape, masks[0].frame_index, masks[0].label == dets[0].label)\n"
         "t = track(frames, boxes=dets[0], method='flow')\n"
         "print(t.frame_indices.tolist(), t.start_index)\n"
         "show(dets, t)\n"
     )
-    with Kernel.for_task(task, workdir=tmp_path, readable=[tiny["detector"], tiny["sam"]]) as kernel:
+    with Kernel.for_task(task, workdir=tmp_path, readable=[detector, sam]) as kernel:
         result = kernel.execute(code, timeout=180)
     assert result.ok, result.to_text()
     lines = [line for line in result.stdout.splitlines() if not line.startswith("Loading weights")]

@@ -4,8 +4,6 @@ dtype, caching, the one place the backend is chosen, and the errors when weights
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
@@ -16,17 +14,10 @@ from spatialclaw.primitives.perception.detect import detect, detector_id
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear, load_model
 from spatialclaw.primitives.perception.sam3 import Sam3Inputs, load_sam3, sam3_instances
 from spatialclaw.primitives.perception.segment import segment, text_segmenter_id
+from tests.indexed_frames import IndexedFrame, noise_frame
 from tests.tiny_instance_models import build_sam3
 
 H, W = 72, 100  # not square, so that x/y or width/height mix-ups show
-
-
-@dataclass
-class IndexedFrame:
-    """The attributes of a kernel ``Frame`` that the tools read: pixels and the absolute frame index."""
-
-    array: np.ndarray
-    index: int
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +27,7 @@ def tiny_sam3(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture
 def frame() -> IndexedFrame:
-    return IndexedFrame(np.random.default_rng(3).integers(0, 255, (H, W, 3), dtype=np.uint8), index=12)
+    return noise_frame(3, H, W, index=12)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ backend is chosen (and its report), the errors when weights or packages are miss
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +22,11 @@ from spatialclaw.primitives.perception.sam3_tracking import load_sam3_tracker_vi
 from spatialclaw.primitives.perception.segment import segment
 from spatialclaw.primitives.perception.track import track
 from spatialclaw.primitives.perception.track_result import Track
+from tests.indexed_frames import IndexedFrame
 from tests.tiny_instance_models import clip_tokenizer
 
 H, W = 72, 100  # not square, so that x/y or width/height mix-ups show
 SIZE, PATCH = 112, 14  # the tiny model's input: 112 px, 8 x 8 patches
-
-
-@dataclass
-class IndexedFrame:
-    """The attributes of a kernel ``Frame`` that the tools read: pixels and the absolute frame index."""
-
-    array: np.ndarray
-    index: int
 
 
 def build_tiny_sam3(folder: Path, video: bool = True, queries: int = 2) -> Path:

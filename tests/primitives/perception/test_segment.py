@@ -3,8 +3,6 @@ tiny random models loaded from local folders with ``from_pretrained`` (structure
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
@@ -12,28 +10,14 @@ from spatialclaw.primitives.perception import cache
 from spatialclaw.primitives.perception.detect import detect
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.segment import segment
-from tests.tiny_instance_models import build_grounding_dino, build_sam
+from tests.indexed_frames import IndexedFrame, noise_frame
 
 H, W = 72, 100
 
 
-@dataclass
-class IndexedFrame:
-    """The attributes of a kernel ``Frame`` that segment reads: pixels and the absolute frame index."""
-
-    array: np.ndarray
-    index: int
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    root = tmp_path_factory.mktemp("segmenters")
-    return {"sam": str(build_sam(root / "sam")), "detector": str(build_grounding_dino(root / "gdino"))}
-
-
 @pytest.fixture
 def frame() -> IndexedFrame:
-    return IndexedFrame(np.random.default_rng(1).integers(0, 255, (H, W, 3), dtype=np.uint8), index=40)
+    return noise_frame(1, H, W, index=40)
 
 
 def assert_full_resolution_masks(found, count):
@@ -47,58 +31,62 @@ def assert_full_resolution_masks(found, count):
             assert item.box == (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
 
 
-def test_points_give_one_mask_at_frame_resolution(tiny, frame):
-    found = segment(frame, points=[(30, 20), (35, 25)], model=tiny["sam"], label="mug")
+def test_points_give_one_mask_at_frame_resolution(tiny_detector_and_sam, frame):
+    found = segment(frame, points=[(30, 20), (35, 25)], model=tiny_detector_and_sam["sam"], label="mug")
     assert_full_resolution_masks(found, 1)
     assert found[0].label == "mug"
 
 
-def test_each_box_gives_one_instance_and_instance_labels_carry_over(tiny, frame):
-    found = segment(frame, box=[(5, 5, 40, 30), (50, 20, 95, 70)], model=tiny["sam"])
+def test_each_box_gives_one_instance_and_instance_labels_carry_over(tiny_detector_and_sam, frame):
+    found = segment(frame, box=[(5, 5, 40, 30), (50, 20, 95, 70)], model=tiny_detector_and_sam["sam"])
     assert_full_resolution_masks(found, 2)
     assert found.labels == ["object", "object"]
-    boxes = detect(frame, ["red chair", "cup"], model=tiny["detector"], threshold=0.0)[:3]
-    from_instances = segment(frame, box=boxes, model=tiny["sam"])
+    boxes = detect(frame, ["red chair", "cup"], model=tiny_detector_and_sam["detector"], threshold=0.0)[:3]
+    from_instances = segment(frame, box=boxes, model=tiny_detector_and_sam["sam"])
     assert_full_resolution_masks(from_instances, 3)
     assert sorted(from_instances.labels) == sorted(boxes.labels)
 
 
-def test_points_combine_with_one_box(tiny, frame):
-    found = segment(frame, points=[(20, 15), (60, 60)], point_labels=[1, 0], box=(5, 5, 40, 30), model=tiny["sam"])
+def test_points_combine_with_one_box(tiny_detector_and_sam, frame):
+    found = segment(
+        frame, points=[(20, 15), (60, 60)], point_labels=[1, 0], box=(5, 5, 40, 30), model=tiny_detector_and_sam["sam"]
+    )
     assert_full_resolution_masks(found, 1)
 
 
-def test_second_call_is_a_cache_hit(tiny, frame):
-    first = segment(frame, box=(5, 5, 40, 30), model=tiny["sam"])
+def test_second_call_is_a_cache_hit(tiny_detector_and_sam, frame):
+    first = segment(frame, box=(5, 5, 40, 30), model=tiny_detector_and_sam["sam"])
     hits = cache.stats["hits"]
-    second = segment(frame, box=(5, 5, 40, 30), model=tiny["sam"])
+    second = segment(frame, box=(5, 5, 40, 30), model=tiny_detector_and_sam["sam"])
     assert cache.stats["hits"] == hits + 1
     np.testing.assert_array_equal(first.masks, second.masks)
-    segment(frame, box=(6, 5, 40, 30), model=tiny["sam"])
+    segment(frame, box=(6, 5, 40, 30), model=tiny_detector_and_sam["sam"])
     assert cache.stats["hits"] == hits + 1  # another box is another computation
 
 
-def test_text_through_detector_boxes_then_sam_masks(tiny, frame):
+def test_text_through_detector_boxes_then_sam_masks(tiny_detector_and_sam, frame):
     found = segment(
         frame,
         text=["red chair", "cup"],
         text_model="detect",
-        detector=tiny["detector"],
-        model=tiny["sam"],
+        detector=tiny_detector_and_sam["detector"],
+        model=tiny_detector_and_sam["sam"],
         threshold=0.0,
     )
-    boxes = detect(frame, ["red chair", "cup"], model=tiny["detector"], threshold=0.0)
+    boxes = detect(frame, ["red chair", "cup"], model=tiny_detector_and_sam["detector"], threshold=0.0)
     assert_full_resolution_masks(found, len(boxes))
     assert sorted(found.labels) == sorted(boxes.labels)
     assert sorted(found.scores) == pytest.approx(sorted(boxes.scores))  # detection confidence is kept
     assert "gdino boxes + sam masks" in found.backend
 
 
-def test_text_falls_back_to_detector_when_sam3_weights_are_missing_and_says_so(tiny, frame, tmp_path, monkeypatch):
+def test_text_falls_back_to_detector_when_sam3_weights_are_missing_and_says_so(
+    tiny_detector_and_sam, frame, tmp_path, monkeypatch
+):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("SPATIALCLAW_DETECT_MODEL", tiny["detector"])
-    monkeypatch.setenv("SPATIALCLAW_SEGMENT_MODEL", tiny["sam"])
+    monkeypatch.setenv("SPATIALCLAW_DETECT_MODEL", tiny_detector_and_sam["detector"])
+    monkeypatch.setenv("SPATIALCLAW_SEGMENT_MODEL", tiny_detector_and_sam["sam"])
     monkeypatch.delenv("SPATIALCLAW_SEGMENT_TEXT_MODEL", raising=False)
     found = segment(frame, text="cup", threshold=0.0)
     assert len(found) > 0 and found.masks.shape[1:] == (H, W)

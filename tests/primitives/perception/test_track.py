@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -16,17 +15,10 @@ from spatialclaw.primitives.perception.instances import Instance
 from spatialclaw.primitives.perception.models import MissingWeightsError, clear
 from spatialclaw.primitives.perception.track import MAX_TRACK_FRAMES, track
 from spatialclaw.primitives.perception.track_result import Track
+from tests.indexed_frames import IndexedFrame
 from tests.tiny_instance_models import build_sam2_video, has_torchvision
 
 H, W = 120, 160
-
-
-@dataclass
-class IndexedFrame:
-    """The attributes of a kernel ``Frame`` that track reads: pixels and the absolute frame index."""
-
-    array: np.ndarray
-    index: int
 
 
 def moving_square_video(count: int, step: tuple[float, float], start=(20, 30), size=30, seed=0):
