@@ -19,12 +19,11 @@ from spatialclaw.primitives.frames.sources import FrameLoadError
 from tests.cli_process import spatialclaw
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
-REDWOOD = DATA / "rgbd-redwood" / "color"
+REDWOOD = DATA_ROOT / "rgbd-redwood" / "color"
 STAGED = re.compile(r"spatialclaw-sandbox-|/inputs/\d+-\d+/")
 FENCE = "`" * 3
 
-pytestmark = pytest.mark.skipif(not REDWOOD.is_dir(), reason=f"real test data not found at {DATA}")
+pytestmark = pytest.mark.skipif(not REDWOOD.is_dir(), reason=f"real test data not found at {DATA_ROOT}")
 needs_sandbox = pytest.mark.skipif(
     not sandbox.support().available, reason=f"no kernel sandbox here: {sandbox.support().missing}"
 )

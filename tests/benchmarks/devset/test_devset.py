@@ -18,15 +18,14 @@ from PIL import Image
 from spatialclaw.benchmarks.devset import build, evaluate
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
-    not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
+    not (DATA_ROOT / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA_ROOT} (set SPATIALCLAW_TEST_DATA)"
 )
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
-    os.environ.setdefault("SPATIALCLAW_TEST_DATA", str(DATA))
+    os.environ.setdefault("SPATIALCLAW_TEST_DATA", str(DATA_ROOT))
     path = build.generate(tmp_path_factory.mktemp("devset"))
     return path, [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -92,7 +91,7 @@ def test_the_docs_dev_set_commands_run_as_written(tmp_path):
     [block] = code_blocks("benchmarks.md", "The model-in-the-loop dev set", "bash")
     env = {
         **os.environ,
-        "SPATIALCLAW_TEST_DATA": str(DATA),
+        "SPATIALCLAW_TEST_DATA": str(DATA_ROOT),
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
     subprocess.run(

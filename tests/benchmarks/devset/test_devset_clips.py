@@ -22,9 +22,8 @@ from spatialclaw.benchmarks.devset.orbit import orbit_clip
 from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
-    not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
+    not (DATA_ROOT / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA_ROOT} (set SPATIALCLAW_TEST_DATA)"
 )
 BUILDERS = (camera_vertical, orbit_clip, frame_number)
 SIZES = {"camera_vertical": (8, 10), "orbit_clip": (6, 8), "frame_number": (6, 8)}
@@ -33,7 +32,7 @@ SIZES = {"camera_vertical": (8, 10), "orbit_clip": (6, 8), "frame_number": (6, 8
 def build(out: Path, seed: int = 0) -> list[dict]:
     records = []
     for number, builder in enumerate(BUILDERS):
-        records += builder(DATA, out, np.random.default_rng([seed, number]))
+        records += builder(DATA_ROOT, out, np.random.default_rng([seed, number]))
     return records
 
 
@@ -110,7 +109,7 @@ def test_generation_is_deterministic(generated, tmp_path):
         for name in image_names(record):
             assert (tmp_path / name).read_bytes() == (path.parent / name).read_bytes()
     (tmp_path / "other").mkdir()
-    other = frame_number(DATA, tmp_path / "other", np.random.default_rng([1, 2]))
+    other = frame_number(DATA_ROOT, tmp_path / "other", np.random.default_rng([1, 2]))
     assert [r["answer"] for r in other] != [r["answer"] for r in records if r["category"] == "frame_number"]
 
 
@@ -179,7 +178,7 @@ def test_orbit_answers_follow_the_calibration(generated):
     directions = [r for r in items if "choices" in r]
     assert {r["answer"] for r in directions} == {"A", "B"}
     for record in items:
-        folder = DATA / record["meta"]["source"]
+        folder = DATA_ROOT / record["meta"]["source"]
         cameras = read_calibration(folder)
         views = record["meta"]["views"]
         _, R0, t0 = cameras[views[0]]

@@ -22,10 +22,9 @@ from spatialclaw.benchmarks.devset.object import object_motion
 from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
-    not (DATA / "multiview-dino").is_dir() or not (DATA / "rgbd-redwood").is_dir(),
-    reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)",
+    not (DATA_ROOT / "multiview-dino").is_dir() or not (DATA_ROOT / "rgbd-redwood").is_dir(),
+    reason=f"real data not found at {DATA_ROOT} (set SPATIALCLAW_TEST_DATA)",
 )
 
 # Where the head points in each side view once the photo is turned upright (checked by eye on the PNGs).
@@ -34,7 +33,7 @@ HEAD = {"dino0003.png": 1, "dino0029.png": -1}  # +1 right, -1 left
 
 def _generate(out: Path, seed: int = 0) -> list[dict[str, Any]]:
     out.mkdir(parents=True, exist_ok=True)
-    records = object_motion(DATA, out, np.random.default_rng([seed, 5]))
+    records = object_motion(DATA_ROOT, out, np.random.default_rng([seed, 5]))
     jsonl.write_atomic(out / "tasks.jsonl", ({**r, "benchmark": "devset"} for r in records))
     return records
 
@@ -83,7 +82,7 @@ def _register(frame: np.ndarray, photo: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _template(view: str) -> tuple[np.ndarray, np.ndarray]:
     """The raw side view turned upright, cropped to where it is not black: (grey, mask)."""
-    grey = np.asarray(Image.open(DATA / "multiview-dino" / view).convert("L").rotate(90, expand=True))
+    grey = np.asarray(Image.open(DATA_ROOT / "multiview-dino" / view).convert("L").rotate(90, expand=True))
     mask = cv2.morphologyEx((grey > 40).astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
     ys, xs = np.nonzero(mask)
     box = (slice(ys.min(), ys.max() + 1), slice(xs.min(), xs.max() + 1))
@@ -148,7 +147,7 @@ def _load(out: Path, names: list[str]) -> list[np.ndarray]:
 
 
 def _photo(meta: dict[str, Any]) -> np.ndarray:
-    photo = Image.open(DATA / meta["source_photo"]).convert("RGB")
+    photo = Image.open(DATA_ROOT / meta["source_photo"]).convert("RGB")
     return np.asarray(photo.resize((photo.width // 2, photo.height // 2), Image.Resampling.LANCZOS))
 
 
@@ -242,7 +241,7 @@ def test_a_mirrored_or_reversed_clip_flips_the_answers(number, tmp_path):
             variant = replace(clip, backwards=backwards, mirrored=mirrored)
             folder = tmp_path / f"{backwards}-{mirrored}"
             folder.mkdir()
-            result = devset_object._clip(DATA, variant, number, folder, np.random.default_rng(7))
+            result = devset_object._clip(DATA_ROOT, variant, number, folder, np.random.default_rng(7))
             made[backwards, mirrored] = (result, _load(folder, result["images"]))
     (plain, frames) = made[False, False]
     (mirror, mirror_frames) = made[False, True]

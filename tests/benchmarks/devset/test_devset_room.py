@@ -21,9 +21,8 @@ from spatialclaw.benchmarks.devset import room as devset_room
 from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
 pytestmark = pytest.mark.skipif(
-    not (DATA / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA} (set SPATIALCLAW_TEST_DATA)"
+    not (DATA_ROOT / "rgbd-redwood").is_dir(), reason=f"real data not found at {DATA_ROOT} (set SPATIALCLAW_TEST_DATA)"
 )
 COMPASS = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
 QUADRANTS = ["front-left", "front-right", "back-left", "back-right"]
@@ -36,8 +35,8 @@ def wrap(angle: float) -> float:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     out = tmp_path_factory.mktemp("rooms")
-    records = devset_room.room_perspective(DATA, out, np.random.default_rng([0, 5]))
-    records += devset_room.room_compass(DATA, out, np.random.default_rng([0, 6]))
+    records = devset_room.room_perspective(DATA_ROOT, out, np.random.default_rng([0, 5]))
+    records += devset_room.room_compass(DATA_ROOT, out, np.random.default_rng([0, 6]))
     jsonl.write_atomic(out / "tasks.jsonl", ({**r, "benchmark": "devset"} for r in records))
     return out, records
 
@@ -45,7 +44,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict
 @pytest.fixture(scope="module")
 def rendered() -> tuple[devset_render.Room, list[devset_render.View]]:
     rng = np.random.default_rng(11)
-    while (made := devset_room.make_views(room := devset_room.make_room(DATA, rng), rng, level=False)) is None:
+    while (made := devset_room.make_views(room := devset_room.make_room(DATA_ROOT, rng), rng, level=False)) is None:
         pass
     hfov, poses = made
     return room, [devset_render.render(room, pose, hfov) for pose in poses]
@@ -224,7 +223,7 @@ def test_benchmark_size_and_the_local_loader(generated):
 
 def test_generation_is_deterministic(generated, tmp_path):
     out, records = generated
-    again = devset_room.room_compass(DATA, tmp_path, np.random.default_rng([0, 6]))
+    again = devset_room.room_compass(DATA_ROOT, tmp_path, np.random.default_rng([0, 6]))
     assert json.dumps(again) == json.dumps([r for r in records if r["category"] == "room_compass"])
     first = again[0]["images"][0]
     assert (tmp_path / first).read_bytes() == (out / first).read_bytes()

@@ -11,8 +11,9 @@ from spatialclaw.primitives.scene.memory import Scene
 from tests.paths import DATA_ROOT
 from tests.virtual_camera import intrinsics, redwood_frame
 
-DATA = DATA_ROOT
-pytestmark = pytest.mark.skipif(not (DATA / "rgbd-redwood").is_dir(), reason=f"no Redwood RGB-D data under {DATA}")
+pytestmark = pytest.mark.skipif(
+    not (DATA_ROOT / "rgbd-redwood").is_dir(), reason=f"no Redwood RGB-D data under {DATA_ROOT}"
+)
 
 HEADINGS = {0: 0.0, 1: 80.0, 2: 170.0, 3: 255.0}  # degrees clockwise from +Y: 80-90 degrees between views
 K = intrinsics(640, 480, 75.0)
@@ -21,7 +22,7 @@ COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
 def measured_landmarks() -> dict[str, np.ndarray]:
     """Six real points of the Redwood scene (metres), in a +Z-up world: camera x -> X, z -> Y, -y -> Z."""
-    _, depth, K0 = redwood_frame(DATA, 0)
+    _, depth, K0 = redwood_frame(DATA_ROOT, 0)
     out = {}
     for i, (x, y) in enumerate([(120, 150), (520, 140), (320, 240), (200, 380), (450, 360), (330, 90)]):
         patch = depth[y - 3 : y + 4, x - 3 : x + 4]

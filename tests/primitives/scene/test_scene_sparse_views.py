@@ -22,9 +22,8 @@ from spatialclaw.primitives.scene.bearings import intrinsics_from_fov
 from spatialclaw.primitives.scene.memory import Scene
 from tests.paths import DATA_ROOT
 
-DATA = DATA_ROOT
 needs_rooms = pytest.mark.skipif(
-    not (DATA / "rgbd-redwood").is_dir(), reason=f"real photos for the rooms' textures not found at {DATA}"
+    not (DATA_ROOT / "rgbd-redwood").is_dir(), reason=f"real photos for the rooms' textures not found at {DATA_ROOT}"
 )
 COMPASS = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
 ROOMS = [f"{c}{n}" for c in ("room_perspective", "room_compass") for n in range(3)]
@@ -37,11 +36,11 @@ def wrap(angle: float) -> float:
 @pytest.fixture(scope="module")
 def rooms(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[dict]]]:
     """The dev set's six rooms (same seeds as the dev set): room key -> its items."""
-    if not (DATA / "rgbd-redwood").is_dir():
-        pytest.skip(f"real photos for the rooms' textures not found at {DATA}")
+    if not (DATA_ROOT / "rgbd-redwood").is_dir():
+        pytest.skip(f"real photos for the rooms' textures not found at {DATA_ROOT}")
     out = tmp_path_factory.mktemp("rooms")
-    records = devset_room.room_perspective(DATA, out, np.random.default_rng([0, 5]))
-    records += devset_room.room_compass(DATA, out, np.random.default_rng([0, 6]))
+    records = devset_room.room_perspective(DATA_ROOT, out, np.random.default_rng([0, 5]))
+    records += devset_room.room_compass(DATA_ROOT, out, np.random.default_rng([0, 6]))
     by_room: dict[str, list[dict]] = {}
     for r in records:
         category, number, _ = r["task_id"].split("-")
