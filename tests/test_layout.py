@@ -168,3 +168,65 @@ def test_no_docstring_contradicts_the_one_sign_convention() -> None:
         if stale.search(line)
     ]
     assert not offenders, offenders
+
+
+#: Test folders that mirror no package folder: what they test cuts across the package.
+CROSS_CUTTING_TEST_FOLDERS = {"security", "docs", "specs"}
+#: Past this many test files the top of tests/ is a heap again: put new tests in the folder of what they test.
+TOP_LEVEL_TEST_FILES = 25
+
+
+def _package_folders() -> set[str]:
+    """Every folder of the package as a path relative to it (``agent``, ``primitives/perception``, ...)."""
+    folders = set()
+    for folder, package in SOURCES.items():
+        prefix = package.split(".")[1:]
+        for path in (ROOT / folder).rglob("__init__.py"):
+            folders.add("/".join([*prefix, *path.parent.relative_to(ROOT / folder).parts]))
+    return folders - {""}
+
+
+def _test_tree_offences(tests: Path, package_folders: set[str]) -> list[str]:
+    """What breaks the test tree's layout: a ``test_*.py`` in a folder that is neither a package folder nor a
+    cross-cutting one, or more than :data:`TOP_LEVEL_TEST_FILES` test files at the top."""
+    offences = []
+    top = sorted(path.name for path in tests.glob("test_*.py"))
+    if len(top) > TOP_LEVEL_TEST_FILES:
+        offences.append(f"{len(top)} test files at the top of tests/ (at most {TOP_LEVEL_TEST_FILES}): {top}")
+    for path in sorted(tests.rglob("test_*.py")):
+        folder = path.parent.relative_to(tests)
+        if (
+            folder.parts
+            and folder.parts[0] not in CROSS_CUTTING_TEST_FOLDERS
+            and folder.as_posix() not in package_folders
+        ):
+            offences.append(f"{path.relative_to(tests.parent)}: tests/{folder.as_posix()} mirrors no package folder")
+    return offences
+
+
+def test_no_file_or_folder_in_the_tests_or_the_package_is_named_by_a_batch():
+    named = [
+        path.relative_to(ROOT).as_posix()
+        for folder in (*SOURCES, "tests")
+        for path in (ROOT / folder).rglob("*")
+        if "__pycache__" not in path.parts and (path.is_dir() or path.suffix == ".py")
+        for part in [path.stem.removeprefix("test_")]
+        if BATCH_NAME.search(part) or re.search(r"(^|_)part_?\d+", part)
+    ]
+    assert named == [], "name files by what they test or do, not by the batch they were written in"
+
+
+def test_every_test_file_sits_in_the_folder_of_what_it_tests():
+    assert _test_tree_offences(ROOT / "tests", _package_folders()) == []
+
+
+def test_the_test_tree_rules_catch_a_stray_folder_a_heap_at_the_top_and_batch_names(tmp_path: Path):
+    tests = tmp_path / "tests"
+    for name in ["agent/test_loop.py", "security/test_keys.py", "misc/test_things.py"] + [
+        f"test_{i}.py" for i in range(TOP_LEVEL_TEST_FILES + 1)
+    ]:
+        (tests / name).parent.mkdir(parents=True, exist_ok=True)
+        (tests / name).write_text("")
+    offences = _test_tree_offences(tests, {"agent"})
+    assert len(offences) == 2 and "26 test files at the top" in offences[0] and "tests/misc" in offences[1]
+    assert all(BATCH_NAME.search(n) for n in ("session_p2", "scoring_more", "part1", "adapters_p3"))
