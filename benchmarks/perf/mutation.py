@@ -232,6 +232,14 @@ MODULES: dict[str, dict[str, Any]] = {
         "functions": ["closest_points", "distance", "angle_between"],
         "tests": ["tests/specs/test_specs_geometry.py"],
     },
+    "motion_verdict": {
+        "path": "primitives/motion/verdict.py",
+        "functions": ["reversals", "_is_move", "turn_dominates", "clip_verdict"],
+        "tests": [
+            "tests/primitives/motion/test_motion_verdict.py",
+            "tests/primitives/motion/test_motion_readouts_clip.py",
+        ],
+    },
     "lock": {
         "path": "spatialclaw/runner/lock.py",
         "functions": ["RunLock", "_read_holder"],

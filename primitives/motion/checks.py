@@ -3,7 +3,10 @@ and what a measured step must warn about.
 
 Gates (a fit that fails one is reported as unknown, with the reason, and stays out of every total):
 the shared view the fitted motion implies (frames turned further apart than the field of view cannot
-share matches), an implausible roll between key frames, too little agreement (confidence or inlier count).
+share matches), a turn over ``MAX_TURN_DEG``, an implausible roll between key frames (measured about the
+vertical that explains it best: a camera looking down that turns about gravity does not roll), too little
+agreement (confidence or inlier count); over a clip, a low-confidence step that turns far faster than the
+clip's other steps (``rate_outliers``).
 Warnings: the agreeing matches concentrate on one region (possibly a moving object, not the camera), or
 many of them sit still on the frame's border (an overlay, logo or letterbox edge). Letterbox bars (black
 rows or columns at the frame's edges in every frame) are found here so their matches can be left out.
@@ -13,23 +16,33 @@ Pixels: x right, y down, integer coordinates at pixel centres.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 import numpy as np
 
 from spatialclaw.primitives.motion.pair import PairGeometry
 
 __all__ = [
     "MAX_ROLL_DEG",
+    "MAX_TURN_DEG",
     "MIN_CONFIDENCE",
     "MIN_INLIERS",
     "MIN_SHARED",
     "evidence_warnings",
+    "image_motion",
     "implausible",
     "letterbox_mask",
     "lit_share",
+    "rate_outliers",
     "shared_fraction",
 ]
 
 MAX_ROLL_DEG = 30.0  # roll between two key frames beyond which a fit is taken for false matches
+MAX_TURN_DEG = 90.0  # a turn between two frames beyond which they cannot share matched features
+RATE_FACTOR = 4.0  # a step turning this many times the clip's median rate per frame is suspect ...
+RATE_MIN_DEG = 20.0  # ... when it turns more than this ...
+RATE_CONFIDENCE = 0.5  # ... at a confidence below this
 MIN_CONFIDENCE = 0.3
 MIN_INLIERS = 15
 MIN_SHARED = 0.1  # share of frame a that the fitted motion keeps in view of frame b
@@ -53,10 +66,19 @@ def shared_fraction(geometry: PairGeometry, width: int, height: int) -> float:
 
 
 def implausible(
-    geometry: PairGeometry, roll_deg: float, width: int, height: int, max_roll_deg: float = MAX_ROLL_DEG
+    geometry: PairGeometry,
+    roll_deg: float,
+    width: int,
+    height: int,
+    max_roll_deg: float = MAX_ROLL_DEG,
+    turn_deg: float = 0.0,
 ) -> str | None:
-    """Why a fitted step cannot be believed (a sentence), or None when it passes every gate."""
+    """Why a fitted step cannot be believed (a sentence), or None when it passes every gate. ``roll_deg``: the
+    step's roll about the vertical that explains it best (``angles.least_roll``); ``turn_deg``: its rotation
+    angle."""
     problems = []
+    if turn_deg > MAX_TURN_DEG:
+        problems.append(f"a turn of {turn_deg:.0f} deg between two frames (over {MAX_TURN_DEG:g} deg)")
     shared = shared_fraction(geometry, width, height)
     if geometry.kind != "translation" and shared < MIN_SHARED:
         problems.append(
@@ -64,7 +86,10 @@ def implausible(
             f"be real (the frames are further apart than the field of view)"
         )
     if abs(roll_deg) > max_roll_deg:
-        problems.append(f"a roll of {abs(roll_deg):.0f} deg between key frames (over {max_roll_deg:g} deg)")
+        problems.append(
+            f"a roll of {abs(roll_deg):.0f} deg between key frames (over {max_roll_deg:g} deg), about any vertical "
+            f"a camera pitched up to 60 deg up or down could have"
+        )
     if geometry.confidence < MIN_CONFIDENCE:
         problems.append(f"confidence {geometry.confidence:.2f} < {MIN_CONFIDENCE}")
     if geometry.inliers < MIN_INLIERS:
@@ -77,6 +102,56 @@ def implausible(
         + "; the frames probably do not overlap (too far apart in time or view), or repeated texture or "
         "moving things produced false matches. Compare closer frames, or judge from the images"
     )
+
+
+class _Turn(Protocol):
+    """What ``rate_outliers`` reads of a ``result.CameraStep``."""
+
+    frame_a: int
+    frame_b: int
+    kind: str
+    rotation_deg: float | None
+    confidence: float
+
+
+def rate_outliers(steps: Sequence[_Turn]) -> dict[int, str]:
+    """Steps (positions into ``steps``) too fast for the clip, with why: a measured step whose turn exceeds
+    ``RATE_MIN_DEG`` and ``RATE_FACTOR`` times the median rate (degrees per frame) of the clip's OTHER
+    measured steps over its own frame gap, at a confidence under ``RATE_CONFIDENCE`` (a fast, well-supported
+    turn is believed). Needs 2 other measured steps; frames compared against the first are not rates."""
+    measured = [(k, s) for k, s in enumerate(steps) if s.kind != "unknown" and s.rotation_deg is not None]
+    if len({s.frame_a for s in steps}) == 1 and len(steps) > 1:
+        return {}
+    out = {}
+    for k, step in measured:
+        rates = [
+            (other.rotation_deg or 0.0) / max(abs(other.frame_b - other.frame_a), 1) for j, other in measured if j != k
+        ]
+        if len(rates) < 2:
+            continue
+        rate = float(np.median(rates))
+        gap = max(abs(step.frame_b - step.frame_a), 1)
+        turn = step.rotation_deg or 0.0
+        if turn > max(RATE_MIN_DEG, RATE_FACTOR * rate * gap) and step.confidence < RATE_CONFIDENCE:
+            out[k] = (
+                f"a turn of {turn:.1f} deg over {gap} frame(s) is {turn / max(rate * gap, 1e-9):.0f} times the "
+                f"clip's median rate ({rate:.1f} deg per frame) at confidence {step.confidence:.2f} (< "
+                f"{RATE_CONFIDENCE:g}): taken for false matches, left out of every total"
+            )
+    return out
+
+
+def image_motion(geometry: PairGeometry, K: np.ndarray) -> tuple[float, float]:
+    """(turn, move) pixels: the median image motion of the agreeing matches that the fitted turn alone
+    (``R_ab`` through ``K``: K R_ab^T K^-1, whatever the depth) explains, and the median left over (what the
+    camera's move adds); NaN without a rotation or 5 agreeing matches. The larger dominates the images."""
+    inliers = geometry.inlier_mask
+    if geometry.R_ab is None or inliers.sum() < 5:
+        return float("nan"), float("nan")
+    a, b = geometry.points_a[inliers], geometry.points_b[inliers]
+    moved = np.column_stack([a, np.ones(len(a))]) @ (K @ geometry.R_ab.T @ np.linalg.inv(K)).T
+    turned = moved[:, :2] / np.where(np.abs(moved[:, 2:]) > 1e-9, moved[:, 2:], 1e-9)
+    return float(np.median(np.linalg.norm(turned - a, axis=1))), float(np.median(np.linalg.norm(b - turned, axis=1)))
 
 
 def lit_share(array: np.ndarray, dark: int = 20) -> float:

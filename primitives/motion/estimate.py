@@ -23,13 +23,28 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
+from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
 
 from spatialclaw.primitives.geometry.focal_prior import prior_intrinsics
-from spatialclaw.primitives.motion.angles import direction_words, yaw_pitch_roll
-from spatialclaw.primitives.motion.checks import evidence_warnings, implausible, letterbox_mask, lit_share
+from spatialclaw.primitives.motion.angles import (
+    clip_tilt,
+    direction_words,
+    least_roll,
+    level_angles,
+    pitched,
+    yaw_pitch_roll,
+)
+from spatialclaw.primitives.motion.checks import (
+    evidence_warnings,
+    image_motion,
+    implausible,
+    letterbox_mask,
+    lit_share,
+    rate_outliers,
+)
 from spatialclaw.primitives.motion.features import NO_FEATURES, feature_scale, frame_features, matched_keypoints
 from spatialclaw.primitives.motion.focal import (
     FocalEstimate,
@@ -102,6 +117,7 @@ def motion(
     fov_deg: float | None = None,
     object: Any = None,
     object_heading_deg: float | None = None,
+    tilt_deg: float | None = None,
 ) -> Motion:
     """Camera motion between frames (pan/tilt/roll in degrees, or a translation direction, told apart by
     a parallax test) and optionally one object's motion relative to the background, with evidence per
@@ -128,7 +144,11 @@ def motion(
             estimate.
         object_heading_deg: the object's heading on the ground, degrees from the camera's forward direction
             (> 0 towards the camera's right; 0 = facing away from the camera, 180 = facing it), to express
-            its motion in its own frame (forward / backward / left / right).
+            its motion in its own frame (forward / backward / left / right); how to judge it: ``manual("facing")``.
+        tilt_deg: the first frame's camera pitch in degrees (> 0 up; ``geom.camera_tilt``): yaw is then the
+            turn about gravity, pitch the change of pitch. Without it, when the turns read as rolls in camera
+            axes (a camera looking down that turns), they are measured about the vertical that explains them
+            with the least roll (the readout says which pitch); else in camera axes.
 
     Returns:
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
@@ -141,7 +161,8 @@ def motion(
         given. A pair the feature or pose fit fails on (degenerate matches, a library error) is "unknown"
         with that reason and the others are still measured. A fit that fails a plausibility gate (the
         frames cannot share that view, a roll over 30 deg, confidence < 0.3, < 15 agreeing matches) is
-        "unknown" with the reason and enters no total.
+        "unknown" with the reason and enters no total, as does a low-confidence step that turns far faster
+        than the clip's other steps (``checks.rate_outliers``).
         ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
         against the first frame are already cumulative). Black letterbox bars are masked.
         Sign note: one convention in every tool (``manual('conventions')``): pitch > 0 tilts UP, here as in
@@ -216,7 +237,15 @@ def motion(
             region_a, region_b = followed.regions[a], followed.regions[b]
             if region_a is not None and region_b is not None:
                 step.object = object_step(
-                    geometry, region_a, region_b, K, indices[a], indices[b], object_heading_deg, max(1.0, 0.01 * width)
+                    geometry,
+                    region_a,
+                    region_b,
+                    K,
+                    indices[a],
+                    indices[b],
+                    object_heading_deg,
+                    max(1.0, 0.01 * width),
+                    tracked=followed.source != "one region per frame",
                 )
                 if step.object is not None:
                     step.object.label = followed.label
@@ -237,7 +266,49 @@ def motion(
             return span
 
         span = guarded(span_of, partial(_failed, indices[0], indices[last]))
-    return Motion(steps, K, source, notes, span=span)
+    tilt = _about_vertical(steps, span, tilt_deg, notes)
+    for step in [*steps, span]:  # which moves the images more: the turn or the move (``verdict``)
+        if step is not None and step.kind != "unknown" and step.geometry is not None:
+            step.image_motion_px = image_motion(step.geometry, K)
+    return Motion(steps, K, source, notes, span=span, tilt_deg=tilt)
+
+
+def _about_vertical(
+    steps: list[CameraStep], span: CameraStep | None, tilt_deg: float | None, notes: list[str]
+) -> float | None:
+    """Leave steps that turn far faster than the clip out (``rate_outliers``), then measure the measured
+    steps' angles about gravity (``tilt_deg`` given) or the clip's vertical (``angles.clip_tilt``); the
+    first frame's pitch used (None: camera axes). A chain tracks the pitch from step to step."""
+    for k, reason in rate_outliers(steps).items():
+        old = steps[k]
+        assert old.geometry is not None  # a measured step carries its geometry
+        steps[k] = _unknown(old.geometry, old.frame_a, old.frame_b, reason)
+    turns = [
+        s.geometry.R_ab for s in steps if s.kind != "unknown" and s.geometry is not None and s.geometry.R_ab is not None
+    ]
+    tilt = tilt_deg if tilt_deg is not None else clip_tilt(turns)
+    if tilt is None:
+        return None
+    chain = all(s.frame_a == p.frame_b for p, s in pairwise(steps))
+    orientation, pitch = pitched(tilt), float(tilt)
+    for step in steps:
+        R = step.geometry.R_ab if step.kind != "unknown" and step.geometry is not None else None
+        if R is not None:
+            step.yaw_deg, step.pitch_deg, step.roll_deg = level_angles(R, pitch if chain else float(tilt))
+        if chain:
+            orientation = orientation @ R if R is not None else orientation
+            pitch = yaw_pitch_roll(orientation)[1] if R is not None else pitch
+    if span is not None and span.kind != "unknown" and span.geometry is not None and span.geometry.R_ab is not None:
+        span.yaw_deg, span.pitch_deg, span.roll_deg = level_angles(span.geometry.R_ab, float(tilt))
+    looking = f"{abs(tilt):.0f} deg {'down' if tilt < 0 else 'up'}"
+    notes.append(
+        f"angles are about gravity for a first camera pitched {looking} (tilt_deg)"
+        if tilt_deg is not None
+        else f"angles are about the camera's vertical measured from the turns: they fit a camera looking about "
+        f"{looking} that turns about the vertical (in camera axes they read as rolls); pass tilt_deg= "
+        f"(geom.camera_tilt) to measure about gravity"
+    )
+    return float(tilt)
 
 
 def _features(array: np.ndarray, scale: float, index: int, notes: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
@@ -330,10 +401,10 @@ def _camera_step(geometry: PairGeometry, frame_a: int, frame_b: int, width: int,
     if geometry.R_ab is None:
         return _unknown(geometry, frame_a, frame_b, geometry.reason)
     yaw, pitch, roll = yaw_pitch_roll(geometry.R_ab)
-    problem = implausible(geometry, roll, width, height)
+    angle = _angle_deg(geometry.R_ab)
+    problem = implausible(geometry, least_roll(geometry.R_ab)[1], width, height, turn_deg=angle)
     if problem is not None:
         return _unknown(geometry, frame_a, frame_b, problem)
-    angle = _angle_deg(geometry.R_ab)
     translation, words, options, spread = geometry.direction, None, [], 0.0
     if translation is not None:  # state only the direction words every plausible motion shares (``translation``)
         words = shared_words(geometry.plausible) if geometry.plausible else direction_words(translation)

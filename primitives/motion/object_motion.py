@@ -157,13 +157,17 @@ def object_step(
     frame_b: int,
     heading_deg: float | None,
     shift_px: float,
+    tracked: bool = False,
 ) -> ObjectStep | None:
     """The object's motion between two frames relative to the background: its centre in frame b against
     where the background at its centre in frame a went (the camera's homography, corrected by the
     parallax of the background matches nearest to it), and its size ratio (square root of the region
     areas) beyond the background's own scale change there (``_background_scale``). None when the camera
     motion is unknown. Moving means a shift over max(``shift_px``, 10 % of its size) or a size change
-    over ``SIZE_MOVE`` (log ratio); below both, the step claims no motion, only that none was measurable."""
+    over ``SIZE_MOVE`` (log ratio); below both, the step claims no motion, only that none was measurable.
+    ``tracked``: the regions come from a tracker; a tracked object that moves with the background while the
+    background there moves over twice the shift limit is flagged ``lost_track`` (a flow track of a small or
+    thin object locks onto the background behind it)."""
     if geometry.homography is None or geometry.kind == "unknown":
         return None
     (centre_a, size_a), (centre_b, size_b) = _centre_size(region_a), _centre_size(region_b)
@@ -207,6 +211,8 @@ def object_step(
         follows=across and float(np.hypot(*image_move)) < 0.5 * float(np.hypot(*shift)),
         camera_translates=geometry.kind == "translation",
     )
+    carried = float(np.hypot(*(predicted - centre_a)))  # how far the background at its place moved
+    step.lost_track = tracked and not moving and carried > 2 * shift_limit
     if heading_deg is not None:
         h = math.radians(float(heading_deg))
         forward = lateral * math.sin(h) + depth_change * math.cos(h)

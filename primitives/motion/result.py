@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spatialclaw.primitives.motion.angles import turn_words, yaw_pitch_roll
+from spatialclaw.primitives.motion.angles import level_angles, turn_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
 from spatialclaw.primitives.motion.pair import PairGeometry
-from spatialclaw.primitives.motion.verdict import clip_verdict, reversals
+from spatialclaw.primitives.motion.verdict import clip_verdict, reversals, turn_dominates
+
+_ANGLES = ("yaw_deg", "pitch_deg", "roll_deg")
 
 __all__ = ["HIDDEN_FORWARD_FACTOR", "HIDDEN_SIDEWAYS_PX", "CameraStep", "Motion", "ObjectStep", "hidden_move"]
 
@@ -70,6 +72,9 @@ class ObjectStep:
     camera_translates: the camera moved in this step, so "relative to the background" means relative to the
         background around the object (something nearer or farther than it seems to move too).
     label: how the readout names it ("the car" for a Track or Instance labelled "car").
+    lost_track: its tracked region moved with the background although the background there moved well over
+        the shift limit: either it is still, or the track followed the background (flow tracks of small or
+        thin objects do); the readout warns.
     """
 
     frame_a: int
@@ -94,6 +99,7 @@ class ObjectStep:
     scale_reference: str = "the camera's zoom"
     follows: bool = False
     camera_translates: bool = False
+    lost_track: bool = False
 
     def readout(self) -> str:
         name = self.label
@@ -109,10 +115,17 @@ class ObjectStep:
             else ""
         )
         if not self.moving:
+            lost = (
+                f"; WARNING: its tracked region moved with the background ({math.hypot(*self.image_move_px):.1f} px "
+                f"in the image): either it is still, or the track lost it and followed the background (flow tracks "
+                f"of small or thin objects do): look at its box in a few frames, or pass one box per frame"
+                if self.lost_track
+                else ""
+            )
             return (
                 f"{name} shows no measurable motion relative to the background ({evidence}; a shift under about "
                 f"{self.shift_limit_px:.1f} px or a size change under {100 * (self.size_limit - 1):.0f} % would "
-                f"not show){caveat}"
+                f"not show){caveat}{lost}"
             )
         text = f"{name} moves {self.direction} relative to the background ({evidence}){caveat}"
         if self.follows:
@@ -135,7 +148,9 @@ class CameraStep:
     "forward (pans right 1.2 deg)", and the angles are the best fit's); turn_spread_deg: how far (degrees)
     the turns of those motions lie from the best fit's, said in the readout from 0.5 deg. zoom: focal ratio.
     parallax_px: the parallax statistic (pixels; > threshold means translation). matches / inliers /
-    residual_px / confidence / reason: the evidence.
+    residual_px / confidence / reason: the evidence. image_motion_px: (turn, move) median pixels the agreeing
+    matches move by the best pure turn and by what is left (the move); the larger dominates the images.
+    With a vertical (``Motion.tilt_deg``) the angles are about it: yaw about gravity, pitch its change.
     """
 
     frame_a: int
@@ -160,6 +175,7 @@ class CameraStep:
     hidden_move: tuple[float, float] | None = None
     ways: list[str] = field(default_factory=list)
     turn_spread_deg: float = 0.0
+    image_motion_px: tuple[float, float] = (float("nan"), float("nan"))
 
     def _limit(self) -> str:
         if self.hidden_move is None:
@@ -239,6 +255,8 @@ class Motion:
     where unknown); ``net()`` the first-to-last rotation; ``orientations()`` chains consecutive steps.
     notes: sentences about the whole call (letterbox bars masked, how the object was followed). span: the
     first-to-last pair of a chain of 3+ frames, read into one clip verdict (``verdict.clip_verdict``).
+    tilt_deg: the first camera's pitch (degrees, > 0 up) the angles are measured about gravity from (given,
+    or the vertical the turns fit best; ``notes`` says which), or None: camera axes.
     """
 
     steps: list[CameraStep]
@@ -246,6 +264,7 @@ class Motion:
     focal_source: str
     notes: list[str] = field(default_factory=list)
     span: CameraStep | None = None
+    tilt_deg: float | None = None
 
     @property
     def yaw_deg(self) -> np.ndarray:
@@ -283,7 +302,9 @@ class Motion:
         if self.layout != "chain":
             return None
         final = self.orientations()[-1]
-        return yaw_pitch_roll(final) if np.isfinite(final).all() else None
+        if not np.isfinite(final).all():
+            return None
+        return yaw_pitch_roll(final) if self.tilt_deg is None else level_angles(final, self.tilt_deg)
 
     def _totals(self, known: list[CameraStep]) -> str:
         missing = [f"{s.frame_a}->{s.frame_b}" for s in self.steps if s.kind == "unknown"]
@@ -323,7 +344,9 @@ class Motion:
         net = self.net()
         if kinds == {"static"}:
             where = "from the first frame in any pair" if star else "in any step"
-            parts.append(f"no measurable camera motion {where} (see a step for how large a move could hide)")
+            parts.append(
+                f"the camera is still: no measurable camera motion {where} (see a step for how large a move could hide)"
+            )
         elif kinds <= {"rotation", "static"}:
             turn = turn_words(
                 float(np.median([s.yaw_deg for s in known])),
@@ -351,7 +374,15 @@ class Motion:
             unclear = [
                 f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "translation" and not s.translation_words
             ]
-            parts.append("the camera translates" + (f" ({', '.join(words)})" if words else ""))
+            moves = " (" + ", ".join(words) + ")" if words else ""
+            if turn_dominates(known):  # a 14 deg pan moves the images more than a short step forward does
+                turn = turn_words(*(float(np.median([getattr(s, a) for s in known])) for a in _ANGLES))
+                parts.append(
+                    f"the camera mostly turns (it {turn or 'turns'} per step, median) while it also translates{moves}: "
+                    f"the turn moves the images more than the move does"
+                )
+            else:
+                parts.append("the camera translates" + moves)
             if unclear:
                 parts.append(f"which way cannot be told in steps {', '.join(unclear)}")
         else:

@@ -1,6 +1,7 @@
-"""Clip-level readouts of ``motion`` over a chain of steps: where a pan or tilt reverses, and ONE turn-or-move
-verdict that compares the consecutive steps with the first-to-last pair (small moves add up: each step's
-parallax can stay under the threshold while the larger baseline shows the move)."""
+"""Clip-level readouts of ``motion`` over a chain of steps: where a pan or tilt reverses, ONE still / turn /
+move verdict that compares the consecutive steps with the first-to-last pair (small moves add up: each step's
+parallax can stay under the threshold while the larger baseline shows the move), and which motion dominates
+the images when the camera both turns and moves (the turn's image motion against the move's, in pixels)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ class _Step(Protocol):
     frame_b: int
     kind: str
     yaw_deg: float | None
+    roll_deg: float | None
     pitch_deg: float | None
     parallax_px: float
     translation_words: str | None
+    image_motion_px: tuple[float, float]
 
 
-__all__ = ["clip_verdict", "reversals"]
+__all__ = ["clip_verdict", "reversals", "turn_dominates"]
 
 
 def reversals(steps: Sequence[_Step]) -> list[str]:
@@ -48,10 +51,25 @@ def _is_move(step: _Step) -> bool:
     return step.kind == "translation"
 
 
+def turn_dominates(steps: Sequence[_Step]) -> bool:
+    """True when the moving steps' images move more by their turn than by their move: the turn's image
+    motion (``image_motion_px[0]``) summed over the "translation" steps exceeds the move's (``[1]``); False
+    without a moving step with both measured."""
+    pairs = [s.image_motion_px for s in steps if _is_move(s) and all(np.isfinite(s.image_motion_px))]
+    return bool(pairs) and sum(turn for turn, _ in pairs) > sum(move for _, move in pairs)
+
+
+def _turn(step: _Step) -> str:
+    from spatialclaw.primitives.motion.angles import turn_words
+
+    return turn_words(step.yaw_deg, step.pitch_deg, step.roll_deg)
+
+
 def clip_verdict(steps: Sequence[_Step], span: _Step | None) -> str | None:
-    """One turn-or-move verdict for the clip, with the evidence: the consecutive steps' kinds against the
-    first-to-last pair (``span``). When they disagree, the larger baseline (the first-to-last pair) is
-    preferred and the disagreement is said. None without a measured span."""
+    """One still / turn / move verdict for the clip, with the evidence: the consecutive steps' kinds against
+    the first-to-last pair (``span``). When they disagree, the larger baseline (the first-to-last pair) is
+    preferred and the disagreement is said; a move whose turn moves the images more is said to turn as it
+    moves (``turn_dominates``). None without a measured span or a measured step."""
     known = [s for s in steps if s.kind != "unknown"]
     if span is None or span.kind == "unknown" or not known:
         return None
@@ -59,6 +77,8 @@ def clip_verdict(steps: Sequence[_Step], span: _Step | None) -> str | None:
     where = f"{span.frame_a}->{span.frame_b}"
     if _is_move(span):
         way = span.translation_words or "in a direction that cannot be told"
+        if turn_dominates([span]):
+            way += f" while it {_turn(span)}, the larger motion in the images"
         evidence = f"the first-to-last pair {where} shows parallax {span.parallax_px:.2f} px"
         if len(moving) == len(known):
             return f"clip verdict: the camera MOVES {way} ({evidence}; every step agrees)"
@@ -67,6 +87,12 @@ def clip_verdict(steps: Sequence[_Step], span: _Step | None) -> str | None:
             f"{len(known)} steps alone show no measurable translation (small moves add up below each step's "
             f"parallax threshold): trust the first-to-last pair, not the per-step turn-or-move labels"
         )
+    if span.kind == "static" and not moving:
+        still = f"the first-to-last pair {where} shows no measurable turn or move"
+        turning = [f"{s.frame_a}->{s.frame_b}" for s in known if s.kind == "rotation"]
+        if not turning:
+            return f"clip verdict: the camera is STILL ({still}; every step agrees)"
+        return f"clip verdict: the camera turns and ends where it started ({still}; steps {', '.join(turning)} turn)"
     evidence = f"the first-to-last pair {where} shows no measurable translation (parallax {span.parallax_px:.2f} px)"
     if not moving:
         return f"clip verdict: the camera only turns ({evidence}; every step agrees)"

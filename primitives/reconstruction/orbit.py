@@ -4,7 +4,7 @@ For the registered frames in input order it reads: the angle between consecutive
 between the first and the last; the angle the camera centre sweeps around the scene's centre (the point the
 optical axes pass closest to), about the orbit's axis, summed step by step (so it can exceed 180 degrees);
 the direction of travel in each camera's own frame (left / right: the displacement along its x axis) and the
-way it turns; each with a stated uncertainty, the unregistered frames that steps skip over, and, when the
+way it turns; the way round in the words questions use (clockwise / counterclockwise seen from above); each with a stated uncertainty, the unregistered frames that steps skip over, and, when the
 first or last frames are unregistered, an extrapolation at the measured rate, labelled as such.
 
 Angles are measurements only when the focal length is (``FocalReport.measured``); otherwise the readout says
@@ -77,6 +77,10 @@ class Orbit:
             signed steps summed, as a magnitude (can exceed 180); NaN when the camera did not move.
         travel: overall direction in the first camera's frame: "right", "left", "mixed" (steps disagree),
             "none" (the camera only turned) or "forward" / "back" / "up" / "down".
+        direction: the way round the centre, "clockwise seen from above" or "counterclockwise seen from
+            above" ("above": the side the cameras' up points to; travelling right while looking at the centre is
+            counterclockwise), or why it cannot be told (no orbit, steps that disagree, a sweep within its
+            uncertainty or under 5 deg).
         centre: (3,) world point the optical axes pass closest to (None when they are parallel); axis: (3,)
             unit orbit axis in world coordinates, oriented to the cameras' up.
         measured: False when the angles rest on an assumed focal length; focal: where it came from.
@@ -107,6 +111,7 @@ class Orbit:
     extrapolated_swept_deg: float | None = None
     extrapolated_uncertainty_deg: float | None = None
     notes: list[str] = field(default_factory=list)
+    direction: str = "cannot be told: no orbit"
 
     def __str__(self) -> str:
         flag = "" if self.measured else " [NOT MEASURED: it rests on an assumed focal length; see other fields of view]"
@@ -121,7 +126,7 @@ class Orbit:
             lines.append(
                 f"  swept around the centre: {_pm(self.swept_deg, self.swept_uncertainty_deg)} (steps summed){flag}"
             )
-        lines.append(f"  travel (first camera's frame): {self.travel}")
+        lines.append(f"  travel (first camera's frame): {self.travel}; around the centre: {self.direction}")
         lines.append(
             "  from the first viewing direction, per frame: "
             + ", ".join(
@@ -255,6 +260,7 @@ def orbit_readout(
         focal=str(focal),
     )
     _explain(orbit, steps, point, method, rows, len(indices), swept_steps, (views[first], views[last]))
+    orbit.direction = _direction(swept_steps, orbit.swept_uncertainty_deg) if point is not None else orbit.direction
     if not measured and focal.alternatives:
         orbit.alternatives = {
             h: geo.angle(alt[first][:3, 2], alt[last][:3, 2])
@@ -274,6 +280,20 @@ def _overall_travel(
     if len(sideways) > 1:
         return f"mixed (steps go both ways; first to last: {overall})"
     return overall
+
+
+def _direction(swept_steps: list[float], uncertainty_deg: float) -> str:
+    """The way round the orbit axis (oriented to the cameras' up) in plain words: "counterclockwise seen from
+    above" for a positive signed sweep, "clockwise seen from above" for a negative one; why not, when steps
+    over 2 deg disagree in sign or the summed sweep is within max(its uncertainty, 5 deg) of zero."""
+    signs = {step > 0 for step in swept_steps if math.isfinite(step) and abs(step) > 2.0}
+    if len(signs) > 1:
+        return "cannot be told: the steps go both ways round"
+    total = sum(step for step in swept_steps if math.isfinite(step))
+    bound = max(uncertainty_deg, 5.0) if math.isfinite(uncertainty_deg) else 5.0
+    if abs(total) <= bound:
+        return f"cannot be told: the sweep ({total:+.1f} deg) is within {bound:.1f} deg of none"
+    return f"{'counterclockwise' if total > 0 else 'clockwise'} seen from above"
 
 
 def _disagree(view: float, swept: float) -> bool:

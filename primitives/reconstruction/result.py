@@ -151,10 +151,11 @@ class Reconstruction:
         """How the camera travelled around what it looks at, from the registered poses (``print(rec.orbit())``):
         the angle between consecutive viewing directions and between the first and last; the angle swept around
         the scene's centre (steps summed: can exceed 180); travel left/right in each camera's own frame and the
-        way it turned; each with a stated uncertainty (degrees). Names unregistered frames (steps measured
+        way it turned; the way round (``.direction``: "clockwise" / "counterclockwise seen from above", or why
+        it cannot be told); each with a stated uncertainty (degrees). Names unregistered frames (steps measured
         across them), extrapolates over unregistered end frames at the measured rate (labelled, not a
         measurement), and marks angles that rest on an ASSUMED focal length (two views), with the angle at other
-        fields of view. Returns ``Orbit`` (``.first_to_last_deg``, ``.swept_deg``, ``.travel``, ``.steps``)."""
+        fields of view. Returns ``Orbit`` (``.first_to_last_deg``, ``.swept_deg``, ``.travel``, ``.direction``, ``.steps``)."""
         focal = self.focal or focal_report(
             "unknown",
             "not recorded with this reconstruction",

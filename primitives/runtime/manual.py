@@ -204,8 +204,10 @@ def manual(name: str | None = None) -> None:
     """Print the full documentation of a kernel name: a tool (``manual("depth")``), a module member
     (``manual("geom.distance")``), a method (``manual("scene.add")``) or a result type
     (``manual("DepthResult")``); ``manual()`` lists every name after the conventions every tool follows
-    (signs of angles, frames, indices; also ``manual("conventions")``)."""
+    (signs of angles, frames, indices; also ``manual("conventions")``) and the guides for what no tool
+    measures (``manual("facing")``: which way an object faces)."""
     from spatialclaw.primitives.runtime.conventions import CONVENTIONS
+    from spatialclaw.primitives.runtime.guides import GUIDES
 
     shell_ns = _namespace()
     if name is None or name == "conventions":
@@ -213,7 +215,11 @@ def manual(name: str | None = None) -> None:
     if name is None:
         names = sorted(n for n in shell_ns if not n.startswith("_"))
         print("Kernel names (manual('name') for one): " + ", ".join(names))
+        print("Guides (no tool measures these; the method): " + ", ".join(f"manual({g!r})" for g in GUIDES))
     if name is None or name == "conventions":
+        return
+    if name in GUIDES:
+        print(f"== manual({name!r}) ==\n{GUIDES[name]}")
         return
     head, _, rest = str(name).partition(".")
     if head in shell_ns:

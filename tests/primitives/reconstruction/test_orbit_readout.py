@@ -106,6 +106,13 @@ def test_the_orbit_readout_matches_the_calibration_within_its_stated_uncertainty
     sideways = rotations[a][0] @ (centres[b] - centres[a])
     assert orbit.travel == ("right" if sideways > 0 else "left")
     assert {s.travel for s in orbit.steps} == {orbit.travel} and {s.turn for s in orbit.steps} != {orbit.travel}
+    # the way round seen from above (the cameras' up): the signed sweep of the calibrated centres about it
+    up = -np.mean([r[1] for r in rotations], axis=0)
+    middle = np.mean(centres, axis=0)
+    turning = sum(np.cross(centres[i] - middle, centres[j] - middle) @ up for i, j in itertools.pairwise(rows))
+    assert orbit.direction == f"{'counterclockwise' if turning > 0 else 'clockwise'} seen from above"
+    assert (orbit.direction == "counterclockwise seen from above") == (orbit.travel == "right")
+    assert f"around the centre: {orbit.direction}" in str(orbit)
     if orbit.unregistered:  # the dino at 30 deg steps: the end frames share no features with the rest
         assert a > 0 and orbit.extrapolated_first_to_last_deg is not None
         truth_all = _angle(rotations[0][2], rotations[5][2])
