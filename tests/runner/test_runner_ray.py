@@ -11,6 +11,7 @@ from spatialclaw.runner import RunConfig, run_benchmark
 from spatialclaw.testing.provider_server import ScriptedProvider, delayed
 from spatialclaw.trajectories.episode_log import load_episode
 from spatialclaw.trajectories.run_dir import RunDir
+from tests.bench_runs import quiet_run
 
 pytest.importorskip("ray")
 
