@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.geometry.tilt import rot_x, rot_z
+from tests.primitives.geometry.turned_camera import largest_valid_box, turned_view
 
 PHOTOS = {  # colour, depth, metres per unit, intrinsics (fx, fy, cx, cy), depth kind
     "redwood0": ("rgbd-redwood/color/00000.jpg", "rgbd-redwood/depth/00000.png", 1e-3, (525.0, 525.0, 319.5, 239.5)),
@@ -51,27 +51,10 @@ def turned_crop(
     """The photo as a camera turned ``down_deg`` further down and rolled would see it, the largest 4:3
     box of valid pixels around their centroid taken at 448 px wide, then 72% of it at ``where`` (0..1
     across, 0..1 down) resized to 224 px; its (3, 3) K and true pitch (degrees, > 0 up)."""
-    R = rot_z(-roll_deg) @ rot_x(down_deg)  # old camera frame -> new camera frame
-    H = K0 @ R @ np.linalg.inv(K0)
-    h, w = rgb.shape[:2]
-    corners = H @ np.array([[0, w - 1, 0, w - 1], [0, 0, h - 1, h - 1], [1.0, 1.0, 1.0, 1.0]])
-    corners = corners[:2] / corners[2]
-    x0, y0 = np.floor(corners.min(axis=1))
-    shift = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]])
-    size = (int(np.ceil(corners[0].max() - x0)) + 1, int(np.ceil(corners[1].max() - y0)) + 1)
-    warped = cv2.warpPerspective(rgb, shift @ H, size, flags=cv2.INTER_LINEAR)
-    valid = cv2.warpPerspective(np.ones((h, w), np.uint8), shift @ H, size, flags=cv2.INTER_NEAREST)
-    valid = cv2.erode(valid, np.ones((5, 5), np.uint8)) > 0
-    ys, xs = np.nonzero(valid)
-    cx, cy = xs.mean(), ys.mean()
-    lo, hi = 1.0, float(max(size))
-    for _ in range(30):  # the largest 4:3 box around the valid area's centroid
-        half = (lo + hi) / 2.0
-        a, b, c, d = int(cx - half), int(cx + half), int(cy - 0.75 * half), int(cy + 0.75 * half)
-        ok = a >= 0 and c >= 0 and b < size[0] and d < size[1] and valid[c : d + 1, a : b + 1].all()
-        lo, hi = (half, hi) if ok else (lo, half)
-    a, c = int(cx - lo), int(cy - 0.75 * lo)
-    box = warped[c : int(cy + 0.75 * lo) + 1, a : int(cx + lo) + 1]
+    view = turned_view(rgb, K0, down_deg, roll_deg)
+    R, x0, y0 = view.R, view.x0, view.y0
+    a, b, c, d = largest_valid_box(view.valid)
+    box = view.warped[c : d + 1, a : b + 1]
     s = 448.0 / box.shape[1]
     big = np.asarray(Image.fromarray(box).resize((448, round(box.shape[0] * s)), Image.LANCZOS))
     K = np.array([[K0[0, 0] * s, 0.0, (K0[0, 2] - x0 - a + 0.5) * s - 0.5], [0.0, K0[1, 1] * s, 0.0], [0, 0, 1.0]])

@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw.primitives.geometry import geom
-from spatialclaw.primitives.geometry.tilt import rot_x, rot_z
+from spatialclaw.primitives.geometry.tilt import rot_x
 from spatialclaw.primitives.geometry.tilt_evidence import rival_pitch
+from tests.primitives.geometry.turned_camera import largest_valid_box, turned_view
 
 K640 = np.array([[525.0, 0.0, 319.5], [0.0, 525.0, 239.5], [0.0, 0.0, 1.0]])
 PHOTOS = {  # colour, depth, depth kind (all PrimeSense-like 640x480, K640)
@@ -44,32 +45,10 @@ def rotated_view(
     """The photo as a camera turned ``down_deg`` further down and rolled ``roll_deg`` would see it, cropped
     to a 4:3 rectangle of valid pixels (no border left) and resized to 224 px wide; its (3, 3) K and its
     true pitch (degrees, > 0 up)."""
-    import cv2
-
-    R = rot_z(-roll_deg) @ rot_x(down_deg)  # old camera frame -> new camera frame
-    H = K640 @ R @ np.linalg.inv(K640)
-    h, w = rgb.shape[:2]
-    corners = H @ np.array([[0, w - 1, 0, w - 1], [0, 0, h - 1, h - 1], [1.0, 1.0, 1.0, 1.0]])
-    corners = corners[:2] / corners[2]
-    x0, y0 = np.floor(corners.min(axis=1))
-    shift = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]])
-    size = (int(np.ceil(corners[0].max() - x0)) + 1, int(np.ceil(corners[1].max() - y0)) + 1)
-    warped = cv2.warpPerspective(rgb, shift @ H, size, flags=cv2.INTER_LINEAR)
-    valid = cv2.warpPerspective(np.ones((h, w), np.uint8), shift @ H, size, flags=cv2.INTER_NEAREST)
-    valid = cv2.erode(valid, np.ones((5, 5), np.uint8)) > 0
-    ys, xs = np.nonzero(valid)
-    cx, cy = xs.mean(), ys.mean()
-
-    def box(half: float) -> tuple[int, int, int, int]:
-        return int(cx - half), int(cx + half), int(cy - 0.75 * half), int(cy + 0.75 * half)
-
-    lo, hi = 1.0, float(max(size))
-    for _ in range(30):  # the largest 4:3 box around the valid area's centroid
-        a, b, c, d = box((lo + hi) / 2.0)
-        ok = a >= 0 and c >= 0 and b < size[0] and d < size[1] and valid[c : d + 1, a : b + 1].all()
-        lo, hi = ((lo + hi) / 2.0, hi) if ok else (lo, (lo + hi) / 2.0)
-    a, b, c, d = box(lo)
-    crop = warped[c : d + 1, a : b + 1]
+    view = turned_view(rgb, K640, down_deg, roll_deg)
+    R, x0, y0 = view.R, view.x0, view.y0
+    a, b, c, d = largest_valid_box(view.valid)
+    crop = view.warped[c : d + 1, a : b + 1]
     s = 224.0 / crop.shape[1]
     small = Image.fromarray(crop).resize((224, round(crop.shape[0] * s)), Image.LANCZOS)
     pp = (np.array([K640[0, 2] - x0 - a, K640[1, 2] - y0 - c]) + 0.5) * s - 0.5
