@@ -138,12 +138,12 @@ def extract(archive: Path, target: Path) -> None:
                         with _folder(root, parts, archive, member.name):
                             continue
                     if not member.isreg():
-                        kind = "link" if member.issym() or member.islnk() else "device or FIFO"
-                        raise _refuse(archive, member.name, kind)
-                    source = bundle.extractfile(member)
-                    if source is None:
+                        special = "link" if member.issym() or member.islnk() else "device or FIFO"
+                        raise _refuse(archive, member.name, special)
+                    data = bundle.extractfile(member)
+                    if data is None:
                         raise _refuse(archive, member.name, "member without data")
-                    with source:
-                        _write(root, parts, source, archive, member.name, budget)
+                    with data:
+                        _write(root, parts, data, archive, member.name, budget)
     finally:
         os.close(root)
