@@ -27,7 +27,7 @@ __all__ = [
 
 TARGET_FEATURE_SIDE = 640  # frames whose longer side is shorter are upsampled to about this for detection
 MAX_UPSAMPLE = 4.0
-DUPLICATE_PX = 0.5  # keypoints closer than this (original pixels) are one place: SIFT's duplicates
+DUPLICATE_PX = 0.25  # keypoints closer than this (original pixels) are one place: SIFT's duplicates coincide
 
 
 def feature_scale(shape: tuple[int, ...], target: int = TARGET_FEATURE_SIDE) -> float:
