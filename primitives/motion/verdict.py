@@ -25,7 +25,11 @@ class _Step(Protocol):
     image_motion_px: tuple[float, float]
 
 
-__all__ = ["clip_verdict", "reversals", "turn_dominates"]
+__all__ = ["DOMINANT", "clip_verdict", "reversals", "turn_dominates"]
+
+# A turn "dominates" when it moves the images this many times more than the move: a 14 deg pan with an 8 cm
+# step at 640 px measures 6.5 times, the real Redwood walk (2.4 cm up, 0.7 deg down per step) 1.2 (comparable)
+DOMINANT = 2.0
 
 
 def reversals(steps: Sequence[_Step]) -> list[str]:
@@ -52,11 +56,11 @@ def _is_move(step: _Step) -> bool:
 
 
 def turn_dominates(steps: Sequence[_Step]) -> bool:
-    """True when the moving steps' images move more by their turn than by their move: the turn's image
-    motion (``image_motion_px[0]``) summed over the "translation" steps exceeds the move's (``[1]``); False
-    without a moving step with both measured."""
+    """True when the moving steps' images move clearly more by their turn than by their move: the turn's
+    image motion (``image_motion_px[0]``) summed over the "translation" steps exceeds ``DOMINANT`` times the
+    move's (``[1]``); False without a moving step with both measured, or when the two are comparable."""
     pairs = [s.image_motion_px for s in steps if _is_move(s) and all(np.isfinite(s.image_motion_px))]
-    return bool(pairs) and sum(turn for turn, _ in pairs) > sum(move for _, move in pairs)
+    return bool(pairs) and sum(turn for turn, _ in pairs) > DOMINANT * sum(move for _, move in pairs)
 
 
 def _turn(step: _Step) -> str:
