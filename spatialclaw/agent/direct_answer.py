@@ -16,7 +16,7 @@ def parse_direct_answer(text: str, task: Task) -> Any:
     an option letter, a float, ``"yes"``/``"no"``, or the text; None when nothing fits. A task scored as its
     benchmark's reference scores it (``meta["scoring"] == "reference"``) gets the text after the last
     ``ANSWER:`` (else the whole reply) as it is: the benchmark's own extractor reads it."""
-    from spatialclaw.benchmarks.answer_parsing import extract_choice, extract_number
+    from spatialclaw.benchmarks.scoring.answer_parsing import extract_choice, extract_number
 
     match = re.findall(r"ANSWER\s*[:=]\s*(.+)", text, flags=re.IGNORECASE)
     value = match[-1].strip().strip("`*").strip() if match else text.strip()

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.scoring import score_answer
+from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.runner.interfaces import make_runner, needs_kernel
 from spatialclaw.task import Task
 from spatialclaw.trajectories.episode_log import TrajectoryWriter

@@ -5,7 +5,7 @@ score, statuses, tokens, cost, time), ``categories.csv`` (one line per run and c
 (all of it) and ``chart.png`` (a grouped bar chart of the per-category scores, runs side by side).
 
 Scores are in percent. The overall number follows each benchmark's own rule (see
-:mod:`spatialclaw.benchmarks.aggregation`). The tool gain of a run is its score minus the score of the
+:mod:`spatialclaw.benchmarks.scoring.aggregation`). The tool gain of a run is its score minus the score of the
 ``no-tools`` run of the same benchmark and model among the runs given, per category and overall, computed
 on the tasks both runs have a row for (when either has tasks the other lacks, ``report`` warns, naming the
 counts). Each overall score and each gain carries ``n`` and a seeded bootstrap interval

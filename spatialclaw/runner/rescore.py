@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spatialclaw.benchmarks.aggregation import Aggregate
+from spatialclaw.benchmarks.scoring.aggregation import Aggregate
 from spatialclaw.runner.episode import score_row
 from spatialclaw.runner.judge import Judge
 from spatialclaw.runner.run import aggregate_rows

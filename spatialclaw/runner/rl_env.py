@@ -254,7 +254,7 @@ class SpatialEnv:
         return self.record_dir / f"{task_id}-{number}"
 
     def _score(self, answer: Any) -> Any:
-        from spatialclaw.benchmarks.scoring import score_answer
+        from spatialclaw.benchmarks.scoring.score import score_answer
 
         task = self._task
         assert task is not None  # scoring follows a reset

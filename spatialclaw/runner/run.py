@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialclaw.benchmarks.aggregation import Aggregate, ScoredRow, aggregate
+from spatialclaw.benchmarks.scoring.aggregation import Aggregate, ScoredRow, aggregate
 from spatialclaw.runner.config import DEFAULT_GENERATION, RESUMABLE, RunConfig, comparable
 from spatialclaw.runner.episode import RETRY_STATUSES, EpisodeJob
 from spatialclaw.runner.lock import RunLock
