@@ -61,4 +61,4 @@ def test_the_ray_perception_example_prints_its_error_not_a_blank_line():
     block = text[text.index("service = start_perception_service(actors=1, num_gpus=0)") :]
     block = block[: block.index("```")]
     assert "print(result.stdout)" not in block  # a failed cell has no stdout: it printed an empty line
-    assert "print(result.stdout if result.ok else result.to_text())" in block
+    assert "result.stdout if result.ok else result.to_text()" in block
