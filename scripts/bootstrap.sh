@@ -32,7 +32,18 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 pip=("$venv/bin/python" -m pip install -q)
-quiet() { grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "^ *!!" -e "^ *\*\*\*" || true; }
+# pip's and setuptools' chatter goes to a log; it is shown only when a step fails.
+mkdir -p build
+log="build/bootstrap-pip.log"
+quiet() {
+  local status=0
+  "$@" >"$log" 2>&1 || status=$?
+  if [ "$status" != 0 ]; then
+    grep -v -e "^WARNING: Location" "$log" >&2
+    echo "[bootstrap] failed: $* (full output in $log)" >&2
+    exit "$status"
+  fi
+}
 # The CPU build of torch is not on PyPI: pip takes it from its find-links folders where they hold it, else from
 # the PyTorch CPU index (SPATIALCLAW_TORCH_INDEX overrides it).
 torch_source=()
@@ -45,9 +56,9 @@ rm -rf build/torch-probe
 if [ "$mode" = latest ]; then
   # Every run re-resolves: the point of this mode is today's newest releases. torch stays the pinned CPU build.
   echo "[bootstrap] upgrading $venv to the newest versions pyproject.toml allows"
-  "${pip[@]}" --upgrade pip setuptools wheel 2>&1 | quiet
-  "${pip[@]}" "${torch_source[@]}" "torch==2.13.0" 2>&1 | quiet
-  "${pip[@]}" --upgrade --upgrade-strategy eager -e ".[perception,data,ray,dev]" 2>&1 | quiet
+  quiet "${pip[@]}" --upgrade pip setuptools wheel
+  quiet "${pip[@]}" "${torch_source[@]}" "torch==2.13.0"
+  quiet "${pip[@]}" --upgrade --upgrade-strategy eager -e ".[perception,data,ray,dev]"
   "$venv/bin/python" scripts/check_env.py --report
   exit 0
 fi
@@ -57,8 +68,8 @@ want="$(cat pyproject.toml requirements/lock.txt scripts/bootstrap.sh | sha256su
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[bootstrap] installing the locked environment (requirements/lock.txt) into $venv (first run takes a few minutes)"
   # --require-hashes: every file is checked against the lock; --no-deps: nothing outside the lock comes in.
-  "${pip[@]}" "${torch_source[@]}" --require-hashes --no-deps -r requirements/lock.txt 2>&1 | quiet
-  "${pip[@]}" --no-deps --no-build-isolation -e . 2>&1 | quiet
+  quiet "${pip[@]}" "${torch_source[@]}" --require-hashes --no-deps -r requirements/lock.txt
+  quiet "${pip[@]}" --no-deps --no-build-isolation -e .
   # Packages from an earlier lock that the current one dropped.
   extra="$("$venv/bin/python" scripts/check_env.py --report | sed -n 's/^  \([^:]*\): installed .*, not in the lock$/\1/p')"
   if [ -n "$extra" ]; then "$venv/bin/python" -m pip uninstall -q -y $extra; fi
