@@ -157,13 +157,13 @@ def edge_confidence(depth_m: np.ndarray, scale: float = 0.05) -> np.ndarray:
     log_depth = np.log(np.where(valid, depth_m, 1.0)).astype(np.float32)
 
     def sobel() -> tuple[np.ndarray, np.ndarray]:
-        return cv2.Sobel(log_depth, cv2.CV_32F, 1, 0, ksize=3) / 8.0, cv2.Sobel(
-            log_depth, cv2.CV_32F, 0, 1, ksize=3
-        ) / 8.0
+        gx = np.asarray(cv2.Sobel(log_depth, cv2.CV_32F, 1, 0, ksize=3)) / 8.0
+        gy = np.asarray(cv2.Sobel(log_depth, cv2.CV_32F, 0, 1, ksize=3)) / 8.0
+        return gx, gy
 
     def central(_: str) -> tuple[np.ndarray, np.ndarray]:  # when OpenCV fails on the map
         rows, cols = np.gradient(log_depth)
-        return cols, rows
+        return np.asarray(cols), np.asarray(rows)
 
     gx, gy = guarded(sobel, central)
     confidence = 1.0 / (1.0 + (np.hypot(gx, gy) / scale) ** 2)
