@@ -147,10 +147,11 @@ def test_with_the_field_of_view_given_parallax_outside_the_rigid_scene_does_not_
     # before: "frames 1->2: the camera moves left while it pans right 2.6 deg (parallax 3.59 px)"
     assert followed.kinds == ["rotation"] * 5, followed
     np.testing.assert_allclose(followed.yaw_deg, np.diff(meta["camera_pan_deg"]), atol=ANGLE_TOLERANCE_DEG)
-    # a bare wall and a window frame: 75 matches, a few of them false, tilting up 3 deg at 35 degrees
+    # a bare wall and a window frame tilting up 3 deg at 35 degrees: with ratio-test matches (75, a few of them
+    # false) the false ones fit no rigid scene; one-to-one matching drops them first. Either way: a turn, no move.
     (*_, last) = motion(_turning_clip(test_data, "redwood", 35, 0.0, 3.0), fov_deg=35).steps
     assert last.kind == "rotation" and last.pitch_deg == pytest.approx(3.0, abs=ANGLE_TOLERANCE_DEG), last.readout()
-    assert "no single rigid scene explains" in last.reason
+    assert "no single rigid scene explains" in last.reason or "no translation is detectable" in last.reason
 
 
 def _shifted_views(root: Path, shift_px: float, count: int = 3) -> list[np.ndarray]:
