@@ -186,8 +186,12 @@ def test_an_mcp_client_choosing_the_vlm_url_receives_no_host_key(
 ) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    # the operator allows URL models (by default a client may not name one: tests/security/test_mcp_models.py)
     parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "spatialclaw.cli", "mcp"], env=session_canary_env, cwd=str(REPO_ROOT)
+        command=sys.executable,
+        args=["-m", "spatialclaw.cli", "mcp", "--allow-models", "openai-compat:*"],
+        env=session_canary_env,
+        cwd=str(REPO_ROOT),
     )
 
     async def scenario(url: str) -> str:
