@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spatialclaw.benchmarks.scoring.answer_parsing import normalize_choice_answer
 from spatialclaw.benchmarks.data.local import load_local_tasks, write_local_tasks
 from spatialclaw.benchmarks.registry import benchmark_names, load_benchmark
+from spatialclaw.benchmarks.scoring.answer_parsing import normalize_choice_answer
 from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.benchmarks.spec import DatasetUnavailable, load_tasks, parse_inline_options
 from spatialclaw.benchmarks.specs import SPECS

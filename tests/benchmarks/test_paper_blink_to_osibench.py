@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 import tests.benchmarks.layouts_blink_to_osibench as fixtures
-from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
-from spatialclaw.benchmarks.specs.erqa import erqa_paper
 from spatialclaw.benchmarks.paper_setting import instruction_bytes
 from spatialclaw.benchmarks.registry import find_spec
+from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.scoring.score import score_answer
 from spatialclaw.benchmarks.spec import BenchmarkSpec, DatasetUnavailable, load_tasks
+from spatialclaw.benchmarks.specs.erqa import erqa_paper
 from spatialclaw.task import Task
 
 PAPER_NAMES = (

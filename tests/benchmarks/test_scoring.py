@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from spatialclaw.benchmarks.names import normalise_benchmark_name
 from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
 from spatialclaw.benchmarks.scoring.answer_parsing import extract_choice, extract_number, normalize_choice_answer
-from spatialclaw.benchmarks.names import normalise_benchmark_name
 from spatialclaw.benchmarks.scoring.score import (
     VSI_BENCH_THRESHOLDS,
     exact_match,

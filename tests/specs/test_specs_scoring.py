@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from spatialclaw.benchmarks.scoring.score import exact_match, mean_relative_accuracy, score_answer
 from spatialclaw.benchmarks.specs.cv_bench import leading_letter
 from spatialclaw.benchmarks.specs.omnispatial import omnispatial_choice
 from spatialclaw.benchmarks.specs.viewspatial_bench import viewspatial_choice
-from spatialclaw.benchmarks.scoring.score import exact_match, mean_relative_accuracy, score_answer
 
 
 def test_omnispatial_reads_the_last_answer_line_any_case_and_defaults_to_a() -> None:

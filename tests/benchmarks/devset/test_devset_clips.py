@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 
 from spatialclaw import jsonl
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from spatialclaw.benchmarks.devset import evaluate
 from spatialclaw.benchmarks.devset.clips import camera_vertical, frame_number
 from spatialclaw.benchmarks.devset.orbit import orbit_clip
-from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
 pytestmark = pytest.mark.skipif(

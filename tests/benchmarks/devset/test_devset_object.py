@@ -17,9 +17,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw import Kernel, jsonl
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from spatialclaw.benchmarks.devset import object as devset_object
 from spatialclaw.benchmarks.devset.object import object_motion
-from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
 pytestmark = pytest.mark.skipif(

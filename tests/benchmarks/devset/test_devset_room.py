@@ -16,9 +16,9 @@ import pytest
 from PIL import Image
 
 from spatialclaw import jsonl
+from spatialclaw.benchmarks.data.local import load_local_tasks
 from spatialclaw.benchmarks.devset import render as devset_render
 from spatialclaw.benchmarks.devset import room as devset_room
-from spatialclaw.benchmarks.data.local import load_local_tasks
 from tests.paths import DATA_ROOT
 
 pytestmark = pytest.mark.skipif(

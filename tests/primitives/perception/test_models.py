@@ -7,12 +7,11 @@ import time
 
 import pytest
 
-from tests.paths import REPO_ROOT
-
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 from spatialclaw.primitives.perception import models
+from tests.paths import REPO_ROOT
 from tests.tiny_depth_models import save_tiny_depth_anything
 
 
