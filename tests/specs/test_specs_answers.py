@@ -148,7 +148,7 @@ def test_the_answer_type_reason_quotes_the_wording_that_decided_it() -> None:
     assert infer_answer_type("What is the distance from the bed?")[1] == "the question asks 'what is the distance'"
     assert infer_answer_type("  Is the lamp on?") == (
         "yes_no",
-        "the question opens with 'Is' and offers no alternatives",
+        "the question asks 'Is ...?' and offers no alternatives",  # the verb may stand anywhere (issue 32)
     )
     assert infer_answer_type("Which?", ["x", "y", "z"])[1] == "it has 3 options"
 
