@@ -112,7 +112,7 @@ RUNS: dict[str, Run] = {
     "rgbd": Run(
         "docs/depth_and_reconstruction.md",
         ("rec = reconstruct(colors, depth=depths, intrinsics=K)",),
-        shows=(r"5/5 frames registered, method=rgbd", r"camera span 0\.16 m", r"^\[ 0\.16  0\.   -0\.  \]$"),
+        shows=(r"5/5 frames registered, method=rgbd", r"camera span 0\.16 m", r"^\[ ?0\.16 +-?0\. +-?0\. *\]$"),
     ),
     "sfm": Run(
         "docs/depth_and_reconstruction.md",
