@@ -221,7 +221,8 @@ def test_spatialclaw_run_time_limit_ends_the_episode_and_says_which_limit(tmp_pa
     lines = done.stdout.splitlines()
     assert lines[-1] == "answer: None"
     assert any(line.startswith("status: timeout") for line in lines)
-    assert any(line.startswith("limit: the time limit of 3 s was reached (used 3") for line in lines)
+    # "(used 3.0 s ...": a loaded machine may take a few tenths more to cut the cell; the point is which limit
+    assert any(line.startswith("limit: the time limit of 3 s was reached (used ") for line in lines), lines
     assert load_episode(tmp_path / "ep").end["limit"]["kind"] == "time"
     refused = subprocess.run(
         [
