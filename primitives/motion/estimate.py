@@ -348,24 +348,7 @@ def _no_focal(notes: list[str], reason: str) -> FocalEstimate:
 
 def _failed(frame_a: int, frame_b: int, reason: str) -> CameraStep:
     """The step of a pair whose measurement a library failed on: unknown, with the library's reason."""
-    return CameraStep(
-        frame_a,
-        frame_b,
-        "unknown",
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        1.0,
-        float("nan"),
-        0,
-        0,
-        float("nan"),
-        0.0,
-        f"not measured: {reason}",
-    )
+    return _unknown(None, frame_a, frame_b, f"not measured: {reason}")
 
 
 def _outside_rigid(geometry: PairGeometry, fit: HomographyFit, K: np.ndarray) -> bool:
@@ -374,7 +357,8 @@ def _outside_rigid(geometry: PairGeometry, fit: HomographyFit, K: np.ndarray) ->
     return geometry.parallax_px > 2 * PARALLAX_PX and fit.fits and rotation_parallax(fit, K) <= PARALLAX_PX
 
 
-def _unknown(geometry: PairGeometry, frame_a: int, frame_b: int, reason: str) -> CameraStep:
+def _unknown(geometry: PairGeometry | None, frame_a: int, frame_b: int, reason: str) -> CameraStep:
+    """An unknown step, with the pair's evidence where it was measured (``geometry``; None: nothing was)."""
     return CameraStep(
         frame_a,
         frame_b,
@@ -386,10 +370,10 @@ def _unknown(geometry: PairGeometry, frame_a: int, frame_b: int, reason: str) ->
         None,
         None,
         1.0,
-        geometry.parallax_px,
-        geometry.matches,
-        geometry.inliers,
-        geometry.residual_px,
+        geometry.parallax_px if geometry else float("nan"),
+        geometry.matches if geometry else 0,
+        geometry.inliers if geometry else 0,
+        geometry.residual_px if geometry else float("nan"),
         0.0,
         reason,
         geometry=geometry,
