@@ -8,8 +8,9 @@ sample id), ``question``, ``choices`` (option texts, lettered A, B, ... by the p
 The category is the subtask folder.
 
 Scoring: metric ``blink_paper`` (:func:`blink_extract`): a bare
-letter, ``(X)``, the last ``\\boxed{X}``, the one ``(X)`` in the reply (then in its last paragraph), the last
-``(X)``, an "answer is X" phrase, a leading letter; else ``(Z)``; compared with the answer as ``(X)``.
+letter, ``(X)``, the last ``\\boxed{X}``, the one ``(X)`` word in the reply (then in its last paragraph), the
+last ``(X)``, the first "answer is x" phrase (no colon: ``Answer: B`` reads nothing there), a leading letter;
+else ``(Z)``; compared with the answer as ``(X)``.
 Overall = mean over subtasks (``macro``); the micro mean is the report's question-weighted figure.
 """
 
@@ -107,10 +108,17 @@ SPEC = BenchmarkSpec(
 # ---------------------------------------- scoring
 
 
+def _bracketed_words(text: str) -> list[str]:
+    """The letters of the whitespace-separated words that are exactly ``(X)``: ``(A).`` is no such word."""
+    return [word[1] for word in text.split() if re.fullmatch(r"\([A-E]\)", word)]
+
+
 def blink_extract(reply: str) -> str:
     """BLINK's paper extraction, as ``"(X)"``: a bare letter; an already bracketed ``(X)``; the last
-    ``\\boxed{X}``; the one ``(X)`` in the text, else the one in the last paragraph; the last ``(X)``; an
-    "answer/choice/option (is) X" phrase; a leading letter not followed by a letter; else ``"(Z)"``."""
+    ``\\boxed{X}``; the one whitespace-separated word that is exactly ``(X)``, else the one in the last
+    paragraph (so ``"(B) is right, not (A)."`` reads B); the last ``(X)`` anywhere; the *first*
+    "answer/choice/option (is) x" phrase, the letter in any case and no colon between (``"the answer is b"``
+    reads B, ``"Answer: B"`` does not match); a leading letter not followed by a letter; else ``"(Z)"``."""
     text = reply.strip()
     if re.fullmatch(r"[A-E]", text):
         return f"({text})"
@@ -119,18 +127,18 @@ def blink_extract(reply: str) -> str:
     boxed = boxed_letters(text)
     if boxed:
         return f"({boxed[-1]})"
-    bracketed = re.findall(r"\(([A-E])\)", text)
-    if len(bracketed) == 1:
-        return f"({bracketed[0]})"
-    last_paragraph = re.split(r"\n\s*\n", text)[-1]
-    in_last = re.findall(r"\(([A-E])\)", last_paragraph)
+    words = _bracketed_words(text)
+    if len(words) == 1:
+        return f"({words[0]})"
+    in_last = _bracketed_words(re.split(r"\n\s*\n", text)[-1])
     if len(in_last) == 1:
         return f"({in_last[0]})"
+    bracketed = re.findall(r"\(([A-E])\)", text)
     if bracketed:
         return f"({bracketed[-1]})"
-    phrased = re.findall(r"\b(?i:answer|choice|option)\s*(?:is\s*)?:?\s*\(?([A-E])\b", text)
+    phrased = re.search(r"\b(?:answer|choice|option)\s*(?:is\s*)?\(?([A-E])\b", text, flags=re.IGNORECASE)
     if phrased:
-        return f"({phrased[-1]})"
+        return f"({phrased.group(1).upper()})"
     leading = re.match(r"\(?([A-E])(?![A-Za-z])", text)
     if leading:
         return f"({leading.group(1)})"

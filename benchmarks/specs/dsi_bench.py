@@ -11,8 +11,8 @@ variants. A sample whose video is missing stays in, with no frames (as in the pa
 
 Frames: every frame at the native rate, 32 key frames shown. Scoring: metric ``dsibench_paper``
 (:func:`dsibench_extract`): ``\\boxed{X}``, the last answer marker,
-the last letter token near the end, a leading A-D; empty is wrong. Overall = accuracy over all samples;
-breakdowns per category and per augmentation (``meta["aug"]``).
+the last letter token near the end, a leading a-d, letters in any case; empty is wrong. Overall = accuracy
+over all samples; breakdowns per category and per augmentation (``meta["aug"]``).
 """
 
 from __future__ import annotations
@@ -138,26 +138,28 @@ _DSI_MARKERS = (
 
 
 _DSI_MARKER = re.compile(
-    r"(?i:" + "|".join(re.escape(m) for m in _DSI_MARKERS) + r")\s*[:\-=]?\s*(?:\*\*)?\s*\(?\s*([A-D])\b"
+    r"(?:" + "|".join(re.escape(m) for m in _DSI_MARKERS) + r")\s*[:\-=]?\s*(?:\*\*)?\s*\(?\s*([A-D])\b",
+    flags=re.IGNORECASE,
 )
 
 
 def dsibench_extract(reply: str) -> str:
-    """DSI-Bench's paper extraction: ``\\boxed{X}``; else the letter after the *last* answer marker ("final
-    answer", "answer is", "best option", ... then ``:``/``-``/``=``, ``**``, ``(``); else the last letter
-    token in the final 400 characters (followed by ``.``, ``)``, ``:``, a newline, ``**`` or the end); else
-    the first character when it is A-D; else ``""``."""
+    """DSI-Bench's paper extraction, the letter upper-cased: ``\\boxed{X}``; else the letter after the *last*
+    answer marker ("final answer", "answer is", "best option", ... then ``:``/``-``/``=``, ``**``, ``(``); else
+    the last letter token in the final 400 characters (followed by ``.``, ``)``, ``:``, a newline, ``**`` or the
+    end); else the first character when it is a-d; else ``""``. Every step reads the letter in any case, so
+    ``"the answer is b"`` and ``"b, since it turns"`` read B."""
     boxed = boxed_letters(reply, "A-D")
     if boxed:
         return boxed[-1]
     marked = [m.group(1) for m in _DSI_MARKER.finditer(reply)]
     if marked:
-        return marked[-1]
+        return marked[-1].upper()
     tail = reply[-400:]
-    tokens = re.findall(r"(?<![A-Za-z])([A-D])(?=\.|\)|:|\n|\*\*|$)", tail)
+    tokens = re.findall(r"(?<![A-Za-z])([A-Da-d])(?=\.|\)|:|\n|\*\*|$)", tail)
     if tokens:
-        return str(tokens[-1])
-    first = reply.strip()[:1]
+        return str(tokens[-1]).upper()
+    first = reply.strip()[:1].upper()
     return first if first in ("A", "B", "C", "D") else ""
 
 

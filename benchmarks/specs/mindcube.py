@@ -194,12 +194,12 @@ _MINDCUBE_PHRASES = (
 
 
 def mindcube_paper_extract(text: str) -> str | None:
-    """MindCube's paper extraction: ``\\boxed{X}``; the last ``X.``; inside an ``<Answer>``/``<answer>`` tag
-    the last ``X.``, else its last standalone letter; the last of "my answer is X", "the answer is X",
-    "Answer: X", ``X:``/``X.`` before a capital; the last standalone A-E; else None."""
+    """MindCube's paper extraction: the *first* ``\\boxed{X}``; the last ``X.``; inside an ``<Answer>``/
+    ``<answer>`` tag the last ``X.``, else its last standalone letter; the last of "my answer is X", "the answer
+    is X", "Answer: X", ``X:``/``X.`` before a capital; the last standalone A-E; else None."""
     boxed = boxed_letters(text)
     if boxed:
-        return boxed[-1]
+        return boxed[0]
     dotted = re.findall(r"\b([A-E])\.", text)
     if dotted:
         return str(dotted[-1])

@@ -7,8 +7,9 @@ Record (``hrinnnn/PerceptionComp``: ``questions.json``, a list of 1,114 question
 ``category`` (outdoor tour, shopping, sport, variety show, home tour, game, movie), ``difficulty`` (1-3).
 Frames: the video sampled at 1 fps, 32 key frames shown.
 
-Scoring: the paper's setting, metric ``perceptioncomp_paper``: ``<answer>X</answer>``, ``\\boxed{X}``,
-"answer" then X, the last standalone A-E in any case, a single letter; compared with the answer letter.
+Scoring: the paper's setting, metric ``perceptioncomp_paper``: the first ``<answer>X</answer>``, the first
+``\\boxed{X}``, "answer" then X, the last standalone A-E in any case, a single letter; compared with the answer
+letter.
 Overall = accuracy over questions, broken down by category and difficulty.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import json_list, require_file
-from spatialclaw.benchmarks.scoring.letters import boxed_letter, mmmu_parse, only_letter, option_text
+from spatialclaw.benchmarks.scoring.letters import boxed_letters, mmmu_parse, only_letter, option_text
 from spatialclaw.benchmarks.spec import BenchmarkSpec, FramePolicy, RecordContext
 from spatialclaw.task import FrameSpec, Task
 
@@ -87,16 +88,16 @@ def perceptioncomp_choice(
 def perceptioncomp_paper_choice(
     reply: str, gt: Any, choices: Any = None, param: str | None = None
 ) -> tuple[float, Any]:
-    """PerceptionComp: ``<answer>X</answer>``; ``\\boxed{X}``; "answer" then spaces or a colon and X; the
-    *last* standalone A-E in any case (so a trailing article "a" reads A); a single letter. Compared with the
-    answer upper-cased."""
+    """PerceptionComp: the *first* ``<answer>X</answer>``; the *first* ``\\boxed{X}``; "answer" then spaces or a
+    colon and X; the *last* standalone A-E in any case (so a trailing article "a" reads A); a single letter.
+    Compared with the answer upper-cased."""
     letters = "ABCDE"
     tag = re.findall(r"<answer>\s*\(?([A-E])\)?\.?\s*</answer>", reply, flags=re.IGNORECASE)
     said = re.findall(r"answer[\s:]+\(?([A-E])\b", reply, flags=re.IGNORECASE)
     alone = re.findall(r"\b([A-E])\b", reply, flags=re.IGNORECASE)
     got = (
-        (tag[-1].upper() if tag else None)
-        or boxed_letter(reply, letters)
+        (tag[0].upper() if tag else None)
+        or next(iter(boxed_letters(reply, "A-E")), None)
         or (said[0].upper() if said else None)
         or (alone[-1].upper() if alone else None)
         or only_letter(reply, letters)

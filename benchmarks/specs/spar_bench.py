@@ -13,8 +13,8 @@ Scoring: the paper's setting; the eight depth/distance tasks by SPAR's MRA on th
 (the last for the four ``_mv`` ones; no number reads 0; metric ``spar_paper_na``); ``view_change_infer`` by
 the per-axis MRA of ``key:value`` lists over move right/left, up/down, forward/backward and turn right/left,
 up/down, prediction against answer, malformed pairs skipped (``spar_paper_vci``); every other task as
-multiple choice: a letter read by boxed / ``(X)`` / ``X.`` / ``X:`` / ``X)`` / a lone letter / the first
-character, then SPAR's lenient match (``spar_paper_mca``). Overall = mean over the tasks; ``level:Low``,
+multiple choice: a letter read by the first boxed / ``(X)`` / ``X.`` / ``X:`` / ``X)`` / a lone letter / the
+first character, then SPAR's lenient match (``spar_paper_mca``). Overall = mean over the tasks; ``level:Low``,
 ``level:Middle``, ``level:High`` are the means of the task means in each level (rule ``spar_levels``).
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from spatialclaw.benchmarks.data.published import parquet_records
 from spatialclaw.benchmarks.scoring.answer_parsing import choice_letters
-from spatialclaw.benchmarks.scoring.letters import boxed_letter, only_letter
+from spatialclaw.benchmarks.scoring.letters import boxed_letters, only_letter
 from spatialclaw.benchmarks.scoring.numbers import VSI_CONFIDENCE, to_float
 from spatialclaw.benchmarks.scoring.rows import Row, by_category, mean
 from spatialclaw.benchmarks.spec import (
@@ -198,13 +198,13 @@ def spar_vci(reply: str, gt: Any, choices: Any = None, param: str | None = None)
 
 
 def spar_paper_letter(reply: str) -> str:
-    """SPAR-Bench's letter: ``\\boxed{X}``; the first ``(X)``, ``X.``, ``X:`` or ``X)`` (A-D, any case, even at
-    the end of a word); a
-    single A-D left after deleting everything else; the first character if it is A-D; else the text."""
+    """SPAR-Bench's letter: the first ``\\boxed{X}``; the first ``(X)``, ``X.``, ``X:`` or ``X)`` (A-D, any case,
+    even at the end of a word: ``"behind."`` reads D); a single A-D left after deleting everything else; the first
+    character if it is A-D; else the text."""
     text = reply.strip()
     first = re.search(r"\(([A-D])\)|([A-D])[.:)]", text, flags=re.IGNORECASE)  # no word boundary: "behind." is D
     return (
-        boxed_letter(text, "ABCD")
+        next(iter(boxed_letters(text, "A-D")), None)
         or (((first.group(1) or first.group(2)).upper()) if first else None)
         or only_letter(text, "ABCD")
         or (text[0] if text[:1] in ("A", "B", "C", "D") else None)

@@ -12,8 +12,9 @@ first character). Questions with a missing image are dropped with a warning that
 loader does. Frames: every image, up to 32.
 
 Scoring: the paper's setting, metric ``viewspatial_paper``: ``\\boxed{X}``; ``<answer>X</answer>``; the
-letter after the last answer-marker phrase; the last ``(X)``, then ``X.``, then ``X:``; a single letter; the
-last standalone capital A-D in the final 400 characters. Overall = accuracy, broken down by question type.
+letter (any case) after the last answer-marker phrase (``option`` is none); the last ``(X)``, then ``X.``, then
+``X:``; a single letter; the last standalone A-D (any case) in the final 400 characters. Overall = accuracy,
+broken down by question type.
 """
 
 from __future__ import annotations
@@ -124,16 +125,17 @@ def viewspatial_choice(reply: str, gt: Any, choices: Any = None, param: str | No
     return (1.0 if got is not None and got == viewspatial_option(str(gt)) else 0.0), got
 
 
+#: The answer markers ViewSpatial-Bench reads a letter after; unlike DSI-Bench's, ``option`` is not one.
 _MARKERS = (
-    r"final answer|correct answer|answer is|the answer|best answer|best option|correct option|correct choice|"
-    r"answer|option"
+    r"final answer|correct answer|answer is|the answer|best answer|best option|correct option|correct choice|answer"
 )
 
 
 def viewspatial_paper_letter(reply: str) -> str | None:
-    """ViewSpatial-Bench: ``\\boxed{X}``; ``<answer>X</answer>``; the letter after the *last* answer-marker
-    phrase ("final answer", "the answer", "option", ...); the last ``(X)``, then the last ``X.``, then the
-    last ``X:``; a single letter; the last standalone capital A-D in the final 400 characters."""
+    """ViewSpatial-Bench: ``\\boxed{X}``; ``<answer>X</answer>``; the letter, in any case, after the *last*
+    answer-marker phrase ("final answer", "the answer", "answer", ...; not "option"); the last ``(X)``, then the
+    last ``X.``, then the last ``X:``; a single letter; the last standalone a-d, in any case, in the final 400
+    characters. So ``"the answer is b"`` reads B, and ``"Option A is wrong, so C"`` reads C."""
     letters = "ABCD"
     boxed = boxed_letter(reply, letters)
     if boxed:
@@ -141,7 +143,7 @@ def viewspatial_paper_letter(reply: str) -> str | None:
     tag = re.findall(r"<answer>\s*\(?([A-D])\)?\.?\s*</answer>", reply, flags=re.IGNORECASE)
     if tag:
         return str(tag[-1]).upper()
-    marker = re.findall(rf"(?i:{_MARKERS})\s*[:\-=]?\s*(?:\*\*)?\s*\(?([A-D])\b", reply)
+    marker = re.findall(rf"(?:{_MARKERS})\s*[:\-=]?\s*(?:\*\*)?\s*\(?([A-D])\b", reply, flags=re.IGNORECASE)
     if marker:
         return str(marker[-1]).upper()
     for pattern in (r"\(([A-D])\)", r"\b([A-D])\.", r"\b([A-D]):"):
@@ -151,8 +153,8 @@ def viewspatial_paper_letter(reply: str) -> str | None:
     only = only_letter(reply, letters)
     if only:
         return only
-    tail = re.findall(r"\b([A-D])\b", reply[-400:])
-    return tail[-1] if tail else None
+    tail = re.findall(r"\b([A-D])\b", reply[-400:], flags=re.IGNORECASE)
+    return str(tail[-1]).upper() if tail else None
 
 
 def viewspatial_paper_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:

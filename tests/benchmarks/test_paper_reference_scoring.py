@@ -81,6 +81,61 @@ def test_reference_scoring_reads_the_raw_text_and_lenient_the_structured_letter(
     assert _score(metric, reply, gt, choices, scoring="lenient") == lenient
 
 
+_RULE_OUT = "I rule out (A). So B."
+
+#: D12, sample by sample: (metric, free-text reply, ground truth, what the reference extracts, its score).
+FREE_TEXT_LETTERS = [
+    # CVBench, MMSI, OSI, PAI, SpatialTree, SPBench, VSI-debiased: X. anywhere, before (X), before X:
+    *(
+        pytest.param(metric, _RULE_OUT, "B", "B", 1.0, id=f"{metric}-dot-before-bracket")
+        for metric in (
+            "cvbench_paper",
+            "mmsi_paper",
+            "osibench_mcq",
+            "pai_paper",
+            "spatialtree_paper:choice",
+            "spbench_mca",
+            "vsi_paper_mca",
+        )
+    ),
+    # CVBench: the last resort keeps only A-D/a-d; yes/no is read only inside a non-empty <answer> block
+    pytest.param("cvbench_paper", "the answer", "A", "A", 1.0, id="cvbench-only-a-to-d"),
+    pytest.param("cvbench_paper:yesno", "Yes, but <answer>unsure</answer>", "Yes", None, 0.0, id="cvbench-yes-no"),
+    # BLINK: no colon in the answer phrase, its letter in any case, the first phrase; (X) counted as words
+    pytest.param("blink_paper", "Answer: B", "(B)", "(Z)", 0.0, id="blink-colon"),
+    pytest.param("blink_paper", "the answer is b", "(B)", "(B)", 1.0, id="blink-lower-case"),
+    pytest.param("blink_paper", "The answer is A; option B is close", "(A)", "(A)", 1.0, id="blink-first-phrase"),
+    pytest.param("blink_paper", "(B) is right, not (A).", "(B)", "(B)", 1.0, id="blink-bracket-words"),
+    # DSI-Bench: letters after markers and in the 400-character tail in any case; a leading a-d
+    pytest.param("dsibench_paper", "the answer is b", "B", "B", 1.0, id="dsibench-marker"),
+    pytest.param("dsibench_paper", "It moves away, so c.", "C", "C", 1.0, id="dsibench-tail"),
+    pytest.param("dsibench_paper", "b, since it turns", "B", "B", 1.0, id="dsibench-leading"),
+    # ViewSpatial: the same, and "option" is no marker
+    pytest.param("viewspatial_paper", "the answer is b", "B. right", "B", 1.0, id="viewspatial-marker"),
+    pytest.param("viewspatial_paper", "I would say c", "C. front", "C", 1.0, id="viewspatial-tail"),
+    pytest.param("viewspatial_paper", "Option A is wrong, so C", "C. front", "C", 1.0, id="viewspatial-no-option"),
+    # MindCube, PerceptionComp, SPAR: the first \boxed{} or <answer> of several
+    pytest.param("mindcube_paper", "\\boxed{A}, not \\boxed{B}", "A", "A", 1.0, id="mindcube-first-boxed"),
+    pytest.param("perceptioncomp_paper", "\\boxed{A}, not \\boxed{B}", "A", "A", 1.0, id="perceptioncomp-boxed"),
+    pytest.param(
+        "perceptioncomp_paper", "<answer>A</answer> <answer>B</answer>", "A", "A", 1.0, id="perceptioncomp-answer"
+    ),
+    pytest.param("spar_paper_mca", "\\boxed{A}, not \\boxed{B}", "A", "A", 1.0, id="sparbench-first-boxed"),
+    # SPAR: a letter before "." with no word boundary
+    pytest.param("spar_paper_mca", "behind.", "D", "D", 1.0, id="sparbench-no-word-boundary"),
+]
+
+
+@pytest.mark.parametrize(("metric", "reply", "gt", "extracted", "score"), FREE_TEXT_LETTERS)
+def test_free_text_letters_are_read_as_each_reference_reads_them(
+    metric: str, reply: str, gt: str, extracted: str | None, score: float
+) -> None:
+    choices = ["left", "right", "front", "back"]
+    kind = "yes_no" if metric.endswith(":yesno") else "multiple_choice"
+    result = score_answer(reply, gt, kind, None if kind == "yes_no" else choices, metric, scoring="reference")
+    assert (result.extracted, result.value) == (extracted, score)
+
+
 def test_numbers_are_read_as_the_references_read_them() -> None:
     # D4/D5: the number-word reader takes unsigned digits: a negative answer is its absolute value
     assert _score("spatialtree_paper:mra", "-1.5", "-1.5") == 0.0 and _score("spatialtree_paper:mra", "1.5", "1.5") == 1
