@@ -25,9 +25,10 @@
 - A learned multi-view model (``backend="da3"`` or ``$SPATIALCLAW_MULTIVIEW_SOCKET``, see
   ``reconstruction.multiview``): depth, intrinsics and poses of all frames at once (method "learned"); the
   classical methods above are the fallback and, with ``cross_check=True``, a cross-check.
-- World frame (DESIGN.md): metres, right-handed, gravity-aligned +Z up (floor plane by RANSAC, else the first
-  camera's up), origin at the first registered camera, +Y its forward projected on the ground, +X its right.
-  Poses are camera-to-world (4, 4), OpenCV camera axes (x right, y down, z forward).
+- World frame (DESIGN.md): metres, right-handed, gravity-aligned +Z up (floor plane by RANSAC; else, for a
+  camera that only turns, the vertical ``motion`` measured its turns about, so both read one yaw and pitch;
+  else the first camera's up), origin at the first registered camera, +Y its forward projected on the ground,
+  +X its right. Poses are camera-to-world (4, 4), OpenCV camera axes (x right, y down, z forward).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from spatialclaw.primitives.reconstruction.multiview import MultiViewBackend, le
 from spatialclaw.primitives.reconstruction.multiview import cross_check as compare_poses
 from spatialclaw.primitives.reconstruction.points import gravity_align, metric_scale, world_points
 from spatialclaw.primitives.reconstruction.result import Reconstruction, ReconstructionError, advice, frame_status
-from spatialclaw.primitives.reconstruction.rotation_only import only_turns, rotation_chain
+from spatialclaw.primitives.reconstruction.rotation_only import leveled, only_turns, rotation_chain
 from spatialclaw.primitives.runtime.library_failures import guarded
 
 if TYPE_CHECKING:
@@ -264,6 +265,12 @@ def reconstruct(
         arrays, indices, poses, K_out, registered, depth_maps if metric else None, depth_confidences, sparse
     )
     poses, points = gravity_align(poses, points, registered, metric)
+    if method == "rotation" and not len(points) and chain is not None and chain.tilt_deg is not None:
+        poses = leveled(poses, chain.tilt_deg)  # no floor: up is the vertical motion measured the turns about
+        notes.append(
+            f"up: the vertical the camera turns about (motion measured the first camera pitched "
+            f"{chain.tilt_deg:+.0f} deg), as motion's angles are"
+        )
     focal = describe_focal(  # given focal lengths are all checked, estimated ones where a frame registered
         method,
         np.stack(known_K) if known_K is not None else K_out,

@@ -1,19 +1,35 @@
 """A camera that only turns, for ``reconstruct``: ``motion``'s rotation steps (one pair estimator,
 ``motion.pair``, for both tools) chained into camera-to-world poses (camera centres all at the first
-camera's, OpenCV camera axes), and the test that every step is a pure rotation."""
+camera's, OpenCV camera axes), the test that every step is a pure rotation, and the vertical those turns
+are about (``leveled``): with no floor to find, the world's up is the one ``motion`` measured its angles
+about, so both tools read one yaw and one pitch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     from spatialclaw.primitives.motion.result import CameraStep
 
-__all__ = ["only_turns", "rotation_chain"]
+__all__ = ["RotationChain", "leveled", "only_turns", "rotation_chain"]
+
+
+class RotationChain(NamedTuple):
+    """``rotation_chain``'s answer. poses: (N, 4, 4) camera-to-world (the first camera's frame, OpenCV
+    axes; NaN where unregistered); registered: (N,) bool; intrinsics: (N, 3, 3) pixels; steps: ``motion``'s
+    steps; focal_source: where the focal length came from; tilt_deg: the first camera's pitch (degrees,
+    > 0 up) about whose vertical ``motion`` measured the turns (``Motion.tilt_deg``), or None (camera axes)."""
+
+    poses: np.ndarray
+    registered: np.ndarray
+    intrinsics: np.ndarray
+    steps: list[CameraStep]
+    focal_source: str
+    tilt_deg: float | None
 
 
 def only_turns(steps: list[CameraStep], count: int) -> bool:
@@ -28,16 +44,18 @@ def rotation_chain(
     indices: list[int],
     K_list: list[np.ndarray] | None,
     fov_deg: float | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[CameraStep], str]:
-    """Poses of a camera that only turns, chaining consecutive rotation steps of ``motion``: (poses, registered,
-    intrinsics (N, 3, 3), steps, focal source). A frame after a step that is not a rotation is unregistered."""
+) -> RotationChain:
+    """Poses of a camera that only turns, chaining consecutive rotation steps of ``motion`` (``RotationChain``).
+    A frame after a step that is not a rotation is unregistered."""
     from spatialclaw.primitives.motion.estimate import motion
 
     count = len(arrays)
     poses = np.full((count, 4, 4), np.nan)
     registered = np.zeros(count, dtype=bool)
     if len({a.shape for a in arrays}) != 1:
-        return poses, registered, np.full((count, 3, 3), np.nan), [], "no focal (frames differ in size)"
+        return RotationChain(
+            poses, registered, np.full((count, 3, 3), np.nan), [], "no focal (frames differ in size)", None
+        )
     K = K_list[0] if K_list is not None else None
     result = motion(_sourced(arrays, items, indices), intrinsics=K, fov_deg=None if K is not None else fov_deg)
     poses[0], registered[0] = np.eye(4), True
@@ -51,7 +69,20 @@ def rotation_chain(
         poses[i] = np.eye(4)
         poses[i][:3, :3] = orientation
         registered[i] = True
-    return poses, registered, np.stack([result.intrinsics] * count), result.steps, result.focal_source
+    return RotationChain(
+        poses, registered, np.stack([result.intrinsics] * count), result.steps, result.focal_source, result.tilt_deg
+    )
+
+
+def leveled(poses: np.ndarray, tilt_deg: float) -> np.ndarray:
+    """Camera-to-world ``poses`` (N, 4, 4) of the design frame built on the first camera's own up (+Z its up,
+    +Y its forward: what ``gravity_align`` falls back on without a floor), turned about +X so that +Z is the
+    vertical a first camera pitched ``tilt_deg`` (> 0 up) turns about: its forward then rises ``tilt_deg``
+    above the ground plane. Centres stay where they are (a turning camera's are all at the origin)."""
+    c, s = np.cos(np.radians(tilt_deg)), np.sin(np.radians(tilt_deg))
+    T = np.eye(4)
+    T[1:3, 1:3] = [[c, -s], [s, c]]  # +Y (the first camera's forward) -> (0, cos, sin): elevation tilt_deg
+    return np.asarray(T @ poses)
 
 
 @dataclass
