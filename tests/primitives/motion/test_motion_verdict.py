@@ -1,5 +1,5 @@
 """The clip verdict and the gates over a clip (``motion.verdict``, ``motion.checks.rate_outliers``), on steps
-measured from exact virtual cameras over a real Redwood photo: a still camera is "still", an unknown
+written by hand (first: fast) and measured from exact virtual cameras over a real Redwood photo: a still camera is "still", an unknown
 first-to-last pair gives no verdict, each still / turn / move wording with its evidence, a turn that moves
 the images more than the move leads the readout, a low-confidence step far faster than the clip is left out,
 and a tracked object that moves exactly with the background is flagged as a possibly lost track."""
@@ -13,10 +13,122 @@ import pytest
 
 from spatialclaw.primitives.motion.checks import rate_outliers
 from spatialclaw.primitives.motion.estimate import motion
-from spatialclaw.primitives.motion.result import Motion
-from spatialclaw.primitives.motion.verdict import clip_verdict, turn_dominates
+from spatialclaw.primitives.motion.result import CameraStep, Motion
+from spatialclaw.primitives.motion.verdict import clip_verdict, reversals, turn_dominates
 
 FOV = 62.7
+
+
+def _step(
+    a: int,
+    b: int,
+    kind: str,
+    yaw: float | None = 0.0,
+    pitch: float | None = 0.0,
+    parallax: float = 0.4,
+    words: str | None = None,
+    image: tuple[float, float] = (float("nan"), float("nan")),
+) -> CameraStep:
+    """A step as ``motion`` reports it, written by hand: the verdicts read only these fields."""
+    return CameraStep(
+        frame_a=a,
+        frame_b=b,
+        kind=kind,
+        yaw_deg=yaw,
+        pitch_deg=pitch,
+        roll_deg=0.0,
+        rotation_deg=None,
+        translation=None,
+        translation_words=words,
+        zoom=1.0,
+        parallax_px=parallax,
+        matches=100,
+        inliers=90,
+        residual_px=0.5,
+        confidence=0.8,
+        reason="",
+        image_motion_px=image,
+    )
+
+
+def test_a_pan_or_tilt_that_changes_sign_is_said_to_reverse_where_it_does():
+    right, left = _step(0, 4, "rotation", yaw=2.0), _step(4, 8, "rotation", yaw=2.5)
+    back = _step(8, 12, "rotation", yaw=-2.0)
+    assert reversals([right, left, back]) == ["the pan reverses: right through step 4->8, left from step 8->12"]
+    assert reversals([_step(0, 1, "rotation", yaw=-1.0), _step(1, 2, "rotation", yaw=1.0)]) == [
+        "the pan reverses: left through step 0->1, right from step 1->2"
+    ]
+    # a step under 0.5 deg between them: the last turn the first way is named, and the steps between said
+    pause = _step(4, 8, "rotation", yaw=0.3)
+    assert reversals([right, pause, back]) == [
+        "the pan reverses: right through step 0->4, left from step 8->12 (it turns back in the steps between)"
+    ]
+    down, up = _step(0, 1, "rotation", pitch=-0.5), _step(1, 2, "rotation", pitch=0.5)  # 0.5 deg counts
+    assert reversals([down, up]) == ["the tilt reverses: down through step 0->1, up from step 1->2"]
+    assert reversals([_step(0, 1, "rotation", pitch=0.49), _step(1, 2, "rotation", pitch=-3.0)]) == []
+    unknown = _step(1, 2, "unknown", yaw=None, pitch=float("nan"))
+    assert reversals([right, unknown, _step(2, 3, "rotation", yaw=4.0)]) == []  # unmeasured steps have no sign
+    assert reversals([]) == []
+
+
+def test_a_turn_dominates_when_its_image_motion_summed_over_the_moving_steps_is_over_twice_the_moves():
+    first, second = _step(0, 1, "translation", image=(1.0, 1.0)), _step(1, 2, "translation", image=(10.0, 1.0))
+    assert not turn_dominates([first]) and turn_dominates([first, second])  # 11 px against 2 x 2 px
+    assert not turn_dominates(
+        [_step(0, 1, "translation", image=(3.0, 1.0)), _step(1, 2, "translation", image=(3.0, 2.0))]
+    )
+    assert turn_dominates([_step(0, 1, "translation", image=(3.1, 1.0)), _step(1, 2, "translation", image=(3.0, 2.0))])
+    turning = _step(1, 2, "rotation", image=(100.0, 1.0))  # a turning step's image motion is not the move's
+    assert not turn_dominates([first, turning])
+
+
+def test_each_clip_verdict_over_written_steps():
+    move = _step(0, 1, "translation", words="forward")
+    turn = _step(1, 2, "rotation", yaw=3.0)
+    span = _step(0, 2, "translation", yaw=3.0, parallax=1.234, words="forward", image=(1.0, 1.0))
+    assert clip_verdict([move, _step(1, 2, "translation")], span) == (
+        "clip verdict: the camera MOVES forward (the first-to-last pair 0->2 shows parallax 1.23 px; every step agrees)"
+    )
+    assert clip_verdict([move, turn, _step(2, 3, "unknown")], span) == (
+        "clip verdict: the camera MOVES forward (the first-to-last pair 0->2 shows parallax 1.23 px), although 1 of "
+        "2 steps alone show no measurable translation (small moves add up below each step's parallax threshold): "
+        "trust the first-to-last pair, not the per-step turn-or-move labels"
+    )
+    blind = dataclasses.replace(span, translation_words=None, image_motion_px=(2.1, 1.0))
+    assert clip_verdict([move], blind) == (
+        "clip verdict: the camera MOVES in a direction that cannot be told while it pans right 3.0 deg, the larger "
+        "motion in the images (the first-to-last pair 0->2 shows parallax 1.23 px; every step agrees)"
+    )
+    turned = _step(0, 2, "rotation", yaw=3.0, parallax=0.456)
+    assert clip_verdict([turn, _step(2, 3, "static")], turned) == (
+        "clip verdict: the camera only turns (the first-to-last pair 0->2 shows no measurable translation "
+        "(parallax 0.46 px); every step agrees)"
+    )
+    assert clip_verdict([move, turn], turned) == (
+        "clip verdict: the camera turns without a measurable net move (the first-to-last pair 0->2 shows no "
+        "measurable translation (parallax 0.46 px)), although steps 0->1 alone read as moves: those may be noise "
+        "or moves that cancel out; the larger baseline is preferred"
+    )
+    still = _step(0, 2, "static")
+    assert clip_verdict([_step(0, 1, "static"), _step(1, 2, "static")], still) == (
+        "clip verdict: the camera is STILL (the first-to-last pair 0->2 shows no measurable turn or move; every "
+        "step agrees)"
+    )
+    assert clip_verdict([_step(0, 1, "static"), turn], still) == (
+        "clip verdict: the camera turns and ends where it started (the first-to-last pair 0->2 shows no "
+        "measurable turn or move; steps 1->2 turn)"
+    )
+    assert clip_verdict([move, turn], still) is not None and "although steps 0->1 alone read as moves" in (
+        clip_verdict([move, turn], still) or ""
+    )
+
+
+def test_no_clip_verdict_without_a_measured_first_to_last_pair_or_a_measured_step():
+    # dropping the unknown-pair check made motion say "the camera only turns" over steps that measured a move
+    moves = [_step(0, 1, "translation", words="forward"), _step(1, 2, "translation", words="forward")]
+    assert clip_verdict(moves, _step(0, 2, "unknown", yaw=None, pitch=None)) is None
+    assert clip_verdict(moves, None) is None
+    assert clip_verdict([_step(0, 1, "unknown"), _step(1, 2, "unknown")], _step(0, 2, "translation")) is None
 
 
 @pytest.fixture(scope="module")
