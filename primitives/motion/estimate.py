@@ -56,7 +56,8 @@ from spatialclaw.primitives.motion.focal import (
     turn_or_move,
 )
 from spatialclaw.primitives.motion.object_motion import object_regions, object_step
-from spatialclaw.primitives.motion.pair import PARALLAX_PX, PairGeometry, estimate_pair
+from spatialclaw.primitives.motion.pair import PARALLAX_PX, PairGeometry, estimate_pair, rotation_homography
+from spatialclaw.primitives.motion.regions import region_masks, region_step
 from spatialclaw.primitives.motion.result import CameraStep, Motion, hidden_move
 from spatialclaw.primitives.motion.translation import shared_words, ways
 from spatialclaw.primitives.runtime.library_failures import guarded
@@ -118,6 +119,7 @@ def motion(
     object: Any = None,
     object_heading_deg: float | None = None,
     tilt_deg: float | None = None,
+    regions: Any = None,
 ) -> Motion:
     """Camera motion between frames (pan/tilt/roll in degrees, or a translation direction, told apart by
     a parallax test) and optionally one object's motion relative to the background, with evidence per
@@ -149,6 +151,14 @@ def motion(
             turn about gravity, pitch the change of pitch. Without it, when the turns read as rolls in camera
             axes (a camera looking down that turns), they are measured about the vertical that explains them
             with the least roll (the readout says which pitch); else in camera axes.
+        regions: also measure the image motion per region of the frame, to compare near and far (parallax):
+            "bands" (top / middle / bottom thirds), "columns" (left / centre / right), or a dict of name -> box
+            (x0, y0, x1, y1) pixels or (H, W) bool mask in the first frame of each pair (near and far from a
+            depth map: ``{"near": d < 2, "far": d > 4}``, metres). ``m.regions`` then holds one ``RegionStep``
+            per pair and ``print(m)`` reads them: each region's median flow (pixels, x right, y down) with its
+            standard error, spread and number of points ("unknown" under 6 points), and the verdict: regions
+            that move alike (a turn) or PARALLAX (the camera translates: nearer things move more, against its
+            travel; the travel, and the way round a near thing it keeps in view, if that region is nearer).
 
     Returns:
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
@@ -163,7 +173,8 @@ def motion(
         frames cannot share that view, a roll over 30 deg, confidence < 0.3, < 15 agreeing matches) is
         "unknown" with the reason and enters no total, as does a low-confidence step that turns far faster
         than the clip's other steps (``checks.rate_outliers``).
-        ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
+        ``m.headings()``: the heading sweep of a camera turning in place, with each step's uncertainty and the
+        loop closure (``HeadingSweep``). ``m.net()``: first-to-last rotation; totals in the readout sum consecutive steps only (pairs
         against the first frame are already cumulative). Black letterbox bars are masked.
         Sign note: one convention in every tool (``manual('conventions')``): pitch > 0 tilts UP, here as in
         ``geom.camera_tilt`` and ``geom.floor_point`` (an absolute tilt there, relative here).
@@ -202,13 +213,14 @@ def motion(
     features = {position: _features(arrays[position], scale, indices[position], notes) for position in used}
     matches = {pair: (*_matches(features[pair[0]], features[pair[1]]), scale) for pair in chosen}
     fits: dict[tuple[int, int], HomographyFit] = {}
+    fov_range: tuple[float, float] | None = None
     if calibrate:  # no focal length given: estimate one for the clip from its turns (``focal``)
         fits = {pair: _homography(*matches[pair][:2], width, height, ignored(pair[0])) for pair in chosen}
         found = guarded(partial(estimate_focal, list(fits.values()), K, width), partial(_no_focal, notes))
         if found.focal_px is not None and found.fov_range_deg is not None:
             K = K.copy()
             K[0, 0] = K[1, 1] = found.focal_px
-            low, high = found.fov_range_deg
+            low, high = fov_range = found.fov_range_deg
             source = (
                 f"{'ROUGHLY ' if found.rough else ''}self-calibrated {fov_of_focal(found.focal_px, width):.0f} degree "
                 f"field of view ({found.reason}; {low:.0f}-{high:.0f} fit about as well; angles are at this estimate)"
@@ -270,7 +282,24 @@ def motion(
     for step in [*steps, span]:  # which moves the images more: the turn or the move (``verdict``)
         if step is not None and step.kind != "unknown" and step.geometry is not None:
             step.image_motion_px = image_motion(step.geometry, K)
-    return Motion(steps, K, source, notes, span=span, tilt_deg=tilt)
+    result = Motion(steps, K, source, notes, span=span, tilt_deg=tilt, fov_range_deg=fov_range)
+    if regions is not None:  # the image motion per region of the frame (``regions``)
+        masks = region_masks(regions, height, width)
+        masks = masks if bars is None else {name: mask & ~bars for name, mask in masks.items()}
+        result.regions = [
+            region_step(indices[a], indices[b], masks, *matches[(a, b)][:2], _turn_homography(step, K))
+            for (a, b), step in zip(chosen, steps, strict=True)
+        ]
+    return result
+
+
+def _turn_homography(step: CameraStep, K: np.ndarray) -> np.ndarray | None:
+    """Pixels of a -> b under the step's measured turn alone (a translating step's turn from its essential
+    matrix, a turning step's with its zoom), or None for an unknown step."""
+    geometry = step.geometry
+    if step.kind == "unknown" or geometry is None or geometry.R_ab is None:
+        return None
+    return geometry.homography if step.kind != "translation" else rotation_homography(K, K, geometry.R_ab.T)
 
 
 def _about_vertical(

@@ -26,7 +26,9 @@ import numpy as np
 
 from spatialclaw.primitives.motion.angles import level_angles, turn_words, yaw_pitch_roll
 from spatialclaw.primitives.motion.focal import TURN_OR_MOVE
+from spatialclaw.primitives.motion.headings import HeadingSweep, heading_sweep
 from spatialclaw.primitives.motion.pair import PairGeometry
+from spatialclaw.primitives.motion.regions import RegionStep
 from spatialclaw.primitives.motion.verdict import clip_verdict, reversals, turn_dominates
 
 _ANGLES = ("yaw_deg", "pitch_deg", "roll_deg")
@@ -256,7 +258,11 @@ class Motion:
     notes: sentences about the whole call (letterbox bars masked, how the object was followed). span: the
     first-to-last pair of a chain of 3+ frames, read into one clip verdict (``verdict.clip_verdict``).
     tilt_deg: the first camera's pitch (degrees, > 0 up) the angles are measured about gravity from (given,
-    or the vertical the turns fit best; ``notes`` says which), or None: camera axes.
+    or the vertical the turns fit best; ``notes`` says which), or None: camera axes. regions: one
+    ``RegionStep`` per pair when ``motion(..., regions=...)`` asked for the image motion per region.
+    fov_range_deg: (low, high) horizontal fields of view that fit the turns about as well as the one used, when
+    the focal length was self-calibrated (else None). ``headings()``: the heading sweep of a camera turning in
+    place, with its loop closure.
     """
 
     steps: list[CameraStep]
@@ -265,6 +271,8 @@ class Motion:
     notes: list[str] = field(default_factory=list)
     span: CameraStep | None = None
     tilt_deg: float | None = None
+    regions: list[RegionStep] = field(default_factory=list)
+    fov_range_deg: tuple[float, float] | None = None
 
     @property
     def yaw_deg(self) -> np.ndarray:
@@ -405,6 +413,15 @@ class Motion:
         parts.append(f"focal: {self.focal_source}")
         return "; ".join(parts)
 
+    def headings(self) -> HeadingSweep:
+        """The heading sweep of a camera turning in place (``print(m.headings())``): each step's turn about the
+        vertical (degrees, > 0 right = clockwise seen from above) +- its standard deviation, each frame's
+        cumulative heading from the first, and the loop closure: the steps' sum against the last frame measured
+        directly against the first (whole turns, closure error, whether it came back to its starting heading).
+        Needs consecutive frames (the default pairs); pass ``tilt_deg=`` to ``motion`` for headings about gravity.
+        Returns ``HeadingSweep`` (``.headings_deg``, ``.total_deg``, ``.full_turns``, ``.came_back``)."""
+        return heading_sweep(self)
+
     def reversals(self) -> list[str]:
         """Where a pan or tilt changes direction along the chain (``verdict.reversals``)."""
         return reversals(self.steps) if self.layout == "chain" else []
@@ -424,4 +441,5 @@ class Motion:
             "  " + self.readout,
         ]
         lines += ["  " + step.readout() for step in self.steps]
+        lines += ["  " + step.readout() for step in self.regions]
         return "\n".join(lines)
