@@ -6,6 +6,11 @@ The kernel's ``answer(value)`` normalises what the model passed (``"(B)"`` -> ``
 a claim that passes is recorded, so nothing a cell does (publishing the answer message directly,
 patching ``answer``) can record a value the question does not allow.
 
+A benchmark scored as its reference scores it (the task's ``meta["scoring"] == "reference"``, the default for
+the paper's benchmarks) records the text given instead, as the reference's ``ReturnAnswer`` stores
+``str(value)``: nothing is normalised or checked against the options, and the benchmark's own extractor reads
+it when the episode is scored (:func:`normalise_answer`'s ``keep_text``).
+
 This module is pure Python (no NumPy, no IPython) so that the host imports it without the kernel's
 dependencies.
 """
@@ -249,14 +254,37 @@ def normalise_answer(
     them, returned spelt as listed.
 
     ``keep_text`` (a benchmark scored as its reference scores it, ``meta["scoring"] == "reference"``): the
-    value is checked as above, but what is recorded is the text given (``str(value)``, stripped), so the
-    benchmark's own extractor reads ``"(b)"`` or ``"B. left"`` as the reference would, not the letter ``"B"``.
+    answer as given, ``str(value)`` (a text stripped), with none of the above: ``"(b)"``, ``"b"``, ``"B. left"``,
+    an option's text and a text that names no option are recorded as they are, and the benchmark's own
+    extractor decides what they say when the episode is scored, as the reference's does. Refused still: no
+    value (None), a value that is no text or number (a list, a dict, an array), an empty text, a text over
+    :data:`MAX_TEXT_ANSWER_CHARS` characters, and any answer to a multiple-choice question without options.
     """
-    checked = _checked(value, choices, answer_type, labels, allowed)
-    if not keep_text:
-        return checked
-    given = _scalar(value)
-    return given.strip() if isinstance(given, str) else str(given)
+    if keep_text:
+        return _as_given(value, choices, answer_type)
+    return _checked(value, choices, answer_type, labels, allowed)
+
+
+def _as_given(value: Any, choices: list[str] | None, answer_type: str | None) -> str:
+    """The text of an answer recorded as given (see :func:`normalise_answer`'s ``keep_text``)."""
+    kind = answer_type or ("multiple_choice" if choices else "text")
+    if kind not in ANSWER_TYPES:
+        raise AnswerError(f"unknown answer type {kind!r}; known: {', '.join(ANSWER_TYPES)}")
+    if kind == "multiple_choice" and not choices:
+        raise AnswerError("this multiple-choice question has no options to answer from")
+    value = _scalar(value)
+    if value is None:
+        raise AnswerError("answer() needs a value, e.g. answer('B')")
+    if not isinstance(value, (str, int, float, bool)):
+        raise AnswerError(f"answer with a text or a number; got a {type(value).__name__}")
+    text = value.strip() if isinstance(value, str) else str(value)
+    if not text:
+        raise AnswerError("the answer is empty; give your answer as the question asks for it")
+    if len(text) > MAX_TEXT_ANSWER_CHARS:
+        raise AnswerError(
+            f"the answer is {len(text)} characters long; give it in at most {MAX_TEXT_ANSWER_CHARS} characters"
+        )
+    return text
 
 
 def _checked(

@@ -4,4 +4,4 @@
 the wording of a template changes, because training data and benchmark results depend on it.
 """
 
-VERSION = "4"
+VERSION = "5"

@@ -156,7 +156,8 @@ def _close_figures(images: list[Any]) -> None:
 
 class Answerer:
     """The ``answer`` function of one episode; validates against the question's choices and type
-    (:func:`spatialclaw.primitives.answers.normalise_answer`, the same check the host repeats)."""
+    (:func:`spatialclaw.primitives.answers.normalise_answer`, the same check the host repeats), or, with
+    ``keep_text`` (reference scoring), records the value as given."""
 
     def __init__(
         self,
@@ -184,7 +185,11 @@ class Answerer:
         numbered options (``0. ...``, ``1. ...``): the option's number (``answer(2)``). Numbers: a float
         in the unit the question asks for (metres unless stated). Yes/no: ``"yes"`` or ``"no"``. Other
         questions: a short text (one of the listed values when the question lists them). A value that
-        does not fit raises ``AnswerError`` saying what would.
+        does not fit raises ``AnswerError`` saying what would; the recorded answer is the normalised value
+        (``"(b)"`` -> ``"B"``). Exception: when the task says its benchmark is scored as its reference scores
+        it (``meta["scoring"] == "reference"``), the value is recorded exactly as given (``"(b)"`` stays
+        ``"(b)"``, an option's text is not turned into its letter, nothing is checked against the options)
+        and the benchmark's own answer reader scores that text: give it in the form the question asks for.
         """
         from IPython.display import publish_display_data
 

@@ -140,11 +140,15 @@ def answer_rules_key(task: Task) -> str:
 
 
 def task_answer_rules(task: Task) -> str:
-    """The answer rules for ``task`` (:func:`answer_rules_key`), naming its allowed answers when it has them."""
+    """The answer rules for ``task`` (:func:`answer_rules_key`), naming its allowed answers when it has them;
+    for a task scored as its benchmark's reference scores it (``meta["scoring"] == "reference"``), followed by
+    ``prompts/answer_as_given.md``: ``answer()`` records the value as given and the benchmark's reader scores it."""
     key = answer_rules_key(task)
     rules = answer_rules(key)
     if key == "allowed_text" and task.allowed_answers:
         rules += f" Allowed: {', '.join(task.allowed_answers)}."
+    if task.meta.get("scoring") == "reference":
+        rules += "\n" + _template_text("answer_as_given.md").strip()
     return rules
 
 

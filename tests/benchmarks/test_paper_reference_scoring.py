@@ -164,20 +164,66 @@ def test_answer_records_the_text_given_under_reference_scoring() -> None:
     assert normalise_answer("(b)", choices) == "B" and normalise_answer(" (b) ", choices, keep_text=True) == "(b)"
     assert normalise_answer("B. right", choices, keep_text=True) == "B. right"
     assert normalise_answer(2.50, None, "number", keep_text=True) == "2.5"
+    assert normalise_answer("about three metres", None, "number", keep_text=True) == "about three metres"
     assert validate_claim({"value": "(b)"}, choices, keep_text=True) == "(b)"
     with pytest.raises(AnswerError, match="not in normalised form"):
         validate_claim({"value": "(b)"}, choices)  # the lenient reading records "B"
-    with pytest.raises(AnswerError):
-        normalise_answer("sideways", choices, keep_text=True)  # still checked against the options
+    # a text that names no option is the benchmark extractor's to read, not refused
+    assert normalise_answer("sideways", choices, keep_text=True) == "sideways"
+    assert validate_claim({"value": "sideways"}, choices, keep_text=True) == "sideways"
+    with pytest.raises(AnswerError, match="not one of the options"):
+        normalise_answer("sideways", choices)
+    with pytest.raises(AnswerError, match="no options to answer from"):
+        normalise_answer("B", None, "multiple_choice", keep_text=True)
+    for nothing, why in ((None, "needs a value"), ("  ", "empty"), (["B"], "a text or a number"), ("x" * 1001, "1001")):
+        with pytest.raises(AnswerError, match=why):
+            normalise_answer(nothing, choices, keep_text=True)
 
 
-def test_a_kernel_under_reference_scoring_hands_over_the_text(tmp_path: Path) -> None:
+#: (what the cell passes to answer(), recorded and MindCube score under reference, the same under lenient;
+#: None: refused). MindCube's reader takes "(B)" and "the answer is B", not "b" or an option's text.
+KERNEL_ANSWERS = [
+    ('"(B)"', ("(B)", 1.0), ("B", 1.0)),
+    ('"b"', ("b", 0.0), ("B", 1.0)),
+    ('"right"', ("right", 0.0), ("B", 1.0)),
+    ('"sideways"', ("sideways", 0.0), None),
+    ('"the answer is B"', ("the answer is B", 1.0), None),
+]
+
+
+@pytest.mark.parametrize("scoring", ["reference", "lenient"])
+def test_a_kernel_records_the_answer_as_the_scoring_reads_it(scoring: str, tmp_path: Path) -> None:
     from spatialclaw.kernel.kernel import Kernel
+    from spatialclaw.runner.episode import score_row
 
-    meta = {"choices": ["left", "right"], "answer_type": "multiple_choice", "scoring": "reference"}
-    with Kernel(workdir=tmp_path, meta=meta) as kernel:
-        result = kernel.execute('answer("(b)")')
-    assert result.answered and result.answer == "(b)"
+    task = Task(
+        "Where is the lamp? A. left B. right",
+        choices=["left", "right"],
+        ground_truth="B",
+        benchmark="mindcube",
+        meta={"metric": "mindcube_paper", "scoring": scoring, "options_in_question": True},
+    )
+    with Kernel(workdir=tmp_path, meta=task.kernel_meta()) as kernel:
+        results = [kernel.execute(f"answer({given})") for given, _, _ in KERNEL_ANSWERS]
+    for result, (given, reference, lenient) in zip(results, KERNEL_ANSWERS, strict=True):
+        expected = reference if scoring == "reference" else lenient
+        if expected is None:
+            assert not result.answered and result.error is not None, given
+            assert "not one of the options" in result.error.message
+            continue
+        assert result.answered, (given, result.error)
+        row = score_row(task, result.answer)
+        assert (result.answer, row["score"], row["scoring"]) == (*expected, scoring), given
+
+
+def test_the_model_is_told_what_answer_records() -> None:
+    from spatialclaw.agent.prompting import task_prompt
+
+    def prompt(scoring: str) -> str:
+        return task_prompt(Task("Where?", choices=["left", "right"], meta={"scoring": scoring}))
+
+    assert "exactly as given" in prompt("reference") and "exactly as given" not in prompt("lenient")
+    assert "option text also works" not in prompt("lenient")  # true under lenient only, so said by neither
 
 
 # -------------------------------------------------------------------------------- every benchmark
