@@ -98,3 +98,23 @@ def test_plain_frame_numbers_on_images_and_several_inputs():
     assert "`videos[0][2]` is image 2 counting from 0" in notes[1] and "`videos[0][1]`" in notes[1]
     assert notes[2].startswith("In `videos[0]`: WARNING: frame 7 cannot be matched") and "3 images (0 to 2)" in notes[2]
     assert len(notes) == 6 and notes[3].startswith("In `videos[1]`")
+
+
+def test_a_frame_before_the_second_loaded_one_lies_between_the_first_two():
+    keyed = FrameSpec.images(["/x/a.png", "/x/b.png", "/x/c.png"], indices=[0, 60, 120])
+    assert frame_notes(Task("What is at frame 30?", inputs=[keyed])) == [
+        "frame 30 was not loaded; it lies between `frames[0]` (source frame 0) and `frames[1]` (source frame 60)."
+    ]
+
+
+def test_frame_1_of_1_is_the_first_loaded_frame():
+    video = "/nonexistent/clip.mp4"  # no file is read
+    assert frame_notes(Task("At frame 1 of 1?", inputs=[FrameSpec.video(video, count=6)])) == [
+        "frame 1 of 1 (counted from 1: 0% of the way through the video) is `frames[0]`."
+    ]
+
+
+def test_a_long_list_of_loaded_source_frames_is_cut_after_twelve():
+    keyed = FrameSpec.video("/nonexistent/clip.mp4", indices=list(range(0, 130, 10)))  # 13 key frames
+    (note,) = frame_notes(Task("At frame 16 of 32?", inputs=[keyed]))
+    assert "source frames 0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, ...: take the one nearest" in note
