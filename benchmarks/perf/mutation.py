@@ -39,6 +39,11 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Source folder -> where it sits inside the ``spatialclaw`` package (as in ``pyproject.toml``).
 MAPPED = {"primitives": "primitives", "prompts": "prompts", "benchmarks": "benchmarks"}
 FAST = "-x -q -p no:cacheprovider -p no:randomly --timeout=120"
+#: The tests of the paper suite's specs: the file whose published-layout fixtures cover the benchmark first, then
+#: the reference-scoring file (every fixture scored by its benchmark's own extractor).
+_REFERENCE = "tests/benchmarks/test_paper_reference_scoring.py"
+_BLINK_TO_OSI = ["tests/benchmarks/test_paper_blink_to_osibench.py", _REFERENCE]
+_PAI_TO_VSTI = ["tests/benchmarks/test_paper_paibench_to_vstibench.py", _REFERENCE]
 
 #: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
 #: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure).
@@ -76,74 +81,42 @@ MODULES: dict[str, dict[str, Any]] = {
             "spar_paper_vci",
             "spar_levels",
         ],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _PAI_TO_VSTI,
     },
     "blink": {
         "path": "benchmarks/specs/blink.py",
         "functions": ["read_source", "to_task", "blink_extract", "blink_paper"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _BLINK_TO_OSI,
     },
     "erqa": {
         "path": "benchmarks/specs/erqa.py",
         "functions": ["with_image_tags", "to_task", "erqa_paper"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _BLINK_TO_OSI,
     },
     "cross_video_bench": {
         "path": "benchmarks/specs/cross_video_bench.py",
         "functions": ["is_yes_no", "to_task", "_only_a_to_d", "cvbench_paper"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _BLINK_TO_OSI,
     },
     "omni3d_bench": {
         "path": "benchmarks/specs/omni3d_bench.py",
         "functions": ["omni3d_prediction", "omni3d_paper"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _BLINK_TO_OSI,
     },
     "viewspatial_paper": {
         "path": "benchmarks/specs/viewspatial_bench.py",
         "functions": ["image_paths", "read_source", "to_task", "viewspatial_paper_choice"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _PAI_TO_VSTI,
     },
     "spbench": {
         "path": "benchmarks/specs/spbench.py",
         "functions": ["_options", "make_to_task", "spbench_paper_na"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _PAI_TO_VSTI,
     },
     "spatialtree_bench": {
         "path": "benchmarks/specs/spatialtree_bench.py",
         "functions": ["_kind", "to_task", "spatialtree_paper"],
-        "tests": [
-            "tests/benchmarks/test_paper_reference_scoring.py",
-            "tests/benchmarks/test_paper_blink_to_osibench.py",
-            "tests/benchmarks/test_paper_paibench_to_vstibench.py",
-        ],
+        "tests": _PAI_TO_VSTI,
     },
     "letters": {
         "path": "benchmarks/scoring/letters.py",
@@ -197,6 +170,89 @@ MODULES: dict[str, dict[str, Any]] = {
             "tests/benchmarks/test_paper_paibench_to_vstibench.py",
         ],
     },
+    "omnispatial_paper": {
+        "path": "benchmarks/specs/omnispatial.py",
+        "functions": ["read_source", "to_task", "omnispatial_paper"],
+        "tests": _BLINK_TO_OSI,
+    },
+    "dsi_bench": {
+        "path": "benchmarks/specs/dsi_bench.py",
+        "functions": ["parse_options", "to_task", "dsibench_extract", "dsibench_paper"],
+        "tests": _BLINK_TO_OSI,
+    },
+    "mindcube": {
+        "path": "benchmarks/specs/mindcube.py",
+        "functions": ["setting", "to_task", "mindcube_paper_extract", "mindcube_paper"],
+        "tests": _BLINK_TO_OSI,
+    },
+    "mmsi_bench": {
+        "path": "benchmarks/specs/mmsi_bench.py",
+        "functions": ["subset", "to_task", "mmsi_paper_extract", "mmsi_paper"],
+        "tests": _BLINK_TO_OSI,
+    },
+    "mmsi_video_bench": {
+        "path": "benchmarks/specs/mmsi_video_bench.py",
+        "functions": [
+            "main_category",
+            "question_text",
+            "to_task",
+            "_clear_words",
+            "mmsi_video_extract",
+            "mmsivideo_paper",
+        ],
+        "tests": _BLINK_TO_OSI,
+    },
+    "osi_bench": {
+        "path": "benchmarks/specs/osi_bench.py",
+        "functions": [
+            "option_texts",
+            "to_task",
+            "first_number",
+            "osi_na",
+            "osibench_mcq",
+            "osibench_number",
+            "osibench_na",
+        ],
+        "tests": _BLINK_TO_OSI,
+    },
+    "pai_bench": {
+        "path": "benchmarks/specs/pai_bench.py",
+        "functions": ["_options", "to_task", "mmsi_chain_letter", "_standalone", "pai_paper_choice"],
+        "tests": _PAI_TO_VSTI,
+    },
+    "perceptioncomp": {
+        "path": "benchmarks/specs/perceptioncomp.py",
+        "functions": ["to_task", "perceptioncomp_paper_choice"],
+        "tests": _PAI_TO_VSTI,
+    },
+    "video_mme": {
+        "path": "benchmarks/specs/video_mme.py",
+        "functions": ["to_task", "videomme_base_letter", "videomme_paper_choice"],
+        "tests": _PAI_TO_VSTI,
+    },
+    "video_mme_v2": {
+        "path": "benchmarks/specs/video_mme_v2.py",
+        "functions": [
+            "split_options",
+            "to_task",
+            "videommev2_letter",
+            "videommev2_paper_choice",
+            "_logic",
+            "_position",
+            "videommev2_groups",
+        ],
+        "tests": _PAI_TO_VSTI,
+    },
+    "vsi_bench_debiased": {
+        "path": "benchmarks/specs/vsi_bench_debiased.py",
+        "functions": ["to_task", "vsi_paper_letter", "vsi_paper_mca", "vsi_paper_na"],
+        "tests": _PAI_TO_VSTI,
+    },
+    "vsti_bench": {
+        "path": "benchmarks/specs/vsti_bench.py",
+        "functions": ["to_task", "vsti_paper_na"],
+        "tests": _PAI_TO_VSTI,
+    },
     "answers": {
         "path": "primitives/answers.py",
         "functions": ["_choice", "_number", "_number_in_text", "_yes_no", "normalise_answer"],
@@ -204,8 +260,40 @@ MODULES: dict[str, dict[str, Any]] = {
     },
     "question": {
         "path": "spatialclaw/agent/question.py",
-        "functions": ["_strip_letter_prefixes", "_line_options", "infer_answer_type"],
-        "tests": ["tests/specs/test_specs_answers.py", "tests/agent/test_question.py"],
+        "functions": [
+            "_next_label",
+            "_first_label",
+            "_line_options",
+            "_inline_options",
+            "find_allowed",
+            "_short_line",
+            "_unlettered_lines",
+            "_ends_question",
+            "_find",
+            "infer_answer_type",
+            "_strip_letter_prefixes",
+            "parse_question",
+            "_is_yes_no",
+        ],
+        "tests": [
+            "tests/specs/test_specs_answers.py",
+            "tests/agent/test_question.py",
+            "tests/agent/test_question_forms.py",
+        ],
+    },
+    "question_frames": {
+        "path": "spatialclaw/agent/question_frames.py",
+        "functions": [
+            "frame_refs",
+            "time_refs",
+            "_nearest",
+            "_by_source_index",
+            "_of_n",
+            "_plain",
+            "_at_time",
+            "frame_notes",
+        ],
+        "tests": ["tests/agent/test_question_frames.py"],
     },
     "environment": {
         "path": "spatialclaw/kernel/environment.py",
@@ -294,6 +382,9 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
     "episode_log": [
         ("parts are text or image; only text parts carry text_ref", ['["type"]<="text"', '["type"]>="text"']),
         ("durability after a power loss, not observable from a process", ["fsync:bool=False"]),
+    ],
+    "question_frames": [
+        ("a FrameSpec kind is 'images' or 'video': only 'video' sorts at or after it", ['spec.kind>="video"'])
     ],
     "scoring": [
         ("metric is exactly one of METRICS here", ['metric<="choice"', 'metric<="mra"', 'metric>="yes_no"']),
