@@ -121,9 +121,12 @@ def motion(
     tilt_deg: float | None = None,
     regions: Any = None,
 ) -> Motion:
-    """Camera motion between frames (pan/tilt/roll in degrees, or a translation direction, told apart by
-    a parallax test) and optionally one object's motion relative to the background, with evidence per
-    pair; ``print(m)`` reads it out. Use it for "does the camera pan or move, which way, how many degrees,
+    """Camera (and object) motion per frame pair: turn in degrees or move direction, parallax by region, heading sweep.
+
+    Pan/tilt/roll in degrees or a translation direction, told apart by a parallax test, and optionally one
+    object's motion relative to the background, with evidence per pair; ``print(m)`` reads it out;
+    ``regions=`` compares the image motion of regions (near vs far: parallax), ``m.headings()`` gives a
+    turning camera's heading sweep and loop closure. Use it for "does the camera pan or move, which way, how many degrees,
     does the object move" questions, small frames included; use ``reconstruct`` for 3D points and
     distances. Signs: yaw > 0 turns right, pitch > 0 tilts up, roll > 0 clockwise (later camera in the
     earlier camera's frame), decomposed as R = Ry(yaw) Rx(pitch) Rz(roll) in OpenCV camera axes: yaw first

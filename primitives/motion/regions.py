@@ -28,7 +28,7 @@ import numpy as np
 __all__ = ["MIN_POINTS", "NOISE_PX", "RegionFlow", "RegionStep", "region_masks", "region_step"]
 
 MIN_POINTS = 6  # matches a region needs for its flow to be reported
-NOISE_PX = 0.5  # a difference between regions below this (pixels) is not parallax, whatever its standard error
+NOISE_PX = 1.0  # a difference between regions below this (pixels) is not parallax, whatever its standard error
 SIGNIFICANT = 3.0  # ... and it must exceed this many standard errors
 
 
@@ -70,9 +70,10 @@ class RegionFlow:
 @dataclass
 class RegionStep:
     """Per-region image motion of one pair of frames (``frame_a`` -> ``frame_b``, absolute indices) and what
-    the regions' difference means. regions: one ``RegionFlow`` each. parallax: True when two regions move
-    differently beyond their uncertainty (the camera translates, or something moves on its own), False when
-    every measured region moves alike, None when fewer than two regions are measured. nearer: the region
+    the regions' difference means. regions: one flow per region (.name, .flow_px, .turn_free_px, .sd_px,
+    .points, .status). parallax: True when two regions move differently beyond their uncertainty (the camera
+    translates, or something moves on its own), False when every measured region moves alike, None when fewer
+    than two regions are measured. nearer: the region
     that moves more beyond the turn when there is parallax (None otherwise). verdict: the words."""
 
     frame_a: int

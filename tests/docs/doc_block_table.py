@@ -156,6 +156,7 @@ RUNS: dict[str, Run] = {
             "floor_scene = Scene()",
             "z = zoom(frame, (300, 100, 400, 180))",
             "m = motion([pan(0), pan(8), pan(16)]",
+            "sweep = motion([pan(0), pan(8), pan(16), pan(8), pan(0)]",
         ),
         shows=(
             r"^6\.4 mm$",
@@ -177,6 +178,7 @@ RUNS: dict[str, Run] = {
             r"^front-right 26$",
             r"^Blob\(centroid=\(485\.84, 273\.00\) px, area=11229 px\^2, box=\(424, 219, 543, 331\)",
             r"pans right 8\.0 deg per step \(median\), with no measurable translation",
+            r"^\[ 0\.  8\. 16\.  8\.  0\.\]\nTrue 0\nFalse \['top', 'middle', 'bottom'\]\n\(100, 60, 130, 90\) 0\.030\nFalse$",
         ),
     ),
     # ---- docs/kernel.md, docs/security.md, docs/design.md ---------------------------------------------
