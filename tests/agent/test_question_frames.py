@@ -118,3 +118,10 @@ def test_a_long_list_of_loaded_source_frames_is_cut_after_twelve():
     keyed = FrameSpec.video("/nonexistent/clip.mp4", indices=list(range(0, 130, 10)))  # 13 key frames
     (note,) = frame_notes(Task("At frame 16 of 32?", inputs=[keyed]))
     assert "source frames 0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, ...: take the one nearest" in note
+
+
+def test_the_last_frame_of_n_on_plain_images_is_nearest_the_last_image():
+    images = FrameSpec.images([f"/x/{i}.png" for i in range(6)])
+    (note,) = frame_notes(Task("At frame 32 of 32?", inputs=[images]))
+    assert note.startswith("WARNING: frame 32 of 32 (counted from 1: 100% of the way through the video) cannot")
+    assert note.endswith("is it nearest `frames[5]`).")
