@@ -39,6 +39,14 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Source folder -> where it sits inside the ``spatialclaw`` package (as in ``pyproject.toml``).
 MAPPED = {"primitives": "primitives", "prompts": "prompts", "benchmarks": "benchmarks"}
 FAST = "-x -q -p no:cacheprovider -p no:randomly --timeout=120"
+#: Tests that start an IPython kernel, left out wherever a module lists their file: the kernel's sandbox does not
+#: start from the temporary copy ("Kernel died before replying to kernel_info"), and they test answer() recording.
+KERNEL_TESTS = {
+    "tests/agent/test_question_forms.py": [
+        "test_a_real_kernel_records_numbers_allowed_values_and_yes_no_as_the_benchmark_asks"
+    ],
+    "tests/benchmarks/test_paper_reference_scoring.py": ["test_a_kernel_records_the_answer_as_the_scoring_reads_it"],
+}
 #: The tests of the paper suite's specs: the file whose published-layout fixtures cover the benchmark first, then
 #: the reference-scoring file (every fixture scored by its benchmark's own extractor).
 _REFERENCE = "tests/benchmarks/test_paper_reference_scoring.py"
@@ -46,8 +54,7 @@ _BLINK_TO_OSI = ["tests/benchmarks/test_paper_blink_to_osibench.py", _REFERENCE]
 _PAI_TO_VSTI = ["tests/benchmarks/test_paper_paibench_to_vstibench.py", _REFERENCE]
 
 #: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
-#: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure);
-#: ``deselect``: test ids left out of that module's run).
+#: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure).
 MODULES: dict[str, dict[str, Any]] = {
     "omnispatial": {
         "path": "benchmarks/specs/omnispatial.py",
@@ -281,11 +288,6 @@ MODULES: dict[str, dict[str, Any]] = {
             "tests/agent/test_question.py",
             "tests/agent/test_question_forms.py",
         ],
-        # a kernel's answer() recording (primitives/answers.py), not the parser; no kernel starts in the copy
-        "deselect": [
-            "tests/agent/test_question_forms.py::"
-            "test_a_real_kernel_records_numbers_allowed_values_and_yes_no_as_the_benchmark_asks"
-        ],
     },
     "question_frames": {
         "path": "spatialclaw/agent/question_frames.py",
@@ -488,7 +490,8 @@ def run_module(
         present = [test for test in present if not Path(test).name.startswith("test_specs_")]
     if not present:  # pytest without files would run the whole suite
         return {"no_tests": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
-    tests = " ".join(present + [f"--deselect {node}" for node in spec.get("deselect", [])])
+    left_out = [f"--deselect {test}::{name}" for test in present for name in KERNEL_TESTS.get(test, [])]
+    tests = " ".join(present + left_out)
     command = f"{sys.executable} -m pytest {FAST} {tests}"
     if subprocess.run(command.split(), cwd=copy, env=env, capture_output=True).returncode != 0:
         return {"baseline_failed": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
