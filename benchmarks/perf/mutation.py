@@ -391,6 +391,11 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
         ("parts are text or image; only text parts carry text_ref", ['["type"]<="text"', '["type"]>="text"']),
         ("durability after a power loss, not observable from a process", ["fsync:bool=False"]),
     ],
+    "motion_verdict": [
+        ("a turn under 0.5 deg is left out before its sign is read: v is never 0 there", ["(i,v>=0)"]),
+        ("past the move and unknown returns the span is 'rotation' or 'static'", ['span.kind>="static"']),
+        ("the moving steps are a subset of the known ones", ["len(moving)>=len(known)"]),
+    ],
     "question_frames": [
         ("a frame number is digits: never negative", ["ref.number!=0"]),
         ("a FrameSpec kind is 'images' or 'video': only 'video' sorts at or after it", ['spec.kind>="video"']),

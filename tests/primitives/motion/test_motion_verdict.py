@@ -80,6 +80,7 @@ def test_a_turn_dominates_when_its_image_motion_summed_over_the_moving_steps_is_
     assert turn_dominates([_step(0, 1, "translation", image=(3.1, 1.0)), _step(1, 2, "translation", image=(3.0, 2.0))])
     turning = _step(1, 2, "rotation", image=(100.0, 1.0))  # a turning step's image motion is not the move's
     assert not turn_dominates([first, turning])
+    assert not turn_dominates([first, dataclasses.replace(turning, kind="unknown")])  # nor an unmeasured step's
 
 
 def test_each_clip_verdict_over_written_steps():
