@@ -15,7 +15,7 @@ difference would be the camera's motion, not a change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -215,7 +215,8 @@ def change_map(frame_a: Any, frame_b: Any, *, threshold: float = 12.0, min_share
     a, b = frame_array(frame_a), frame_array(frame_b)
     if a.shape != b.shape:
         raise ValueError(f"frames must have the same size; got {a.shape[:2]} and {b.shape[:2]} (H, W)")
-    index_a, index_b = frame_index(frame_a, 0), frame_index(frame_b, 1)
+    # frame_index returns its default (an int) for an item without an absolute index
+    index_a, index_b = cast(int, frame_index(frame_a, 0)), cast(int, frame_index(frame_b, 1))
     height, width = a.shape[:2]
     H, matches, agreeing, error, reason = _align(a, b)
     if H is None:
