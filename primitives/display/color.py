@@ -7,11 +7,12 @@ centres. Which pixels count as the colour is decided in :mod:`.color_mask`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from spatialclaw.primitives.display.color_box import BoxShare, box_share, frame_box
 from spatialclaw.primitives.display.color_mask import (
     MIN_CHROMA,
     band_distance,
@@ -86,14 +87,29 @@ class ColorBlobs(list[Blob]):
         mask: np.ndarray,
         thresholds: dict[str, Any] | None = None,
         paler: Sequence[tuple[tuple[float, float], int, float]] = (),
+        region: BoxShare | None = None,
     ) -> None:
         super().__init__(blobs)
         self.color = color
         self.mask = mask
         self.thresholds = thresholds or {}
-        self.paler = list(paler)  # near misses when none was found: ((x, y) px, area px^2, median chroma)
+        self.paler = list(paler)  # near misses: ((x, y) px, area px^2, median chroma)
+        self.region = region  # with box=: the box searched and the share of it that shows the colour
 
     def __repr__(self) -> str:
+        if self.region is None:
+            return self._blobs_text()
+        share = self.region.text.replace("of the colour", self.color)
+        misses = ""
+        if self.paler:
+            floor = float(self.thresholds.get("min_chroma", 0.0))
+            misses = f"; near misses (paler {self.color}, chroma under {floor:.0f}): " + "; ".join(
+                f"({x:.0f}, {y:.0f}) px, area {area} px^2, chroma {c:.0f}" for (x, y), area, c in self.paler[:5]
+            )
+        body = self._blobs_text() if self else f"no {self.color} blobs of at least the minimum area"
+        return f"{share}{misses}\n{body} (full-frame pixels)"
+
+    def _blobs_text(self) -> str:
         if not self and self.paler:
             floor = float(self.thresholds.get("min_chroma", 0.0))
             low = min(c for _, _, c in self.paler)
@@ -147,10 +163,13 @@ def find_color(
     expected_size: float | None = None,
     rectified: Any = None,
     shape: str | None = None,
+    box: Any = None,
 ) -> ColorBlobs:
-    """Find regions of a colour (pale or saturated) with adaptive thresholds and connected components;
-    for small solid marker dots pass ``shape="dot"`` (and ``expected_size=`` their diameter, px) so the
-    dot ranks first, above larger same-coloured clutter.
+    """Find blobs of a colour, pale or saturated; in ``box=``, also the share it covers.
+
+    Adaptive thresholds and connected components; for small
+    solid marker dots pass ``shape="dot"`` (and ``expected_size=`` their diameter, px) so the dot ranks
+    first, above larger same-coloured clutter.
 
     A pixel has the colour when its hue (HSV, degrees) lies in the colour's band and its colourfulness
     (CIE Lab chroma) stands out from this image's neutral surfaces: the chroma floor adapts to the image
@@ -198,16 +217,27 @@ def find_color(
         expected_size: typical width of the wanted blobs, pixels (or plane units with ``rectified``).
         rectified: a ``Rectified`` plane (from ``geom.rectify_plane`` / ``geom.find_plane_reference``).
         shape: None (default), "dot" (prefer small solid round blobs: marker dots) or "any" (no shape term).
+        box: (x0, y0, x1, y1) pixels (or anything with ``.box``): search only there (the adaptive threshold is
+            then the box's own), e.g. count a colour inside a region. Blobs, masks and near misses stay in
+            full-frame pixels; ``.region`` says how much of the box shows the colour (``.share`` 0..1, its
+            ``.share_low``-``.share_high`` range as the threshold varies, ``.count``, ``.pixels``) and the
+            readout names paler near misses even when blobs are found. A box reaching outside the frame is
+            clipped (the readout says so); one wholly outside, or empty, is an error naming the frame size.
 
     Returns:
         ``ColorBlobs``: a list of ``Blob`` (centroid (x, y) px sub-pixel, area px^2, box, mask, mean_rgb,
         match, compactness, plane_xy, plane_size), 8-connected; ``.mask`` the full colour mask, ``.thresholds`` the
         thresholds used; when none was found, ``.paler`` the near misses (regions of the hue at chroma from half
-        the floor up to it: ((x, y) px, area px^2, chroma)), which its readout names.
+        the floor up to it: ((x, y) px, area px^2, chroma)), which its readout names; with ``box=``,
+        ``.region`` (the box searched and the share of it that shows the colour).
     """
     import cv2
 
     array = as_rgb_array(frame)
+    if box is not None:
+        if rectified is not None:
+            raise ValueError("pass box= or rectified=, not both; to search part of a plane, filter blobs by .plane_xy")
+        return _in_box(array, box, color, min_area, hue_tolerance, min_chroma, max_blobs, expected_size, shape)
     space = color_space(array)
     mask, strength, label, thresholds, bands = color_mask(space, color, hue_tolerance, min_chroma)
     if expected_size is not None and not float(expected_size) > 0:
@@ -278,6 +308,54 @@ def find_color(
     ]
     paler = _paler_regions(space, color, hue_tolerance, thresholds, min_area) if not blobs and bands else []
     return ColorBlobs(blobs[:max_blobs], label, mask, thresholds, paler)
+
+
+def _in_box(
+    array: np.ndarray,
+    box: Any,
+    color: str | tuple[int, int, int],
+    min_area: int,
+    hue_tolerance: float | None,
+    min_chroma: float | None,
+    max_blobs: int,
+    expected_size: float | None,
+    shape: str | None,
+) -> ColorBlobs:
+    """``find_color`` inside ``box``: the search on the box's crop, its blobs, mask and near misses moved to
+    full-frame pixels, and the share of the box that shows the colour (``ColorBlobs.region``)."""
+    from scipy.ndimage import binary_dilation, binary_erosion
+
+    height, width = array.shape[:2]
+    (x0, y0, x1, y1), clipped = frame_box(box, width, height)
+    crop = array[y0:y1, x0:x1]
+    found = find_color(crop, color, min_area, hue_tolerance, min_chroma, max_blobs, expected_size, None, shape)
+    space = color_space(crop)
+    mask, _, _, thresholds, bands = color_mask(space, color, hue_tolerance, min_chroma)
+    if bands:
+        floor = float(thresholds["min_chroma"])
+        stricter = color_mask(space, color, hue_tolerance, floor * 4.0 / 3.0)[0]
+        looser = color_mask(space, color, hue_tolerance, floor * 0.75)[0]
+    else:
+        stricter, looser = binary_erosion(mask), binary_dilation(mask)
+    region = box_share(mask, stricter, looser, (x0, y0, x1, y1), clipped)
+
+    def full(local: np.ndarray) -> np.ndarray:
+        out = np.zeros((height, width), bool)
+        out[y0:y1, x0:x1] = local
+        return out
+
+    blobs = [
+        replace(
+            blob,
+            centroid=(blob.centroid[0] + x0, blob.centroid[1] + y0),
+            box=(blob.box[0] + x0, blob.box[1] + y0, blob.box[2] + x0, blob.box[3] + y0),
+            mask=full(blob.mask),
+        )
+        for blob in found
+    ]
+    paler = _paler_regions(space, color, hue_tolerance, thresholds, min_area) if bands else []
+    paler = [((x + x0, y + y0), area, c) for (x, y), area, c in paler]
+    return ColorBlobs(blobs, found.color, full(found.mask), found.thresholds, paler, region)
 
 
 def _paler_regions(
