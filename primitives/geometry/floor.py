@@ -72,8 +72,10 @@ def floor_point(
     pixel_sigma_px: float = 1.0,
     seed: int = 0,
 ) -> FloorPoint | list[FloorPoint]:
-    """3D position of a pixel that shows a point ON the floor, from one image and no depth; an (N, 2) array of
-    pixels gives a list of N (one camera set-up and one shared camera error for all: faster than N calls).
+    """3D position of a pixel that shows a point ON the floor, from one image and no depth.
+
+    An (N, 2) array of pixels gives a list of N (one camera set-up and one shared camera error for all:
+    faster than N calls).
 
     Intersects the pixel's ray with the floor plane of a camera at ``camera_height_m`` above the floor,
     pitched ``pitch_deg`` (> 0 up, < 0 down) and rolled ``roll_deg``. Without ``pitch_deg`` (or a
@@ -103,7 +105,8 @@ def floor_point(
             ``frame`` or assumed. pitch_sigma_deg: its std (default 5 when estimated, 8 when assumed, else
             0). roll_deg: roll, degrees (clockwise, right side lower, for > 0; default 0 ± 3 assumed).
         tilt: a ``CameraTilt`` from ``geom.camera_tilt`` (its pitch, roll and sigma; with a rival pitch,
-            both pitches weighted by their evidence), instead of pitch_deg (which also takes one).
+            both pitches weighted by their evidence; from ``known=``, also the camera height it solved or
+            was given), instead of pitch_deg (which also takes one).
         pose: (4, 4) camera-to-world pose instead of pitch/roll/tilt (e.g. ``scene.cameras[k]``).
         hfov_sigma_deg: std of the field of view (default 10 when assumed, else 0).
         pixel_sigma_px: std of the pixel, pixels (default 1).
@@ -160,6 +163,11 @@ def floor_point(
             raise ValueError("pass either K= or hfov_deg=, not both")
         K = as_intrinsics(K)
         fov, fov_sigma = 0.0, 0.0
+    carried = tilt if tilt is not None else pitch_deg
+    if camera_height_m is None and str(getattr(carried, "camera_height_how", "")).startswith(("given", "solved")):
+        camera_height_m = carried.camera_height_m  # the height the known-size pitch goes with
+        height_sigma_m = carried.camera_height_sigma_m if height_sigma_m is None else height_sigma_m
+        assumed.append(f"camera {camera_height_m:.2f} ± {height_sigma_m:.2f} m above the floor (from the tilt)")
     if camera_height_m is None:
         camera_height_m = DEFAULT_CAMERA_HEIGHT_M
         height_sigma_m = DEFAULT_CAMERA_HEIGHT_SIGMA_M if height_sigma_m is None else height_sigma_m

@@ -16,7 +16,7 @@ Functions: each one below, by signature and summary. Also available (``manual("g
 floor_samples (joint samples of one photo's floor points), tilted_camera_pose, horizon_row,
 observer_axes, frame_from_up, camera_up_vectors, homography_from_points, format_metres, refine_quad;
 result types Plane, OrientedBox, Direction, Rectified, Measurement, PlanePoint, KnownScale, FloorPoint,
-CameraTilt.
+CameraTilt, WallDirection.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ from spatialclaw.primitives.geometry.tilt import CameraTilt as CameraTilt
 from spatialclaw.primitives.geometry.tilt import camera_tilt
 from spatialclaw.primitives.geometry.tilt import horizon_row as horizon_row
 from spatialclaw.primitives.geometry.tilt import tilted_camera_pose as tilted_camera_pose
+from spatialclaw.primitives.geometry.wall import WallDirection as WallDirection
+from spatialclaw.primitives.geometry.wall import wall_direction
 
 __all__ = [
     "angle_between",
@@ -70,4 +72,5 @@ __all__ = [
     "refine_quad",
     "scale_from_known_size",
     "transform",
+    "wall_direction",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -82,6 +82,11 @@ class CameraTilt:
         rival_pitch_deg: the other pitch the caveat names (degrees, same signs), or None; rival_support: its
             evidence as a share of the chosen pitch's (0..1; 1 when the two are as well supported).
             ``floor_point`` mixes the two pitches instead of one wide spread.
+        camera_height_m / camera_height_sigma_m: with ``known=``, the camera's height above the floor that
+            goes with the pitch (metres) and its sigma; camera_height_how: "assumed" (1.5 +- 0.25 m),
+            "given", "solved" (from two or more objects) or "solved from the object at this pitch" (the
+            edges' pitch averaged in); None / "" without ``known=``. ``floor_point(tilt=)`` uses a given or
+            solved height.
     """
 
     pitch_deg: float
@@ -93,6 +98,9 @@ class CameraTilt:
     note: str = ""
     rival_pitch_deg: float | None = None
     rival_support: float = 1.0
+    camera_height_m: float | None = None
+    camera_height_sigma_m: float | None = None
+    camera_height_how: str = ""
 
     @property
     def text(self) -> str:
@@ -103,9 +111,17 @@ class CameraTilt:
             + (
                 f"from {self.edges} {self.source}"
                 if self.source == "vertical edges"
+                else f"from {self.source}"
+                if "known height" in self.source
                 else f"from the {self.source}, {self.edges} edges"
             )
             + ")"
+            + (
+                f"; camera {self.camera_height_m:.2f} ± {self.camera_height_sigma_m:.2f} m above the floor "
+                f"({self.camera_height_how})"
+                if self.camera_height_m is not None
+                else ""
+            )
             + (f"; AMBIGUOUS: {self.caveat}" if self.caveat else "")
             + (f"; {self.note}" if self.note else "")
         )
@@ -178,8 +194,18 @@ def _from_vertical_edges(
     return replace(tilt, rival_pitch_deg=rival_deg, rival_support=round(support, 2)), "", used
 
 
-def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> CameraTilt:
-    """Estimate a camera's pitch and roll from one image, from the best evidence it shows (``.source``):
+def camera_tilt(
+    frame: Any,
+    *,
+    known: Any = None,
+    K: Any = None,
+    hfov_deg: float | None = None,
+    pixel_sigma_px: float = 2.0,
+    camera_height_m: float | None = None,
+) -> CameraTilt:
+    """Camera pitch and roll from the image's edges or a known height (``known=``).
+
+    The edges give the best evidence the image shows (``.source``):
 
     1. "vertical edges": world-vertical edges (door frames, wall corners, furniture legs) converge to a
        vanishing point below the image when the camera looks down, above it when it looks up; the tilt
@@ -191,10 +217,27 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
        atan((cy - y_horizon) / f) and roll its slope.
     3. "floor-wall boundary and 1 vanishing point": one family of horizontal edges and a long edge
        across the image orthogonal to it (a room's floor-wall line), assuming square corners.
+    4. "N object(s) of known height" (with ``known=``): an upright object standing on the floor (a 0.76 m
+       oven, a 0.74 m desk) whose top and floor contact rows must agree with its real height: for a camera
+       height of 1.5 +- 0.25 m (or ``camera_height_m``) that fixes the pitch; two or more objects at
+       different distances fix the camera height too (``.camera_height_m``). Use it when the edges give two
+       pitches (``.caveat``) or none. The equation has a second root (a camera looking steeply down at the
+       object right below it): the edges, when the image has them, decide, else a weak prior for photos
+       does and ``.caveat`` names the other. The sigma draws the pixels (``pixel_sigma_px`` each end), the
+       field of view (60 +- 10 without ``K``) and the camera height together; a readout whose sigma is 10
+       or more says the known size cannot pin the pitch (object tiny in the image, or near where the two
+       roots meet).
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).
         K: (3, 3) intrinsics, pixels; else ``hfov_deg`` (horizontal field of view, degrees, default 60).
+        known: ``(box, height_m)`` or a list of them: box (x0, y0, x1, y1) pixels of an object standing
+            upright on the floor (its centre column's top and bottom rows are read: the box must run from
+            the object's top to its floor contact; for a box-shaped object below the camera the top edge
+            seen is its BACK edge, so pass ((x_top, y_top), (x_bottom, y_bottom)) of one front vertical edge
+            instead), or anything with ``.box``; height_m its real height, metres.
+        camera_height_m: with ``known=``, the camera's height above the floor when you know it, metres.
+        pixel_sigma_px: with ``known=``, the uncertainty of each top / bottom pixel, pixels.
 
     Edges along a flat dark border (the wedges of a rotated or padded image) are ignored. The sigma is
     honest: it widens to cover another pitch the edges nearly as well support (``.caveat`` names it),
@@ -209,6 +252,8 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
         ValueError: neither vertical edges nor a horizon nor a floor-wall boundary tells the tilt; pass
             ``pitch_deg`` to ``floor_point`` yourself (a judgement: 0 = level, -30 = looking well down).
     """
+    if known is not None:
+        return _with_known_heights(frame, K, hfov_deg, known, camera_height_m, pixel_sigma_px)
     gray, segments, length = or_refuse(
         partial(line_segments, frame),
         "camera_tilt could not read the image's edges ({reason}); pass pitch_deg= (degrees, < 0 looks down)",
@@ -237,6 +282,48 @@ def camera_tilt(frame: Any, *, K: Any = None, hfov_deg: float | None = None) -> 
         return from_horizon(horizon, given_K)
     raise ValueError(
         f"{why_vertical} and {why_horizon} to tell the camera's tilt; pass pitch_deg= (degrees, < 0 looks down)"
+    )
+
+
+def _with_known_heights(
+    frame: Any, K: Any, hfov_deg: float | None, known: Any, camera_height_m: float | None, pixel_sigma_px: float
+) -> CameraTilt:
+    """``camera_tilt(frame, known=...)``: the known heights' pitch, its root chosen by the image's edges."""
+    from spatialclaw.primitives.geometry.known_height import as_known_heights, tilt_from_known_heights
+    from spatialclaw.primitives.imaging import as_rgb_array
+
+    objects = as_known_heights(known)
+    if camera_height_m is not None and not (np.isfinite(camera_height_m) and camera_height_m > 0):
+        raise ValueError(
+            f"camera_height_m must be the camera's height above the floor, metres (> 0), got {camera_height_m}"
+        )
+    if not (np.isfinite(pixel_sigma_px) and pixel_sigma_px > 0):
+        raise ValueError(f"pixel_sigma_px must be > 0 pixels, got {pixel_sigma_px}")
+    height, width = as_rgb_array(frame).shape[:2]
+    for o in objects:
+        if not all(
+            -0.5 * width <= x <= 1.5 * width and -0.5 * height <= y <= 1.5 * height for x, y in (o.top, o.bottom)
+        ):
+            raise ValueError(f"known: the pixels {o.top}, {o.bottom} lie far outside the {width}x{height} image")
+    fixed = as_intrinsics(K) if K is not None else None
+    if fixed is None and hfov_deg is not None:
+        f = (width / 2.0) / np.tan(np.radians(float(hfov_deg)) / 2.0)
+        fixed = np.array([[f, 0.0, (width - 1) / 2.0], [0.0, f, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
+    try:
+        edges: CameraTilt | None = camera_tilt(frame, K=K, hfov_deg=hfov_deg)
+    except ValueError:  # no edges: the known heights alone, the readout says so
+        edges = None
+    return cast(
+        CameraTilt,
+        tilt_from_known_heights(
+            objects,
+            edges,
+            fixed,
+            width,
+            height,
+            camera_height_m=None if camera_height_m is None else float(camera_height_m),
+            pixel_sigma_px=float(pixel_sigma_px),
+        ),
     )
 
 

@@ -75,6 +75,7 @@ RESULT_TYPES: dict[str, str] = {
     "KnownScale": "geometry.scale",
     "FloorPoint": "geometry.floor",
     "CameraTilt": "geometry.tilt",
+    "WallDirection": "geometry.wall",
     "FloorCamera": "geometry.floor_camera",
     "SceneObject": "scene.objects",
     "Relation": "scene.readouts",
