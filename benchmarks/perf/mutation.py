@@ -10,14 +10,16 @@ non-ignored files (``git ls-files -co --exclude-standard``) are copied to a temp
 installed package layout (``build/pkg/spatialclaw``, symbolic links into the copy, as ``scripts/typecheck.py``
 does) is put first on ``PYTHONPATH``, ahead of the editable install's finder. Each module's mutants are limited
 to the functions named in :data:`MODULES` (the ones whose behaviour decides the outcome), annotations left out, and each mutant is run
-against the fast tests that cover them, listed there too (``pytest -x``; a timeout counts as killed). The
+against the fast tests that cover them, listed there too (``pytest -x``; a timeout counts as killed, and the limit
+is at least three times the unmutated run's time, so that a loaded machine does not kill survivors). The
 unmutated tests must pass first, else that module is reported as ``baseline failed``. ``--max-mutants N`` keeps
 N mutants spread evenly over the module, for a quick run.
 
 Prints per module the mutants killed / total, the score, how many survivors are argued (:data:`ARGUED`: equivalent,
-or not killable without a fake clock or a power cut; argued in CONTRIBUTING.md) and how many are unexplained, then
+or not killable without a fake clock or a power cut; argued in CONTRIBUTING.md), how many are unexplained and how
+many of the killed hit the time limit (``timeouts``), then
 every survivor (line, operator, diff, argued or not), and one JSON line: ``{"modules": {name: {"killed",
-"survived", "argued", "unexplained", "total", "score", "survivors": [{"line", "operator", "diff", "argued"}]}},
+"timeouts", "survived", "argued", "unexplained", "total", "score", "survivors": [{"line", "operator", "diff", "argued"}]}},
 "total_score"}`` (``argued``: the reason, or null).
 """
 
@@ -31,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -498,11 +501,14 @@ def run_module(
     left_out = [f"--deselect {test}::{name}" for test in present for name in KERNEL_TESTS.get(test, [])]
     tests = " ".join(present + left_out)
     command = f"{sys.executable} -m pytest {FAST} {tests}"
+    started = time.monotonic()
     if subprocess.run(command.split(), cwd=copy, env=env, capture_output=True).returncode != 0:
         return {"baseline_failed": True, "killed": 0, "survived": 0, "total": 0, "score": 0.0, "survivors": []}
+    # a mutant's time limit: a loaded machine slows every run, and a survivor stopped by a fixed limit read as killed
+    timeout = max(args.timeout, 3.0 * (time.monotonic() - started))
     config = copy / f"mutation-{name}.toml"
     config.write_text(
-        f'[cosmic-ray]\nmodule-path = "{spec["path"]}"\ntimeout = {args.timeout}\nexcluded-modules = []\n'
+        f'[cosmic-ray]\nmodule-path = "{spec["path"]}"\ntimeout = {timeout:.0f}\nexcluded-modules = []\n'
         f'test-command = "{command}"\n\n[cosmic-ray.distributor]\nname = "local"\n'
     )
     session = copy / f"mutation-{name}.sqlite"
@@ -534,7 +540,7 @@ def run_module(
         db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
     print(f"{name}: {len(keep)} mutants of {len(items)} in {spec['path']}", file=sys.stderr, flush=True)
     subprocess.run([*cosmic_ray, "exec", str(config), str(session)], cwd=copy, env=env, check=True)
-    killed = survived = 0
+    killed = survived = timeouts = 0
     survivors = []
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
@@ -551,11 +557,13 @@ def run_module(
                 )
             else:
                 killed += 1
+                timeouts += result.output == "timeout"
     total = killed + survived
     score = killed / total if total else 1.0
     count = sum(1 for survivor in survivors if survivor["argued"])
     return {
         "killed": killed,
+        "timeouts": timeouts,
         "survived": survived,
         "argued": count,
         "unexplained": survived - count,
@@ -593,7 +601,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these modules (repeatable)")
     parser.add_argument("--max-mutants", type=int, default=0, help="at most N mutants per module (0: all)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per mutant's test run, at least (3x the unmutated run)"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="modules run at once, each in its own copy")
     parser.add_argument("--existing-only", action="store_true", help="leave out tests/specs/")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
@@ -601,11 +611,12 @@ def main(argv: list[str]) -> int:
     names = args.module or list(MODULES)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = dict(zip(names, pool.map(lambda name: in_copy(name, args), names), strict=True))
-    print(f"{'module':<14} {'killed':>7} {'total':>6} {'score':>7} {'argued':>7} {'unexplained':>12}")
+    print(f"{'module':<18} {'killed':>7} {'total':>6} {'score':>7} {'argued':>7} {'unexplained':>12} {'timeouts':>9}")
     for name, result in results.items():
         note = "  baseline failed" if result.get("baseline_failed") else "  no tests" if result.get("no_tests") else ""
         counts = f"{result['killed']:>7} {result['total']:>6} {result['score']:>7.1%}"
-        print(f"{name:<14} {counts} {result.get('argued', 0):>7} {result.get('unexplained', 0):>12}{note}")
+        explained = f"{result.get('argued', 0):>7} {result.get('unexplained', 0):>12} {result.get('timeouts', 0):>9}"
+        print(f"{name:<18} {counts} {explained}{note}")
     for name, result in results.items():
         for survivor in result["survivors"]:
             why = f"  (argued: {survivor['argued']})" if survivor["argued"] else "  (unexplained)"
