@@ -398,6 +398,9 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
         ("a turn under 0.5 deg is left out before its sign is read: v is never 0 there", ["(i,v>=0)"]),
         ("past the move and unknown returns the span is 'rotation' or 'static'", ['span.kind>="static"']),
         ("the moving steps are a subset of the known ones", ["len(moving)>=len(known)"]),
+        ("at i == change the sign differs from the first, which the same clause asks for", ["ifi<=changeand"]),
+        ("a step's kind is one of the estimator's own literals: CPython interns them", ['kind is"unknown"']),
+        ("a step's kind is one of the estimator's own literals: CPython interns them", ['kind is"rotation"']),
     ],
     "question_frames": [
         ("a frame number is digits: never negative", ["ref.number!=0"]),
