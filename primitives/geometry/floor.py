@@ -163,7 +163,7 @@ def floor_point(
             raise ValueError("pass either K= or hfov_deg=, not both")
         K = as_intrinsics(K)
         fov, fov_sigma = 0.0, 0.0
-    carried = tilt if tilt is not None else pitch_deg
+    carried: Any = tilt if tilt is not None else pitch_deg
     if camera_height_m is None and str(getattr(carried, "camera_height_how", "")).startswith(("given", "solved")):
         camera_height_m = carried.camera_height_m  # the height the known-size pitch goes with
         height_sigma_m = carried.camera_height_sigma_m if height_sigma_m is None else height_sigma_m

@@ -267,14 +267,12 @@ def tilt_from_known_heights(
     *,
     camera_height_m: float | None,
     pixel_sigma_px: float,
-) -> Any:
-    """A ``CameraTilt`` whose pitch makes the known objects consistent (``solve_pitch``), its root chosen by
-    the image's own tilt evidence ``edges`` (a ``CameraTilt`` from the edges, or None)
-    and, without it, by a weak prior for photos (pitch -10 +- 25 degrees), the other root kept as a rival."""
-    from dataclasses import replace
-
-    from spatialclaw.primitives.geometry.tilt import CameraTilt
-
+) -> dict[str, Any]:
+    """The fields of a ``CameraTilt`` (``tilt.py`` builds it: it imports this module) whose pitch makes the
+    known objects consistent (``solve_pitch``), its root chosen by
+    the image's own tilt evidence ``edges`` (a ``CameraTilt`` from the edges, or None; averaged in when it
+    agrees) and, without it, by a weak prior for photos (pitch -10 +- 25 degrees), the other root kept as a
+    rival."""
     roll = float(edges.roll_deg) if edges is not None else 0.0
     solution = solve_pitch(
         objects, K, width, height_px, roll_deg=roll, camera_height_m=camera_height_m, pixel_sigma_px=pixel_sigma_px
@@ -286,7 +284,7 @@ def tilt_from_known_heights(
         candidates = [edges.pitch_deg] + ([edges.rival_pitch_deg] if edges.rival_pitch_deg is not None else [])
 
         def misfit(mode: tuple[float, float, int]) -> float:
-            return min(abs(mode[0] - c) for c in candidates) / float(np.hypot(mode[1], edges.pitch_sigma_deg))
+            return float(min(abs(mode[0] - c) for c in candidates) / np.hypot(mode[1], edges.pitch_sigma_deg))
 
         modes.sort(key=misfit)
         score = [float(np.exp(-0.5 * min(misfit(m), 6.0) ** 2)) for m in modes]
@@ -363,20 +361,17 @@ def tilt_from_known_heights(
     names = f"{len(objects)} object{'s' if len(objects) > 1 else ''} of known height"
     if roll_text:
         notes.append(roll_text)
-    tilt = CameraTilt(
-        round(float(pitch), 1),
-        round(roll, 1),
-        round(float(sigma), 1),
-        edges.edges if edges is not None else 0,
-        names,
-        "; ".join(caveats),
-        "; ".join(notes),
-        rival_pitch_deg=rival,
-        rival_support=round(float(min(support, 1.0)), 2),
-    )
-    return replace(
-        tilt,
-        camera_height_m=height_m,
-        camera_height_sigma_m=height_sigma_m,
-        camera_height_how=how,
-    )
+    return {
+        "pitch_deg": round(float(pitch), 1),
+        "roll_deg": round(roll, 1),
+        "pitch_sigma_deg": round(float(sigma), 1),
+        "edges": edges.edges if edges is not None else 0,
+        "source": names,
+        "caveat": "; ".join(caveats),
+        "note": "; ".join(notes),
+        "rival_pitch_deg": rival,
+        "rival_support": round(float(min(support, 1.0)), 2),
+        "camera_height_m": height_m,
+        "camera_height_sigma_m": height_sigma_m,
+        "camera_height_how": how,
+    }

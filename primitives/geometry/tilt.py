@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -313,9 +313,8 @@ def _with_known_heights(
         edges: CameraTilt | None = camera_tilt(frame, K=K, hfov_deg=hfov_deg)
     except ValueError:  # no edges: the known heights alone, the readout says so
         edges = None
-    return cast(
-        CameraTilt,
-        tilt_from_known_heights(
+    return CameraTilt(
+        **tilt_from_known_heights(
             objects,
             edges,
             fixed,

@@ -20,11 +20,44 @@ pair (the last frame shares no view with the first) only the sum speaks.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from spatialclaw.primitives.motion.result import CameraStep, Motion
+import numpy as np
+
+
+class _Step(Protocol):
+    """What the sweep reads of a ``result.CameraStep`` (structural: ``result`` imports this module)."""
+
+    frame_a: int
+    frame_b: int
+    kind: str
+    yaw_deg: float | None
+    residual_px: float
+    inliers: int
+    turn_spread_deg: float
+
+
+class _Motion(Protocol):
+    """What the sweep reads of a ``result.Motion``."""
+
+    focal_source: str
+    tilt_deg: float | None
+    fov_range_deg: tuple[float, float] | None
+
+    @property
+    def steps(self) -> Sequence[_Step]: ...
+
+    @property
+    def span(self) -> _Step | None: ...
+
+    @property
+    def intrinsics(self) -> np.ndarray: ...
+
+    @property
+    def layout(self) -> str: ...
+
 
 __all__ = ["ASSUMED_FOCAL_SHARE", "BACK_DEG", "MIN_SD_DEG", "HeadingSweep", "heading_sweep"]
 
@@ -112,7 +145,7 @@ def _wrap(degrees: float) -> float:
     return (degrees + 180.0) % 360.0 - 180.0
 
 
-def _focal_share(motion: Motion) -> tuple[float, str | None]:
+def _focal_share(motion: _Motion) -> tuple[float, str | None]:
     """The focal length's share of an angle's uncertainty (one sd) and a note when it is not given."""
     if motion.focal_source.startswith("ASSUMED"):
         return ASSUMED_FOCAL_SHARE, (
@@ -129,13 +162,13 @@ def _focal_share(motion: Motion) -> tuple[float, str | None]:
     return share, f"the focal length is self-calibrated ({low:.0f}-{high:.0f} deg field of view fit alike)"
 
 
-def _step_sd(step: CameraStep, focal: float, share: float) -> float:
+def _step_sd(step: _Step, focal: float, share: float) -> float:
     assert step.yaw_deg is not None
     noise = math.hypot(MIN_SD_DEG, math.degrees(1.4826 * step.residual_px / focal / math.sqrt(max(step.inliers, 1))))
     return math.sqrt(noise**2 + step.turn_spread_deg**2 + (share * step.yaw_deg) ** 2)
 
 
-def heading_sweep(motion: Motion) -> HeadingSweep:
+def heading_sweep(motion: _Motion) -> HeadingSweep:
     """The heading sweep of ``motion``'s chain of consecutive steps (see the module doc); raises ValueError for
     pairs that do not form a chain."""
     if motion.layout != "chain":
