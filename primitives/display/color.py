@@ -217,8 +217,9 @@ def find_color(
         expected_size: typical width of the wanted blobs, pixels (or plane units with ``rectified``).
         rectified: a ``Rectified`` plane (from ``geom.rectify_plane`` / ``geom.find_plane_reference``).
         shape: None (default), "dot" (prefer small solid round blobs: marker dots) or "any" (no shape term).
-        box: (x0, y0, x1, y1) pixels (or anything with ``.box``): search only there (the adaptive threshold is
-            then the box's own), e.g. count a colour inside a region. Blobs, masks and near misses stay in
+        box: (x0, y0, x1, y1) pixels (or anything with ``.box``): search only there (with the whole frame's
+            adaptive threshold, so a box the object fills is judged against the frame's neutral surfaces),
+            e.g. count a colour inside a region. Blobs, masks and near misses stay in
             full-frame pixels; ``.region`` says how much of the box shows the colour (``.share`` 0..1, its
             ``.share_low``-``.share_high`` range as the threshold varies, ``.count``, ``.pixels``) and the
             readout names paler near misses even when blobs are found. A box reaching outside the frame is
@@ -328,6 +329,8 @@ def _in_box(
     height, width = array.shape[:2]
     (x0, y0, x1, y1), clipped = frame_box(box, width, height)
     crop = array[y0:y1, x0:x1]
+    if min_chroma is None:  # the frame's neutral surfaces set the floor: a box filled by the object cannot
+        min_chroma = color_mask(color_space(array), color, hue_tolerance, None)[3].get("min_chroma")
     found = find_color(crop, color, min_area, hue_tolerance, min_chroma, max_blobs, expected_size, None, shape)
     space = color_space(crop)
     mask, _, _, thresholds, bands = color_mask(space, color, hue_tolerance, min_chroma)

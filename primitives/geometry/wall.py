@@ -161,9 +161,10 @@ def wall_direction(
 
     Assumes an upright wall; a fitted normal or a vanishing direction more than 20 degrees from horizontal
     is refused (a floor, a ceiling or lines that are not the wall's). The sigma draws the vanishing point's
-    fit (at least 2 degrees and 10 / sqrt(edges); or the plane's, plus an allowance of 2 deg for measured depth and 8 for a learned model's), the
-    tilt and the field of view (60 +- 10 without ``K``) together. When the box's edges hold two horizontal
-    families (the wall's lines and the floor's, or a corner's two walls), ``.caveat`` names the other.
+    fit (at least 2 degrees and 10 / sqrt(edges); or the plane's, plus an allowance of 2 deg for measured
+    depth and 8 for a learned model's), the tilt and the field of view (60 +- 10 without ``K``) together.
+    When the box's lines point to a second horizontal direction nearly as well (the floor's lines, a
+    corner's other wall, furniture), ``.caveat`` names it.
 
     Args:
         frame: the image (Frame, PIL image or (H, W, 3) array).

@@ -62,7 +62,7 @@ RUNS: dict[str, Run] = {
     ),
     "agent-scripted-server": Run("docs/agent.md", ("astronaut.png",), shows=(r"^answered B$",)),
     "agent-limits": Run(
-        "docs/agent.md", ("Limits(time_s=2)",), shows=(r"^timeout LimitHit\(kind='time', value=2\.0, used=2\.\d+\)$",)
+        "docs/agent.md", ("Limits(time_s=2)",), shows=(r"^timeout LimitHit\(kind='time', value=2\.0, used=\d+\.\d+\)$",)
     ),
     "agent-question": Run(
         "docs/agent.md", ("Options: A: Southwest",), shows=(r"options A and C have the same text \('Southwest'\)",)
@@ -157,6 +157,7 @@ RUNS: dict[str, Run] = {
             "z = zoom(frame, (300, 100, 400, 180))",
             "m = motion([pan(0), pan(8), pan(16)]",
             "sweep = motion([pan(0), pan(8), pan(16), pan(8), pan(0)]",
+            "tilt = geom.camera_tilt(blank, K=K, known=",
         ),
         shows=(
             r"^6\.4 mm$",
@@ -179,6 +180,9 @@ RUNS: dict[str, Run] = {
             r"^Blob\(centroid=\(485\.84, 273\.00\) px, area=11229 px\^2, box=\(424, 219, 543, 331\)",
             r"pans right 8\.0 deg per step \(median\), with no measurable translation",
             r"^\[ 0\.  8\. 16\.  8\.  0\.\]\nTrue 0\nFalse \['top', 'middle', 'bottom'\]\n\(100, 60, 130, 90\) 0\.030\nFalse$",
+            r"^-20\.5 ± 2\.5 deg, camera 1\.42 m \(solved\)\nthe known height also fits pitch -70\.8 ± [\d.]+ deg "
+            r"\(a camera looking steeply down at the object right below it\)\n130\.0 40\.0 right-and-towards the camera\n"
+            r"\(120, 40, 150, 80\) 0\.15$",
         ),
     ),
     # ---- docs/kernel.md, docs/security.md, docs/design.md ---------------------------------------------

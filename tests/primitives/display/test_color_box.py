@@ -41,11 +41,14 @@ def test_a_pale_colour_in_a_box_comes_back_in_full_frame_pixels_with_its_share(o
     assert patch_share <= region.share <= patch_share + 0.01  # the card, and no more than a few stray pixels
     assert region.share_low <= region.share <= region.share_high
     assert "% of the box" in repr(found) and "(full-frame pixels)" in repr(found)
+    filled = find_color(image, "green", box=(85, 305, 115, 325))  # a box the card fills: judged by the frame
+    assert filled and filled.region.share > 0.95, repr(filled)
 
 
 def test_a_box_names_paler_near_misses_beside_the_blobs_it_finds(office: np.ndarray) -> None:
-    """The pale green bottle on the desk's shelf: its brightest parts are blobs, its paler parts near misses."""
-    found = find_color(office, "green", box=(270, 20, 330, 110))
+    """The pale green bottle on the desk's shelf, with a strict floor: its most colourful parts are blobs, its
+    paler parts near misses."""
+    found = find_color(office, "green", box=(270, 20, 330, 110), min_chroma=25)
     assert found and 285 <= found[0].centroid[0] <= 315  # the bottle, in full-frame pixels
     assert found.paler and all(270 <= x < 330 and 20 <= y < 110 for (x, y), _, _ in found.paler)
     assert "near misses (paler green" in repr(found)

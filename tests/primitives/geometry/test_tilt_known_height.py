@@ -12,20 +12,9 @@ from spatialclaw.benchmarks.devset.render import View, project
 from spatialclaw.primitives.geometry import geom
 from spatialclaw.primitives.geometry.tilt import tilted_camera_pose
 from tests.paths import DATA_ROOT
-from tests.primitives.geometry.tiled_room import SOLIDS, view
+from tests.primitives.geometry.tiled_room import front_edge, view
 
 K640 = np.array([[525.0, 0.0, 319.5], [0.0, 525.0, 239.5], [0.0, 0.0, 1.0]])
-
-
-def front_edge(v: View, name: str) -> tuple[tuple[float, float], tuple[float, float], float]:
-    """(top pixel, floor-contact pixel, height m) of the vertical edge of solid ``name`` nearest the camera."""
-    solid = next(s for s in SOLIDS if s.name == name)
-    (x0, y0, _), (sx, sy, sz) = solid.centre, solid.size
-    corners = [(x0 + a * sx / 2, y0 + b * sy / 2) for a in (-1, 1) for b in (-1, 1)]
-    eye = v.pose[:3, 3]
-    x, y = min(corners, key=lambda c: np.hypot(c[0] - eye[0], c[1] - eye[1]))
-    pixels, _ = project(v.K, v.pose, np.array([[x, y, sz], [x, y, 0.0]]))
-    return tuple(pixels[0]), tuple(pixels[1]), sz
 
 
 @pytest.fixture(scope="module")

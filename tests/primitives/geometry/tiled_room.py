@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialclaw.benchmarks.devset import render as devset_render
-from spatialclaw.benchmarks.devset.render import Opening, Room, Solid, View
+from spatialclaw.benchmarks.devset.render import Opening, Room, Solid, View, project
 
 SIZE = (6.0, 5.0, 2.6)  # metres: x, y, height
 WALL_NORMAL_HEADING = {"wall x-": 90.0, "wall x+": 270.0, "wall y-": 0.0, "wall y+": 180.0}
@@ -76,3 +76,14 @@ def true_facing(v: View, wall: str) -> float:
     """The wall's facing, degrees clockwise from the camera's viewing direction seen from above, in (-180, 180]."""
     heading = devset_render.heading_of(v.pose)
     return float(-((-(WALL_NORMAL_HEADING[wall] - heading) + 180.0) % 360.0 - 180.0))
+
+
+def front_edge(v: View, name: str) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """(top pixel, floor-contact pixel, height m) of the vertical edge of solid ``name`` nearest the camera."""
+    solid = next(s for s in SOLIDS if s.name == name)
+    (x0, y0, _), (sx, sy, sz) = solid.centre, solid.size
+    corners = [(x0 + a * sx / 2, y0 + b * sy / 2) for a in (-1, 1) for b in (-1, 1)]
+    eye = v.pose[:3, 3]
+    x, y = min(corners, key=lambda c: np.hypot(c[0] - eye[0], c[1] - eye[1]))
+    pixels, _ = project(v.K, v.pose, np.array([[x, y, sz], [x, y, 0.0]]))
+    return tuple(pixels[0]), tuple(pixels[1]), sz
