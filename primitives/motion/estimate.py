@@ -120,6 +120,8 @@ def motion(
     object_heading_deg: float | None = None,
     tilt_deg: float | None = None,
     regions: Any = None,
+    K: Any = None,
+    hfov_deg: float | None = None,
 ) -> Motion:
     """Camera (and object) motion per frame pair: turn in degrees or move direction, parallax by region, heading sweep.
 
@@ -162,6 +164,8 @@ def motion(
             standard error, spread and number of points ("unknown" under 6 points), and the verdict: regions
             that move alike (a turn) or PARALLAX (the camera translates: nearer things move more, against its
             travel; the travel, and the way round a near thing it keeps in view, if that region is nearer).
+        K, hfov_deg: the ``geom`` tools' names for ``intrinsics`` and ``fov_deg`` (either name works; both
+            at once is an error).
 
     Returns:
         ``Motion``: ``print(m)`` for the readout; ``m.steps[k]`` has yaw_deg / pitch_deg / roll_deg
@@ -184,6 +188,14 @@ def motion(
 
     Example: ``m = motion(frames); print(m); m.yaw_deg`` (degrees per step).
     """
+    if K is not None:
+        if intrinsics is not None:
+            raise ValueError("motion: pass the intrinsics once, as intrinsics= or K= (the same thing), not both")
+        intrinsics = K
+    if hfov_deg is not None:
+        if fov_deg is not None:
+            raise ValueError("motion: pass the field of view once, as fov_deg= or hfov_deg= (the same), not both")
+        fov_deg = hfov_deg
     arrays, indices, items = _frames(frames)
     height, width = arrays[0].shape[:2]
     chosen = _pairs(pairs, len(arrays), reference)

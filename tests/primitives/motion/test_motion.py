@@ -220,3 +220,18 @@ def test_bad_inputs_are_refused_with_what_to_do():
         motion([image, image], reference="last")
     with pytest.raises(ValueError, match="field of view"):
         motion([image, image], fov_deg=200)
+    with pytest.raises(ValueError, match="field of view"):
+        motion([image, image], hfov_deg=200)  # the geom tools' name reaches the same check
+    with pytest.raises(ValueError, match="not both"):
+        motion([image, image], fov_deg=60, hfov_deg=60)
+    with pytest.raises(ValueError, match="not both"):
+        motion([image, image], intrinsics=np.eye(3), K=np.eye(3))
+
+
+def test_the_geom_tools_names_for_the_camera_give_the_same_readout(redwood):
+    """A model that calls motion(..., hfov_deg=, K=) as it calls the geom tools gets fov_deg= / intrinsics=."""
+    rgb, _, _, K_small = redwood
+    small = shrink(rgb, WIDTH)
+    pair = [small[:, :-6], small[:, 6:]]  # the view slides 6 px: a small pan or a sideways move
+    assert motion(pair, hfov_deg=70).readout == motion(pair, fov_deg=70).readout
+    assert motion(pair, K=K_small).readout == motion(pair, intrinsics=K_small).readout
