@@ -4,6 +4,7 @@ frame policy, and scored on goldens wherever the paper's rules differ from the a
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,36 @@ def test_paper_names_load_with_the_frame_policy(tmp_path: Path) -> None:
         for task in loaded.tasks:
             assert task.meta["key_frames"] == 32 and task.meta["instruction"] == f"{paper_name}.md"
             assert task.inputs[0].fps == (1.0 if paper_name in ONE_FPS else None)
+
+
+def test_spbench_offers_options_only_to_choice_questions(tmp_path: Path) -> None:
+    from tests.benchmarks.layouts_paibench_to_vstibench import _parquet
+
+    folder = fixtures.build_fixture_spbench(tmp_path)
+    keys = ("id", "question", "question_type", "scene_name", "images", "options", "ground_truth")
+    rows = [
+        (1, "Is the lamp left or right of the tv? A. left B. right", "object_rel_direction", None, "B"),
+        (2, "Which is nearer the bed?", "object_rel_distance", "[not json", "A"),
+        (3, "What colour is the sofa?", "object_colour", json.dumps(["A. red", "B. blue"]), "B"),
+        (4, "Name the room.", "room_name", None, "kitchen"),
+        (5, "How far is the door, in meters?", "object_abs_distance", None, "2.0"),
+    ]
+    records = [dict(zip(keys, (i, q, t, "scene0011_00", ["0.jpg"], o, g), strict=True)) for i, q, t, o, g in rows]
+    _parquet(folder / "SPBench-SI.parquet", records)
+    inline, unreadable, other_mc, other_text, distance = load_tasks(SPECS["spbench-si"], source=folder)
+    # A choice type whose record has no options (null, or a string that is not JSON, read as none as the
+    # reference does) keeps them in the question and accepts the letters A-D, so answer("B") is possible.
+    for task in (inline, unreadable):
+        assert task.answer_type == "multiple_choice" and task.choices == ["A", "B", "C", "D"]
+        assert task.meta["options_in_question"] is True and task.meta["metric"] == "spbench_mca"
+    assert _score(inline, "B") == 1.0 and _score(unreadable, "(a)") == 1.0
+    # A type the paper's scorer does not know is still asked: with its options as a choice, else as text.
+    assert other_mc.answer_type == "multiple_choice" and other_mc.choices == ["red", "blue"]
+    assert "options_in_question" not in other_mc.meta and other_mc.meta["metric"] == "spbench_other"
+    assert (
+        other_text.answer_type == "text" and other_text.choices is None and "options_in_question" not in other_text.meta
+    )
+    assert _score(other_mc, "B") == 0.0 and _score(other_text, "kitchen") == 0.0  # scored 0, as in the paper
+    # A numeric type gets no options and no note that they are in the question.
+    assert distance.answer_type == "number" and distance.choices is None
+    assert "options_in_question" not in distance.meta and _score(distance, "2") == 1.0
