@@ -87,7 +87,13 @@ DEV_SET_SHEETS = [
     0,
     1,
     2,
-    pytest.param(3, marks=pytest.mark.xfail(reason="fails on the locked environment at ea52e91 too", strict=False)),
+    pytest.param(
+        3,
+        marks=pytest.mark.xfail(
+            reason="passes under OpenCV 5.1, fails under the locked 4.14 (the sheet detection: blur, resize, contours differ between the two): open (issue 28)",
+            strict=False,
+        ),
+    ),
 ]
 
 
