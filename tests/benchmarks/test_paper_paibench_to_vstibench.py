@@ -272,3 +272,47 @@ def test_spbench_offers_options_only_to_choice_questions(tmp_path: Path) -> None
     # A numeric type gets no options and no note that they are in the question.
     assert distance.answer_type == "number" and distance.choices is None
     assert "options_in_question" not in distance.meta and _score(distance, "2") == 1.0
+
+
+def test_spatialtree_task_types_follow_the_record(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from tests.benchmarks.layouts_paibench_to_vstibench import _parquet
+
+    folder = fixtures.build_fixture_spatialtree(tmp_path)
+    rows = pq.read_table(folder / "annotations_plain.parquet").to_pylist()
+    base = {k: v for k, v in rows[0].items() if k not in ("session_id", "question", "option", "answer")}
+    rows += [
+        {
+            **base,
+            "session_id": "st_mc_6",
+            "question": "Which is wider? A. door B. window",
+            "option": None,
+            "answer": "B",
+        },
+        {
+            **base,
+            "session_id": "st_open_7",
+            "question": "How many steps to the door?",
+            "question_type": "open",
+            "option": None,
+            "answer": "2.0",
+            "extra_info": json.dumps({"metricfunc": "accuracy", "spatree0": "L3", "spatree1": "Simulation"}),
+        },
+    ]
+    _parquet(folder / "annotations_plain.parquet", rows)
+    tasks = load_tasks(SPECS["spatialtree-bench"], source=folder)
+    mc, mra, judge, _gpt, room, inline, steps = tasks
+    # The category is the ability tree's leaf; the level is its root (the spatree_level breakdown).
+    assert (mc.category, mc.meta["spatree_level"]) == ("Size", "L1") and room.category == "Room"
+    assert (steps.category, steps.meta["spatree_level"]) == ("Simulation", "L3")
+    # A multiple-choice record without options keeps them in the question and accepts A-D.
+    assert inline.choices == ["A", "B", "C", "D"] and inline.meta["options_in_question"] is True
+    assert _score(inline, "B.") == 1.0
+    for task in (mc, mra, judge, room, steps):
+        assert "options_in_question" not in task.meta
+    # An open answer that is a number is asked as a number, a word as text.
+    assert (room.answer_type, steps.answer_type, mra.answer_type) == ("text", "number", "number")
+    # Outside the MRA metricfuncs, two numbers are compared by MRA (so "2" is "2.0"), words by equality.
+    assert _score(steps, "2") == 1.0 and _score(steps, "2.0") == 1.0 and _score(steps, "two") == 0.0
+    assert score_answer("0", "0", "number", metric="spatialtree_paper:other").value == 1.0  # a 0 answer: equality
