@@ -231,3 +231,35 @@ def test_unlettered_option_lines_are_choices():
 def test_short_lines_that_are_not_options_stay_text():
     for question in ("Describe the room.\nIt is big.\nReally big.", "How far is the bed?\nGive your answer in metres."):
         assert parse_question(question).choices is None
+
+
+def test_a_letter_named_before_the_options_does_not_hide_them():
+    # "image B:" is a B marker before the A. B. run: the run is A then the B after it, not the B before it
+    parsed = parse_question("In image B: a kitchen. Which object is nearest the camera? A. the sofa B. the table")
+    assert parsed.choices == ["the sofa", "the table"]
+    assert parsed.text == "In image B: a kitchen. Which object is nearest the camera?"
+
+
+def test_inline_options_after_a_marker_without_colon_or_with_no_stem():
+    parsed = parse_question("Which object is nearer to the camera? Choices A. the chair B. the table")
+    assert (parsed.text, parsed.choices) == ("Which object is nearer to the camera?", ["the chair", "the table"])
+    # choices given as one string on one line (the options and nothing before them)
+    assert parse_question("Where is the lamp?", choices="A. left B. right").choices == ["left", "right"]
+
+
+def test_letters_repeated_in_the_instruction_do_not_hide_the_options():
+    parsed = parse_question("Which is nearer? (A) the chair (B) the table. Answer with one of: (A), (B).")
+    assert parsed.choices == ["the chair", "the table"] and parsed.answer_type == "multiple_choice"
+    assert parsed.text == "Which is nearer?\nAnswer with one of: (A), (B)."
+
+
+def test_given_choices_that_are_fewer_than_the_listed_options_leave_the_text_as_written():
+    question = "Where is the lamp?\nA. left\nB. right\nC. behind"
+    parsed = parse_question(question, choices=["left", "right"])
+    assert parsed.choices == ["left", "right"] and parsed.text == question  # "C. behind" is still shown
+    assert any("differ from the given choices" in note for note in parsed.notes)
+
+
+def test_an_empty_choices_string_is_no_choices():
+    parsed = parse_question("How far is the chair, in meters?", choices="")
+    assert (parsed.choices, parsed.answer_type) == (None, "number")

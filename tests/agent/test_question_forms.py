@@ -159,6 +159,13 @@ def test_allowed_numbers_and_lists_in_other_wordings():
     assert find_allowed("Where is it? Choose from a, this is a long sentence that is no option at all") is None
 
 
+def test_a_clause_after_a_comma_is_no_allowed_value():
+    question = "Which room is the cat in? Pick one of the rooms, and say why you think so."
+    assert find_allowed(question) is None  # "and say why you think so" is short but no value: five words or more
+    parsed = parse_question(question)
+    assert (parsed.allowed, parsed.answer_type) == (None, "text")
+
+
 def test_an_allowed_list_of_yes_and_no_is_a_yes_no_question():
     parsed = parse_question("Is the lamp on? Answer with one of: yes, no.")
     assert (parsed.answer_type, parsed.allowed) == ("yes_no", None)
@@ -219,6 +226,14 @@ def test_lettered_yes_and_no_stay_multiple_choice_and_a_set_type_keeps_the_lines
     kept = parse_question("Is the lamp on?\nYes.\nNo.", answer_type="multiple_choice")
     assert kept.choices == ["Yes", "No"] and kept.answer_type == "multiple_choice"
     assert parse_question("Is it on?\nAnswer yes or no.").choices is None  # an instruction is no option
+
+
+def test_unlettered_option_lines_of_up_to_five_words():
+    parsed = parse_question("How does the camera move?\nOptions:\nit pans to the left\nit pans to the right")
+    assert parsed.choices == ["it pans to the left", "it pans to the right"]
+    assert parsed.text == "How does the camera move?"
+    longer = "How does the camera move?\nOptions:\nthe camera pans to the left\nthe camera pans to the right"
+    assert parse_question(longer).choices is None  # six words a line read as sentences, not options
 
 
 def test_an_explicit_yes_no_instruction_wins_over_measuring_words():
