@@ -479,3 +479,20 @@ def test_apply_setting_records_full_resolution_kernels_and_lenient_scoring(tmp_p
         load_benchmark("omnispatial", source=BUILDERS["omnispatial"](tmp_path / "x"), scoring="strict")
     with pytest.raises(ValueError, match="kernel_frames must be one of"):
         load_benchmark("omnispatial", source=BUILDERS["omnispatial"](tmp_path / "y"), kernel_frames="half")
+
+
+def test_paper_scored_aggregation_leaves_out_unscored_rows_and_counts_a_missing_score_as_zero() -> None:
+    from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
+
+    rows = [
+        ScoredRow("t/1", "around", 1.0, {"paper_scored": True}),
+        ScoredRow("t/2", "around", 0.5, {}),  # no flag: scored
+        ScoredRow("t/3", "among", None, {"paper_scored": True}),  # a failed episode: no score, counts as 0
+        ScoredRow("t/4", "translation", 1.0, {"paper_scored": False}),  # run, left out (MindCube's translation)
+        ScoredRow("t/5", "translation", 1.0, {"paper_scored": False}),
+    ]
+    result = aggregate(rows, "micro_paper_scored")
+    assert result.rule == "micro_paper_scored" and result.n == 5
+    assert result.overall == pytest.approx((1.0 + 0.5 + 0.0) / 3)
+    assert result.categories == {"among": 0.0, "around": 0.75} and result.counts["unscored"] == 2
+    assert aggregate(rows[3:], "micro_paper_scored").overall is None  # nothing scored: no number, not 0
