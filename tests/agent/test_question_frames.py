@@ -125,3 +125,28 @@ def test_the_last_frame_of_n_on_plain_images_is_nearest_the_last_image():
     (note,) = frame_notes(Task("At frame 32 of 32?", inputs=[images]))
     assert note.startswith("WARNING: frame 32 of 32 (counted from 1: 100% of the way through the video) cannot")
     assert note.endswith("is it nearest `frames[5]`).")
+
+
+def test_six_key_frames_without_source_numbers_warn_in_the_prompt_without_reading_them():
+    # the notes come from the inputs' description alone: no image is read (the paths need not exist)
+    images = FrameSpec.images([f"/x/{i}.png" for i in range(6)])
+    prompt = task_prompt(make_task("At frame 16 of 32, does the camera turn left?", inputs=[images]))
+    assert (
+        "Frames the question names: WARNING: frame 16 of 32 (counted from 1: 48% of the way through the video) cannot "
+        "be matched to the loaded frames: the 6 images carry no source frame numbers or times; `frames[i]` is image i "
+        "(0 to 5), not the question's frame numbering (only if the images are spread evenly over the whole video is "
+        "it nearest `frames[2]`)." in prompt
+    )
+
+
+def test_key_frames_late_in_the_video_and_moments_between_loaded_times():
+    spec = FrameSpec.images(
+        [f"/x/{i}.png" for i in range(6)], indices=[0, 60, 120, 180, 240, 300], times=[0, 2, 4, 6, 8, 10]
+    )
+    notes = frame_notes(Task("What is at frame 250, at frame 400, at 7.2 s and at 0.6 s?", inputs=[spec]))
+    assert notes == [
+        "frame 250 was not loaded; it lies between `frames[4]` (source frame 240) and `frames[5]` (source frame 300).",
+        "frame 400 is outside the loaded frames (source frames 0 to 300).",
+        "7.2 s is nearest `frames[4]` (at 8 s).",
+        "0.6 s is nearest `frames[0]` (at 0 s).",
+    ]
