@@ -241,3 +241,25 @@ def test_osibench_reads_data_parquet_and_file_name(tmp_path: Path) -> None:
     assert _score(walk, "east") == 1.0 and _score(walk, "\\boxed{C}") == 1.0
     assert _score(distance, "\\boxed{7.5} metres, not 3") == 1.0 and _score(distance, 7.5 * 0.88) == 0.8
     assert _score(speed, 0.2) == 1.0 and _score(speed, 0.44) == 0.1 and _score(speed, 5.0) == 0.0
+
+
+def test_erqa_records_without_parsed_options_or_ids_are_still_answerable(tmp_path: Path) -> None:
+    from tests.benchmarks.layouts_blink_to_osibench import _embedded, _parquet
+
+    folder = tmp_path / "ERQA"
+    rows = [
+        {"question_id": None, "question": "Which gripper pose is stable?", "question_type": "Task Reasoning",
+         "answer": "F", "images": [], "visual_indices": []},
+        {"question_id": None, "question": "Is it open?", "question_type": None,
+         "answer": "b", "images": [_embedded(1, "0.png")], "visual_indices": [5]},
+    ]  # fmt: skip
+    _parquet(folder / "data" / "test-00000-of-00002.parquet", rows[:1])
+    _parquet(folder / "data" / "test-00001-of-00002.parquet", rows[1:])
+    six, small = load_tasks(find_spec("erqa"), source=folder)
+    # ids count the rows over every file, in name order
+    assert [six.task_id, small.task_id] == ["erqa/erqa_0000", "erqa/erqa_0001"]
+    # options that do not parse: letters up to the answer's, at least A-D, so answer("F") is accepted
+    assert six.choices == ["A", "B", "C", "D", "E", "F"] and small.choices == ["A", "B", "C", "D"]
+    assert six.question == "Which gripper pose is stable?" and six.meta["images"] == "single-image"
+    assert small.question == "Is it<image> open?" and small.category == "uncategorized"
+    assert _score(small, "B") == 1.0 and _score(six, "F.") == 1.0
