@@ -12,6 +12,8 @@ Per region: the median flow (dx, dy) of the matches that start in it, its spread
 deviation, per axis, combined), the standard error of the median (1.25 x spread / sqrt(n)), and the median
 flow left after the step's best pure turn (``PairGeometry.homography``): near zero for a region the turn
 explains (far away, or no move), larger for nearer regions. Too few matches (< ``MIN_POINTS``): "unknown".
+Regions on opposite sides of the image whose flows beyond the turn all point away from its middle (or all
+towards it) read as a move forward (backward) or a zoom, not as a sideways travel.
 
 Pixels of the given frames: x right, y down; flows are b - a of matched features (frame a -> frame b).
 """
@@ -196,6 +198,32 @@ def _flow_of(
     )
 
 
+def _radial(measured: list[RegionFlow], width: int, height: int) -> tuple[bool, str] | None:
+    """(outward, words) when the regions away from the image's centre that move clearly (2 standard errors,
+    0.5 px) along the line from it all move away from it (outward: a move forward or a zoom in) or all
+    towards it (backward, zoom out), two of them on opposite sides; else None. Each region's flow beyond the turn is projected on the direction from the image's
+    centre to its box's centre; a region whose box centre lies within 30 % of the half-size of the centre
+    (the middle band, a near/far mask spread over the frame) takes no part."""
+    sides: list[tuple[np.ndarray, float, str]] = []
+    for region in measured:
+        x0, y0, x1, y1 = region.box
+        offset = np.array([((x0 + x1) / 2 - width / 2) / (width / 2), ((y0 + y1) / 2 - height / 2) / (height / 2)])
+        if float(np.hypot(*offset)) <= 0.3:
+            continue
+        unit = offset / float(np.hypot(*offset))
+        along = float(np.dot(region.compared_px or (0.0, 0.0), unit))
+        if abs(along) < max(2.0 * region.sd_px, 0.5):  # not clearly radial: it neither supports nor vetoes
+            continue
+        sides.append((unit, along, region.name))
+    if len({along > 0 for _, along, _ in sides}) != 1:
+        return None
+    if not any(float(np.dot(a[0], b[0])) < -0.5 for i, a in enumerate(sides) for b in sides[i + 1 :]):
+        return None
+    outward = sides[0][1] > 0
+    way = "outward" if outward else "inward"
+    return outward, ", ".join(f"{name} {abs(along):.1f} px {way}" for _, along, name in sides)
+
+
 def region_step(
     frame_a: int,
     frame_b: int,
@@ -236,6 +264,17 @@ def region_step(
             f"{size:.1f} px +-{sd:.1f} relative to {second.name}; if that is parallax, nearer things move more, "
             f"against the travel: the camera travels {_travel(dx, dy)} if {first.name} is nearer, "
             f"{_travel(-dx, -dy)} if {second.name} is"
+        )
+        return RegionStep(frame_a, frame_b, flows, True, verdict)
+    height, width = next(iter(masks.values())).shape
+    radial = _radial(measured, width, height)
+    if radial is not None:
+        outward, names = radial
+        way = "spread out from" if outward else "gather towards"
+        move = "FORWARD (towards what the middle shows), or zooms in" if outward else "BACKWARD, or zooms out"
+        verdict = (
+            f"the flows beyond the measured turn {way} the middle of the image ({names}): the camera moves {move}; "
+            f"not a sideways or vertical travel (regions on opposite sides move opposite ways)"
         )
         return RegionStep(frame_a, frame_b, flows, True, verdict)
     near, far, sign = (first, second, 1.0)

@@ -94,3 +94,19 @@ def test_a_region_with_too_few_features_is_unknown_and_the_others_are_still_comp
     assert "sliver: unknown" in repr(result) and "by region" in repr(result)
     with pytest.raises(ValueError, match="bands"):
         motion(frames, regions="thirds")
+
+
+@pytest.mark.parametrize("width", [200, 640])
+@pytest.mark.parametrize("regions", ["bands", "columns"])
+@pytest.mark.parametrize("forward", [True, False])
+def test_a_move_forward_or_back_reads_as_one_and_not_as_a_sideways_travel(photo, width, regions, forward):
+    """The camera moves 15 cm straight forward or back: opposite bands (columns) move opposite ways, outward or
+    inward. Before, the readout took the pair that differed most as near-vs-far parallax and told a model that a
+    backward move "travels left and up" (a dev-set session, issue 32's third round)."""
+    rgb, depth, K = photo
+    move = np.array([0.0, 0.0, 0.15 if forward else -0.15])
+    frames = translating_sequence(rgb, depth, K, [np.zeros(3), move], width=width)
+    step = motion(frames, fov_deg=FOV, regions=regions).regions[0]
+    expected = "FORWARD" if forward else "BACKWARD"
+    assert step.parallax is True and f"the camera moves {expected}" in step.verdict, step.readout()
+    assert "travels" not in step.verdict and step.nearer is None, step.readout()
