@@ -496,3 +496,36 @@ def test_paper_scored_aggregation_leaves_out_unscored_rows_and_counts_a_missing_
     assert result.overall == pytest.approx((1.0 + 0.5 + 0.0) / 3)
     assert result.categories == {"among": 0.0, "around": 0.75} and result.counts["unscored"] == 2
     assert aggregate(rows[3:], "micro_paper_scored").overall is None  # nothing scored: no number, not 0
+
+
+def test_a_media_file_missing_or_too_large_names_the_file_and_the_remedy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = BUILDERS["spbench"](tmp_path)
+    image = folder / "scene0011_00" / "0.jpg"
+    spec = find_spec("spbench-si")  # not the paper's name: a missing file is an error, not a kept sample
+    assert spec is not None and spec.paper_name is None
+    monkeypatch.setenv("SPATIALCLAW_MAX_MEDIA_MB", "1")
+    image.write_bytes(image.read_bytes().ljust(1 << 20, b"\0"))  # exactly the limit: accepted
+    assert len(load_tasks(spec, source=folder)) == 2
+    image.write_bytes(image.read_bytes().ljust(3 << 20, b"\0"))
+    with pytest.raises(DatasetUnavailable, match=r"'scene0011_00/0\.jpg' of 3 MiB, over the limit of 1 MiB"):
+        load_tasks(spec, source=folder)
+    image.unlink()
+    with pytest.raises(
+        DatasetUnavailable, match=r"0\.jpg does not exist\. Download hongxingli/SPBench .*Check --source"
+    ):
+        load_tasks(spec, source=folder)
+
+
+def test_inline_options_are_the_last_lettered_run_or_the_run_after_the_marker() -> None:
+    from spatialclaw.benchmarks.spec import parse_inline_options
+
+    # letters earlier in the question are not options: the run starts at the last "A"
+    text = "In photo A: a cup; in photo B: a mug. Which is taller? A. the cup B. the mug"
+    assert parse_inline_options(text) == (
+        "In photo A: a cup; in photo B: a mug. Which is taller?",
+        ["the cup", "the mug"],
+    )
+    assert parse_inline_options("Options: A. red B. blue", "Options:") == ("", ["red", "blue"])  # marker first
+    assert parse_inline_options("Which? A. red B. blue", "Options:") is None  # no marker, no options
