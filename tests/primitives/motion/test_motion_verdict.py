@@ -124,6 +124,16 @@ def test_each_clip_verdict_over_written_steps():
     )
 
 
+def test_a_long_clip_whose_every_step_moves_agrees_with_its_first_to_last_pair():
+    # 300 steps: a 30 s clip sampled at 10 fps; counts past 256 are not cached ints in CPython
+    steps = [_step(i, i + 1, "translation", words="forward") for i in range(300)]
+    span = _step(0, 300, "translation", parallax=9.5, words="forward", image=(1.0, 1.0))
+    assert clip_verdict(steps, span) == (
+        "clip verdict: the camera MOVES forward (the first-to-last pair 0->300 shows parallax 9.50 px; every step "
+        "agrees)"
+    )
+
+
 def test_no_clip_verdict_without_a_measured_first_to_last_pair_or_a_measured_step():
     # dropping the unknown-pair check made motion say "the camera only turns" over steps that measured a move
     moves = [_step(0, 1, "translation", words="forward"), _step(1, 2, "translation", words="forward")]
