@@ -263,3 +263,13 @@ def test_erqa_records_without_parsed_options_or_ids_are_still_answerable(tmp_pat
     assert six.question == "Which gripper pose is stable?" and six.meta["images"] == "single-image"
     assert small.question == "Is it<image> open?" and small.category == "uncategorized"
     assert _score(small, "B") == 1.0 and _score(six, "F.") == 1.0
+
+
+def test_omni3d_reads_the_last_of_several_numbers_and_scores_a_non_number_as_wrong(tmp_path: Path) -> None:
+    _, (count, height, *_) = _load("omni3d", tmp_path)
+    assert _score(count, "1 chair, then 2, then 3 in all") == 1.0 and _score(count, "3 chairs, 2 stools, 1 bed") == 0.0
+    assert _score(height, "from 0.2 to 0.5, so 0.75") == 1.0
+    for reply in ("inf", "nan", "-inf", "about none"):  # read, but no finite number: wrong, never an error
+        assert _score(count, reply) == 0.0 and _score(height, reply) == 0.0
+    assert score_answer("3", "three", "number", metric="omni3d_paper:int").value == 0.0  # an answer that is no number
+    assert score_answer("0.5", "half", "number", metric="omni3d_paper:float").value == 0.0
