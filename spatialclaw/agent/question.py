@@ -386,8 +386,8 @@ def parse_question(
         notes.append(f"{len(options)} options ({shown}) were read from the question text{how}")
     elif not given and answer_type in (None, "text"):
         allowed = find_allowed(text)
-        if allowed and _is_yes_no(allowed):
-            allowed, answer_type = None, answer_type or "yes_no"
+        if allowed and _is_yes_no(allowed) and answer_type is None:  # a set "text" keeps yes/no as its values
+            allowed, answer_type = None, "yes_no"
             notes.append("the question lists 'yes' and 'no' as the answers: answer type yes/no")
         elif allowed:
             answer_type = "text"

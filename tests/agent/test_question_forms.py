@@ -171,6 +171,29 @@ def test_an_allowed_list_of_yes_and_no_is_a_yes_no_question():
     assert (parsed.answer_type, parsed.allowed) == ("yes_no", None)
 
 
+def test_an_allowed_list_of_yes_and_no_makes_yes_no_without_an_auxiliary_verb():
+    parsed = parse_question("The lamp by the bed: on? Answer with one of: yes, no.")
+    assert (parsed.answer_type, parsed.allowed) == ("yes_no", None)
+    assert any("answer type yes/no" in note for note in parsed.notes)
+
+
+def test_a_set_text_answer_type_keeps_yes_and_no_as_its_allowed_values():
+    # the caller's type wins; the notes must not claim a yes/no answer type the task does not have
+    parsed = parse_question("Is the lamp on? Answer with one of: yes, no.", answer_type="text")
+    assert (parsed.answer_type, parsed.allowed) == ("text", ["yes", "no"])
+    assert not any("yes/no" in note for note in parsed.notes)
+    assert normalise_answer("Yes", None, "text", None, parsed.allowed) == "yes"
+    line = task_prompt(make_task("Is the lamp on? Answer with one of: yes, no.", answer_type="text"))
+    assert "Allowed: yes, no." in line.split("Answer type:")[1].split("\n")[0]
+
+
+def test_an_allowed_list_keeps_a_text_answer_whatever_the_wording_would_infer():
+    turn = parse_question("Does the camera turn? Choose from left, right, not at all.")  # reads as yes/no
+    assert (turn.answer_type, turn.allowed) == ("text", ["left", "right", "not at all"])
+    far = parse_question("How far is the chair? Choose from near, middle, far.")  # reads as a number
+    assert (far.answer_type, far.allowed) == ("text", ["near", "middle", "far"])
+
+
 def test_an_allowed_list_yields_to_given_choices_and_to_a_set_answer_type():
     assert parse_question(COMPASS, choices=["N", "S"]).allowed is None
     assert parse_question(COMPASS, answer_type="number").allowed is None
@@ -234,6 +257,13 @@ def test_unlettered_option_lines_of_up_to_five_words():
     assert parsed.text == "How does the camera move?"
     longer = "How does the camera move?\nOptions:\nthe camera pans to the left\nthe camera pans to the right"
     assert parse_question(longer).choices is None  # six words a line read as sentences, not options
+
+
+def test_yes_and_no_lines_under_a_set_answer_type():
+    yes_no = parse_question("Is the lamp on?\nYes.\nNo.", answer_type="yes_no")
+    assert (yes_no.text, yes_no.choices, yes_no.answer_type) == ("Is the lamp on?", None, "yes_no")
+    text = parse_question("Is the lamp on?\nYes.\nNo.", answer_type="text")  # the caller's type is kept
+    assert (text.choices, text.answer_type) == (["Yes", "No"], "text")
 
 
 def test_an_explicit_yes_no_instruction_wins_over_measuring_words():
