@@ -21,6 +21,8 @@ KERNEL_TESTS = {
 _REFERENCE = "tests/benchmarks/test_paper_reference_scoring.py"
 _BLINK_TO_OSI = ["tests/benchmarks/test_paper_blink_to_osibench.py", _REFERENCE]
 _PAI_TO_VSTI = ["tests/benchmarks/test_paper_paibench_to_vstibench.py", _REFERENCE]
+#: One rule at a time (the last vs the first answer, the option split, an unknown category) for five of them.
+_RULES_DSI_TO_PCOMP = "tests/benchmarks/test_paper_rules_dsi_to_perceptioncomp.py"
 
 #: name -> source file, the functions (``Class.method`` or ``Class`` for all its methods) whose mutants count,
 #: and the tests each mutant runs against (the fast specification file first: ``-x`` stops at its first failure).
@@ -155,12 +157,12 @@ MODULES: dict[str, dict[str, Any]] = {
     "dsi_bench": {
         "path": "benchmarks/specs/dsi_bench.py",
         "functions": ["parse_options", "to_task", "dsibench_extract", "dsibench_paper"],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_RULES_DSI_TO_PCOMP, *_BLINK_TO_OSI],
     },
     "mindcube": {
         "path": "benchmarks/specs/mindcube.py",
         "functions": ["setting", "to_task", "mindcube_paper_extract", "mindcube_paper"],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_RULES_DSI_TO_PCOMP, *_BLINK_TO_OSI],
     },
     "mmsi_bench": {
         "path": "benchmarks/specs/mmsi_bench.py",
