@@ -21,6 +21,8 @@ KERNEL_TESTS = {
 _REFERENCE = "tests/benchmarks/test_paper_reference_scoring.py"
 _BLINK_TO_OSI = ["tests/benchmarks/test_paper_blink_to_osibench.py", _REFERENCE]
 _PAI_TO_VSTI = ["tests/benchmarks/test_paper_paibench_to_vstibench.py", _REFERENCE]
+#: The one-rule-at-a-time tests of MMSI-Bench .. VSTI-Bench (first: the fastest to fail).
+_MMSI_TO_VSTI = "tests/benchmarks/test_paper_rules_mmsi_to_vsti.py"
 #: One rule at a time (the last vs the first answer, the option split, an unknown category) for five of them.
 _RULES_DSI_TO_PCOMP = "tests/benchmarks/test_paper_rules_dsi_to_perceptioncomp.py"
 
@@ -152,7 +154,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "omnispatial_paper": {
         "path": "benchmarks/specs/omnispatial.py",
         "functions": ["read_source", "to_task", "omnispatial_paper"],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_MMSI_TO_VSTI, *_BLINK_TO_OSI],
     },
     "dsi_bench": {
         "path": "benchmarks/specs/dsi_bench.py",
@@ -167,7 +169,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "mmsi_bench": {
         "path": "benchmarks/specs/mmsi_bench.py",
         "functions": ["subset", "to_task", "mmsi_paper_extract", "mmsi_paper"],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_MMSI_TO_VSTI, *_BLINK_TO_OSI],
     },
     "mmsi_video_bench": {
         "path": "benchmarks/specs/mmsi_video_bench.py",
@@ -179,7 +181,7 @@ MODULES: dict[str, dict[str, Any]] = {
             "mmsi_video_extract",
             "mmsivideo_paper",
         ],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_MMSI_TO_VSTI, *_BLINK_TO_OSI],
     },
     "osi_bench": {
         "path": "benchmarks/specs/osi_bench.py",
@@ -207,7 +209,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "video_mme": {
         "path": "benchmarks/specs/video_mme.py",
         "functions": ["to_task", "videomme_base_letter", "videomme_paper_choice"],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_MMSI_TO_VSTI, *_PAI_TO_VSTI],
     },
     "video_mme_v2": {
         "path": "benchmarks/specs/video_mme_v2.py",
@@ -220,17 +222,17 @@ MODULES: dict[str, dict[str, Any]] = {
             "_position",
             "videommev2_groups",
         ],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_MMSI_TO_VSTI, *_PAI_TO_VSTI],
     },
     "vsi_bench_debiased": {
         "path": "benchmarks/specs/vsi_bench_debiased.py",
         "functions": ["to_task", "vsi_paper_letter", "vsi_paper_mca", "vsi_paper_na"],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_MMSI_TO_VSTI, *_PAI_TO_VSTI],
     },
     "vsti_bench": {
         "path": "benchmarks/specs/vsti_bench.py",
         "functions": ["to_task", "vsti_paper_na"],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_MMSI_TO_VSTI, *_PAI_TO_VSTI],
     },
     "answers": {
         "path": "primitives/answers.py",
