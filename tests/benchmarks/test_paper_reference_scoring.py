@@ -529,3 +529,17 @@ def test_inline_options_are_the_last_lettered_run_or_the_run_after_the_marker() 
     )
     assert parse_inline_options("Options: A. red B. blue", "Options:") == ("", ["red", "blue"])  # marker first
     assert parse_inline_options("Which? A. red B. blue", "Options:") is None  # no marker, no options
+
+
+def test_a_tall_frame_is_cropped_about_its_middle_and_any_positive_size_is_fitted() -> None:
+    # 720x1280 (9:16) is nearest 2:3: its middle 720x1080 is kept, 100 rows cut at the top and at the bottom
+    assert aspect_fit_box(720, 1280, 768) == ((0, 100, 720, 1180), (512, 768))
+    image = Image.new("RGB", (720, 1280), (0, 0, 255))
+    image.paste((255, 0, 0), (0, 0, 720, 100))
+    image.paste((255, 0, 0), (0, 1180, 720, 1280))
+    fitted = aspect_fit(image)  # the paper's long side, 768, by default
+    assert fitted.size == (512, 768) and fitted.getpixel((256, 0))[2] > 200 and fitted.getpixel((256, 767))[2] > 200
+    assert aspect_fit(Image.new("RGB", (500, 500))).size == (768, 768)
+    # a single pixel, row or column is a positive size: fitted, not refused
+    assert aspect_fit_box(1, 1, 1) == ((0, 0, 1, 1), (1, 1))
+    assert aspect_fit_box(3, 1, 768) == ((0, 0, 2, 1), (765, 425)) and aspect_fit_box(1, 2, 768)[1] == (512, 768)
