@@ -150,3 +150,32 @@ def test_key_frames_late_in_the_video_and_moments_between_loaded_times():
         "7.2 s is nearest `frames[4]` (at 8 s).",
         "0.6 s is nearest `frames[0]` (at 0 s).",
     ]
+
+
+def test_frame_x_of_n_past_the_middle_of_two_loaded_frames_is_nearer_the_later():
+    video = "/nonexistent/clip.mp4"  # no file is read
+    assert frame_notes(Task("At frame 18 of 32?", inputs=[FrameSpec.video(video, count=6)])) == [
+        "frame 18 of 32 (counted from 1: 55% of the way through the video) lies between `frames[2]` and "
+        "`frames[3]`, nearer `frames[3]`."
+    ]
+
+
+def test_a_frame_past_n_names_the_last_loaded_frame_not_one_past_it():
+    video = "/nonexistent/clip.mp4"
+    assert frame_notes(Task("At frame 40 of 32?", inputs=[FrameSpec.video(video, count=6)])) == [
+        "frame 40 of 32 (counted from 1: 100% of the way through the video) is `frames[5]`."
+    ]
+
+
+def test_a_plain_frame_0_does_not_make_frame_x_of_n_count_from_0():
+    # "frame 0" is a source frame number; only "frame 0 of N" says the X of N count from 0
+    (note,) = frame_notes(Task("Compare frame 0 with frame 16 of 32.", inputs=[FrameSpec.video("/x/c.mp4", count=6)]))
+    assert note.startswith("frame 16 of 32 (counted from 1: 48% of the way through the video)")
+
+
+def test_the_frame_number_equal_to_the_image_count_is_past_the_last_image():
+    images = FrameSpec.images(["/x/a.png", "/x/b.png", "/x/c.png"])
+    assert frame_notes(Task("Compare frame 3.", inputs=[images])) == [
+        "WARNING: frame 3 cannot be matched to the loaded frames: there are 3 images (0 to 2) and they carry no "
+        "source frame numbers or times."
+    ]
