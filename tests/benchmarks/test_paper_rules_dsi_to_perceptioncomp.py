@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from spatialclaw.benchmarks.registry import find_spec
-from spatialclaw.benchmarks.spec import load_tasks
+from spatialclaw.benchmarks.spec import RecordContext, load_tasks
 from spatialclaw.benchmarks.specs.dsi_bench import CATEGORIES, dsibench_extract, dsibench_paper, parse_options
 from spatialclaw.task import Task
 
@@ -188,3 +188,182 @@ def test_mindcube_reads_the_first_boxed_the_last_dotted_then_the_tag_then_the_la
     assert mindcube_paper_extract("nothing fits") is None
     assert mindcube_paper("  \\boxed{d}  ", " d ") == (1.0, "D")
     assert mindcube_paper("nothing fits", "") == (0.0, None)
+
+
+# ---------------------------------------- OSI-Bench
+
+
+def test_osibench_options_are_put_in_letter_order_whatever_form_the_parquet_holds() -> None:
+    from spatialclaw.benchmarks.specs.osi_bench import option_texts
+
+    assert option_texts(["B. south", "A. north", "C. east"]) == ["north", "south", "east"]  # by their letter
+    assert option_texts(["north", "south"]) == ["north", "south"]  # plain ones in turn
+    assert option_texts(["", "north", None, "  ", "south"]) == ["north", "south"]  # blanks take no letter
+    assert option_texts("['A. north', 'B. south']") == ["north", "south"]  # the list's text form
+    assert option_texts("  A. north\nB. south  ") == ["north", "south"]  # one option per line
+    assert option_texts("[A. north\nB. south") == ["[A. north", "south"]  # not a list after all: lines
+    assert option_texts(["A.  the far\nside ", "B .near"]) == ["the far\nside", "near"]
+    assert option_texts(None) == [] and option_texts([]) == []
+
+
+def test_osibench_loads_mcq_in_any_case_and_numbers_with_their_category(tmp_path: Path) -> None:
+    from tests.benchmarks.layouts_blink_to_osibench import _parquet, write_video
+
+    folder = tmp_path / "OSI-Bench"
+    write_video(folder / "clips" / "a.mp4")
+    base = {"file_name": "clips/a.mp4", "video_length": 4.5, "options": None}
+    rows = [
+        {**base, "index": 7, "question": "Which?", "question_type": "MCQ", "options": ["B. y", "A. x"],
+         "answer": " b ", "category": "relative_direction"},
+        {**base, "index": 8, "question": "How fast?", "question_type": "numerical", "answer": "-2.5",
+         "category": "absolute_speed"},
+    ]  # fmt: skip
+    _parquet(folder / "data.parquet", rows)
+    spec = find_spec("osibench")
+    assert spec is not None
+    mcq, number = load_tasks(spec, source=folder)
+    assert mcq.answer_type == "multiple_choice" and mcq.choices == ["x", "y"] and mcq.ground_truth == "b"
+    assert mcq.meta == {"sample_id": "7", "video_length_s": 4.5, "metric": "osibench_mcq"}
+    assert number.answer_type == "number" and number.ground_truth == -2.5 and number.choices is None
+    assert number.meta == {"sample_id": "8", "video_length_s": 4.5, "metric": "osibench_na:absolute_speed"}
+    assert number.task_id == "osi-bench/8" and number.category == "absolute_speed"
+    assert number.inputs[0].paths[0].endswith("clips/a.mp4")
+
+
+def test_osibench_mcq_takes_the_first_boxed_then_the_first_label_then_a_lone_first_letter() -> None:
+    from spatialclaw.benchmarks.specs.osi_bench import osibench_mcq
+
+    choices = ["north", "south", "east", "west"]
+    assert osibench_mcq("\\boxed{b} first, then \\boxed{C}", "B", choices) == (1.0, "B")
+    assert osibench_mcq("c. east, then D. west", "C", choices) == (1.0, "C")
+    assert osibench_mcq("d is it, as (A) is wrong", "D", choices) == (0.0, "A")  # a label beats a lone letter
+    assert osibench_mcq("d is it", " d ", choices) == (1.0, "D")
+    assert osibench_mcq("  East.  ", "C", choices) == (1.0, "C")  # an option's exact text
+    assert osibench_mcq("Eastwards I think", "C", choices) == (0.0, "Eastwards")  # else the first token
+    assert osibench_mcq("   ", "", choices) == (0.0, "")  # nothing read is wrong, even against nothing
+
+
+def test_osibench_numbers_boxed_then_first_then_a_first_token_and_zero_answers_by_category() -> None:
+    from spatialclaw.benchmarks.specs.osi_bench import osibench_na, osibench_number
+
+    assert osibench_number("maybe 3, but \\boxed{ 5.5 } m") == 5.5
+    assert osibench_number("between 12.4 and 20 m") == 12.4  # the first number, not the last
+    assert osibench_number("-4 m/s") == -4.0 and osibench_number("inf") == float("inf")
+    assert osibench_number("") is None and osibench_number("far away") is None
+    assert osibench_na("between 12.4 and 20 m", 10) == (0.6, 12.4)  # |12.4-10|/10 = 0.24: six thresholds
+    assert osibench_na("-12.4", -10.0, None, "absolute_distance")[0] == 0.6  # |g| in the denominator
+    assert osibench_na("inf", 10) == (0.0, float("inf")) and osibench_na("7", "nan") == (0.0, 7.0)
+    assert osibench_na("far", 10) == (0.0, None) and osibench_na("7", "?") == (0.0, 7.0)
+    # a zero answer: below the category's threshold scores 1, else MRA against the threshold
+    assert osibench_na("0.29", 0, None, "absolute_speed")[0] == 1.0
+    assert osibench_na("0.372", 0, None, "absolute_displacement")[0] == 0.6  # 0.24 off 0.30
+    assert osibench_na("1.9", 0, None, "trajectory_length")[0] == 1.0
+    assert osibench_na("2.48", "0", None, "trajectory_length")[0] == 0.6
+    # other categories (and none) need an exact zero
+    assert osibench_na("0.1", 0, None, "absolute_distance")[0] == 0.0 and osibench_na("0", 0)[0] == 1.0
+    assert osibench_na("0.29", 0)[0] == 0.0
+
+
+def test_osi_na_reads_the_first_number_with_thousands_separators_and_exponents() -> None:
+    from spatialclaw.benchmarks.specs.osi_bench import first_number, osi_na
+
+    assert first_number("about 1,200.5 m, or 900") == 1200.5 and first_number("1.5e3 m") == 1500.0
+    assert first_number("-3 then 4") == -3.0 and first_number("no number") is None
+    assert osi_na("12.4 or 20", 10) == (0.6, 12.4) and osi_na("none", 10) == (0.0, None)
+    assert osi_na("0.2", 0, None, "absolute_speed") == (1.0, 0.2)
+    assert osi_na("0.372", 0, None, "absolute_speed")[0] == 0.6
+    assert osi_na("0.2", 0, None, "absolute_distance")[0] == 0.0 and osi_na("0", "0")[0] == 1.0
+    assert osi_na("5", "nan") == (0.0, 5.0) and osi_na("5", None) == (0.0, 5.0)
+
+
+# ---------------------------------------- PAI-Bench and PerceptionComp: records one at a time
+
+
+def _context(paper_name: str, root: Path, index: int = 0) -> RecordContext:
+    spec = find_spec(paper_name)
+    assert spec is not None
+    return RecordContext(spec=spec, media_cache=root / "cache", media_root=root, index=index)
+
+
+def test_paibench_offers_the_non_null_options_in_letter_order_and_refuses_a_gap(tmp_path: Path) -> None:
+    from spatialclaw.benchmarks.specs.pai_bench import to_task
+    from tests.benchmarks.layouts_blink_to_osibench import write_video
+
+    write_video(tmp_path / "videos" / "arm" / "0.mp4")
+    record = {
+        "question": "Where does the arm move?",
+        "index2ans": '{" b ": "away", "a": "toward", "C": "up", "D": null}',
+        "answer": " c ",
+        "video_path": "videos/arm/0.mp4",
+        "category": None,
+        "subcategory": "Robotics",
+    }
+    task = to_task(record, _context("paibench", tmp_path, index=9))
+    assert task.choices == ["toward", "away", "up"] and task.ground_truth == "C"
+    assert task.task_id == "pai-bench/9" and task.category == "unknown"  # no _row: the context's index
+    assert task.meta == {"metric": "pai_paper", "subcategory": "Robotics", "sample_id": "9"}
+    assert task.inputs[0].paths[0].endswith("videos/arm/0.mp4")
+    row = to_task({**record, "_row": 4, "index2ans": {"A": "x", "B": "y"}, "category": "Common Sense"},
+                  _context("paibench", tmp_path, index=9))  # fmt: skip
+    assert row.task_id == "pai-bench/4" and row.meta["sample_id"] == "4" and row.category == "Common Sense"
+    assert row.choices == ["x", "y"]
+    for gap in ({"A": "x", "C": "y"}, {"B": "x", "C": "y"}):
+        with pytest.raises(ValueError, match="are not A, B, C"):
+            to_task({**record, "index2ans": gap}, _context("paibench", tmp_path))
+
+
+def test_paibench_chain_backticks_then_last_boxed_then_first_label_then_a_lone_capital() -> None:
+    from spatialclaw.benchmarks.specs.pai_bench import mmsi_chain_letter, pai_paper_choice
+
+    assert mmsi_chain_letter("`A` at first, ```\nsurely B\n```") == "B"  # triple backticks are read first
+    assert mmsi_chain_letter("`the cup` and `D`, \\boxed{A}") == "D"  # the first backticked letter
+    assert mmsi_chain_letter("`x`, so \\boxed{a} no, \\boxed{(c)}") == "C"  # the last boxed
+    assert mmsi_chain_letter("(A) is out; b. it rolls") == "B"  # X. anywhere before (X)
+    assert mmsi_chain_letter("not a: but (d)") == "D" and mmsi_chain_letter("it is c: rolls") == "C"
+    assert mmsi_chain_letter("A ball, so C") == "C"  # a capital followed by a word is not the answer
+    assert mmsi_chain_letter("-d-") == "D" and mmsi_chain_letter("E.") == "" and mmsi_chain_letter("ok") == ""
+    assert mmsi_chain_letter("E.", "ABCDE") == "E"
+    assert pai_paper_choice("  \\boxed{b}", " b ") == (1.0, "B") and pai_paper_choice("no idea", "") == (0.0, "")
+
+
+def test_perceptioncomp_letters_the_present_choices_and_refuses_an_answer_outside_them(tmp_path: Path) -> None:
+    from spatialclaw.benchmarks.specs.perceptioncomp import to_task
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "v1.webm").write_bytes(b"\x1aE\xdf\xa3")
+    record = {
+        "question": "Which shop?",
+        "video_id": "v1",
+        "answer_choice_0": "bakery",
+        "answer_choice_1": None,
+        "answer_choice_2": "bookshop",
+        "answer_choice_3": 7,
+        "answer_id": 2,
+        "category": None,
+        "difficulty": 2,
+    }
+    task = to_task(record, _context("perceptioncomp", tmp_path, index=5))
+    assert task.choices == ["bakery", "bookshop", "7"] and task.ground_truth == "C"
+    assert task.task_id == "perceptioncomp/5" and task.category == "unknown"  # no key: the context's index
+    assert task.meta == {"metric": "perceptioncomp_paper", "difficulty": 2, "sample_id": "5"}
+    assert task.inputs[0].paths[0].endswith("data/v1.webm")  # the first extension present
+    assert to_task({**record, "question_id": "q9"}, _context("perceptioncomp", tmp_path)).task_id == "perceptioncomp/q9"
+    keyed = to_task(
+        {**record, "key": "pc_1", "question_id": "q9", "answer_id": "0"}, _context("perceptioncomp", tmp_path)
+    )
+    assert keyed.task_id == "perceptioncomp/pc_1" and keyed.ground_truth == "A"
+    for outside in (3, -1):
+        with pytest.raises(ValueError, match=f"answer_id {outside} is outside the 3 options"):
+            to_task({**record, "answer_id": outside}, _context("perceptioncomp", tmp_path))
+
+
+def test_perceptioncomp_first_tag_then_first_boxed_then_first_answer_phrase_then_last_standalone() -> None:
+    from spatialclaw.benchmarks.specs.perceptioncomp import perceptioncomp_paper_choice as choice
+
+    assert choice("<answer>b</answer> or <answer>(C).</answer>", "B") == (1.0, "B")  # the first tag
+    assert choice("\\boxed{A} but <ANSWER> e </ANSWER>", "E") == (1.0, "E")  # a tag before a boxed letter
+    assert choice("\\boxed{d} then \\boxed{A}, answer: B", "D") == (1.0, "D")  # the first boxed
+    assert choice("The answer: (c), not answer e, so a", "C") == (1.0, "C")  # the first answer phrase
+    assert choice("It is b, maybe e", "E") == (1.0, "E")  # the last standalone letter
+    assert choice("(b2)", "B") == (1.0, "B")  # a single letter left
+    assert choice("no idea", "") == (0.0, "") and choice("it is f", "F") == (0.0, "")
