@@ -316,3 +316,15 @@ def test_spatialtree_task_types_follow_the_record(tmp_path: Path) -> None:
     # Outside the MRA metricfuncs, two numbers are compared by MRA (so "2" is "2.0"), words by equality.
     assert _score(steps, "2") == 1.0 and _score(steps, "2.0") == 1.0 and _score(steps, "two") == 0.0
     assert score_answer("0", "0", "number", metric="spatialtree_paper:other").value == 1.0  # a 0 answer: equality
+
+
+def test_sparbench_view_change_skips_pairs_without_a_name_or_a_number(tmp_path: Path) -> None:
+    _, (_, view, *_) = _load("sparbench", tmp_path)
+    result = score_answer(
+        "move_forward:0.8, :5, turn_left:x, turn_left:30", view.ground_truth, "text", metric=view.meta["metric"]
+    )
+    assert result.value == 1.0 and result.extracted == {"move_forward": 0.8, "turn_left": 30.0}  # what was read
+    # a numeric task whose answer is not a number is scored against 0: |p - 0| within the thresholds
+    assert score_answer("0", "none", "number", metric="spar_paper_na:depth_prediction_oc").value == 1.0
+    assert score_answer("0.3", "none", "number", metric="spar_paper_na:depth_prediction_oc").value == 0.5
+    assert score_answer("x^2 = 2.35", "2.35", "number", metric="spar_paper_na:depth_prediction_oc").value == 1.0
