@@ -194,12 +194,12 @@ MODULES: dict[str, dict[str, Any]] = {
             "osibench_number",
             "osibench_na",
         ],
-        "tests": _BLINK_TO_OSI,
+        "tests": [_RULES_DSI_TO_PCOMP, *_BLINK_TO_OSI],
     },
     "pai_bench": {
         "path": "benchmarks/specs/pai_bench.py",
         "functions": ["_options", "to_task", "mmsi_chain_letter", "_standalone", "pai_paper_choice"],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_RULES_DSI_TO_PCOMP, *_PAI_TO_VSTI],
     },
     "perceptioncomp": {
         "path": "benchmarks/specs/perceptioncomp.py",

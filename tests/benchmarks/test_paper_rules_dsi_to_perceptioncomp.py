@@ -261,7 +261,12 @@ def test_osibench_numbers_boxed_then_first_then_a_first_token_and_zero_answers_b
     assert osibench_na("2.48", "0", None, "trajectory_length")[0] == 0.6
     # other categories (and none) need an exact zero
     assert osibench_na("0.1", 0, None, "absolute_distance")[0] == 0.0 and osibench_na("0", 0)[0] == 1.0
-    assert osibench_na("0.29", 0)[0] == 0.0
+    assert osibench_na("0.29", 0)[0] == 0.0 and osibench_na("-1", 0, None, "absolute_distance")[0] == 0.0
+    # a non-zero answer is scored by MRA in those categories too, a negative one included
+    assert osibench_na("-1.24", -1, None, "absolute_displacement")[0] == 0.6
+    assert osibench_na("0.248", 0.2, None, "absolute_speed")[0] == 0.6
+    # no digits: the first token as a number
+    assert osibench_number("inf metres") == float("inf") and osibench_number("nan, no idea") is None
 
 
 def test_osi_na_reads_the_first_number_with_thousands_separators_and_exponents() -> None:
@@ -273,6 +278,8 @@ def test_osi_na_reads_the_first_number_with_thousands_separators_and_exponents()
     assert osi_na("0.2", 0, None, "absolute_speed") == (1.0, 0.2)
     assert osi_na("0.372", 0, None, "absolute_speed")[0] == 0.6
     assert osi_na("0.2", 0, None, "absolute_distance")[0] == 0.0 and osi_na("0", "0")[0] == 1.0
+    assert osi_na("-1", 0, None, "absolute_distance")[0] == 0.0 and osi_na("-1.24", -1)[0] == 0.6
+    assert osi_na("-1.24", -1, None, "absolute_displacement")[0] == 0.6
     assert osi_na("5", "nan") == (0.0, 5.0) and osi_na("5", None) == (0.0, 5.0)
 
 
@@ -307,7 +314,7 @@ def test_paibench_offers_the_non_null_options_in_letter_order_and_refuses_a_gap(
                   _context("paibench", tmp_path, index=9))  # fmt: skip
     assert row.task_id == "pai-bench/4" and row.meta["sample_id"] == "4" and row.category == "Common Sense"
     assert row.choices == ["x", "y"]
-    for gap in ({"A": "x", "C": "y"}, {"B": "x", "C": "y"}):
+    for gap in ({"A": "x", "C": "y"}, {"B": "x", "C": "y"}, {"0": "x", "1": "y"}, {"1": "x", "A": "y"}):
         with pytest.raises(ValueError, match="are not A, B, C"):
             to_task({**record, "index2ans": gap}, _context("paibench", tmp_path))
 
