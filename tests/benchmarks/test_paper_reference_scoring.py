@@ -543,3 +543,22 @@ def test_a_tall_frame_is_cropped_about_its_middle_and_any_positive_size_is_fitte
     # a single pixel, row or column is a positive size: fitted, not refused
     assert aspect_fit_box(1, 1, 1) == ((0, 0, 1, 1), (1, 1))
     assert aspect_fit_box(3, 1, 768) == ((0, 0, 2, 1), (765, 425)) and aspect_fit_box(1, 2, 768)[1] == (512, 768)
+
+
+def test_micro_is_the_mean_over_questions_and_macro_over_categories() -> None:
+    from spatialclaw.benchmarks.scoring.aggregation import ScoredRow, aggregate
+
+    rows = [
+        ScoredRow("t/1", "depth", 1.0),
+        ScoredRow("t/2", "depth", None),  # no score: counts as 0
+        ScoredRow("t/3", "depth", 0.5),
+        ScoredRow("t/4", None, 1.0),  # no category
+    ]
+    micro, macro = aggregate(rows), aggregate(rows, "macro")
+    assert (micro.rule, macro.rule, micro.n, macro.n) == ("micro", "macro", 4, 4)
+    assert micro.categories == macro.categories == {"depth": 0.5, "uncategorized": 1.0}
+    assert micro.counts == {"depth": 3, "uncategorized": 1}
+    assert micro.overall == pytest.approx(2.5 / 4) and macro.overall == pytest.approx((0.5 + 1.0) / 2)
+    assert aggregate([]).overall is None and aggregate([], "macro").overall is None
+    with pytest.raises(ValueError, match="unknown aggregation rule 'median'; use one of micro, macro"):
+        aggregate(rows, "median")
