@@ -104,6 +104,26 @@ def test_dsibench_reads_the_last_boxed_answer_then_the_last_marker_then_the_last
     assert dsibench_extract("C.\n" + "the camera keeps moving " * 20) == "C"  # leading letter
     assert dsibench_extract("x C.\n" + "the camera keeps moving " * 20) == ""
     assert dsibench_extract("e. none of these") == "" and dsibench_extract("") == ""
+    # the tail is exactly 400 characters: a token at its first character counts, one a character earlier does not
+    filler = ("the camera keeps moving " * 17)[:398]
+    assert dsibench_extract("I would say xC." + filler) == "C"
+    assert dsibench_extract("I would say C." + filler + "s") == ""
+
+
+def test_dsibench_a_record_read_without_its_variant_is_named_by_the_row_it_came_in(tmp_path: Path) -> None:
+    from spatialclaw.benchmarks.specs.dsi_bench import to_task
+
+    spec = find_spec("dsibench")
+    assert spec is not None
+    (tmp_path / "clips").mkdir()
+    (tmp_path / "clips" / "x.mp4").write_bytes(b"\x00")
+    ctx = RecordContext(spec=spec, media_cache=tmp_path / "cache", media_root=tmp_path, index=3)
+    record = {"relative_path": "clips/x.mp4", "question": "Where?", "options": "A: up; B: down", "GT": "a", "cate": 4}
+    task = to_task(record, ctx)
+    assert task.task_id == "dsi-bench/row_000003" and task.category == CATEGORIES[4]
+    assert task.meta == {"metric": "dsibench_paper", "sample_id": "row_000003", "base_id": "row_3"}
+    assert task.inputs[0].paths[0].endswith("clips/x.mp4") and task.choices == ["up", "down"]
+    assert to_task({**record, "_row": 12}, ctx).meta["sample_id"] == "row_000012"
 
 
 def test_dsibench_an_empty_extraction_is_wrong_even_against_an_empty_answer() -> None:
@@ -345,12 +365,13 @@ def test_perceptioncomp_letters_the_present_choices_and_refuses_an_answer_outsid
         "answer_choice_1": None,
         "answer_choice_2": "bookshop",
         "answer_choice_3": 7,
+        "answer_choice_4": "florist",
         "answer_id": 2,
         "category": None,
         "difficulty": 2,
     }
     task = to_task(record, _context("perceptioncomp", tmp_path, index=5))
-    assert task.choices == ["bakery", "bookshop", "7"] and task.ground_truth == "C"
+    assert task.choices == ["bakery", "bookshop", "7", "florist"] and task.ground_truth == "C"
     assert task.task_id == "perceptioncomp/5" and task.category == "unknown"  # no key: the context's index
     assert task.meta == {"metric": "perceptioncomp_paper", "difficulty": 2, "sample_id": "5"}
     assert task.inputs[0].paths[0].endswith("data/v1.webm")  # the first extension present
@@ -359,8 +380,9 @@ def test_perceptioncomp_letters_the_present_choices_and_refuses_an_answer_outsid
         {**record, "key": "pc_1", "question_id": "q9", "answer_id": "0"}, _context("perceptioncomp", tmp_path)
     )
     assert keyed.task_id == "perceptioncomp/pc_1" and keyed.ground_truth == "A"
-    for outside in (3, -1):
-        with pytest.raises(ValueError, match=f"answer_id {outside} is outside the 3 options"):
+    assert to_task({**record, "answer_id": 3}, _context("perceptioncomp", tmp_path)).ground_truth == "D"
+    for outside in (4, -1):
+        with pytest.raises(ValueError, match=f"answer_id {outside} is outside the 4 options"):
             to_task({**record, "answer_id": outside}, _context("perceptioncomp", tmp_path))
 
 
