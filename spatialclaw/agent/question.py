@@ -182,7 +182,7 @@ def find_allowed(text: str) -> list[str] | None:
     left, right, or behind"): two or more comma-separated short items, else None. They are not options:
     the answer is the value itself."""
     for match in reversed(list(_ALLOWED.finditer(text))):
-        items = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", match.group("items").strip().rstrip("."))
+        items = re.split(r"\s*,\s*(?:(?:or|and)\s+)?|\s+or\s+", match.group("items").strip().rstrip("."))
         items = [_clean_option(i) for i in items if i.strip()]
         if len(items) >= 2 and all(_SHORT_OPTION.match(i) and len(i.split()) <= 4 for i in items):
             return items
@@ -203,8 +203,8 @@ def _short_line(line: str) -> bool:
 
 def _unlettered_lines(text: str) -> tuple[str, list[str], str] | None:
     """Options written one per line without letters ("Yes." / "No.") at the end of the question, before
-    any instruction lines: after an ``Options:`` line or a line ending in "?", two or more short lines
-    (a few words each)."""
+    any instruction lines: after an ``Options:`` line or a line ending in "?" (or in "? Options:"), two or
+    more short lines (a few words each)."""
     lines = [line.strip() for line in text.strip().splitlines()]
     end = len(lines)
     while end > 0 and _INSTRUCTION_START.match(lines[end - 1]):
@@ -214,12 +214,12 @@ def _unlettered_lines(text: str) -> tuple[str, list[str], str] | None:
         start -= 1
     if end - start < 2 or start == 0:
         return None
-    head = lines[start - 1]
-    marker = bool(_MARKER.search(head)) and _MARKER.sub("", head).strip() == ""
-    if not (marker or head.endswith("?")):
+    # the head: an "Options:" line, the question, or the question ending in "Options:"
+    head = _MARKER.sub("", lines[start - 1]).strip() if _MARKER.search(lines[start - 1]) else lines[start - 1]
+    if head and not head.endswith("?"):
         return None
     options = [_clean_option(line) for line in lines[start:end]]
-    stem = lines[: start - 1] if marker else lines[:start]
+    stem = lines[: start - 1] + ([head] if head else [])
     return "\n".join(stem).strip(), options, "\n".join(lines[end:]).strip()
 
 

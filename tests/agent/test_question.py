@@ -263,3 +263,11 @@ def test_given_choices_that_are_fewer_than_the_listed_options_leave_the_text_as_
 def test_an_empty_choices_string_is_no_choices():
     parsed = parse_question("How far is the chair, in meters?", choices="")
     assert (parsed.choices, parsed.answer_type) == (None, "number")
+
+
+def test_inline_options_on_the_line_after_an_instruction():
+    parsed = parse_question("Which object is nearest the door? Look at both images.\nA. the sofa B. the table")
+    assert (parsed.text, parsed.choices) == (
+        "Which object is nearest the door? Look at both images.",
+        ["the sofa", "the table"],
+    )

@@ -166,6 +166,14 @@ def test_a_clause_after_a_comma_is_no_allowed_value():
     assert (parsed.allowed, parsed.answer_type) == (None, "text")
 
 
+def test_an_allowed_list_ending_in_and_or_or_keeps_the_last_value_bare():
+    # "and behind" was an allowed value: the model's "behind" was refused
+    parsed = parse_question("Where is the lamp? Choose from left, right, and behind.")
+    assert parsed.allowed == ["left", "right", "behind"]
+    assert normalise_answer("behind", None, "text", None, parsed.allowed) == "behind"
+    assert find_allowed("Where is the lamp? Choose from left, right, or behind.") == ["left", "right", "behind"]
+
+
 def test_an_allowed_list_of_yes_and_no_is_a_yes_no_question():
     parsed = parse_question("Is the lamp on? Answer with one of: yes, no.")
     assert (parsed.answer_type, parsed.allowed) == ("yes_no", None)
@@ -257,6 +265,20 @@ def test_unlettered_option_lines_of_up_to_five_words():
     assert parsed.text == "How does the camera move?"
     longer = "How does the camera move?\nOptions:\nthe camera pans to the left\nthe camera pans to the right"
     assert parse_question(longer).choices is None  # six words a line read as sentences, not options
+
+
+def test_numbered_yes_and_no_stay_options_answered_by_number():
+    parsed = parse_question("Is the lamp on?\n0. Yes\n1. No")
+    assert (parsed.choices, parsed.labels, parsed.answer_type) == (["Yes", "No"], ["0", "1"], "multiple_choice")
+
+
+def test_option_lines_after_a_question_that_ends_in_options():
+    # "...? Options:" then one option a line: the options are read and the marker leaves the question
+    parsed = parse_question("Where is the door? Options:\nleft\nright\nbehind")
+    assert (parsed.text, parsed.choices) == ("Where is the door?", ["left", "right", "behind"])
+    both = parse_question("Did the person pick up the cup? Options:\nYes.\nNo.")
+    assert (both.text, both.choices, both.answer_type) == ("Did the person pick up the cup?", None, "yes_no")
+    assert parse_question("Look at the room. Options:\nleft\nright").choices is None  # nothing asks
 
 
 def test_yes_and_no_lines_under_a_set_answer_type():
