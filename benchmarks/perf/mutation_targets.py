@@ -204,7 +204,7 @@ MODULES: dict[str, dict[str, Any]] = {
     "perceptioncomp": {
         "path": "benchmarks/specs/perceptioncomp.py",
         "functions": ["to_task", "perceptioncomp_paper_choice"],
-        "tests": _PAI_TO_VSTI,
+        "tests": [_RULES_DSI_TO_PCOMP, *_PAI_TO_VSTI],
     },
     "video_mme": {
         "path": "benchmarks/specs/video_mme.py",

@@ -380,6 +380,11 @@ def test_perceptioncomp_letters_the_present_choices_and_refuses_an_answer_outsid
         {**record, "key": "pc_1", "question_id": "q9", "answer_id": "0"}, _context("perceptioncomp", tmp_path)
     )
     assert keyed.task_id == "perceptioncomp/pc_1" and keyed.ground_truth == "A"
+    shop = to_task({**record, "category": "shopping"}, _context("perceptioncomp", tmp_path))
+    assert shop.category == "shopping"
+    # five-way: the paper's extractor reads A-E only, so a sixth field is not offered
+    six = to_task({**record, "answer_choice_5": "cafe"}, _context("perceptioncomp", tmp_path))
+    assert six.choices == ["bakery", "bookshop", "7", "florist"]
     assert to_task({**record, "answer_id": 3}, _context("perceptioncomp", tmp_path)).ground_truth == "D"
     for outside in (4, -1):
         with pytest.raises(ValueError, match=f"answer_id {outside} is outside the 4 options"):
