@@ -318,8 +318,8 @@ def test_spatialtree_task_types_follow_the_record(tmp_path: Path) -> None:
     assert score_answer("0", "0", "number", metric="spatialtree_paper:other").value == 1.0  # a 0 answer: equality
 
 
-def test_sparbench_view_change_skips_pairs_without_a_name_or_a_number(tmp_path: Path) -> None:
-    _, (_, view, *_) = _load("sparbench", tmp_path)
+def test_sparbench_skips_unnamed_view_change_pairs_and_matches_letters_leniently(tmp_path: Path) -> None:
+    _, (_, view, relation, *_) = _load("sparbench", tmp_path)
     result = score_answer(
         "move_forward:0.8, :5, turn_left:x, turn_left:30", view.ground_truth, "text", metric=view.meta["metric"]
     )
@@ -328,3 +328,6 @@ def test_sparbench_view_change_skips_pairs_without_a_name_or_a_number(tmp_path: 
     assert score_answer("0", "none", "number", metric="spar_paper_na:depth_prediction_oc").value == 1.0
     assert score_answer("0.3", "none", "number", metric="spar_paper_na:depth_prediction_oc").value == 0.5
     assert score_answer("x^2 = 2.35", "2.35", "number", metric="spar_paper_na:depth_prediction_oc").value == 1.0
+    # SPAR's lenient match: a reply read as text scores when its first character is the answer's letter
+    assert _score(relation, "b, the monitor") == 1.0 and _score(relation, "behind the lamp") == 1.0  # as the paper
+    assert _score(relation, "a monitor") == 0.0
