@@ -119,6 +119,7 @@ def test_mmsi_paper_extraction_order(reply: str, letter: str | None) -> None:
 def test_mmsi_paper_scores_against_the_upper_cased_answer() -> None:
     assert mmsi_bench.mmsi_paper("(b)", " b ") == (1.0, "B")
     assert mmsi_bench.mmsi_paper("(b)", "C") == (0.0, "B")
+    assert mmsi_bench.mmsi_paper("(c)", "B") == (0.0, "C")  # a later letter is as wrong as an earlier one
     assert mmsi_bench.mmsi_paper("no idea at all", "C") == (0.0, None)
     assert mmsi_bench.mmsi_paper("", "") == (0.0, None)  # nothing read is wrong, even against an empty answer
 
@@ -267,6 +268,8 @@ def test_omnispatial_task_from_a_record(tmp_path: Path) -> None:
     assert drawn.choices == ["A", "B", "C", "D"] and drawn.ground_truth == "D" and drawn.meta["options_in_question"]
     five = omnispatial.to_task({**_omni_record(options=None, answer=4), "_folder": str(folder)}, ctx)
     assert five.ground_truth == "E" and five.choices == ["A", "B", "C", "D", "E"]
+    six = omnispatial.to_task({**_omni_record(options=None, answer=5), "_folder": str(folder)}, ctx)
+    assert six.ground_truth == "F" and six.choices == ["A", "B", "C", "D", "E", "F"]
 
 
 @pytest.mark.parametrize(
@@ -550,6 +553,7 @@ def test_vsi_debiased_scores() -> None:
     choices = ["the lamp", "the door", "the sofa"]
     assert vsi_bench_debiased.vsi_paper_mca("(b)", " b ", choices) == (1.0, "B")
     assert vsi_bench_debiased.vsi_paper_mca("(b)", "C", choices) == (0.0, "B")
+    assert vsi_bench_debiased.vsi_paper_mca("(c)", "b", choices) == (0.0, "C")  # a later letter is wrong too
     assert vsi_bench_debiased.vsi_paper_mca("no idea", "", choices) == (0.0, "")  # nothing read is wrong
     assert vsi_bench_debiased.vsi_paper_na("3.0 m", 3) == (1.0, 3.0)
     assert vsi_bench_debiased.vsi_paper_na("-3.", -3) == (1.0, -3.0)  # |g|: a negative answer is compared too
