@@ -353,6 +353,11 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
         ("one-letter strings are shared objects", ['group(1)is"A"', "isnotchr(", "isnotletter"]),
         ("never passes len(lines)", ["index!=len", "end!=len"]),
         ("the same lengths", ["strict=False"]),
+        (
+            "None is handled earlier and every other answer type sorts after 'multiple_choice'",
+            ['answer_type<="multiple_choice"'],
+        ),
+        ("a duplicates group always holds the option that created it", ["len(group)!=1"]),
     ],
     "limits": [
         ("a float clock reading is never exactly 0.0 on cue", ["remaining>=0"]),
