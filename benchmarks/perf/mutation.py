@@ -207,6 +207,8 @@ def in_copy(name: str, args: argparse.Namespace) -> dict[str, Any]:
         env = dict(os.environ, PYTHONPATH=f"{mirror}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant of the same size within a second must not reuse a .pyc
         env.setdefault("HF_HUB_OFFLINE", "1")
+        # the copy sits in a temporary folder: the real data beside the checkout, not beside the copy
+        env.setdefault("SPATIALCLAW_TEST_DATA", str(ROOT.parent / "shared" / "data"))
         path = MODULES[name]["path"]
         dotted = path.removesuffix(".py").replace("/", ".")
         dotted = dotted if dotted.startswith("spatialclaw.") else f"spatialclaw.{dotted}"
