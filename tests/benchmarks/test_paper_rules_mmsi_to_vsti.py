@@ -201,6 +201,7 @@ def test_mmsivideo_task_has_one_input_per_clip_then_the_reference_images(tmp_pat
         ("The answer is A. No, the answer is C.", "C"),  # after the last marker
         ("Answer: C, since it turns", "C"),
         ("Answer: \n'B'", "B"),  # newlines and quotes are cleaned
+        ("The answer is: E.", "E"),  # and colons
         ("B. because it turns", "B"),  # a bare first sentence
         ("F", "F"),
         ("G. beyond the options", "O"),
