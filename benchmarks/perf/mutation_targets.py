@@ -320,6 +320,23 @@ MODULES: dict[str, dict[str, Any]] = {
 #: Survivors no test can reasonably kill, argued in CONTRIBUTING.md: name -> [(reason, [fragment, ...])]. A survivor
 #: is argued when a fragment (spaces ignored) is in its mutated line but not in the original line.
 ARGUED: dict[str, list[tuple[str, list[str]]]] = {
+    "spbench": [
+        (
+            "the answer types here are multiple_choice, number, text: the others sort after it",
+            ['answer_type<="multiple_choice"'],
+        )
+    ],
+    "aggregation": [
+        ("paper_scored is always a bool: != False and > False are 'is not False'", ["True)!=False", "True)>False"])
+    ],
+    "spar_bench": [
+        ("only taken when target is 0: pred + 0 is pred - 0", ["abs(pred+target)iftarget==0"]),
+        ("pred == target implies pred in target, the next clause", ["predistargetorpredintarget"]),
+    ],
+    "aspect_fit": [
+        ("a crop to the whole image gives the same pixels, as a new image either way", ["box!=(0,-1,", "box!=(0,1,"])
+    ],
+    "erqa": [("ERQA's answers are one letter: a two-letter slice is the same letter", ["answer[:2]"])],
     "viewspatial_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
     "lock": [
         ("distinct flag bits: + and ^ are |", ["O_RDWR+os.O_CREAT", "O_CREAT+os.O_CLOEXEC", "O_RDWR^os.O_CREAT"]),
