@@ -338,6 +338,7 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
     ],
     "erqa": [("ERQA's answers are one letter: a two-letter slice is the same letter", ["answer[:2]"])],
     "viewspatial_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
+    "mmsi_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["inside.group(0)"])],
     "lock": [
         ("distinct flag bits: + and ^ are |", ["O_RDWR+os.O_CREAT", "O_CREAT+os.O_CLOEXEC", "O_RDWR^os.O_CREAT"]),
         ("distinct flag bits: + and ^ are |", ["O_CREAT^os.O_CLOEXEC", "LOCK_EX+fcntl", "LOCK_EX^fcntl"]),

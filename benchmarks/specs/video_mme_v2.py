@@ -138,8 +138,8 @@ _V2_PREFIXES = (
 
 
 def videommev2_letter(reply: str) -> str | None:
-    """Video-MME-v2: the answer prefixes removed; ``\\boxed{X}`` (A-H); a reply of more than ten words with no
-    capital A-H reads nothing; else the first capital A-H. None when nothing is read."""
+    """Video-MME-v2: the answer prefixes removed; ``\\boxed{X}`` (A-H); else the first capital A-H. None when
+    nothing is read (the reference's "more than ten words and no capital A-H reads nothing" is this same rule)."""
     text = reply.strip()
     for prefix in _V2_PREFIXES:
         text = text.replace(prefix, "")
@@ -147,8 +147,6 @@ def videommev2_letter(reply: str) -> str | None:
     if boxed:
         return str(boxed[-1])
     found = re.search(r"[A-H]", text)
-    if len(text.split()) > 10 and not found:
-        return None
     return found.group() if found else None
 
 
