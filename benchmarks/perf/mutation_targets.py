@@ -338,6 +338,15 @@ ARGUED: dict[str, list[tuple[str, list[str]]]] = {
     ],
     "erqa": [("ERQA's answers are one letter: a two-letter slice is the same letter", ["answer[:2]"])],
     "viewspatial_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["match.group(0)"])],
+    "mindcube": [
+        ("distinct flag bits: + and ^ are |", ["re.IGNORECASE^re.DOTALL", "re.IGNORECASE+re.DOTALL"]),
+        (
+            "the tag's letters sit inside the word answer: the whole match holds no extra standalone A-E",
+            ["tagged.group(0)"],
+        ),
+    ],
+    "pai_bench": [("\\b and the look-ahead are zero-width: group 0 is the letter", ["found.group(0)"])],
+    "osi_bench": [("at got == threshold MRA against the threshold is 1.0 too", ["got<=threshold"])],
     "mmsi_bench": [("\\b is zero-width: group 0 is the letter group 1 captures", ["inside.group(0)"])],
     "lock": [
         ("distinct flag bits: + and ^ are |", ["O_RDWR+os.O_CREAT", "O_CREAT+os.O_CLOEXEC", "O_RDWR^os.O_CREAT"]),
