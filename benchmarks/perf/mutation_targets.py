@@ -208,7 +208,7 @@ MODULES: dict[str, dict[str, Any]] = {
     },
     "video_mme": {
         "path": "benchmarks/specs/video_mme.py",
-        "functions": ["to_task", "videomme_base_letter", "videomme_paper_choice"],
+        "functions": ["to_task", "videomme_paper_choice"],
         "tests": [_MMSI_TO_VSTI, *_PAI_TO_VSTI],
     },
     "video_mme_v2": {

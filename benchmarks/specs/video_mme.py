@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialclaw.benchmarks.data.published import parquet_records
+from spatialclaw.benchmarks.scoring.letters import base_extract
 from spatialclaw.benchmarks.spec import (
     BenchmarkSpec,
     DatasetUnavailable,
@@ -117,21 +118,8 @@ def videomme_choice(reply: str, gt: Any, choices: Any = None, param: str | None 
     return (1.0 if got.lower() == str(gt).lower() else 0.0), got
 
 
-def videomme_base_letter(reply: str) -> str:
-    """The base extractor: ``\\boxed{X}``; the first letter followed by ``.``, ``:`` or ``)`` (optionally
-    after ``(``), any letter and case, with no word boundary (so ``"Answer: B"`` reads R); a single letter left
-    after removing non-letters; else the stripped text."""
-    boxed = re.findall(r"\\boxed\{\s*\(?\s*([A-Za-z])\s*\)?\s*\.?\s*\}", reply)
-    if boxed:
-        return str(boxed[-1]).upper()
-    first = re.search(r"\(?([A-Za-z])[.:)]", reply)
-    if first:
-        return first.group(1).upper()
-    rest = re.sub(r"[^A-Za-z]", "", reply)
-    return rest.upper() if len(rest) == 1 else reply.strip()
-
-
 def videomme_paper_choice(reply: str, gt: Any, choices: Any = None, param: str | None = None) -> tuple[float, Any]:
-    """Video-MME: :func:`videomme_base_letter` equals the answer (upper-cased)."""
-    got = videomme_base_letter(reply)
+    """Video-MME: the paper's base extractor (:func:`~spatialclaw.benchmarks.scoring.letters.base_extract`, as
+    for MMSI-Video-Bench and OmniSpatial) equals the answer (upper-cased)."""
+    got = base_extract(reply)
     return (1.0 if got == str(gt).strip().upper() else 0.0), got

@@ -335,10 +335,11 @@ def test_videomme_task_from_a_record(tmp_path: Path) -> None:
         ("  c  ", "C"),  # the one letter left
         ("It is B", "It is B"),  # no label, several letters: the text itself
         ("", ""),
+        ("\\boxed{A}, no: \\boxed{C}", "A"),  # one base extractor, as MMSI-Video's and OmniSpatial's: the first
     ],
 )
-def test_videomme_base_letter(reply: str, letter: str) -> None:
-    assert video_mme.videomme_base_letter(reply) == letter
+def test_videomme_reads_the_base_extractors_letter(reply: str, letter: str) -> None:
+    assert video_mme.videomme_paper_choice(reply, letter)[1] == letter  # what it read
 
 
 def test_videomme_paper_choice_against_the_upper_cased_answer() -> None:
