@@ -346,6 +346,7 @@ def test_videomme_paper_choice_against_the_upper_cased_answer() -> None:
     assert video_mme.videomme_paper_choice("(b)", " b ") == (1.0, "B")
     assert video_mme.videomme_paper_choice("Answer: B", "B") == (0.0, "R")
     assert video_mme.videomme_paper_choice("the hat", "B") == (0.0, "the hat")
+    assert video_mme.videomme_paper_choice("A.", "B") == (0.0, "A")  # an earlier letter is as wrong as a later one
 
 
 # ---------------------------------------- Video-MME-v2
